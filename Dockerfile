@@ -1,0 +1,11 @@
+# One image for the five services; SERVICE picks which one a container runs.
+FROM node:20-bookworm-slim
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
+COPY packages ./packages
+COPY services ./services
+RUN npm ci --omit=dev --no-audit --no-fund
+ENV NODE_ENV=production TRIBUTARY_ENV=production HOST=0.0.0.0
+ARG SERVICE=api
+ENV SERVICE=${SERVICE}
+CMD ["sh", "-c", "exec node --import tsx services/${SERVICE}/src/main.ts"]

@@ -1,0 +1,31 @@
+# The two commands a newcomer needs: `make up` and `make test`. See README.md.
+.PHONY: up down test unit typecheck install restart logs
+
+NPM_FLAGS := --no-audit --no-fund --loglevel=error
+
+node_modules: package-lock.json
+	npm ci $(NPM_FLAGS)
+	@touch node_modules
+
+install: node_modules
+
+## Install what is missing and start Kafka, ClickHouse, nginx, the five services; print credentials.
+up: node_modules
+	bash infra/up.sh
+
+## Stop everything `make up` started.
+down:
+	bash infra/down.sh
+
+## Restart only the five services (after a code change).
+restart: node_modules
+	bash infra/services.sh restart
+
+## The whole suite against real stores: starts what it needs, typechecks, runs unit and integration tests.
+test: up
+	npm run --silent typecheck
+	npm test --silent
+
+## Pure unit tests only, no stores needed.
+unit: node_modules
+	npm run --silent test:unit

@@ -1,0 +1,91 @@
+/**
+ * Decide throughput through the front door: 50 active flags (rollouts, person-property filters,
+ * multivariate, one group flag) and 10,000 persons with properties, each request for a random
+ * person. Also times the pure engine on the same flag set. Needs `make up`.
+ * Run: npx tsx bench/decide.ts [seconds]
+ */
+import { loadConfig } from '@tributary/config';
+import { FeatureFlagStore, PersonCache, type FeatureFlagInput } from '@tributary/control-plane';
+import { evaluateFlag, type FlagDefinition } from '@tributary/flags';
+import { createRedis } from '@tributary/redis';
+import { createPool, createTestTenant } from '@tributary/test-support';
+import { drive, pidOf, sampleRssWhile, table } from './lib.js';
+
+const seconds = Number(process.argv[2] ?? 15);
+const persons = 10_000;
+const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
+const pool = createPool(config, { max: 4 });
+const redis = createRedis(config);
+const tenant = await createTestTenant(pool, config);
+const team = tenant.project.id;
+
+const PLANS = ['free', 'pro', 'enterprise'];
+const COUNTRIES = ['GB', 'US', 'DE', 'FR', 'IN'];
+const personProperties = (i: number) => ({ email: `user${i}@${i % 4 ? 'example.test' : 'acme.test'}`, plan: PLANS[i % 3], country: COUNTRIES[i % 5], age: 18 + (i % 60), beta: i % 7 === 0 });
+
+function flagSet(): FeatureFlagInput[] {
+  const flags: FeatureFlagInput[] = [];
+  const flag = (key: string, filters: Record<string, unknown>) => flags.push({ key, name: key, filters, active: true, ensure_experience_continuity: false });
+  for (let i = 0; i < 20; i++) flag(`rollout-${i}`, { groups: [{ properties: [], rollout_percentage: (i * 5) % 100 }] });
+  const conditions = [
+    { key: 'plan', value: ['pro', 'enterprise'], operator: 'exact', type: 'person' },
+    { key: 'email', value: 'acme.test', operator: 'icontains', type: 'person' },
+    { key: 'age', value: 40, operator: 'gt', type: 'person' },
+    { key: 'country', value: '^(GB|DE)$', operator: 'regex', type: 'person' },
+    { key: 'beta', value: ['true'], operator: 'exact', type: 'person' },
+  ];
+  for (let i = 0; i < 20; i++) flag(`targeted-${i}`, { groups: [{ properties: [conditions[i % conditions.length]], rollout_percentage: 50 + (i % 5) * 10 }, { properties: [conditions[(i + 1) % conditions.length]], rollout_percentage: 20 }] });
+  for (let i = 0; i < 9; i++) {
+    flag(`experiment-${i}`, { groups: [{ properties: [], rollout_percentage: 100 }], multivariate: { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] }, payloads: { test: '{"copy":"B"}' } });
+  }
+  flag('company-flag', { aggregation_group_type_index: 0, groups: [{ properties: [{ key: 'seats', value: 10, operator: 'gte', type: 'group', group_type_index: 0 }], rollout_percentage: 100 }] });
+  return flags;
+}
+
+const store = new FeatureFlagStore(pool);
+const definitions = [];
+for (const input of flagSet()) definitions.push(await store.create(team, input, tenant.user.id));
+await pool.query('INSERT INTO group_type_mappings (team_id, group_type, group_type_index) VALUES ($1, $2, 0)', [team, 'company']);
+
+// Persons as ingest leaves them: rows in Postgres and the Redis cache decide reads first.
+const { rows: created } = await pool.query<{ id: string; uuid: string; i: number }>(
+  `INSERT INTO persons (uuid, team_id, properties, is_identified, created_at)
+   SELECT gen_random_uuid(), $1, '{}'::jsonb, true, now() FROM generate_series(0, $2 - 1) RETURNING id, uuid`,
+  [team, persons],
+);
+const cache = new PersonCache(redis);
+for (let i = 0; i < created.length; i++) {
+  const row = created[i]!;
+  await pool.query('UPDATE persons SET properties = $2 WHERE id = $1', [row.id, personProperties(i)]);
+  await pool.query('INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2, $3)', [team, `person-${i}`, row.id]);
+  await cache.set(team, [`person-${i}`], { personId: Number(row.id), personUuid: row.uuid, properties: personProperties(i) });
+}
+
+const token = tenant.project.api_token;
+const randomBody = () => {
+  const i = Math.floor(Math.random() * persons);
+  return JSON.stringify({ token, distinct_id: `person-${i}`, groups: { company: `co-${i % 50}` }, group_properties: { company: { seats: i % 30 } } });
+};
+const decidePid = await pidOf('decide');
+const rows = [];
+for (const path of ['/decide/?v=3', '/flags/?v=2']) {
+  await drive({ url: `${config.publicUrl}${path}`, body: randomBody(), nextBody: randomBody, connections: 8, seconds: 2 });
+  const { value, peakRssMb } = await sampleRssWhile(decidePid, () => drive({ url: `${config.publicUrl}${path}`, body: randomBody(), nextBody: randomBody, connections: 16, seconds }));
+  rows.push({ route: path, 'req/s': value.requestsPerSecond, 'p50 ms': value.p50, 'p99 ms': value.p99, 'non-2xx': value.non2xx + value.errors, 'decide peak RSS MB': peakRssMb });
+}
+table(rows);
+
+const flagsForEngine = definitions.map((d) => ({ ...d, filters: d.filters })) as unknown as FlagDefinition[];
+const engineStart = process.hrtime.bigint();
+let evaluations = 0;
+for (let i = 0; i < 20_000; i++) {
+  const context = { distinctId: `person-${i % persons}`, personProperties: personProperties(i % persons), groups: { company: `co-${i % 50}` }, groupProperties: { company: { seats: i % 30 } }, groupTypeMapping: { 0: 'company' }, now: new Date() };
+  for (const flag of flagsForEngine) {
+    evaluateFlag(flag, context);
+    evaluations++;
+  }
+}
+const engineSeconds = Number(process.hrtime.bigint() - engineStart) / 1e9;
+console.log(`pure engine: ${Math.round(evaluations / engineSeconds)} flag evaluations/s (${flagsForEngine.length} flags, ${Math.round(evaluations / flagsForEngine.length / engineSeconds)} full flag sets/s)`);
+redis.disconnect();
+await pool.end();

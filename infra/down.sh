@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# `make down`: stops exactly what `make up` started (Postgres and Redis are the machine's own).
+source "$(dirname "$0")/lib.sh"
+
+"$ROOT/infra/nginx/nginx.sh" stop
+"$ROOT/infra/services.sh" stop
+"$ROOT/infra/clickhouse/clickhouse.sh" stop
+"$ROOT/infra/kafka/kafka.sh" stop

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs (once) and starts or stops a single KRaft Kafka broker on 127.0.0.1:9092.
+source "$(dirname "$0")/../lib.sh"
+
+KAFKA_DIR="$STATE/kafka"
+LIBS="$KAFKA_DIR/libs"
+PIDFILE="$STATE/pids/kafka.pid"
+
+install() {
+  ensure_command java openjdk-17-jre-headless
+  ensure_command mvn maven
+  if [[ ! -f "$LIBS/.complete" ]]; then
+    log "fetching Apache Kafka jars from Maven Central"
+    mvn -q -B -f "$ROOT/infra/kafka/pom.xml" dependency:copy-dependencies -DoutputDirectory="$LIBS"
+    touch "$LIBS/.complete"
+  fi
+}
+
+start() {
+  install
+  if pid_alive "$PIDFILE"; then log "kafka already running"; return 0; fi
+  port_open 127.0.0.1 9092 && die "port 9092 is taken by a process this project did not start"
+  mkdir -p "$KAFKA_DIR/data"
+  sed "s#__DATA__#$KAFKA_DIR/data#" "$ROOT/infra/kafka/server.properties" > "$KAFKA_DIR/server.properties"
+  local java=(java -Xms256m -Xmx768m -Dlog4j.configuration="file:$ROOT/infra/kafka/log4j.properties" -cp "$LIBS/*")
+  if [[ ! -f "$KAFKA_DIR/data/meta.properties" ]]; then
+    log "formatting kafka storage"
+    "${java[@]}" kafka.tools.StorageTool format -t "$(cat /proc/sys/kernel/random/uuid | tr -d '-' | cut -c1-22)" \
+      -c "$KAFKA_DIR/server.properties" --ignore-formatted >> "$STATE/logs/kafka.log" 2>&1
+  fi
+  log "starting kafka"
+  setsid nohup "${java[@]}" kafka.Kafka "$KAFKA_DIR/server.properties" >> "$STATE/logs/kafka.log" 2>&1 &
+  echo $! > "$PIDFILE"
+  wait_until 90 "kafka" port_open 127.0.0.1 9092
+}
+
+case "${1:-}" in
+  install) install ;;
+  start) start ;;
+  stop) stop_pidfile "$PIDFILE" kafka ;;
+  *) die "usage: kafka.sh install|start|stop" ;;
+esac

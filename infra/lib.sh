@@ -1,0 +1,46 @@
+# Shared helpers for the infra scripts. Sourced, not executed.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STATE="${TRIBUTARY_STATE_DIR:-$ROOT/.tributary}"
+mkdir -p "$STATE/logs" "$STATE/pids"
+
+log() { printf '[tributary] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# wait_until SECONDS DESCRIPTION COMMAND...: polls COMMAND every half second.
+wait_until() {
+  local seconds=$1 what=$2; shift 2
+  local deadline=$((SECONDS + seconds))
+  until "$@" >/dev/null 2>&1; do
+    if ((SECONDS >= deadline)); then die "$what did not come up within ${seconds}s"; fi
+    sleep 0.5
+  done
+}
+
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+pid_alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+# stop_pidfile FILE NAME: SIGTERM, wait up to 20s, then SIGKILL.
+stop_pidfile() {
+  local file=$1 name=$2
+  if pid_alive "$file"; then
+    local pid; pid=$(cat "$file")
+    log "stopping $name (pid $pid)"
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -f "$file"
+}
+
+APT_UPDATED=0
+# ensure_command COMMAND DEBIAN_PACKAGE...: installs the packages when COMMAND is missing.
+ensure_command() {
+  local command=$1; shift
+  command -v "$command" >/dev/null 2>&1 && return 0
+  log "installing $* from Debian's packages"
+  if ((APT_UPDATED == 0)); then apt-get update -qq; APT_UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}

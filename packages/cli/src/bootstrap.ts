@@ -1,0 +1,40 @@
+import type { Config } from '@tributary/config';
+import { ControlPlaneStore, MEMBERSHIP_LEVEL } from '@tributary/control-plane';
+import { withTransaction, type Pool } from '@tributary/postgres';
+import { readCredentials, writeCredentials, type Credentials } from './credentials-file.js';
+
+export const DEMO_EMAIL = 'demo@tributary.local';
+
+/**
+ * Creates the demo organization, user, project and an all-scopes personal API key, unless the
+ * credentials file already names a project and key that this database still knows.
+ */
+export async function bootstrap(pool: Pool, config: Config, file: string): Promise<{ credentials: Credentials; reused: boolean }> {
+  const existing = await readCredentials(file);
+  if (existing) {
+    const store = new ControlPlaneStore(pool, config.apiKeyPepper);
+    const project = await store.findProject(Number(existing.TRIBUTARY_PROJECT_ID));
+    const key = await store.findPersonalApiKey(existing.TRIBUTARY_PERSONAL_API_KEY);
+    if (project && project.api_token === existing.TRIBUTARY_PROJECT_API_KEY && key) {
+      const credentials = { ...existing, TRIBUTARY_URL: config.publicUrl };
+      await writeCredentials(file, credentials);
+      return { credentials, reused: true };
+    }
+  }
+  const credentials = await withTransaction(pool, async (client) => {
+    const store = new ControlPlaneStore(client, config.apiKeyPepper);
+    const user = (await store.findUserByEmail(DEMO_EMAIL)) ?? (await store.createUser({ email: DEMO_EMAIL, firstName: 'Demo', lastName: 'User' }));
+    const organization = await store.createOrganization('Demo organization');
+    await store.addMembership(organization.id, user.id, MEMBERSHIP_LEVEL.owner);
+    const project = await store.createProject(organization.id, 'Demo project');
+    const { key } = await store.createPersonalApiKey({ userId: user.id, label: 'bootstrap (all scopes)', scopes: ['*'] });
+    return {
+      TRIBUTARY_URL: config.publicUrl,
+      TRIBUTARY_PROJECT_ID: String(project.id),
+      TRIBUTARY_PROJECT_API_KEY: project.api_token,
+      TRIBUTARY_PERSONAL_API_KEY: key,
+    };
+  });
+  await writeCredentials(file, credentials);
+  return { credentials, reused: false };
+}

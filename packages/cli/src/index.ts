@@ -1,0 +1,2 @@
+export { bootstrap } from './bootstrap.js';
+export * from './credentials-file.js';

@@ -1,0 +1,146 @@
+import path from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { loadConfig } from '@tributary/config';
+import { migrateClickHouse } from '@tributary/clickhouse';
+import { migratePostgres, createPool, withTransaction, type Pool } from '@tributary/postgres';
+import { createKafka, ensureTopics } from '@tributary/kafka';
+import { createLogger } from '@tributary/logger';
+import { ControlPlaneStore, MEMBERSHIP_LEVEL } from '@tributary/control-plane';
+import { isGrantedScope, type GrantedScope } from '@tributary/auth';
+import { createClickHouse } from '@tributary/clickhouse';
+import { listDeletionRequests, runDeletionBatch } from '@tributary/deletions';
+import { bootstrap } from './bootstrap.js';
+import { formatCredentials } from './credentials-file.js';
+
+const config = loadConfig();
+const logger = createLogger('cli', 'warn');
+
+async function withPool<T>(work: (pool: Pool) => Promise<T>): Promise<T> {
+  const pool = createPool(config, { max: 2 });
+  try {
+    return await work(pool);
+  } finally {
+    await pool.end();
+  }
+}
+
+function parseScopes(value: string): GrantedScope[] {
+  const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = scopes.filter((s) => !isGrantedScope(s));
+  if (unknown.length > 0 || scopes.length === 0) throw new InvalidArgumentError(`unknown scopes: ${unknown.join(', ') || '(none given)'}`);
+  return scopes as GrantedScope[];
+}
+
+function parseIds(value: string): number[] {
+  const ids = value.split(',').map((s) => Number(s.trim()));
+  if (ids.some((id) => !Number.isInteger(id) || id <= 0)) throw new InvalidArgumentError('expected a comma-separated list of project ids');
+  return ids;
+}
+
+const program = new Command('tributary').description('Operate a Tributary installation').showHelpAfterError();
+
+program
+  .command('migrate')
+  .description('apply pending Postgres and ClickHouse schema migrations')
+  .action(async () => {
+    const postgres = await migratePostgres(config);
+    const clickhouse = await migrateClickHouse(config);
+    console.log(`postgres: ${postgres.length ? postgres.join(', ') : 'up to date'}`);
+    console.log(`clickhouse: ${clickhouse.length ? clickhouse.join(', ') : 'up to date'}`);
+  });
+
+program
+  .command('kafka:topics')
+  .description('create the event topics that do not exist yet')
+  .action(async () => {
+    const admin = createKafka(config, logger, 'cli').admin();
+    await admin.connect();
+    try {
+      const created = await ensureTopics(admin, config.kafkaTopicPrefix, config.kafkaPartitions);
+      console.log(`kafka topics: ${created.length ? `created ${created.join(', ')}` : 'all present'}`);
+    } finally {
+      await admin.disconnect();
+    }
+  });
+
+program
+  .command('bootstrap')
+  .description('create (once) a demo organization, user, project and all-scopes personal API key')
+  .option('--credentials-file <path>', 'where to write the shell variables', path.resolve('.tributary/credentials.env'))
+  .action(async (options: { credentialsFile: string }) => {
+    const { credentials, reused } = await withPool((pool) => bootstrap(pool, config, options.credentialsFile));
+    console.log(`${reused ? 'Reusing' : 'Created'} the demo project (credentials in ${options.credentialsFile}):`);
+    process.stdout.write(formatCredentials(credentials));
+  });
+
+program
+  .command('projects:create')
+  .description('create a project in an organization (a new organization when none is given)')
+  .requiredOption('--name <name>', 'project name')
+  .option('--organization <uuid>', 'organization id')
+  .option('--owner-email <email>', 'user made owner of a new organization')
+  .action(async (options: { name: string; organization?: string; ownerEmail?: string }) => {
+    const project = await withPool((pool) =>
+      withTransaction(pool, async (client) => {
+        const store = new ControlPlaneStore(client, config.apiKeyPepper);
+        let organizationId = options.organization;
+        if (!organizationId) {
+          organizationId = (await store.createOrganization(`${options.name} organization`)).id;
+          if (options.ownerEmail) {
+            const user = (await store.findUserByEmail(options.ownerEmail)) ?? (await store.createUser({ email: options.ownerEmail }));
+            await store.addMembership(organizationId, user.id, MEMBERSHIP_LEVEL.owner);
+          }
+        }
+        return store.createProject(organizationId, options.name);
+      }),
+    );
+    console.log(JSON.stringify({ id: project.id, name: project.name, organization_id: project.organization_id, api_token: project.api_token }));
+  });
+
+program
+  .command('keys:create')
+  .description('issue a personal API key for a user; the key is printed once')
+  .requiredOption('--email <email>', 'the key belongs to this user (created when missing)')
+  .requiredOption('--scopes <list>', 'comma-separated scopes, or *', parseScopes)
+  .option('--projects <ids>', 'limit the key to these project ids', parseIds)
+  .option('--label <label>', 'a name for the key', 'cli')
+  .action(async (options: { email: string; scopes: GrantedScope[]; projects?: number[]; label: string }) => {
+    const { key, record } = await withPool(async (pool) => {
+      const store = new ControlPlaneStore(pool, config.apiKeyPepper);
+      const user = (await store.findUserByEmail(options.email)) ?? (await store.createUser({ email: options.email }));
+      return store.createPersonalApiKey({ userId: user.id, label: options.label, scopes: options.scopes, scopedProjects: options.projects ?? null });
+    });
+    console.log(JSON.stringify({ id: record.id, key, scopes: record.scopes, scoped_projects: record.scoped_projects }));
+  });
+
+const deletions = program.command('deletions').description('the queued event deletions that the weekly batch (Sundays 05:00 UTC) runs');
+
+deletions
+  .command('list')
+  .description('show queued and finished deletion requests')
+  .option('--pending', 'only the queued ones')
+  .action(async (options: { pending?: boolean }) => {
+    const requests = await withPool((pool) => listDeletionRequests(pool, options.pending ? 'pending' : 'all'));
+    for (const r of requests) {
+      console.log(JSON.stringify({ id: r.id, project: r.team_id, person: r.person_uuid, distinct_ids: r.distinct_ids, queued_at: r.created_at, done_at: r.done_at }));
+    }
+    if (requests.length === 0) console.log('no deletion requests');
+  });
+
+deletions
+  .command('run-now')
+  .description('run the deletion batch immediately instead of waiting for Sunday')
+  .action(async () => {
+    const clickhouse = createClickHouse(config, { requestTimeoutMs: 120_000 });
+    try {
+      const result = await withPool((pool) => runDeletionBatch({ pool, clickhouse, database: config.clickhouseDatabase, logger }));
+      console.log(result.skipped ? 'another worker is running the batch; nothing done' : `deleted the events of ${result.requests} queued request(s)`);
+    } finally {
+      await clickhouse.close();
+    }
+  });
+
+program.parseAsync().catch((error: unknown) => {
+  console.error(`tributary: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

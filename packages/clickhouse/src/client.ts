@@ -1,0 +1,93 @@
+import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
+import type { Config } from '@tributary/config';
+import { ident, sql, type Sql } from './sql.js';
+
+export type ClickHouseConfig = Pick<Config, 'clickhouseUrl' | 'clickhouseDatabase' | 'clickhouseUser' | 'clickhousePassword'>;
+
+/** The error a failed statement raises; 18.16 gives no `.code`, so it is parsed from the message. */
+export class ClickHouseError extends Error {
+  constructor(
+    message: string,
+    readonly code: number | null,
+  ) {
+    super(message);
+    this.name = 'ClickHouseError';
+  }
+}
+
+function wrapError(error: unknown): ClickHouseError {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = /Code: (\d+)/.exec(message)?.[1];
+  return new ClickHouseError(message, code === undefined ? null : Number(code));
+}
+
+/** Narrow interface the services use: SQL goes in only as `Sql` built by `sql.ts`. */
+export interface ClickHouse {
+  query<Row>(statement: Sql): Promise<Row[]>;
+  command(statement: Sql): Promise<void>;
+  insert<Row extends object>(table: string, columns: readonly (keyof Row & string)[], rows: readonly Row[]): Promise<void>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+function connect(config: ClickHouseConfig, database: string | undefined, requestTimeoutMs: number): ClickHouseClient {
+  return createClient({
+    url: config.clickhouseUrl,
+    username: config.clickhouseUser,
+    password: config.clickhousePassword,
+    ...(database === undefined ? {} : { database }),
+    request_timeout: requestTimeoutMs,
+    // Errors are thrown to the caller, which logs them once through pino.
+    log: { level: ClickHouseLogLevel.OFF },
+    clickhouse_settings: { date_time_input_format: 'best_effort' },
+  });
+}
+
+export function createClickHouse(config: ClickHouseConfig, options: { requestTimeoutMs?: number; database?: string | null } = {}): ClickHouse {
+  const database = options.database === null ? undefined : (options.database ?? config.clickhouseDatabase);
+  const client = connect(config, database, options.requestTimeoutMs ?? 30_000);
+  return {
+    async query<Row>(statement: Sql): Promise<Row[]> {
+      try {
+        const result = await client.query({ query: statement.text, format: 'JSONEachRow' });
+        return await result.json<Row>();
+      } catch (error) {
+        throw wrapError(error);
+      }
+    },
+    async command(statement: Sql): Promise<void> {
+      try {
+        await client.command({ query: statement.text });
+      } catch (error) {
+        throw wrapError(error);
+      }
+    },
+    async insert<Row extends object>(table: string, columns: readonly (keyof Row & string)[], rows: readonly Row[]): Promise<void> {
+      if (rows.length === 0) return;
+      try {
+        // Identifiers are checked here because the client puts them into the INSERT text.
+        for (const name of [table, ...columns]) ident(name);
+        const [first, ...rest] = columns;
+        if (first === undefined) throw new Error(`insert into ${table} names no columns`);
+        // 18.16 ignores the DEFAULTs of omitted JSONEachRow fields, so columns are always explicit.
+        await client.insert({ table, values: rows as Row[], format: 'JSONEachRow', columns: [first, ...rest] });
+      } catch (error) {
+        throw wrapError(error);
+      }
+    },
+    async ping(): Promise<boolean> {
+      const result = await client.ping();
+      return result.success;
+    },
+    close: () => client.close(),
+  };
+}
+
+export async function ensureDatabase(config: ClickHouseConfig): Promise<void> {
+  const server = createClickHouse(config, { database: null });
+  try {
+    await server.command(sql`CREATE DATABASE IF NOT EXISTS ${ident(config.clickhouseDatabase)}`);
+  } finally {
+    await server.close();
+  }
+}

@@ -1,0 +1,3 @@
+export * from './sql.js';
+export { createClickHouse, ensureDatabase, ClickHouseError, type ClickHouse, type ClickHouseConfig } from './client.js';
+export { migrateClickHouse, loadMigrations, splitStatements, MIGRATIONS_DIR } from './migrations.js';

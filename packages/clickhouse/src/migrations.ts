@@ -1,0 +1,61 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Sql, sql } from './sql.js';
+import { ensureDatabase, createClickHouse, type ClickHouseConfig } from './client.js';
+
+export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../migrations');
+
+export interface Migration {
+  version: number;
+  name: string;
+  statements: string[];
+}
+
+const FILE_NAME = /^(\d{4})_([a-z0-9_]+)\.sql$/;
+
+/** Splits a migration file on `;` at the end of a line; ClickHouse takes one statement a request. */
+export function splitStatements(text: string): string[] {
+  return text
+    .split(/;\s*$/m)
+    .map((s) => s.replace(/^\s*--.*$/gm, '').trim())
+    .filter((s) => s.length > 0);
+}
+
+export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
+  const migrations: Migration[] = [];
+  for (const file of files) {
+    const match = FILE_NAME.exec(file);
+    if (!match) throw new Error(`ClickHouse migration ${file} is not named NNNN_name.sql`);
+    migrations.push({ version: Number(match[1]), name: match[2]!, statements: splitStatements(await readFile(path.join(dir, file), 'utf8')) });
+  }
+  return migrations;
+}
+
+/**
+ * Applies numbered migrations not yet recorded in `schema_migrations`. Statements are written
+ * with IF NOT EXISTS, so a run that died half-way can simply run again.
+ */
+export async function migrateClickHouse(config: ClickHouseConfig, dir = MIGRATIONS_DIR): Promise<string[]> {
+  await ensureDatabase(config);
+  const clickhouse = createClickHouse(config);
+  try {
+    await clickhouse.command(
+      sql`CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime('UTC')) ENGINE = MergeTree() ORDER BY version`,
+    );
+    const applied = new Set((await clickhouse.query<{ version: number }>(sql`SELECT version FROM schema_migrations`)).map((r) => Number(r.version)));
+    const ran: string[] = [];
+    for (const migration of await loadMigrations(dir)) {
+      if (applied.has(migration.version)) continue;
+      for (const statement of migration.statements) await clickhouse.command(Sql.trusted(statement));
+      await clickhouse.insert('schema_migrations', ['version', 'name', 'applied_at'], [
+        { version: migration.version, name: migration.name, applied_at: new Date().toISOString() },
+      ]);
+      ran.push(`${migration.version}_${migration.name}`);
+    }
+    return ran;
+  } finally {
+    await clickhouse.close();
+  }
+}

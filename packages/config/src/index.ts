@@ -1,0 +1,155 @@
+import { Ajv, type JSONSchemaType } from 'ajv';
+
+/**
+ * Every setting Tributary reads, in one place. Nothing else in the code base reads
+ * `process.env`; services call `loadConfig()` once at start-up and pass values down.
+ * Defaults work on a developer machine brought up by `make up`.
+ */
+export interface Config {
+  /** TRIBUTARY_ENV: `development`, `test` or `production`. */
+  env: 'development' | 'test' | 'production';
+  /** LOG_LEVEL: pino level. */
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** HOST: interface the HTTP services bind to. */
+  host: string;
+  /** CAPTURE_PORT, DECIDE_PORT, API_PORT, INGEST_PORT, WORKER_PORT: health and HTTP ports. */
+  capturePort: number;
+  decidePort: number;
+  apiPort: number;
+  ingestPort: number;
+  workerPort: number;
+  /** PUBLIC_URL: base URL clients use (the nginx front door); used to build `next` links. */
+  publicUrl: string;
+  /** DATABASE_URL: Postgres connection string. */
+  databaseUrl: string;
+  /** REDIS_URL: Redis connection string. */
+  redisUrl: string;
+  /** KAFKA_BROKERS: comma-separated host:port list. */
+  kafkaBrokers: string[];
+  /** KAFKA_CLIENT_ID: client id prefix for producers and consumers. */
+  kafkaClientId: string;
+  /** KAFKA_TOPIC_PREFIX: prepended to every topic name, so test runs and tenants can be isolated. */
+  kafkaTopicPrefix: string;
+  /** KAFKA_PARTITIONS: partitions per topic when topics are created. */
+  kafkaPartitions: number;
+  /** INGEST_CONSUMER_GROUP: consumer group of the ingest service. */
+  ingestConsumerGroup: string;
+  /** CLICKHOUSE_URL: ClickHouse HTTP endpoint. */
+  clickhouseUrl: string;
+  /** CLICKHOUSE_DATABASE: database holding Tributary's tables. */
+  clickhouseDatabase: string;
+  /** CLICKHOUSE_USER, CLICKHOUSE_PASSWORD: ClickHouse credentials. */
+  clickhouseUser: string;
+  clickhousePassword: string;
+  /** SHUTDOWN_TIMEOUT_MS: how long a service waits for in-flight work on SIGTERM. */
+  shutdownTimeoutMs: number;
+  /** API_KEY_PEPPER: server-side secret mixed into personal API key hashes. */
+  apiKeyPepper: string;
+  /** CAPTURE_MAX_BATCH_BYTES: body limit of `/batch/`, after decompression. */
+  captureMaxBatchBytes: number;
+  /** CAPTURE_MAX_EVENT_BYTES: body limit of every other capture route, after decompression. */
+  captureMaxEventBytes: number;
+  /** CAPTURE_OVERFLOW_EVENTS_PER_SECOND: one distinct id sending faster than this goes to the overflow topic. */
+  captureOverflowEventsPerSecond: number;
+  /** INGEST_PARTITIONS_CONCURRENTLY: Kafka partitions one ingest process works on at the same time. */
+  ingestPartitionsConcurrently: number;
+  /** API_RATE_LIMIT_PER_MINUTE: management API requests one personal API key may make per minute. */
+  apiRateLimitPerMinute: number;
+  /** KAFKA_PRODUCE_TIMEOUT_MS: how long capture waits for Kafka's acknowledgement before answering 503. */
+  kafkaProduceTimeoutMs: number;
+}
+
+/** Environment variable name for every config key, and its default. */
+export const ENV_VARIABLES = {
+  env: ['TRIBUTARY_ENV', 'development'],
+  logLevel: ['LOG_LEVEL', 'info'],
+  host: ['HOST', '127.0.0.1'],
+  capturePort: ['CAPTURE_PORT', '8010'],
+  decidePort: ['DECIDE_PORT', '8011'],
+  apiPort: ['API_PORT', '8012'],
+  ingestPort: ['INGEST_PORT', '8013'],
+  workerPort: ['WORKER_PORT', '8014'],
+  publicUrl: ['PUBLIC_URL', 'http://127.0.0.1:8000'],
+  databaseUrl: ['DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/tributary'],
+  redisUrl: ['REDIS_URL', 'redis://127.0.0.1:6379/0'],
+  kafkaBrokers: ['KAFKA_BROKERS', '127.0.0.1:9092'],
+  kafkaClientId: ['KAFKA_CLIENT_ID', 'tributary'],
+  kafkaTopicPrefix: ['KAFKA_TOPIC_PREFIX', ''],
+  kafkaPartitions: ['KAFKA_PARTITIONS', '4'],
+  ingestConsumerGroup: ['INGEST_CONSUMER_GROUP', 'tributary-ingest'],
+  clickhouseUrl: ['CLICKHOUSE_URL', 'http://127.0.0.1:8123'],
+  clickhouseDatabase: ['CLICKHOUSE_DATABASE', 'tributary'],
+  clickhouseUser: ['CLICKHOUSE_USER', 'default'],
+  clickhousePassword: ['CLICKHOUSE_PASSWORD', ''],
+  shutdownTimeoutMs: ['SHUTDOWN_TIMEOUT_MS', '10000'],
+  apiKeyPepper: ['API_KEY_PEPPER', 'tributary-development-pepper'],
+  captureMaxBatchBytes: ['CAPTURE_MAX_BATCH_BYTES', String(20 * 1024 * 1024)],
+  captureMaxEventBytes: ['CAPTURE_MAX_EVENT_BYTES', String(2 * 1024 * 1024)],
+  captureOverflowEventsPerSecond: ['CAPTURE_OVERFLOW_EVENTS_PER_SECOND', '1000'],
+  kafkaProduceTimeoutMs: ['KAFKA_PRODUCE_TIMEOUT_MS', '10000'],
+  ingestPartitionsConcurrently: ['INGEST_PARTITIONS_CONCURRENTLY', '4'],
+  apiRateLimitPerMinute: ['API_RATE_LIMIT_PER_MINUTE', '480'],
+} as const satisfies Record<keyof Config, readonly [string, string]>;
+
+type RawConfig = Omit<Config, 'kafkaBrokers'> & { kafkaBrokers: string };
+
+const port = { type: 'integer', minimum: 1, maximum: 65535 } as const;
+const schema: JSONSchemaType<RawConfig> = {
+  type: 'object',
+  additionalProperties: false,
+  required: Object.keys(ENV_VARIABLES) as (keyof RawConfig)[],
+  properties: {
+    env: { type: 'string', enum: ['development', 'test', 'production'] },
+    logLevel: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+    host: { type: 'string', minLength: 1 },
+    capturePort: port,
+    decidePort: port,
+    apiPort: port,
+    ingestPort: port,
+    workerPort: port,
+    publicUrl: { type: 'string', pattern: '^https?://' },
+    databaseUrl: { type: 'string', pattern: '^postgres(ql)?://' },
+    redisUrl: { type: 'string', pattern: '^rediss?://' },
+    kafkaBrokers: { type: 'string', minLength: 1 },
+    kafkaClientId: { type: 'string', minLength: 1 },
+    kafkaTopicPrefix: { type: 'string', pattern: '^[A-Za-z0-9._-]*$' },
+    kafkaPartitions: { type: 'integer', minimum: 1, maximum: 1024 },
+    ingestConsumerGroup: { type: 'string', minLength: 1 },
+    clickhouseUrl: { type: 'string', pattern: '^https?://' },
+    clickhouseDatabase: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+    clickhouseUser: { type: 'string' },
+    clickhousePassword: { type: 'string' },
+    shutdownTimeoutMs: { type: 'integer', minimum: 0 },
+    apiKeyPepper: { type: 'string', minLength: 8 },
+    captureMaxBatchBytes: { type: 'integer', minimum: 1024 },
+    captureMaxEventBytes: { type: 'integer', minimum: 1024 },
+    captureOverflowEventsPerSecond: { type: 'integer', minimum: 1 },
+    kafkaProduceTimeoutMs: { type: 'integer', minimum: 100 },
+    ingestPartitionsConcurrently: { type: 'integer', minimum: 1, maximum: 64 },
+    apiRateLimitPerMinute: { type: 'integer', minimum: 1 },
+  },
+};
+
+const validate = new Ajv({ coerceTypes: true, allErrors: true }).compile(schema);
+
+export class ConfigError extends Error {}
+
+/** Reads the environment once against the schema; an invalid value stops start-up with its name. */
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const raw: Record<string, unknown> = {};
+  for (const [key, [name, fallback]] of Object.entries(ENV_VARIABLES)) {
+    const value = environment[name];
+    raw[key] = value === undefined || value === '' ? fallback : value;
+  }
+  if (!validate(raw)) {
+    const problems = (validate.errors ?? []).map((e) => {
+      const key = e.instancePath.slice(1) as keyof typeof ENV_VARIABLES;
+      const name = ENV_VARIABLES[key]?.[0] ?? key;
+      return `${name} ${e.message ?? 'is invalid'}`;
+    });
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  const typed = raw as unknown as RawConfig;
+  const kafkaBrokers = typed.kafkaBrokers.split(',').map((b) => b.trim()).filter(Boolean);
+  return { ...typed, kafkaBrokers, ...overrides };
+}

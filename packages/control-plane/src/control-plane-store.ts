@@ -1,0 +1,150 @@
+import { v4 as uuidv4 } from 'uuid';
+import type { Pool, PoolClient } from '@tributary/postgres';
+import {
+  generatePersonalApiKey,
+  generateProjectApiKey,
+  hashPersonalApiKey,
+  maskKey,
+  type GrantedScope,
+} from '@tributary/auth';
+
+type Queryable = Pool | PoolClient;
+
+export interface Organization {
+  id: string;
+  name: string;
+}
+
+export interface User {
+  id: number;
+  uuid: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  distinct_id: string;
+}
+
+export interface Project {
+  id: number;
+  uuid: string;
+  organization_id: string;
+  name: string;
+  api_token: string;
+  created_at: Date;
+}
+
+export interface PersonalApiKeyRecord {
+  id: string;
+  user_id: number;
+  label: string;
+  mask_value: string;
+  scopes: GrantedScope[];
+  scoped_projects: number[] | null;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+export const MEMBERSHIP_LEVEL = { member: 1, admin: 8, owner: 15 } as const;
+
+const PROJECT_COLUMNS = 'id, uuid, organization_id, name, api_token, created_at';
+const KEY_COLUMNS = 'id, user_id, label, mask_value, scopes, scoped_projects, created_at, last_used_at';
+
+/** Postgres access for organizations, users, projects and personal API keys. */
+export class ControlPlaneStore {
+  constructor(
+    private readonly db: Queryable,
+    private readonly pepper: string,
+  ) {}
+
+  async createOrganization(name: string): Promise<Organization> {
+    const { rows } = await this.db.query<Organization>('INSERT INTO organizations (id, name) VALUES ($1, $2) RETURNING id, name', [uuidv4(), name]);
+    return rows[0]!;
+  }
+
+  async createUser(input: { email: string; firstName?: string; lastName?: string }): Promise<User> {
+    const uuid = uuidv4();
+    const { rows } = await this.db.query<User>(
+      `INSERT INTO users (uuid, email, first_name, last_name, distinct_id) VALUES ($1, $2, $3, $4, $5)
+       RETURNING id, uuid, email, first_name, last_name, distinct_id`,
+      [uuid, input.email, input.firstName ?? '', input.lastName ?? '', uuid],
+    );
+    return rows[0]!;
+  }
+
+  async findUserByEmail(email: string): Promise<User | null> {
+    const { rows } = await this.db.query<User>('SELECT id, uuid, email, first_name, last_name, distinct_id FROM users WHERE email = $1', [email]);
+    return rows[0] ?? null;
+  }
+
+  async addMembership(organizationId: string, userId: number, level: number): Promise<void> {
+    await this.db.query(
+      `INSERT INTO organization_memberships (id, organization_id, user_id, level) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (organization_id, user_id) DO UPDATE SET level = EXCLUDED.level, updated_at = now()`,
+      [uuidv4(), organizationId, userId, level],
+    );
+  }
+
+  async createProject(organizationId: string, name: string): Promise<Project> {
+    const { rows } = await this.db.query<Project>(
+      `INSERT INTO projects (uuid, organization_id, name, api_token) VALUES ($1, $2, $3, $4) RETURNING ${PROJECT_COLUMNS}`,
+      [uuidv4(), organizationId, name, generateProjectApiKey()],
+    );
+    return rows[0]!;
+  }
+
+  async findProjectByToken(token: string): Promise<Project | null> {
+    const { rows } = await this.db.query<Project>(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE api_token = $1`, [token]);
+    return rows[0] ?? null;
+  }
+
+  async findProject(id: number): Promise<Project | null> {
+    const { rows } = await this.db.query<Project>(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE id = $1`, [id]);
+    return rows[0] ?? null;
+  }
+
+  /** Projects in organizations the user belongs to. */
+  async projectsForUser(userId: number): Promise<Project[]> {
+    const { rows } = await this.db.query<Project>(
+      `SELECT ${PROJECT_COLUMNS.split(', ').map((c) => `p.${c}`).join(', ')} FROM projects p
+       JOIN organization_memberships m ON m.organization_id = p.organization_id
+       WHERE m.user_id = $1 ORDER BY p.id`,
+      [userId],
+    );
+    return rows;
+  }
+
+  /** Issues a key and returns its value once; only its keyed hash is stored. */
+  async createPersonalApiKey(input: {
+    userId: number;
+    label: string;
+    scopes: GrantedScope[];
+    scopedProjects?: number[] | null;
+  }): Promise<{ key: string; record: PersonalApiKeyRecord }> {
+    const key = generatePersonalApiKey();
+    const { rows } = await this.db.query<PersonalApiKeyRecord>(
+      `INSERT INTO personal_api_keys (id, user_id, label, secure_value, mask_value, scopes, scoped_projects)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${KEY_COLUMNS}`,
+      [uuidv4(), input.userId, input.label, hashPersonalApiKey(key, this.pepper), maskKey(key), input.scopes, input.scopedProjects ?? null],
+    );
+    return { key, record: rows[0]! };
+  }
+
+  async findPersonalApiKey(key: string): Promise<PersonalApiKeyRecord | null> {
+    const { rows } = await this.db.query<PersonalApiKeyRecord>(
+      `UPDATE personal_api_keys SET last_used_at = now() WHERE secure_value = $1 RETURNING ${KEY_COLUMNS}`,
+      [hashPersonalApiKey(key, this.pepper)],
+    );
+    return rows[0] ?? null;
+  }
+
+  async keysOfUser(userId: number): Promise<PersonalApiKeyRecord[]> {
+    const { rows } = await this.db.query<PersonalApiKeyRecord>(`SELECT ${KEY_COLUMNS} FROM personal_api_keys WHERE user_id = $1 ORDER BY created_at`, [userId]);
+    return rows;
+  }
+
+  async deleteKeyOfUser(userId: number, keyId: string): Promise<boolean> {
+    if (!/^[0-9a-f-]{36}$/i.test(keyId)) return false;
+    const result = await this.db.query('DELETE FROM personal_api_keys WHERE user_id = $1 AND id = $2', [userId, keyId]);
+    return result.rowCount === 1;
+  }
+}

@@ -1,0 +1,4 @@
+export * from './control-plane-store.js';
+export * from './token-resolver.js';
+export * from './feature-flag-store.js';
+export * from './person-cache.js';

@@ -1,0 +1,96 @@
+import { Sql, and, inList, sql, type ClickHouse } from '@tributary/clickhouse';
+import type { Logger } from '@tributary/logger';
+import type { Pool, PoolClient } from '@tributary/postgres';
+
+export interface DeletionRequest {
+  id: number;
+  team_id: number;
+  person_uuid: string;
+  distinct_ids: string[];
+  created_at: Date;
+  done_at: Date | null;
+}
+
+/** Arbitrary but fixed: only one worker in the whole deployment runs the batch at a time. */
+const BATCH_LOCK_ID = 727_001;
+
+export async function queueEventDeletion(db: Pool | PoolClient, request: { teamId: number; personUuid: string; distinctIds: string[]; requestedBy: number | null }): Promise<number> {
+  const { rows } = await db.query<{ id: number }>(
+    'INSERT INTO event_deletion_requests (team_id, person_uuid, distinct_ids, requested_by) VALUES ($1, $2, $3, $4) RETURNING id',
+    [request.teamId, request.personUuid, request.distinctIds, request.requestedBy],
+  );
+  return rows[0]!.id;
+}
+
+export async function listDeletionRequests(pool: Pool, which: 'pending' | 'done' | 'all' = 'all'): Promise<DeletionRequest[]> {
+  const where = { pending: 'WHERE done_at IS NULL', done: 'WHERE done_at IS NOT NULL', all: '' }[which];
+  const { rows } = await pool.query<DeletionRequest>(`SELECT id, team_id, person_uuid, distinct_ids, created_at, done_at FROM event_deletion_requests ${where} ORDER BY id`);
+  return rows;
+}
+
+/** One condition per request: the person's events by person id or by any of its distinct ids. */
+export function deletionCondition(requests: readonly DeletionRequest[]): Sql {
+  return Sql.trusted(
+    requests
+      .map((r) => and([sql`team_id = ${r.team_id}`, Sql.trusted(`(${sql`toString(person_id) = ${r.person_uuid}`.text} OR ${inList(sql`distinct_id`, r.distinct_ids).text})`)]).text)
+      .map((text) => `(${text})`)
+      .join(' OR '),
+  );
+}
+
+async function waitForMutations(clickhouse: ClickHouse, database: string, timeoutMs: number, pollMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const [row] = await clickhouse.query<{ pending: string | number }>(
+      sql`SELECT count() AS pending FROM system.mutations WHERE database = ${database} AND table = 'events' AND is_done = 0`,
+    );
+    if (Number(row?.pending ?? 0) === 0) return;
+    if (Date.now() > deadline) throw new Error(`ClickHouse mutations on events did not finish within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
+
+export interface DeletionBatchResult {
+  requests: number;
+  skipped: boolean;
+}
+
+/**
+ * Deletes the events of every queued request with a single `ALTER TABLE ... DELETE` mutation,
+ * waits until ClickHouse finished it, and only then marks the requests done. A crash before
+ * that leaves them queued; running them again deletes nothing more than it should.
+ */
+export async function runDeletionBatch(deps: {
+  pool: Pool;
+  clickhouse: ClickHouse;
+  database: string;
+  logger: Logger;
+  clock?: () => Date;
+  mutationTimeoutMs?: number;
+  pollMs?: number;
+}): Promise<DeletionBatchResult> {
+  const client = await deps.pool.connect();
+  try {
+    const { rows: lock } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [BATCH_LOCK_ID]);
+    if (!lock[0]?.locked) {
+      deps.logger.info('another worker is running the deletion batch');
+      return { requests: 0, skipped: true };
+    }
+    try {
+      const { rows: pending } = await client.query<DeletionRequest>(
+        'SELECT id, team_id, person_uuid, distinct_ids, created_at, done_at FROM event_deletion_requests WHERE done_at IS NULL ORDER BY id',
+      );
+      if (pending.length === 0) return { requests: 0, skipped: false };
+      await deps.clickhouse.command(sql`ALTER TABLE events DELETE WHERE ${deletionCondition(pending)}`);
+      await waitForMutations(deps.clickhouse, deps.database, deps.mutationTimeoutMs ?? 30 * 60_000, deps.pollMs ?? 500);
+      const doneAt = (deps.clock ?? (() => new Date()))();
+      await client.query('UPDATE event_deletion_requests SET done_at = $2 WHERE id = ANY($1::bigint[])', [pending.map((r) => r.id), doneAt]);
+      deps.logger.info({ requests: pending.length }, 'event deletion batch finished');
+      return { requests: pending.length, skipped: false };
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [BATCH_LOCK_ID]);
+    }
+  } finally {
+    client.release();
+  }
+}

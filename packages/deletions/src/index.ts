@@ -1,0 +1,2 @@
+export * from './deletion-batch.js';
+export * from './schedule.js';

@@ -1,0 +1,56 @@
+/** PostHog's flag definition shape, as the management API stores it. */
+export interface PropertyFilter {
+  key: string;
+  type?: 'person' | 'group' | 'cohort' | string;
+  operator?: string;
+  value?: unknown;
+  group_type_index?: number;
+  negation?: boolean;
+}
+
+export interface ConditionGroup {
+  properties?: PropertyFilter[];
+  rollout_percentage?: number | null;
+  variant?: string | null;
+}
+
+export interface Variant {
+  key: string;
+  name?: string;
+  rollout_percentage: number;
+}
+
+export interface FlagFilters {
+  aggregation_group_type_index?: number | null;
+  groups?: ConditionGroup[];
+  multivariate?: { variants: Variant[] } | null;
+  payloads?: Record<string, unknown>;
+  super_groups?: ConditionGroup[];
+  holdout?: { id: number; exclusion_percentage: number } | null;
+}
+
+export interface FlagDefinition {
+  id: number;
+  key: string;
+  name?: string;
+  active: boolean;
+  deleted?: boolean;
+  ensure_experience_continuity?: boolean;
+  version?: number;
+  filters: FlagFilters;
+}
+
+/** A cohort as flags see it: static membership is decided by the caller, dynamic by filters. */
+export type CohortDefinition =
+  | { id: number; kind: 'static' }
+  | { id: number; kind: 'dynamic'; filters: CohortFilterGroup };
+
+export interface CohortFilterGroup {
+  type?: 'AND' | 'OR';
+  values?: (CohortFilterGroup | PropertyFilter)[];
+}
+
+export const OPERATORS = [
+  'exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'gte', 'lt', 'lte',
+  'is_set', 'is_not_set', 'is_date_before', 'is_date_after', 'is_date_exact', 'in', 'not_in',
+] as const;

@@ -1,0 +1,22 @@
+const UNITS: Record<string, (date: Date, n: number) => void> = {
+  h: (d, n) => d.setUTCHours(d.getUTCHours() - n),
+  d: (d, n) => d.setUTCDate(d.getUTCDate() - n),
+  w: (d, n) => d.setUTCDate(d.getUTCDate() - 7 * n),
+  m: (d, n) => d.setUTCMonth(d.getUTCMonth() - n),
+  y: (d, n) => d.setUTCFullYear(d.getUTCFullYear() - n),
+};
+
+/** An ISO date or a relative one (`-7d`, `-1h`, `-2w`, `-1m`, `-1y`), or null. */
+export function parseFlagDate(value: unknown, now: Date): Date | null {
+  if (value instanceof Date) return value;
+  if (typeof value === 'number') return new Date(value > 1e11 ? value : value * 1000);
+  if (typeof value !== 'string') return null;
+  const relative = /^-?(\d+)([hdwmy])$/.exec(value.trim());
+  if (relative) {
+    const date = new Date(now.getTime());
+    UNITS[relative[2]!]!(date, Number(relative[1]));
+    return date;
+  }
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? null : date;
+}

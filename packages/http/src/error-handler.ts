@@ -1,0 +1,48 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from '@tributary/logger';
+import { HttpError, badRequest, internalErrorBody, notFound, payloadTooLarge } from './errors.js';
+
+interface BodyParserError extends Error {
+  type?: string;
+  status?: number;
+  limit?: number;
+}
+
+/** Maps body-parser's own failures onto the one error shape. */
+function fromBodyParser(error: BodyParserError): HttpError | null {
+  switch (error.type) {
+    case 'entity.too.large':
+      return payloadTooLarge(`Request body is larger than the limit of ${error.limit ?? 'the configured'} bytes.`);
+    case 'entity.parse.failed':
+      return badRequest(`Request body is not valid JSON: ${error.message}`, null, 'parse_error');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return badRequest(error.message, null, 'unsupported_encoding');
+    case 'request.aborted':
+      return badRequest('Request was aborted by the client.', null, 'aborted');
+    default:
+      return null;
+  }
+}
+
+/** The one place an error becomes a response. Internal details are logged, never returned. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, _next) => {
+    const known = error instanceof HttpError ? error : fromBodyParser(error as BodyParserError);
+    if (known) {
+      if (known.status >= 500) logger.warn({ err: error, path: req.path }, known.detail);
+      res.status(known.status).set(known.headers).json(known.toBody());
+      return;
+    }
+    logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    res.status(500).json(internalErrorBody);
+  };
+}
+
+export const notFoundHandler: RequestHandler = (req, _res, next) => {
+  next(notFound(`No route for ${req.method} ${req.path}.`));
+};

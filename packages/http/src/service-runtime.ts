@@ -1,0 +1,89 @@
+import http from 'node:http';
+import express, { type Express } from 'express';
+import type { Logger } from '@tributary/logger';
+import { errorHandler, notFoundHandler } from './error-handler.js';
+
+export interface ServiceRuntimeOptions {
+  name: string;
+  logger: Logger;
+  host: string;
+  port: number;
+  shutdownTimeoutMs: number;
+  /** Mounts the service's own routes; health and readiness come before them, the 404 and error handlers after. */
+  routes?: (app: Express) => void;
+  /** Resolves true when the service can take traffic (its stores answer). */
+  ready: () => Promise<boolean>;
+  /** Runs after the HTTP server stopped taking requests: flush producers, commit offsets, close pools. */
+  stop: () => Promise<void>;
+}
+
+export interface ServiceRuntime {
+  app: Express;
+  server: http.Server;
+  /** The port actually bound (useful with port 0 in tests). */
+  port: number;
+  shutdown: (reason: string) => Promise<void>;
+}
+
+/**
+ * Starts an HTTP service with `/_health` (the process is alive) and `/_ready` (its stores
+ * answer), and drains it on SIGTERM/SIGINT: stop accepting, finish in-flight requests, run the
+ * service's own `stop`, then exit.
+ */
+export async function startServiceRuntime(options: ServiceRuntimeOptions, handleSignals = true): Promise<ServiceRuntime> {
+  const { logger } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  // The front door (nginx) is on loopback; trusting it makes req.ip the client's address.
+  app.set('trust proxy', 'loopback');
+  app.get('/_health', (_req, res) => {
+    res.json({ status: 'ok', service: options.name });
+  });
+  app.get('/_ready', async (_req, res) => {
+    const ready = await options.ready().catch(() => false);
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', service: options.name });
+  });
+  options.routes?.(app);
+  app.use(notFoundHandler);
+  app.use(errorHandler(logger));
+
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  logger.info({ host: options.host, port }, `${options.name} listening`);
+
+  let stopping: Promise<void> | null = null;
+  const shutdown = (reason: string): Promise<void> => {
+    stopping ??= (async () => {
+      logger.info({ reason }, `${options.name} shutting down`);
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), options.shutdownTimeoutMs);
+      await closed;
+      clearTimeout(timer);
+      await options.stop();
+      logger.info(`${options.name} stopped`);
+    })();
+    return stopping;
+  };
+
+  if (handleSignals) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => {
+        shutdown(signal).then(
+          () => process.exit(0),
+          (error: unknown) => {
+            logger.error({ err: error }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      });
+    }
+  }
+  return { app, server, port, shutdown };
+}

@@ -1,0 +1,16 @@
+export { computeTimestamp, type ComputedTimestamp, type TimestampInput, type TimestampWarning } from './compute-timestamp.js';
+export { isIllegalDistinctId } from './illegal-distinct-id.js';
+export {
+  extractPersonUpdates,
+  applyPersonUpdates,
+  initialPersonProperties,
+  hasPersonUpdates,
+  INITIAL_PROPERTIES,
+  type PersonUpdates,
+  type Properties,
+} from './person-property-updates.js';
+export { planMerge, mergeIdsOf, type MergePlan, type MergeRequest, type PersonSnapshot } from './merge-plan.js';
+export { personlessPersonId, processesPersonProfile, stripPersonUpdates, PERSON_EVENTS } from './personless.js';
+export { nextGroupTypeIndex, groupColumns, readGroupIdentify, mergeGroupProperties, MAX_GROUP_TYPES, type GroupColumns, type GroupIdentify } from './groups.js';
+export { parseEvent, surveyWarning, type ParsedEvent, type RawEvent } from './parse-event.js';
+export { planSplit, splitPersonUuid } from './split-plan.js';

@@ -1,0 +1,46 @@
+import type { CaptureMessage } from '@tributary/kafka';
+
+/** The event fields ingest reads from a message's `data`. */
+export interface RawEvent {
+  event: string;
+  distinct_id: string;
+  uuid: string;
+  properties: Record<string, unknown>;
+  timestamp?: unknown;
+  offset?: unknown;
+  $set?: unknown;
+  $set_once?: unknown;
+  $unset?: unknown;
+  elements_chain?: unknown;
+}
+
+export type ParsedEvent = { kind: 'ok'; event: RawEvent } | { kind: 'drop'; reason: string } | { kind: 'dlq'; reason: string };
+
+/** Reads a message's event; what capture should never have published goes to the dead-letter topic. */
+export function parseEvent(message: CaptureMessage): ParsedEvent {
+  let data: unknown;
+  try {
+    data = JSON.parse(message.data);
+  } catch (error) {
+    return { kind: 'dlq', reason: `event data is not JSON: ${(error as Error).message}` };
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return { kind: 'dlq', reason: 'event data is not an object' };
+  const raw = data as Record<string, unknown>;
+  if (typeof raw.event !== 'string' || raw.event === '') return { kind: 'drop', reason: 'missing event name' };
+  const properties = raw.properties;
+  if (properties !== undefined && properties !== null && (typeof properties !== 'object' || Array.isArray(properties))) {
+    return { kind: 'dlq', reason: 'event properties are not an object' };
+  }
+  return {
+    kind: 'ok',
+    event: { ...raw, event: raw.event, distinct_id: message.distinct_id, uuid: message.uuid, properties: (properties as Record<string, unknown> | null) ?? {} },
+  };
+}
+
+const SURVEY_EVENTS = new Set(['survey sent', 'survey shown', 'survey dismissed']);
+
+/** Survey events are stored either way; one without `$survey_id` gets a warning naming it. */
+export function surveyWarning(event: RawEvent): { type: string; details: Record<string, unknown> } | null {
+  if (!SURVEY_EVENTS.has(event.event) || event.properties.$survey_id) return null;
+  return { type: 'missing_survey_property', details: { event: event.event, missingProperty: '$survey_id' } };
+}

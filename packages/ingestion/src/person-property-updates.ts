@@ -1,0 +1,79 @@
+export type Properties = Record<string, unknown>;
+
+export interface PersonUpdates {
+  set: Properties;
+  setOnce: Properties;
+  unset: string[];
+}
+
+/** Event properties that also describe the person: copied to `$set` and, as `$initial_*`, to `$set_once`. */
+export const INITIAL_PROPERTIES = [
+  '$browser', '$browser_version', '$device_type', '$current_url', '$pathname', '$os', '$os_name', '$os_version',
+  '$referring_domain', '$referrer', '$screen_height', '$screen_width', '$viewport_height', '$viewport_width', '$raw_user_agent',
+  'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term', 'gclid', 'gad_source', 'gclsrc', 'dclid', 'gbraid',
+  'wbraid', 'fbclid', 'msclkid', 'twclid', 'li_fat_id', 'mc_cid', 'igshid', 'ttclid', 'rdt_cid',
+] as const;
+
+const isObject = (value: unknown): value is Properties => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+function unsetKeys(value: unknown): string[] {
+  if (Array.isArray(value)) return value.filter((k): k is string => typeof k === 'string');
+  if (isObject(value)) return Object.keys(value);
+  return [];
+}
+
+/**
+ * What an event asks to change on its person: `$set`/`$set_once` from the properties and the
+ * top level (the top level wins), `$unset` as a list or an object's keys, plus the
+ * marketing and device properties the event carries.
+ */
+export function extractPersonUpdates(event: { properties?: Properties | null; $set?: unknown; $set_once?: unknown; $unset?: unknown }): PersonUpdates {
+  const properties = event.properties ?? {};
+  const fromEventProperties: Properties = {};
+  const initial: Properties = {};
+  for (const key of INITIAL_PROPERTIES) {
+    if (properties[key] === undefined) continue;
+    fromEventProperties[key] = properties[key];
+    initial[`$initial_${key.replace(/^\$/, '')}`] = properties[key];
+  }
+  const set = { ...fromEventProperties, ...(isObject(properties.$set) ? properties.$set : {}), ...(isObject(event.$set) ? event.$set : {}) };
+  const setOnce = { ...initial, ...(isObject(properties.$set_once) ? properties.$set_once : {}), ...(isObject(event.$set_once) ? event.$set_once : {}) };
+  const unset = [...new Set([...unsetKeys(properties.$unset), ...unsetKeys(event.$unset)])];
+  return { set, setOnce, unset };
+}
+
+export function hasPersonUpdates(updates: PersonUpdates): boolean {
+  return Object.keys(updates.set).length > 0 || Object.keys(updates.setOnce).length > 0 || updates.unset.length > 0;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** `$set_once` only fills keys the person lacks, `$set` overwrites, `$unset` removes. */
+export function applyPersonUpdates(current: Properties, updates: PersonUpdates): { properties: Properties; changed: boolean } {
+  const properties = { ...current };
+  let changed = false;
+  for (const [key, value] of Object.entries(updates.setOnce)) {
+    if (!(key in properties)) {
+      properties[key] = value;
+      changed = true;
+    }
+  }
+  for (const [key, value] of Object.entries(updates.set)) {
+    if (!(key in properties) || !same(properties[key], value)) {
+      properties[key] = value;
+      changed = true;
+    }
+  }
+  for (const key of updates.unset) {
+    if (key in properties) {
+      delete properties[key];
+      changed = true;
+    }
+  }
+  return { properties, changed };
+}
+
+/** A new person's properties: `{...$set_once, ...$set}` without the unset keys. */
+export function initialPersonProperties(updates: PersonUpdates): Properties {
+  return applyPersonUpdates({}, updates).properties;
+}

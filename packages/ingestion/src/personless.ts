@@ -1,0 +1,25 @@
+import { v5 as uuidv5 } from 'uuid';
+
+const PERSONLESS_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22';
+
+/** The person id of events sent without a person profile: stable per project and distinct id. */
+export function personlessPersonId(teamId: number, distinctId: string): string {
+  return uuidv5(`${teamId}:${distinctId}`, PERSONLESS_NAMESPACE);
+}
+
+/** Identity events make no sense without a profile, so personless ones are dropped. */
+export const PERSON_EVENTS = new Set(['$identify', '$create_alias', '$groupidentify', '$merge_dangerously']);
+
+export function processesPersonProfile(properties: Record<string, unknown>): boolean {
+  return properties.$process_person_profile !== false;
+}
+
+/** A personless event keeps its properties but not the person updates it carries. */
+export function stripPersonUpdates<T extends { properties?: Record<string, unknown> | null; $set?: unknown; $set_once?: unknown; $unset?: unknown }>(event: T): T {
+  const { $set: _set, $set_once: _setOnce, $unset: _unset, ...rest } = event;
+  const properties = { ...(event.properties ?? {}) };
+  delete properties.$set;
+  delete properties.$set_once;
+  delete properties.$unset;
+  return { ...rest, properties } as T;
+}

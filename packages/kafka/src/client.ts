@@ -1,0 +1,54 @@
+import { Kafka, logLevel, type Admin, type Producer, type LogEntry } from 'kafkajs';
+import type { Config } from '@tributary/config';
+import type { Logger } from '@tributary/logger';
+import { TOPIC_KINDS, topicNames } from './topics.js';
+
+const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
+  [logLevel.ERROR]: 'error',
+  [logLevel.WARN]: 'warn',
+  [logLevel.INFO]: 'info',
+  [logLevel.DEBUG]: 'debug',
+};
+
+/** kafkajs logs through the service's pino logger instead of its own console output. */
+function pinoLogCreator(logger: Logger) {
+  return () =>
+    ({ level, log }: LogEntry) => {
+      const { message, ...extra } = log;
+      logger[levels[level] ?? 'info']({ kafka: extra }, message);
+    };
+}
+
+export function createKafka(config: Pick<Config, 'kafkaBrokers' | 'kafkaClientId'>, logger: Logger, clientSuffix: string): Kafka {
+  return new Kafka({
+    clientId: `${config.kafkaClientId}-${clientSuffix}`,
+    brokers: config.kafkaBrokers,
+    logLevel: logLevel.WARN,
+    logCreator: pinoLogCreator(logger.child({ component: 'kafka' })),
+    retry: { retries: 5, initialRetryTime: 200, maxRetryTime: 5_000 },
+    connectionTimeout: 3_000,
+    requestTimeout: 10_000,
+  });
+}
+
+/**
+ * A producer for acknowledged writes: idempotent (so retries never duplicate a message) and
+ * waiting for every in-sync replica.
+ */
+export function createProducer(kafka: Kafka): Producer {
+  return kafka.producer({ idempotent: true, maxInFlightRequests: 5, allowAutoTopicCreation: false });
+}
+
+/** Creates any missing event topic; existing topics are left as they are. */
+export async function ensureTopics(admin: Admin, prefix: string, partitions: number): Promise<string[]> {
+  const existing = new Set(await admin.listTopics());
+  const names = topicNames(prefix);
+  const missing = TOPIC_KINDS.map((kind) => names[kind]).filter((name) => !existing.has(name));
+  if (missing.length > 0) {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
+    });
+  }
+  return missing;
+}

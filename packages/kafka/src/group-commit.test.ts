@@ -1,0 +1,75 @@
+import type { TopicMessages } from 'kafkajs';
+import { GroupCommit, mergeTopicMessages } from './group-commit.js';
+
+const part = (topic: string, ...values: string[]): TopicMessages[] => [{ topic, messages: values.map((value) => ({ key: null, value })) }];
+
+/** A send that stays pending until the test settles it, recording what it was given. */
+function controlledSend() {
+  const calls: { batch: TopicMessages[]; settle: (error?: Error) => void }[] = [];
+  const send = (batch: TopicMessages[]) =>
+    new Promise<void>((resolve, reject) => calls.push({ batch, settle: (error) => (error ? reject(error) : resolve()) }));
+  return { calls, send };
+}
+
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('mergeTopicMessages', () => {
+  it('joins parts per topic in arrival order', () => {
+    expect(mergeTopicMessages([part('a', '1', '2'), [...part('b', 'x'), ...part('a', '3')]])).toEqual([
+      { topic: 'a', messages: [{ key: null, value: '1' }, { key: null, value: '2' }, { key: null, value: '3' }] },
+      { topic: 'b', messages: [{ key: null, value: 'x' }] },
+    ]);
+  });
+});
+
+describe('GroupCommit', () => {
+  it('sends the first submission at once and groups what arrives while it is in flight', async () => {
+    const { calls, send } = controlledSend();
+    const commit = new GroupCommit(send);
+    const first = commit.submit(part('t', '1'));
+    const second = commit.submit(part('t', '2'));
+    const third = commit.submit(part('t', '3'));
+    await flush();
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.batch[0]!.messages.map((m) => m.value)).toEqual(['1']);
+    calls[0]!.settle();
+    await first;
+    await flush();
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.batch[0]!.messages.map((m) => m.value)).toEqual(['2', '3']);
+    calls[1]!.settle();
+    await expect(Promise.all([second, third])).resolves.toEqual([undefined, undefined]);
+  });
+
+  it('fails every caller whose messages were in a failed send, and only those', async () => {
+    const { calls, send } = controlledSend();
+    const commit = new GroupCommit(send);
+    const first = commit.submit(part('t', '1'));
+    const second = commit.submit(part('t', '2'));
+    await flush();
+    calls[0]!.settle(new Error('broker away'));
+    await expect(first).rejects.toThrow('broker away');
+    await flush();
+    calls[1]!.settle();
+    await expect(second).resolves.toBeUndefined();
+  });
+
+  it('keeps a send under the size cap, but always carries at least one submission', async () => {
+    const { calls, send } = controlledSend();
+    const commit = new GroupCommit(send, 10);
+    const big = commit.submit(part('t', 'x'.repeat(50)));
+    const a = commit.submit(part('t', 'aaaa'));
+    const b = commit.submit(part('t', 'bbbb'));
+    const c = commit.submit(part('t', 'cccc'));
+    await flush();
+    calls[0]!.settle();
+    await big;
+    await flush();
+    expect(calls[1]!.batch[0]!.messages.map((m) => m.value)).toEqual(['aaaa', 'bbbb']);
+    calls[1]!.settle();
+    await flush();
+    expect(calls[2]!.batch[0]!.messages.map((m) => m.value)).toEqual(['cccc']);
+    calls[2]!.settle();
+    await Promise.all([a, b, c]);
+  });
+});

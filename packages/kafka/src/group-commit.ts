@@ -1,0 +1,82 @@
+import type { Message, TopicMessages } from 'kafkajs';
+
+interface Waiting {
+  topicMessages: TopicMessages[];
+  bytes: number;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+function sizeOf(topicMessages: readonly TopicMessages[]): number {
+  let bytes = 0;
+  for (const { messages } of topicMessages) {
+    for (const m of messages) bytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
+  }
+  return bytes;
+}
+
+/** Joins several requests' messages into one list per topic, keeping each topic's arrival order. */
+export function mergeTopicMessages(parts: readonly (readonly TopicMessages[])[]): TopicMessages[] {
+  const byTopic = new Map<string, Message[]>();
+  for (const part of parts) {
+    for (const { topic, messages } of part) {
+      const list = byTopic.get(topic) ?? [];
+      list.push(...messages);
+      byTopic.set(topic, list);
+    }
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+}
+
+/**
+ * Group commit for an idempotent producer. kafkajs lets an idempotent producer have one produce
+ * request in flight per broker, so requests that each sent their own batch would queue behind
+ * one another, one broker round trip each. Instead, whatever arrives while a send is in flight
+ * waits and goes out together in the next send, and every caller learns the outcome of the send
+ * that carried its messages. Sends run one after another, so arrival order is kept.
+ */
+export class GroupCommit {
+  private waiting: Waiting[] = [];
+  private draining = false;
+
+  constructor(
+    private readonly send: (topicMessages: TopicMessages[]) => Promise<unknown>,
+    /** A send carries at least one caller's messages, and more only while under this size. */
+    private readonly maxSendBytes = 4 * 1024 * 1024,
+  ) {}
+
+  submit(topicMessages: TopicMessages[]): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ topicMessages, bytes: sizeOf(topicMessages), resolve, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.waiting.length > 0) {
+        const group = this.takeGroup();
+        try {
+          await this.send(mergeTopicMessages(group.map((w) => w.topicMessages)));
+          for (const w of group) w.resolve();
+        } catch (error) {
+          for (const w of group) w.reject(error);
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private takeGroup(): Waiting[] {
+    let bytes = 0;
+    let count = 0;
+    for (const w of this.waiting) {
+      if (count > 0 && bytes + w.bytes > this.maxSendBytes) break;
+      bytes += w.bytes;
+      count++;
+    }
+    return this.waiting.splice(0, count);
+  }
+}

@@ -1,0 +1,4 @@
+export { decodeBody, type DecodeResult, type DecodeErrorKind, type RawRequest } from './decode-body.js';
+export { parseCaptureRequest, type ParseResult, type NormalisedEvent, type DroppedEvent, type ParseOptions } from './parse-capture-request.js';
+export { extractDistinctId, MAX_DISTINCT_ID_LENGTH } from './distinct-id.js';
+export { checkToken } from './token.js';

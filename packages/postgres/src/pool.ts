@@ -1,0 +1,54 @@
+import pg from 'pg';
+import type { Config } from '@tributary/config';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+// BIGINT ids come back as strings by default; Tributary's ids stay far below 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export function createPool(config: Pick<Config, 'databaseUrl'>, options: { max?: number; statementTimeoutMs?: number } = {}): Pool {
+  return new pg.Pool({
+    connectionString: config.databaseUrl,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: 5_000,
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+  });
+}
+
+/** Runs `work` in a transaction, committing on success and rolling back on any error. */
+export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Creates the configured database when the server does not have it yet. */
+export async function ensureDatabase(config: Pick<Config, 'databaseUrl'>): Promise<void> {
+  const target = new URL(config.databaseUrl);
+  const name = decodeURIComponent(target.pathname.slice(1));
+  const admin = new URL(config.databaseUrl);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rowCount === 0) {
+      await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`).catch((error: { code?: string }) => {
+        // Another process created it between the check and the create.
+        if (error.code !== '42P04') throw error;
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,17 @@
+import { sql, type Sql } from '@tributary/clickhouse';
+
+/**
+ * A top-level property of a JSON text column, as text: strings unescaped, other JSON values as
+ * written, '' when absent. `visitParam*` are the JSON functions both 18.16 and current releases have.
+ */
+export function propertyText(column: Sql, key: string): Sql {
+  return sql`if(substring(visitParamExtractRaw(${column}, ${key}), 1, 1) = '"', visitParamExtractString(${column}, ${key}), visitParamExtractRaw(${column}, ${key}))`;
+}
+
+export function propertyNumber(column: Sql, key: string): Sql {
+  return sql`toFloat64OrNull(visitParamExtractRaw(${column}, ${key}))`;
+}
+
+export function propertyIsSet(column: Sql, key: string): Sql {
+  return sql`(visitParamHas(${column}, ${key}) AND visitParamExtractRaw(${column}, ${key}) != 'null')`;
+}

@@ -1,0 +1,20 @@
+import { Redis } from 'ioredis';
+import type { Config } from '@tributary/config';
+
+export type { Redis };
+
+/**
+ * Redis holds caches and coordination only, so cache commands fail fast instead of queueing
+ * while it is away: callers fall back to Postgres or answer without the cache. Queue
+ * connections (`forQueues`) are the exception: BullMQ needs commands that wait and blocking
+ * reads without a timeout.
+ */
+export function createRedis(config: Pick<Config, 'redisUrl'>, options: { commandTimeoutMs?: number; forQueues?: boolean } = {}): Redis {
+  if (options.forQueues) return new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  return new Redis(config.redisUrl, {
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: 2,
+    commandTimeout: options.commandTimeoutMs ?? 2_000,
+    connectTimeout: 2_000,
+  });
+}

@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { loadConfig, type Config } from '@tributary/config';
+import { ControlPlaneStore, MEMBERSHIP_LEVEL, type Project, type User } from '@tributary/control-plane';
+import { createPool, withTransaction, type Pool } from '@tributary/postgres';
+import type { GrantedScope } from '@tributary/auth';
+
+/** Config for integration tests: the stores `make up` started, quiet logs. */
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return loadConfig({ ...process.env, TRIBUTARY_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' }, overrides);
+}
+
+/** A short unique suffix, so tests isolate themselves by name (projects, topics, groups). */
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+}
+
+/** Polls `check` until it returns a value other than undefined/false; never a fixed sleep. */
+export async function waitFor<T>(check: () => Promise<T | undefined | false>, { timeoutMs = 30_000, intervalMs = 100, what = 'condition' } = {}): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+export interface TestTenant {
+  project: Project;
+  user: User;
+  organizationId: string;
+  personalApiKey: string;
+}
+
+/** A fresh organization, owner, project and personal API key in the real Postgres. */
+export async function createTestTenant(pool: Pool, config: Config, scopes: GrantedScope[] = ['*']): Promise<TestTenant> {
+  return withTransaction(pool, async (client) => {
+    const store = new ControlPlaneStore(client, config.apiKeyPepper);
+    const name = uniqueName('test');
+    const organization = await store.createOrganization(name);
+    const user = await store.createUser({ email: `${name}@example.test` });
+    await store.addMembership(organization.id, user.id, MEMBERSHIP_LEVEL.owner);
+    const project = await store.createProject(organization.id, name);
+    const { key } = await store.createPersonalApiKey({ userId: user.id, label: name, scopes });
+    return { project, user, organizationId: organization.id, personalApiKey: key };
+  });
+}
+
+/** Issues another key for an existing tenant's user. */
+export async function createKey(pool: Pool, config: Config, userId: number, scopes: GrantedScope[], scopedProjects: number[] | null = null): Promise<string> {
+  const store = new ControlPlaneStore(pool, config.apiKeyPepper);
+  return (await store.createPersonalApiKey({ userId, label: uniqueName('key'), scopes, scopedProjects })).key;
+}
+
+export { createPool };

@@ -1,0 +1,38 @@
+import express, { type Express } from 'express';
+import type { ClickHouse } from '@tributary/clickhouse';
+import type { ControlPlaneStore, FeatureFlagStore } from '@tributary/control-plane';
+import type { Pool } from '@tributary/postgres';
+import type { Redis } from '@tributary/redis';
+import { authenticate, projectAccess } from './auth/authenticate.js';
+import { rateLimit } from './auth/rate-limit.js';
+import { cohortRoutes } from './cohorts/cohort-routes.js';
+import { eventRoutes } from './events/event-routes.js';
+import { featureFlagRoutes } from './feature-flags/feature-flag-routes.js';
+import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-routes.js';
+import { projectRoutes } from './projects/project-routes.js';
+
+export interface ApiDeps {
+  store: ControlPlaneStore;
+  flags: FeatureFlagStore;
+  clickhouse: ClickHouse;
+  pool: Pool;
+  redis: Redis;
+  publicUrl: string;
+  rateLimitPerMinute: number;
+}
+
+/** Mounts every management route; `/api/projects/:project_id/...` and `/api/environments/...` are the same resources. */
+export function mountApiRoutes(app: Express, deps: ApiDeps): void {
+  app.use(express.json({ limit: '1mb' }));
+  app.use('/api', authenticate(deps.store), rateLimit(deps.redis, deps.rateLimitPerMinute));
+  app.use('/api/personal_api_keys', personalApiKeyRoutes(deps.store));
+  app.use('/api/projects', projectRoutes(deps.store));
+  for (const base of ['/api/environments/:project_id', '/api/projects/:project_id']) {
+    const project = express.Router({ mergeParams: true });
+    project.use(projectAccess(deps.store));
+    project.use('/events', eventRoutes(deps));
+    project.use('/feature_flags', featureFlagRoutes(deps));
+    project.use('/cohorts', cohortRoutes(deps));
+    app.use(base, project);
+  }
+}

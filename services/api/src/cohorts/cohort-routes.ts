@@ -1,0 +1,122 @@
+import { Router, type Request } from 'express';
+import { Ajv } from 'ajv';
+import { FLAGS_CHANGED_CHANNEL } from '@tributary/control-plane';
+import { badRequest, notFound } from '@tributary/http';
+import type { Pool } from '@tributary/postgres';
+import type { Redis } from '@tributary/redis';
+import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
+import { checkFilterValues, schemaError, validateCreate, validatePatch, type CohortFilters } from './cohort-filters.js';
+import { CohortStore, type CohortRecord } from './cohort-store.js';
+
+const pageQuery = new Ajv({ useDefaults: true }).compile<{ limit: number; offset: number }>({
+  type: 'object',
+  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, default: 0 } },
+});
+
+function present(cohort: CohortRecord) {
+  return {
+    id: cohort.id,
+    name: cohort.name,
+    description: cohort.description,
+    is_static: cohort.is_static,
+    filters: cohort.filters,
+    count: cohort.count,
+    deleted: cohort.deleted,
+    created_by: cohort.created_by,
+    created_at: cohort.created_at.toISOString(),
+    updated_at: cohort.updated_at.toISOString(),
+  };
+}
+
+function cohortId(req: Request): number {
+  const raw = String(req.params.id);
+  if (!/^\d{1,9}$/.test(raw)) throw notFound(`Cohort ${raw} does not exist.`);
+  return Number(raw);
+}
+
+function pageUrl(publicUrl: string, req: Request, limit: number, offset: number): string {
+  const url = new URL(req.originalUrl, publicUrl);
+  url.searchParams.set('limit', String(limit));
+  url.searchParams.set('offset', String(offset));
+  return url.toString();
+}
+
+const hasConditions = (filters: CohortFilters | undefined) => (filters?.properties.values ?? []).length > 0;
+
+/**
+ * `/api/projects/:project_id/cohorts/`: static cohorts (a list of persons, given by distinct id)
+ * and dynamic ones (person-property filters). Flags target them by id, so every change is
+ * announced on the flags channel and decide replicas reload the project's definitions.
+ */
+export function cohortRoutes(deps: { pool: Pool; redis: Redis; publicUrl: string }): Router {
+  const router = Router({ mergeParams: true });
+  const cohorts = new CohortStore(deps.pool);
+  const announce = (teamId: number) => deps.redis.publish(FLAGS_CHANGED_CHANNEL, String(teamId)).catch(() => 0);
+
+  router.get('/', requireScopes('cohort:read'), async (req, res) => {
+    const { limit, offset } = req.query;
+    const page = { limit: limit === undefined ? undefined : Number(limit), offset: offset === undefined ? undefined : Number(offset) };
+    if (!pageQuery(page)) schemaError(pageQuery.errors);
+    const { count, results } = await cohorts.list(projectOf(req).id, page.limit, page.offset);
+    res.json({
+      count,
+      next: page.offset + page.limit < count ? pageUrl(deps.publicUrl, req, page.limit, page.offset + page.limit) : null,
+      previous: page.offset > 0 ? pageUrl(deps.publicUrl, req, page.limit, Math.max(0, page.offset - page.limit)) : null,
+      results: results.map(present),
+    });
+  });
+
+  router.post('/', requireScopes('cohort:write'), async (req, res) => {
+    const body = { ...(req.body as Record<string, unknown>) };
+    if (!validateCreate(body)) schemaError(validateCreate.errors);
+    if (body.is_static) {
+      if (hasConditions(body.filters)) throw badRequest('A static cohort is a list of persons: give distinct_ids, not filters.', 'filters');
+    } else {
+      if (!body.filters) throw badRequest('A dynamic cohort needs filters.properties, the person-property conditions its members match.', 'filters');
+      if (body.distinct_ids) throw badRequest('distinct_ids only apply to a static cohort (is_static: true).', 'distinct_ids');
+      checkFilterValues(body.filters.properties, new Date());
+    }
+    const teamId = projectOf(req).id;
+    const cohort = await cohorts.create(
+      teamId,
+      { name: body.name, description: body.description, is_static: body.is_static, filters: body.filters ?? {} },
+      body.distinct_ids,
+      principalOf(req).userId,
+    );
+    await announce(teamId);
+    res.status(201).json(present(cohort));
+  });
+
+  router.get('/:id', requireScopes('cohort:read'), async (req, res) => {
+    const cohort = await cohorts.get(projectOf(req).id, cohortId(req));
+    if (!cohort) throw notFound(`Cohort ${req.params.id} does not exist.`);
+    res.json(present(cohort));
+  });
+
+  router.patch('/:id', requireScopes('cohort:write'), async (req, res) => {
+    const body = { ...(req.body as Record<string, unknown>) };
+    if (!validatePatch(body)) schemaError(validatePatch.errors);
+    const teamId = projectOf(req).id;
+    const id = cohortId(req);
+    const existing = await cohorts.get(teamId, id);
+    if (!existing) throw notFound(`Cohort ${req.params.id} does not exist.`);
+    if (body.is_static !== undefined && body.is_static !== existing.is_static) {
+      throw badRequest('A cohort cannot change between static and dynamic; create a new cohort instead.', 'is_static');
+    }
+    if (existing.is_static && hasConditions(body.filters)) throw badRequest('A static cohort is a list of persons: give distinct_ids, not filters.', 'filters');
+    if (!existing.is_static && body.distinct_ids) throw badRequest('distinct_ids only apply to a static cohort (is_static: true).', 'distinct_ids');
+    if (!existing.is_static && body.filters) checkFilterValues(body.filters.properties, new Date());
+    const cohort = await cohorts.update(teamId, id, { name: body.name, description: body.description, filters: body.filters }, body.distinct_ids);
+    if (!cohort) throw notFound(`Cohort ${req.params.id} does not exist.`);
+    await announce(teamId);
+    res.json(present(cohort));
+  });
+
+  router.delete('/:id', requireScopes('cohort:write'), async (req, res) => {
+    const teamId = projectOf(req).id;
+    if (!(await cohorts.softDelete(teamId, cohortId(req)))) throw notFound(`Cohort ${req.params.id} does not exist.`);
+    await announce(teamId);
+    res.status(204).end();
+  });
+  return router;
+}

@@ -1,0 +1,90 @@
+import { withTransaction, type Pool, type PoolClient } from '@tributary/postgres';
+import type { CohortFilters } from './cohort-filters.js';
+
+export interface CohortRecord {
+  id: number;
+  team_id: number;
+  name: string;
+  description: string;
+  is_static: boolean;
+  filters: CohortFilters | Record<string, never>;
+  deleted: boolean;
+  created_by: number | null;
+  created_at: Date;
+  updated_at: Date;
+  /** Members of a static cohort; null for a dynamic one, whose members are whoever matches now. */
+  count: number | null;
+}
+
+export interface CohortInput {
+  name: string;
+  description: string;
+  is_static: boolean;
+  filters: CohortFilters | Record<string, never>;
+}
+
+const SELECT = `SELECT c.id, c.team_id, c.name, c.description, c.is_static, c.filters, c.deleted, c.created_by, c.created_at, c.updated_at,
+  CASE WHEN c.is_static THEN (SELECT count(*)::int FROM cohort_people p WHERE p.cohort_id = c.id) END AS count
+  FROM cohorts c`;
+
+/** Cohorts and static cohort membership in Postgres, where decide and the events API read them. */
+export class CohortStore {
+  constructor(private readonly pool: Pool) {}
+
+  async list(teamId: number, limit: number, offset: number): Promise<{ count: number; results: CohortRecord[] }> {
+    const [{ rows }, count] = await Promise.all([
+      this.pool.query<CohortRecord>(`${SELECT} WHERE c.team_id = $1 AND NOT c.deleted ORDER BY c.id DESC LIMIT $2 OFFSET $3`, [teamId, limit, offset]),
+      this.pool.query<{ count: number }>('SELECT count(*)::int AS count FROM cohorts WHERE team_id = $1 AND NOT deleted', [teamId]),
+    ]);
+    return { count: count.rows[0]!.count, results: rows };
+  }
+
+  async get(teamId: number, id: number, db: Pool | PoolClient = this.pool): Promise<CohortRecord | null> {
+    const { rows } = await db.query<CohortRecord>(`${SELECT} WHERE c.team_id = $1 AND c.id = $2 AND NOT c.deleted`, [teamId, id]);
+    return rows[0] ?? null;
+  }
+
+  /** `distinctIds` sets a static cohort's members; ids no person has are skipped, as PostHog's CSV upload does. */
+  async create(teamId: number, input: CohortInput, distinctIds: string[] | undefined, createdBy: number | null): Promise<CohortRecord> {
+    return withTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ id: number }>(
+        'INSERT INTO cohorts (team_id, name, description, is_static, filters, created_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
+        [teamId, input.name, input.description, input.is_static, input.filters, createdBy],
+      );
+      const id = rows[0]!.id;
+      if (distinctIds) await this.setMembers(client, teamId, id, distinctIds);
+      return (await this.get(teamId, id, client))!;
+    });
+  }
+
+  /** `distinctIds` replaces a static cohort's members, so one field both adds and removes persons. */
+  async update(teamId: number, id: number, changes: Partial<Omit<CohortInput, 'is_static'>>, distinctIds: string[] | undefined): Promise<CohortRecord | null> {
+    return withTransaction(this.pool, async (client) => {
+      const result = await client.query(
+        `UPDATE cohorts SET name = COALESCE($3, name), description = COALESCE($4, description), filters = COALESCE($5, filters), updated_at = now()
+         WHERE team_id = $1 AND id = $2 AND NOT deleted`,
+        [teamId, id, changes.name ?? null, changes.description ?? null, changes.filters ?? null],
+      );
+      if (result.rowCount !== 1) return null;
+      if (distinctIds) {
+        await client.query('DELETE FROM cohort_people WHERE cohort_id = $1', [id]);
+        await this.setMembers(client, teamId, id, distinctIds);
+      }
+      return this.get(teamId, id, client);
+    });
+  }
+
+  async softDelete(teamId: number, id: number): Promise<boolean> {
+    const result = await this.pool.query('UPDATE cohorts SET deleted = true, updated_at = now() WHERE team_id = $1 AND id = $2 AND NOT deleted', [teamId, id]);
+    return result.rowCount === 1;
+  }
+
+  private async setMembers(client: PoolClient, teamId: number, cohortId: number, distinctIds: string[]): Promise<void> {
+    await client.query(
+      `INSERT INTO cohort_people (cohort_id, person_id)
+       SELECT DISTINCT $1::int, person_id FROM person_distinct_ids WHERE team_id = $2 AND distinct_id = ANY($3::text[])
+       ON CONFLICT DO NOTHING`,
+      [cohortId, teamId, distinctIds],
+    );
+  }
+}

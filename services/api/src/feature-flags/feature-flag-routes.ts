@@ -1,0 +1,137 @@
+import { Router, type Request } from 'express';
+import { Ajv } from 'ajv';
+import type { Redis } from '@tributary/redis';
+import { validateFlagDefinition } from '@tributary/flags';
+import { DuplicateFlagKeyError, FLAGS_CHANGED_CHANNEL, type FeatureFlagInput, type FeatureFlagRecord, type FeatureFlagStore } from '@tributary/control-plane';
+import { badRequest, notFound } from '@tributary/http';
+import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
+
+const ajv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true });
+
+const flagProperties = {
+  key: { type: 'string', minLength: 1, maxLength: 400, pattern: '^[A-Za-z0-9_-]+$' },
+  name: { type: 'string', maxLength: 2000 },
+  filters: { type: 'object' },
+  active: { type: 'boolean' },
+  ensure_experience_continuity: { type: 'boolean' },
+} as const;
+
+const validateCreate = ajv.compile<FeatureFlagInput>({
+  type: 'object',
+  required: ['key'],
+  properties: {
+    ...flagProperties,
+    name: { ...flagProperties.name, default: '' },
+    filters: { type: 'object', default: { groups: [{ properties: [], rollout_percentage: 0 }] } },
+    active: { type: 'boolean', default: true },
+    ensure_experience_continuity: { type: 'boolean', default: false },
+  },
+});
+const validatePatch = ajv.compile<Partial<FeatureFlagInput>>({ type: 'object', properties: flagProperties });
+
+const pageQuery = ajv.compile<{ limit: number; offset: number }>({
+  type: 'object',
+  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, default: 0 } },
+});
+
+function schemaError(errors: typeof validateCreate.errors): never {
+  const error = errors?.[0];
+  const attr = (error?.instancePath.slice(1).replaceAll('/', '.') || (error?.params as { missingProperty?: string })?.missingProperty) ?? null;
+  throw badRequest(`${attr ?? 'body'} ${error?.message ?? 'is invalid'}.`, attr);
+}
+
+function checkFilters(filters: Record<string, unknown> | undefined): void {
+  if (filters === undefined) return;
+  const problems = validateFlagDefinition({ filters });
+  const first = problems[0];
+  if (first) throw badRequest(first.detail, first.attr);
+}
+
+export function presentFlag(flag: FeatureFlagRecord) {
+  return {
+    id: flag.id,
+    key: flag.key,
+    name: flag.name,
+    filters: flag.filters,
+    active: flag.active,
+    deleted: flag.deleted,
+    ensure_experience_continuity: flag.ensure_experience_continuity,
+    version: flag.version,
+    created_by: flag.created_by,
+    created_at: flag.created_at.toISOString(),
+    updated_at: flag.updated_at.toISOString(),
+  };
+}
+
+/** Ids are Postgres integers: anything longer would be a database error, not a missing flag. */
+function flagId(req: Request): number {
+  const raw = String(req.params.id);
+  if (!/^\d{1,9}$/.test(raw)) throw notFound(`Feature flag ${raw} does not exist.`);
+  return Number(raw);
+}
+
+function pageUrl(publicUrl: string, req: Request, limit: number, offset: number): string {
+  const url = new URL(req.originalUrl, publicUrl);
+  url.searchParams.set('limit', String(limit));
+  url.searchParams.set('offset', String(offset));
+  return url.toString();
+}
+
+/** PostHog-shaped flag definitions; every change is announced so decide replicas reload within a second. */
+export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis; publicUrl: string }): Router {
+  const router = Router({ mergeParams: true });
+  const announce = (teamId: number) => deps.redis.publish(FLAGS_CHANGED_CHANNEL, String(teamId)).catch(() => 0);
+
+  router.get('/', requireScopes('feature_flag:read'), async (req, res) => {
+    const query = { ...(req.query as Record<string, unknown>) };
+    const coerced = { limit: query.limit === undefined ? undefined : Number(query.limit), offset: query.offset === undefined ? undefined : Number(query.offset) };
+    if (!pageQuery(coerced)) schemaError(pageQuery.errors);
+    const { count, results } = await deps.flags.list(projectOf(req).id, coerced.limit, coerced.offset);
+    const next = coerced.offset + coerced.limit < count ? pageUrl(deps.publicUrl, req, coerced.limit, coerced.offset + coerced.limit) : null;
+    const previous = coerced.offset > 0 ? pageUrl(deps.publicUrl, req, coerced.limit, Math.max(0, coerced.offset - coerced.limit)) : null;
+    res.json({ count, next, previous, results: results.map(presentFlag) });
+  });
+
+  router.post('/', requireScopes('feature_flag:write'), async (req, res) => {
+    const body = { ...(req.body as Record<string, unknown>) };
+    if (!validateCreate(body)) schemaError(validateCreate.errors);
+    checkFilters(body.filters);
+    try {
+      const flag = await deps.flags.create(projectOf(req).id, body, principalOf(req).userId);
+      await announce(flag.team_id);
+      res.status(201).json(presentFlag(flag));
+    } catch (error) {
+      if (error instanceof DuplicateFlagKeyError) throw badRequest(error.message, 'key', 'unique');
+      throw error;
+    }
+  });
+
+  router.get('/:id', requireScopes('feature_flag:read'), async (req, res) => {
+    const flag = await deps.flags.get(projectOf(req).id, flagId(req));
+    if (!flag) throw notFound(`Feature flag ${req.params.id} does not exist.`);
+    res.json(presentFlag(flag));
+  });
+
+  router.patch('/:id', requireScopes('feature_flag:write'), async (req, res) => {
+    const body = { ...(req.body as Record<string, unknown>) };
+    if (!validatePatch(body)) schemaError(validatePatch.errors);
+    checkFilters(body.filters);
+    try {
+      const flag = await deps.flags.update(projectOf(req).id, flagId(req), body);
+      if (!flag) throw notFound(`Feature flag ${req.params.id} does not exist.`);
+      await announce(flag.team_id);
+      res.json(presentFlag(flag));
+    } catch (error) {
+      if (error instanceof DuplicateFlagKeyError) throw badRequest(error.message, 'key', 'unique');
+      throw error;
+    }
+  });
+
+  router.delete('/:id', requireScopes('feature_flag:write'), async (req, res) => {
+    const teamId = projectOf(req).id;
+    if (!(await deps.flags.softDelete(teamId, flagId(req)))) throw notFound(`Feature flag ${req.params.id} does not exist.`);
+    await announce(teamId);
+    res.status(204).end();
+  });
+  return router;
+}

@@ -1,0 +1,200 @@
+import { randomUUID } from 'node:crypto';
+import { createKey, createTestTenant, type TestTenant } from '@tributary/test-support';
+import { startApi, type ApiHarness } from './api-harness.js';
+
+let api: ApiHarness;
+let tenant: TestTenant;
+const uuids: string[] = [];
+
+function row(i: number, overrides: Record<string, unknown> = {}) {
+  const uuid = randomUUID();
+  uuids.push(uuid);
+  const ts = new Date(Date.UTC(2026, 0, 1, 0, 0, i));
+  return {
+    uuid,
+    event: i % 2 ? 'clicked' : '$pageview',
+    properties: JSON.stringify({ n: i, $browser: i % 3 ? 'Chrome' : 'Firefox', path: `/p/${i}` }),
+    timestamp: ts.toISOString().slice(0, 19).replace('T', ' '),
+    timestamp_ms: 250,
+    team_id: tenant.project.id,
+    distinct_id: `user-${i % 4}`,
+    elements_chain: '',
+    created_at: '2026-01-01 00:00:00',
+    person_id: '00000000-0000-0000-0000-000000000000',
+    person_properties: JSON.stringify({ email: `u${i % 4}@example.com` }),
+    person_created_at: '2026-01-01 00:00:00',
+    group_0: '',
+    group_1: '',
+    group_2: '',
+    group_3: '',
+    group_4: '',
+    inserted_at: '2026-01-01 00:00:00',
+    ...overrides,
+  };
+}
+
+const COLUMNS = [
+  'uuid', 'event', 'properties', 'timestamp', 'timestamp_ms', 'team_id', 'distinct_id', 'elements_chain', 'created_at', 'person_id',
+  'person_properties', 'person_created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'inserted_at',
+] as const;
+const list = (query = '', key: string | null = tenant.personalApiKey) => api.request('GET', `/api/environments/${tenant.project.id}/events/${query}`, key);
+const q = (params: Record<string, string>) => `?${new URLSearchParams(params).toString()}`;
+
+beforeAll(async () => {
+  api = await startApi();
+  tenant = await createTestTenant(api.pool, api.config);
+  const rows = Array.from({ length: 10 }, (_, i) => row(i));
+  await api.clickhouse.insert('events', COLUMNS, rows);
+  // A replayed copy of the newest event: the API must still show it once.
+  await api.clickhouse.insert('events', COLUMNS, [rows[9]!]);
+});
+
+afterAll(async () => {
+  await api.close();
+});
+
+describe('GET /events/', () => {
+  it('lists newest first with every stored-event field, showing a replayed event once', async () => {
+    const { status, body } = await list();
+    expect(status).toBe(200);
+    expect(body.results).toHaveLength(10);
+    expect(body.results[0].id).toBe(uuids[9]);
+    expect(body.results[0].timestamp).toBe('2026-01-01T00:00:09.250Z');
+    expect(body.next).toBeNull();
+  });
+
+  it('pages with limit and offset, next carrying both, absent on the last page', async () => {
+    const first = await list('?limit=4');
+    expect(first.body.results.map((e: { id: string }) => e.id)).toEqual([uuids[9], uuids[8], uuids[7], uuids[6]]);
+    const next = new URL(first.body.next);
+    expect(next.searchParams.get('limit')).toBe('4');
+    expect(next.searchParams.get('offset')).toBe('4');
+    const last = await list('?limit=4&offset=8');
+    expect(last.body.results).toHaveLength(2);
+    expect(last.body.next).toBeNull();
+  });
+
+  it('filters by event name and distinct id', async () => {
+    const { body } = await list(q({ event: 'clicked', distinct_id: 'user-1' }));
+    expect(body.results.map((e: { properties: string }) => JSON.parse(e.properties).n)).toEqual([9, 5, 1]);
+  });
+
+  it('filters by after and before, in ISO 8601 and relative forms', async () => {
+    const { body } = await list(q({ after: '2026-01-01T00:00:03Z', before: '2026-01-01T00:00:06Z' }));
+    expect(body.results.map((e: { properties: string }) => JSON.parse(e.properties).n)).toEqual([5, 4]);
+    expect((await list(q({ after: '-7d' }))).body.results).toHaveLength(0);
+    expect((await list(q({ before: '-1d' }))).body.results).toHaveLength(10);
+  });
+
+  it('rejects an unparsable date, naming the parameter', async () => {
+    const { status, body } = await list(q({ after: 'last tuesday' }));
+    expect(status).toBe(400);
+    expect(body).toMatchObject({ type: 'invalid_request', attr: 'after' });
+  });
+
+  it('filters by person_id through the person distinct ids', async () => {
+    const person = await api.pool.query<{ id: number }>(
+      `INSERT INTO persons (uuid, team_id, properties, created_at) VALUES ($1, $2, '{}', now()) RETURNING id`,
+      [randomUUID(), tenant.project.id],
+    );
+    const personId = person.rows[0]!.id;
+    await api.pool.query(`INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, 'user-2', $2), ($1, 'user-3', $2)`, [tenant.project.id, personId]);
+    const { body } = await list(q({ person_id: String(personId) }));
+    expect(body.results.map((e: { distinct_id: string }) => e.distinct_id).sort()).toEqual(['user-2', 'user-2', 'user-3', 'user-3']);
+  });
+
+  it('filters by event and person properties with the flag operators', async () => {
+    const byBrowser = await list(q({ properties: JSON.stringify([{ key: '$browser', value: 'firefox', operator: 'exact' }]) }));
+    expect(byBrowser.body.results.map((e: { properties: string }) => JSON.parse(e.properties).n)).toEqual([9, 6, 3, 0]);
+    const numeric = await list(q({ properties: JSON.stringify([{ key: 'n', value: 7, operator: 'gt' }, { key: 'email', value: 'u0@', operator: 'icontains', type: 'person' }]) }));
+    expect(numeric.body.results.map((e: { properties: string }) => JSON.parse(e.properties).n)).toEqual([8]);
+  });
+
+  it('rejects malformed property filters with a 400 naming the problem', async () => {
+    expect((await list(q({ properties: 'not json' }))).body).toMatchObject({ attr: 'properties', detail: expect.stringMatching(/JSON/) });
+    expect((await list(q({ properties: JSON.stringify([{ key: 'a', operator: 'between', value: 1 }]) }))).body.detail).toMatch(/unknown operator "between"/);
+    expect((await list(q({ properties: JSON.stringify([{ value: 1 }]) }))).status).toBe(400);
+  });
+
+  it('applies where expressions and returns select expressions as columns', async () => {
+    const { status, body } = await list(q({ select: JSON.stringify(['event', 'properties.n * 2', "concat(distinct_id, '!')"]), where: JSON.stringify(['properties.n >= 8']) }));
+    expect(status).toBe(200);
+    expect(body.columns).toEqual(['event', 'properties.n * 2', "concat(distinct_id, '!')"]);
+    expect(body.results).toEqual([
+      ['clicked', 18, 'user-1!'],
+      ['$pageview', 16, 'user-0!'],
+    ]);
+  });
+
+  it('answers constructs outside the query subset with a 400 naming them', async () => {
+    const fn = await list(q({ select: JSON.stringify(["file('/etc/passwd')"]) }));
+    expect(fn.status).toBe(400);
+    expect(fn.body.detail).toMatch(/function file\(\) is not allowed/);
+    const column = await list(q({ where: JSON.stringify(['team_id = 1']) }));
+    expect(column.body.detail).toMatch(/unknown field team_id/);
+  });
+
+  it('keeps injection attempts away from ClickHouse', async () => {
+    for (const attempt of ["1 = 1) OR (1 = 1", "event = '' OR 1=1; DROP TABLE events --", "event = 'x\\' OR team_id != 0 --'"]) {
+      const { status, body } = await list(q({ where: JSON.stringify([attempt]) }));
+      if (status === 200) expect(body.results).toHaveLength(0);
+      else expect(status).toBe(400);
+    }
+    const properties = await list(q({ properties: JSON.stringify([{ key: "x') OR 1=1 --", value: "' OR ''='" }]) }));
+    expect(properties.status).toBe(200);
+    expect(properties.body.results).toHaveLength(0);
+    expect((await list()).body.results).toHaveLength(10);
+  });
+
+  it('returns CSV with a header row for format=csv', async () => {
+    const { status, headers, text } = await list('?format=csv&limit=2');
+    expect(status).toBe(200);
+    expect(headers.get('content-type')).toMatch(/text\/csv/);
+    const lines = text.trim().split('\n');
+    expect(lines[0]).toBe('id,distinct_id,properties,event,timestamp,person,elements,elements_chain');
+    expect(lines).toHaveLength(3);
+  });
+});
+
+describe('GET /events/:id/ and /events/values/', () => {
+  it('retrieves one event by uuid', async () => {
+    const { status, body } = await api.request('GET', `/api/environments/${tenant.project.id}/events/${uuids[3]}/`, tenant.personalApiKey);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ id: uuids[3], event: 'clicked', distinct_id: 'user-3' });
+  });
+
+  it('answers 404 for an event that does not exist', async () => {
+    const { status, body } = await api.request('GET', `/api/environments/${tenant.project.id}/events/${randomUUID()}/`, tenant.personalApiKey);
+    expect(status).toBe(404);
+    expect(body.code).toBe('not_found');
+  });
+
+  it('lists the distinct values of a property, filtered by a fragment', async () => {
+    const all = await api.request('GET', `/api/environments/${tenant.project.id}/events/values/?key=$browser`, tenant.personalApiKey);
+    expect(all.body).toEqual([{ name: 'Chrome' }, { name: 'Firefox' }]);
+    const some = await api.request('GET', `/api/environments/${tenant.project.id}/events/values/?key=$browser&value=fire`, tenant.personalApiKey);
+    expect(some.body).toEqual([{ name: 'Firefox' }]);
+    expect((await api.request('GET', `/api/environments/${tenant.project.id}/events/values/`, tenant.personalApiKey)).status).toBe(400);
+  });
+});
+
+describe('access to the events endpoints', () => {
+  it('refuses a key without query:read with a 403 naming the scope', async () => {
+    const key = await createKey(api.pool, api.config, tenant.user.id, ['person:read']);
+    const { status, body } = await list('', key);
+    expect(status).toBe(403);
+    expect(body.detail).toMatch(/'query:read'/);
+  });
+
+  it('refuses a project the key is not limited to, and a project of another organization', async () => {
+    const limited = await createKey(api.pool, api.config, tenant.user.id, ['*'], [tenant.project.id + 100000]);
+    expect((await list('', limited)).status).toBe(403);
+    const other = await createTestTenant(api.pool, api.config);
+    expect((await list('', other.personalApiKey)).status).toBe(403);
+  });
+
+  it('answers 404 for a project id that does not exist', async () => {
+    const { status } = await api.request('GET', '/api/environments/999999999/events/', tenant.personalApiKey);
+    expect(status).toBe(404);
+  });
+});

@@ -1,0 +1,98 @@
+import { Router, type Request } from 'express';
+import cors from 'cors';
+import getRawBody from 'raw-body';
+import { v7 as uuidv7 } from 'uuid';
+import { decodeBody, parseCaptureRequest } from '@tributary/payload';
+import type { CaptureMessage } from '@tributary/kafka';
+import type { TokenResolver } from '@tributary/control-plane';
+import { HttpError, badRequest, payloadTooLarge, serviceUnavailable, unauthorized } from '@tributary/http';
+import type { Logger } from '@tributary/logger';
+import { PublishError, type EventPublisher } from './event-publisher.js';
+
+/** Every path SDKs send events to; each also answers with a trailing slash. */
+export const CAPTURE_PATHS = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '/engage'];
+
+export interface CaptureDeps {
+  tokens: Pick<TokenResolver, 'resolve'>;
+  publisher: Pick<EventPublisher, 'publish'>;
+  logger: Logger;
+  maxBatchBytes: number;
+  maxEventBytes: number;
+  clock?: () => Date;
+}
+
+/** Reads the body while it streams, stopping at the limit instead of buffering all of it. */
+async function readBody(req: Request, limit: number): Promise<Buffer> {
+  try {
+    return await getRawBody(req, { limit });
+  } catch (error) {
+    const { type } = error as { type?: string };
+    if (type === 'entity.too.large') throw payloadTooLarge(`Request body is larger than the limit of ${limit} bytes for ${req.path}.`);
+    if (type === 'request.aborted') throw badRequest('Request was aborted by the client.', null, 'aborted');
+    throw error;
+  }
+}
+
+function queryStrings(req: Request): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [key, value] of Object.entries(req.query)) {
+    if (typeof value === 'string') out[key] = value;
+  }
+  return out;
+}
+
+export function captureRoutes(deps: CaptureDeps): Router {
+  const router = Router();
+  const clock = deps.clock ?? (() => new Date());
+  // Browsers send events cross-origin with credentials, so the origin is reflected rather than `*`.
+  const corsMiddleware = cors({ origin: true, credentials: true, maxAge: 86_400 });
+  router.options(CAPTURE_PATHS, corsMiddleware);
+
+  router.all(CAPTURE_PATHS, corsMiddleware, async (req, res) => {
+    if (req.method !== 'POST' && req.method !== 'GET') {
+      throw new HttpError(405, 'invalid_request', 'method_not_allowed', `Method ${req.method} is not allowed; send events with POST (or GET with ?data=).`);
+    }
+    const limit = req.path.startsWith('/batch') ? deps.maxBatchBytes : deps.maxEventBytes;
+    const query = queryStrings(req);
+    const body = req.method === 'POST' ? await readBody(req, limit) : Buffer.alloc(0);
+    const decoded = decodeBody(
+      { body, contentType: req.get('content-type'), contentEncoding: req.get('content-encoding'), query },
+      { maxBytes: limit },
+    );
+    if (!decoded.ok) {
+      if (decoded.error.kind === 'too_large') throw payloadTooLarge(decoded.error.detail);
+      throw badRequest(decoded.error.detail, null, decoded.error.kind);
+    }
+    const now = clock();
+    const parsed = parseCaptureRequest(decoded.value, { query, newUuid: uuidv7 });
+    if (!parsed.ok) {
+      throw parsed.status === 401 ? unauthorized(parsed.detail, parsed.code) : badRequest(parsed.detail, null, parsed.code);
+    }
+    const project = await deps.tokens.resolve(parsed.token);
+    if (!project) throw unauthorized('Project API key is invalid: no project has this key.', 'invalid_api_key');
+
+    const ip = req.ip ?? null;
+    const messages: CaptureMessage[] = parsed.events.map((event) => ({
+      uuid: event.uuid,
+      distinct_id: event.distinctId,
+      ip,
+      data: event.data,
+      now: now.toISOString(),
+      sent_at: parsed.sentAt ? parsed.sentAt.toISOString() : null,
+      token: parsed.token,
+      historical_migration: parsed.historicalMigration,
+    }));
+    try {
+      await deps.publisher.publish(messages);
+    } catch (error) {
+      if (error instanceof PublishError) {
+        deps.logger.error({ err: error, events: messages.length }, 'events not acknowledged by Kafka');
+        throw serviceUnavailable('The event log cannot take events right now; nothing was accepted, retry later.');
+      }
+      throw error;
+    }
+    if (parsed.dropped.length > 0) deps.logger.debug({ dropped: parsed.dropped }, 'events dropped at capture');
+    res.json({ status: 1 });
+  });
+  return router;
+}

@@ -1,0 +1,42 @@
+import { loadConfig } from '@tributary/config';
+import { createLogger } from '@tributary/logger';
+import { createPool } from '@tributary/postgres';
+import { createRedis } from '@tributary/redis';
+import { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
+import { createKafka, createProducer, topicNames } from '@tributary/kafka';
+import { startServiceRuntime } from '@tributary/http';
+import { captureRoutes } from './capture-routes.js';
+import { EventPublisher } from './event-publisher.js';
+import { OverflowDetector } from './overflow-detector.js';
+
+const config = loadConfig();
+const logger = createLogger('capture', config.logLevel);
+const pool = createPool(config, { max: 5 });
+const redis = createRedis(config);
+const kafka = createKafka(config, logger, 'capture');
+const producer = createProducer(kafka);
+await producer.connect();
+
+const publisher = new EventPublisher(
+  producer,
+  topicNames(config.kafkaTopicPrefix),
+  new OverflowDetector(redis, config.captureOverflowEventsPerSecond),
+  config.kafkaProduceTimeoutMs,
+);
+const tokens = new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis);
+
+await startServiceRuntime({
+  name: 'capture',
+  logger,
+  host: config.host,
+  port: config.capturePort,
+  shutdownTimeoutMs: config.shutdownTimeoutMs,
+  routes: (app) => app.use(captureRoutes({ tokens, publisher, logger, maxBatchBytes: config.captureMaxBatchBytes, maxEventBytes: config.captureMaxEventBytes })),
+  ready: async () => (await redis.ping()) === 'PONG' && (await pool.query('SELECT 1').then(() => true)),
+  stop: async () => {
+    // In-flight requests have finished, so every acknowledged event is already in Kafka.
+    await producer.disconnect();
+    await pool.end();
+    redis.disconnect();
+  },
+});

@@ -1,0 +1,87 @@
+import { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
+import { startServiceRuntime, type ServiceRuntime } from '@tributary/http';
+import { createKafka, createProducer, ensureTopics, topicNames, type TopicNames } from '@tributary/kafka';
+import { createLogger } from '@tributary/logger';
+import { createPool, type Pool } from '@tributary/postgres';
+import { createRedis, type Redis } from '@tributary/redis';
+import { createTestTenant, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
+import type { Config } from '@tributary/config';
+import type { Kafka, KafkaMessage, Producer } from 'kafkajs';
+import { captureRoutes } from '../src/capture-routes.js';
+import { EventPublisher } from '../src/event-publisher.js';
+import { OverflowDetector } from '../src/overflow-detector.js';
+
+/** Capture in-process on a free port, publishing to real topics under a unique prefix. */
+export interface CaptureHarness {
+  url: string;
+  tenant: TestTenant;
+  topics: TopicNames;
+  kafka: Kafka;
+  /** Every message on a topic so far, read by a fresh consumer group. */
+  readTopic: (topic: string, atLeast: number) => Promise<KafkaMessage[]>;
+  close: () => Promise<void>;
+}
+
+export async function startCapture(overrides: Partial<Config> = {}, brokers?: string[]): Promise<CaptureHarness> {
+  const config = testConfig(overrides);
+  const logger = createLogger('capture-test', config.logLevel);
+  const prefix = `${uniqueName('c')}_`;
+  const topics = topicNames(prefix);
+  const pool: Pool = createPool(config, { max: 2 });
+  const redis: Redis = createRedis(config);
+  const kafka = createKafka(config, logger, 'capture-test');
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, prefix, 2);
+  await admin.disconnect();
+  const publishKafka = brokers ? createKafka({ ...config, kafkaBrokers: brokers }, logger, 'capture-test-dead') : kafka;
+  const producer: Producer = createProducer(publishKafka);
+  if (!brokers) await producer.connect();
+  const tenant = await createTestTenant(pool, config);
+  const runtime: ServiceRuntime = await startServiceRuntime(
+    {
+      name: 'capture-test',
+      logger,
+      host: '127.0.0.1',
+      port: 0,
+      shutdownTimeoutMs: 1000,
+      routes: (app) =>
+        app.use(
+          captureRoutes({
+            tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
+            publisher: new EventPublisher(producer, topics, new OverflowDetector(redis, config.captureOverflowEventsPerSecond), config.kafkaProduceTimeoutMs),
+            logger,
+            maxBatchBytes: config.captureMaxBatchBytes,
+            maxEventBytes: config.captureMaxEventBytes,
+          }),
+        ),
+      ready: async () => true,
+      stop: async () => {
+        await producer.disconnect().catch(() => undefined);
+        await pool.end();
+        redis.disconnect();
+      },
+    },
+    false,
+  );
+  return {
+    url: `http://127.0.0.1:${runtime.port}`,
+    tenant,
+    topics,
+    kafka,
+    async readTopic(topic, atLeast) {
+      const messages: KafkaMessage[] = [];
+      const consumer = kafka.consumer({ groupId: uniqueName('reader') });
+      await consumer.connect();
+      await consumer.subscribe({ topics: [topic], fromBeginning: true });
+      await consumer.run({ eachMessage: async ({ message }) => void messages.push(message) });
+      try {
+        await waitFor(async () => messages.length >= atLeast, { what: `${atLeast} messages on ${topic}`, timeoutMs: 30_000 });
+      } finally {
+        await consumer.disconnect();
+      }
+      return messages;
+    },
+    close: () => runtime.shutdown('test finished'),
+  };
+}

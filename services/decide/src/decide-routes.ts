@@ -1,0 +1,223 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Router, type Request } from 'express';
+import cors from 'cors';
+import getRawBody from 'raw-body';
+import { Ajv } from 'ajv';
+import { missingScopes } from '@tributary/auth';
+import type { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
+import { evaluateFlag, type FlagDefinition, type FlagResult } from '@tributary/flags';
+import { badRequest, forbidden, payloadTooLarge, unauthorized } from '@tributary/http';
+import type { Logger } from '@tributary/logger';
+import { checkToken, decodeBody } from '@tributary/payload';
+import type { EvaluationData, StoredPerson } from './evaluation-data.js';
+import type { FlagDefinitions } from './flag-definitions.js';
+
+interface DecideBody {
+  api_key?: string;
+  token?: string;
+  distinct_id: string | number;
+  groups?: Record<string, string | number>;
+  person_properties?: Record<string, unknown>;
+  group_properties?: Record<string, Record<string, unknown>>;
+  $anon_distinct_id?: string | number | null;
+}
+
+const validateBody = new Ajv({ allErrors: false, allowUnionTypes: true }).compile<DecideBody>({
+  type: 'object',
+  required: ['distinct_id'],
+  properties: {
+    api_key: { type: 'string' },
+    token: { type: 'string' },
+    distinct_id: { type: ['string', 'number'] },
+    groups: { type: 'object', additionalProperties: { type: ['string', 'number'] } },
+    person_properties: { type: 'object' },
+    group_properties: { type: 'object', additionalProperties: { type: 'object' } },
+    $anon_distinct_id: { type: ['string', 'number', 'null'] },
+  },
+});
+
+export interface DecideDeps {
+  tokens: Pick<TokenResolver, 'resolve'>;
+  store: Pick<ControlPlaneStore, 'findPersonalApiKey' | 'findProjectByToken' | 'projectsForUser'>;
+  definitions: FlagDefinitions;
+  data: EvaluationData;
+  logger: Logger;
+  clock?: () => Date;
+  geoip?: (ip: string | undefined) => Record<string, unknown>;
+}
+
+const MAX_BODY = 2 * 1024 * 1024;
+
+const needsPerson = (flag: FlagDefinition, provided: Record<string, unknown>) =>
+  [...(flag.filters.groups ?? []), ...(flag.filters.super_groups ?? [])].some((group) =>
+    (group.properties ?? []).some((p) => p.type === 'cohort' || ((p.type ?? 'person') === 'person' && !(p.key in provided))),
+  );
+
+const payloadText = (payload: unknown) => (payload === null || payload === undefined ? null : typeof payload === 'string' ? payload : JSON.stringify(payload));
+
+async function readDecideBody(req: Request): Promise<DecideBody> {
+  const query: Record<string, string | undefined> = {};
+  for (const [key, value] of Object.entries(req.query)) if (typeof value === 'string') query[key] = value;
+  let body: Buffer;
+  try {
+    body = req.method === 'POST' ? await getRawBody(req, { limit: MAX_BODY }) : Buffer.alloc(0);
+  } catch (error) {
+    if ((error as { type?: string }).type === 'entity.too.large') throw payloadTooLarge(`Request body is larger than ${MAX_BODY} bytes.`);
+    throw error;
+  }
+  const decoded = decodeBody({ body, contentType: req.get('content-type'), contentEncoding: req.get('content-encoding'), query }, { maxBytes: MAX_BODY });
+  if (!decoded.ok) throw decoded.error.kind === 'too_large' ? payloadTooLarge(decoded.error.detail) : badRequest(decoded.error.detail, null, decoded.error.kind);
+  if (!validateBody(decoded.value)) {
+    const error = validateBody.errors?.[0];
+    const attr = error?.instancePath.slice(1) || (error?.params as { missingProperty?: string }).missingProperty || null;
+    throw badRequest(`${attr ?? 'body'} ${error?.message ?? 'is invalid'}.`, attr);
+  }
+  return decoded.value;
+}
+
+/** `/decide` (v1-v3) and `/flags` (v2): every flag of the project for one distinct id. */
+export function decideRoutes(deps: DecideDeps): Router {
+  const router = Router();
+  const clock = deps.clock ?? (() => new Date());
+  const corsMiddleware = cors({ origin: true, credentials: true, maxAge: 86_400 });
+  router.options(['/decide', '/flags'], corsMiddleware);
+
+  async function evaluate(req: Request) {
+    const body = await readDecideBody(req);
+    const checked = checkToken(body.api_key ?? body.token);
+    if (!checked.ok) throw unauthorized(checked.detail, 'invalid_api_key');
+    const project = await deps.tokens.resolve(checked.token);
+    if (!project) throw unauthorized('Project API key is invalid: no project has this key.', 'invalid_api_key');
+    const teamId = project.id;
+    const distinctId = String(body.distinct_id);
+    const groups = Object.fromEntries(Object.entries(body.groups ?? {}).map(([k, v]) => [k, String(v)]));
+    const defs = await deps.definitions.forProject(teamId);
+    let errors = false;
+
+    let stored: StoredPerson | null = null;
+    try {
+      stored = await deps.data.person(teamId, distinctId);
+    } catch (error) {
+      errors = true;
+      deps.logger.warn({ err: error }, 'person properties unavailable');
+    }
+    const requestPersonProperties = { ...(deps.geoip?.(req.ip) ?? {}), ...(body.person_properties ?? {}) };
+    const personProperties = { ...(stored?.properties ?? {}), ...requestPersonProperties };
+
+    const typeIndexes = Object.fromEntries(Object.entries(defs.groupTypeMapping).map(([i, t]) => [t, Number(i)]));
+    let groupProperties: Record<string, Record<string, unknown>> = {};
+    try {
+      groupProperties = await deps.data.groupProperties(teamId, groups, typeIndexes);
+    } catch (error) {
+      errors = true;
+      deps.logger.warn({ err: error }, 'group properties unavailable');
+    }
+    for (const [type, properties] of Object.entries(body.group_properties ?? {})) groupProperties[type] = { ...(groupProperties[type] ?? {}), ...properties };
+
+    let staticCohortIds = new Set<number>();
+    let hashKeyOverrides: Record<string, string> = {};
+    if (stored) {
+      try {
+        staticCohortIds = await deps.data.staticCohortIds(stored.personId);
+        const continuity = defs.flags.filter((f) => f.ensure_experience_continuity && f.active).map((f) => f.key);
+        const anon = body.$anon_distinct_id === undefined || body.$anon_distinct_id === null ? null : String(body.$anon_distinct_id);
+        hashKeyOverrides = await deps.data.hashKeyOverrides(teamId, stored.personId, anon, continuity);
+      } catch (error) {
+        errors = true;
+        deps.logger.warn({ err: error }, 'cohorts or continuity overrides unavailable');
+      }
+    }
+
+    const now = clock();
+    const results: { flag: FlagDefinition; result: FlagResult }[] = [];
+    for (const flag of defs.flags) {
+      // Without the stored person, a flag that needs its properties cannot be answered truthfully: leave it out.
+      if (errors && needsPerson(flag, requestPersonProperties)) continue;
+      const result = evaluateFlag(flag, {
+        distinctId,
+        personProperties,
+        groups,
+        groupProperties,
+        groupTypeMapping: defs.groupTypeMapping,
+        cohorts: defs.cohorts,
+        staticCohortIds,
+        hashKeyOverrides,
+        now,
+      });
+      results.push({ flag, result });
+    }
+    return { results, errors };
+  }
+
+  router.all(['/decide', '/flags'], corsMiddleware, async (req, res) => {
+    if (req.method !== 'POST' && req.method !== 'GET') throw badRequest(`Method ${req.method} is not allowed here; use POST.`, null, 'method_not_allowed');
+    const { results, errors } = await evaluate(req);
+    const version = Number(req.query.v ?? (req.path.startsWith('/flags') ? 2 : 1));
+
+    if (req.path.startsWith('/flags')) {
+      res.json({
+        flags: Object.fromEntries(
+          results.map(({ flag, result }) => [
+            flag.key,
+            {
+              key: flag.key,
+              enabled: result.enabled,
+              variant: result.variant,
+              reason: result.reason,
+              metadata: { id: flag.id, version: flag.version ?? 1, payload: payloadText(result.payload) ?? undefined },
+            },
+          ]),
+        ),
+        errorsWhileComputingFlags: errors,
+        requestId: randomUUID(),
+      });
+      return;
+    }
+    const value = (r: FlagResult) => (r.enabled ? (r.variant ?? true) : false);
+    const common = {
+      config: { enable_collect_everything: true },
+      toolbarParams: {},
+      isAuthenticated: false,
+      supportedCompression: ['gzip', 'gzip-js', 'lz64'],
+      errorsWhileComputingFlags: errors,
+    };
+    if (version <= 1) {
+      res.json({ ...common, featureFlags: results.filter(({ result }) => result.enabled).map(({ flag }) => flag.key) });
+      return;
+    }
+    const shown = version === 2 ? results.filter(({ result }) => result.enabled) : results;
+    res.json({
+      ...common,
+      featureFlags: Object.fromEntries(shown.map(({ flag, result }) => [flag.key, value(result)])),
+      featureFlagPayloads: Object.fromEntries(results.filter(({ result }) => result.payload !== null).map(({ flag, result }) => [flag.key, payloadText(result.payload)])),
+    });
+  });
+
+  /** Local evaluation for server SDKs: the definitions themselves, behind a personal API key. */
+  router.get(['/flags/definitions', '/api/feature_flag/local_evaluation'], async (req, res) => {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
+    const key = match ? await deps.store.findPersonalApiKey(match[1]!) : null;
+    if (!key) throw unauthorized('Local evaluation needs a personal API key: send it as "Authorization: Bearer <key>".');
+    const missing = missingScopes(key.scopes, ['feature_flag:read']);
+    if (missing.length > 0) throw forbidden(`This action requires the scope 'feature_flag:read', which this personal API key does not have.`, 'missing_scope');
+    const token = typeof req.query.token === 'string' ? req.query.token : '';
+    const project = token ? await deps.store.findProjectByToken(token) : null;
+    if (!project) throw unauthorized('Query parameter token must be a project API key of a project this key can access.', 'invalid_api_key');
+    const reachable = (await deps.store.projectsForUser(key.user_id)).some((p) => p.id === project.id);
+    if (!reachable || (key.scoped_projects !== null && !key.scoped_projects.includes(project.id))) throw forbidden(`This personal API key cannot access project ${project.id}.`);
+    const defs = await deps.definitions.forProject(project.id);
+    const body = JSON.stringify({
+      flags: defs.records.map((r) => ({ id: r.id, team_id: r.team_id, name: r.name, key: r.key, filters: r.filters, deleted: r.deleted, active: r.active, ensure_experience_continuity: r.ensure_experience_continuity, version: r.version })),
+      group_type_mapping: Object.fromEntries(Object.entries(defs.groupTypeMapping).map(([i, t]) => [String(i), t])),
+      cohorts: req.query.send_cohorts !== undefined ? defs.cohortFilters : {},
+    });
+    const etag = `"${createHash('sha1').update(body).digest('hex')}"`;
+    res.set('ETag', etag);
+    if (req.get('if-none-match') === etag) {
+      res.status(304).end();
+      return;
+    }
+    res.type('application/json').send(body);
+  });
+  return router;
+}

@@ -1,0 +1,70 @@
+import type { PersonCache } from '@tributary/control-plane';
+import type { Logger } from '@tributary/logger';
+import type { Pool } from '@tributary/postgres';
+
+export interface StoredPerson {
+  personId: number;
+  properties: Record<string, unknown>;
+}
+
+/**
+ * The stored data flags need: person properties (Redis cache first, Postgres on a miss), static
+ * cohort membership, group properties and continuity overrides. Every read is bounded by the
+ * pool's statement timeout, so an unreachable store costs a bounded delay, then an error.
+ */
+export class EvaluationData {
+  constructor(private readonly deps: { pool: Pool; personCache: PersonCache; logger: Logger }) {}
+
+  async person(teamId: number, distinctId: string): Promise<StoredPerson | null> {
+    const cached = await this.deps.personCache.get(teamId, distinctId).catch(() => null);
+    if (cached) return { personId: cached.personId, properties: cached.properties };
+    const { rows } = await this.deps.pool.query<{ id: number; properties: Record<string, unknown> }>(
+      'SELECT p.id, p.properties FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id WHERE d.team_id = $1 AND d.distinct_id = $2',
+      [teamId, distinctId],
+    );
+    const row = rows[0];
+    return row ? { personId: row.id, properties: row.properties } : null;
+  }
+
+  async staticCohortIds(personId: number): Promise<Set<number>> {
+    const { rows } = await this.deps.pool.query<{ cohort_id: number }>('SELECT cohort_id FROM cohort_people WHERE person_id = $1', [personId]);
+    return new Set(rows.map((r) => r.cohort_id));
+  }
+
+  /** Properties of the request's groups, by group type name. */
+  async groupProperties(teamId: number, groups: Record<string, string>, typeIndexes: Record<string, number>): Promise<Record<string, Record<string, unknown>>> {
+    const wanted = Object.entries(groups).filter(([type]) => typeIndexes[type] !== undefined);
+    if (wanted.length === 0) return {};
+    const { rows } = await this.deps.pool.query<{ group_type_index: number; group_key: string; properties: Record<string, unknown> }>(
+      `SELECT group_type_index, group_key, properties FROM groups
+        WHERE team_id = $1 AND (group_type_index, group_key) IN (SELECT * FROM unnest($2::smallint[], $3::text[]))`,
+      [teamId, wanted.map(([type]) => typeIndexes[type]), wanted.map(([, key]) => key)],
+    );
+    const out: Record<string, Record<string, unknown>> = {};
+    for (const [type, key] of wanted) {
+      const row = rows.find((r) => r.group_type_index === typeIndexes[type] && r.group_key === key);
+      if (row) out[type] = row.properties;
+    }
+    return out;
+  }
+
+  /**
+   * Experience continuity: the first anonymous id a person was seen with keeps deciding the
+   * person's bucket for flags that ask for it. Existing overrides are never replaced.
+   */
+  async hashKeyOverrides(teamId: number, personId: number, anonDistinctId: string | null, flagKeys: string[]): Promise<Record<string, string>> {
+    if (flagKeys.length === 0) return {};
+    if (anonDistinctId) {
+      await this.deps.pool.query(
+        `INSERT INTO feature_flag_hash_key_overrides (team_id, person_id, feature_flag_key, hash_key)
+         SELECT $1, $2, unnest($3::text[]), $4 ON CONFLICT DO NOTHING`,
+        [teamId, personId, flagKeys, anonDistinctId],
+      );
+    }
+    const { rows } = await this.deps.pool.query<{ feature_flag_key: string; hash_key: string }>(
+      'SELECT feature_flag_key, hash_key FROM feature_flag_hash_key_overrides WHERE team_id = $1 AND person_id = $2',
+      [teamId, personId],
+    );
+    return Object.fromEntries(rows.map((r) => [r.feature_flag_key, r.hash_key]));
+  }
+}

@@ -1,0 +1,42 @@
+import { loadConfig } from '@tributary/config';
+import { createLogger } from '@tributary/logger';
+import { createPool } from '@tributary/postgres';
+import { createRedis } from '@tributary/redis';
+import { ControlPlaneStore, FeatureFlagStore, PersonCache, TokenResolver } from '@tributary/control-plane';
+import { startServiceRuntime } from '@tributary/http';
+import { decideRoutes } from './decide-routes.js';
+import { EvaluationData } from './evaluation-data.js';
+import { FlagDefinitions } from './flag-definitions.js';
+
+const config = loadConfig();
+const logger = createLogger('decide', config.logLevel);
+// Short timeouts: an unreachable store must cost a flag answer, never the whole response.
+const pool = createPool(config, { max: 10, statementTimeoutMs: 1_000 });
+const redis = createRedis(config, { commandTimeoutMs: 300 });
+const store = new ControlPlaneStore(pool, config.apiKeyPepper);
+const definitions = new FlagDefinitions({ pool, flags: new FeatureFlagStore(pool), logger });
+await definitions.subscribe(createRedis(config, { forQueues: true }));
+
+await startServiceRuntime({
+  name: 'decide',
+  logger,
+  host: config.host,
+  port: config.decidePort,
+  shutdownTimeoutMs: config.shutdownTimeoutMs,
+  routes: (app) =>
+    app.use(
+      decideRoutes({
+        tokens: new TokenResolver(store, redis),
+        store,
+        definitions,
+        data: new EvaluationData({ pool, personCache: new PersonCache(redis), logger }),
+        logger,
+      }),
+    ),
+  ready: async () => (await pool.query('SELECT 1').then(() => true)) && (await redis.ping()) === 'PONG',
+  stop: async () => {
+    await definitions.close();
+    await pool.end();
+    redis.disconnect();
+  },
+});

@@ -1,0 +1,104 @@
+import type { Consumer, Kafka, KafkaMessage, Producer } from 'kafkajs';
+import type { ClickHouse } from '@tributary/clickhouse';
+import type { TopicNames } from '@tributary/kafka';
+import type { Logger } from '@tributary/logger';
+import { RowBuffer } from './clickhouse-rows.js';
+import { writeRows } from './clickhouse-writer.js';
+
+export interface DeadLetter {
+  message: KafkaMessage;
+  reason: string;
+}
+
+/** Applies one message: adds its rows to the buffer, or a dead letter when it can never succeed. */
+export interface MessageProcessor {
+  process(message: KafkaMessage, rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void>;
+}
+
+export interface IngestConsumerOptions {
+  kafka: Kafka;
+  topics: TopicNames;
+  groupId: string;
+  partitionsConcurrently: number;
+  processor: MessageProcessor;
+  clickhouse: ClickHouse;
+  producer: Producer;
+  logger: Logger;
+}
+
+/**
+ * At-least-once delivery: a partition's batch is processed in order, its rows are written to
+ * ClickHouse, dead letters are acknowledged by Kafka, and only then are offsets committed. A
+ * crash anywhere before the commit replays the batch, which the uuid-keyed tables absorb.
+ */
+export class IngestConsumer {
+  private readonly consumer: Consumer;
+  private running = false;
+
+  constructor(private readonly options: IngestConsumerOptions) {
+    this.consumer = options.kafka.consumer({
+      groupId: options.groupId,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3_000,
+      maxBytesPerPartition: 4 * 1024 * 1024,
+      allowAutoTopicCreation: false,
+    });
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  async start(): Promise<void> {
+    const { topics, logger } = this.options;
+    await this.consumer.connect();
+    await this.consumer.subscribe({ topics: [topics.realtime, topics.historical, topics.overflow], fromBeginning: true });
+    this.consumer.on(this.consumer.events.CRASH, (event) => {
+      logger.error({ err: event.payload.error, restart: event.payload.restart }, 'ingest consumer crashed');
+      if (!event.payload.restart) this.running = false;
+    });
+    await this.consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.options.partitionsConcurrently,
+      eachBatch: async ({ batch, heartbeat, isRunning, isStale }) => {
+        const rows = new RowBuffer();
+        const deadLetters: DeadLetter[] = [];
+        let last: string | null = null;
+        for (const message of batch.messages) {
+          if (!isRunning() || isStale()) break;
+          await this.options.processor.process(message, rows, deadLetters);
+          last = message.offset;
+          await heartbeat();
+        }
+        if (last === null) return;
+        await writeRows(this.options.clickhouse, rows);
+        if (deadLetters.length > 0) await this.sendDeadLetters(batch.topic, batch.partition, deadLetters);
+        await this.consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+        logger.debug({ topic: batch.topic, partition: batch.partition, events: rows.events.length, deadLetters: deadLetters.length }, 'batch ingested');
+      },
+    });
+    this.running = true;
+  }
+
+  private async sendDeadLetters(topic: string, partition: number, deadLetters: DeadLetter[]): Promise<void> {
+    const failedAt = new Date().toISOString();
+    await this.options.producer.send({
+      topic: this.options.topics.deadLetter,
+      acks: -1,
+      messages: deadLetters.map(({ message, reason }) => ({
+        key: message.key,
+        value: message.value,
+        headers: { reason, source_topic: topic, source_partition: String(partition), source_offset: message.offset, failed_at: failedAt },
+      })),
+    });
+    for (const { message, reason } of deadLetters) {
+      this.options.logger.warn({ topic, partition, offset: message.offset, reason }, 'message sent to the dead-letter topic');
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.consumer.disconnect();
+  }
+}

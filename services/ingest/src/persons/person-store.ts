@@ -1,0 +1,97 @@
+import type { PoolClient } from '@tributary/postgres';
+
+export interface PersonRecord {
+  id: number;
+  uuid: string;
+  team_id: number;
+  properties: Record<string, unknown>;
+  is_identified: boolean;
+  created_at: Date;
+  version: number;
+}
+
+const PERSON_COLUMNS = 'p.id, p.uuid, p.team_id, p.properties, p.is_identified, p.created_at, p.version';
+
+/**
+ * Postgres access for persons and their distinct ids, always inside the caller's transaction.
+ * Reads for update lock the person rows, so merges touching the same persons from different
+ * partitions or replicas run one after the other.
+ */
+export class PersonStore {
+  constructor(private readonly client: PoolClient) {}
+
+  /** The persons of these distinct ids, locked; ids are locked in sorted order to avoid deadlocks. */
+  async lockByDistinctIds(teamId: number, distinctIds: readonly string[]): Promise<Map<string, PersonRecord>> {
+    const sorted = [...new Set(distinctIds)].sort();
+    const { rows } = await this.client.query<PersonRecord & { distinct_id: string }>(
+      `SELECT d.distinct_id, ${PERSON_COLUMNS}
+         FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+        WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[])
+        ORDER BY p.id
+        FOR UPDATE OF p`,
+      [teamId, sorted],
+    );
+    return new Map(rows.map(({ distinct_id, ...person }) => [distinct_id, person]));
+  }
+
+  async create(input: {
+    teamId: number;
+    uuid: string;
+    properties: Record<string, unknown>;
+    isIdentified: boolean;
+    createdAt: Date;
+    distinctIds: readonly string[];
+  }): Promise<{ person: PersonRecord; distinctIdVersions: Map<string, number> } | null> {
+    const { rows } = await this.client.query<PersonRecord>(
+      `INSERT INTO persons AS p (uuid, team_id, properties, is_identified, created_at, version)
+       VALUES ($1, $2, $3, $4, $5, 0) RETURNING ${PERSON_COLUMNS}`,
+      [input.uuid, input.teamId, input.properties, input.isIdentified, input.createdAt],
+    );
+    const person = rows[0]!;
+    const inserted = await this.client.query(
+      `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, version)
+       SELECT $1, unnest($2::text[]), $3, 0 ON CONFLICT DO NOTHING`,
+      [input.teamId, input.distinctIds, person.id],
+    );
+    // Another transaction claimed one of the ids first: the caller retries and finds that person.
+    if (inserted.rowCount !== input.distinctIds.length) return null;
+    return { person, distinctIdVersions: new Map(input.distinctIds.map((id) => [id, 0])) };
+  }
+
+  async update(person: PersonRecord, changes: { properties: Record<string, unknown>; isIdentified: boolean; version: number; createdAt?: Date }): Promise<PersonRecord> {
+    const { rows } = await this.client.query<PersonRecord>(
+      `UPDATE persons AS p SET properties = $2, is_identified = $3, version = $4, created_at = COALESCE($5, p.created_at)
+        WHERE p.id = $1 RETURNING ${PERSON_COLUMNS}`,
+      [person.id, changes.properties, changes.isIdentified, changes.version, changes.createdAt ?? null],
+    );
+    return rows[0]!;
+  }
+
+  /** Attaches one more distinct id to a person; false when another person already has it. */
+  async addDistinctId(teamId: number, personId: number, distinctId: string): Promise<number | null> {
+    const { rows } = await this.client.query<{ version: number }>(
+      `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, version) VALUES ($1, $2, $3, 0)
+       ON CONFLICT DO NOTHING RETURNING version`,
+      [teamId, distinctId, personId],
+    );
+    return rows[0]?.version ?? null;
+  }
+
+  /** Moves every distinct id of one person to another, bumping each id's version. */
+  async moveDistinctIds(fromPersonId: number, toPersonId: number): Promise<{ distinct_id: string; version: number }[]> {
+    const { rows } = await this.client.query<{ distinct_id: string; version: number }>(
+      `UPDATE person_distinct_ids SET person_id = $2, version = version + 1 WHERE person_id = $1 RETURNING distinct_id, version`,
+      [fromPersonId, toPersonId],
+    );
+    return rows;
+  }
+
+  async delete(personId: number): Promise<void> {
+    await this.client.query('DELETE FROM persons WHERE id = $1', [personId]);
+  }
+
+  async distinctIdsOf(personId: number): Promise<string[]> {
+    const { rows } = await this.client.query<{ distinct_id: string }>('SELECT distinct_id FROM person_distinct_ids WHERE person_id = $1 ORDER BY distinct_id', [personId]);
+    return rows.map((r) => r.distinct_id);
+  }
+}

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { createClickHouse, sql, type ClickHouse } from '@tributary/clickhouse';
+import { ControlPlaneStore, PersonCache, TokenResolver } from '@tributary/control-plane';
+import { createKafka, createProducer, ensureTopics, encodeCaptureMessage, messageKey, topicNames, type CaptureMessage, type TopicNames } from '@tributary/kafka';
+import { createLogger } from '@tributary/logger';
+import { createPool, type Pool } from '@tributary/postgres';
+import { createRedis, type Redis } from '@tributary/redis';
+import { createTestTenant, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
+import type { Kafka, Producer } from 'kafkajs';
+import { EventProcessor } from '../src/event-processor.js';
+import { GroupStore } from '../src/groups/group-store.js';
+import { IngestConsumer } from '../src/ingest-consumer.js';
+
+export interface StoredEventRow {
+  uuid: string;
+  event: string;
+  distinct_id: string;
+  properties: string;
+  timestamp: string;
+  timestamp_ms: string;
+  person_id: string;
+  person_properties: string;
+  group_0: string;
+  group_1: string;
+}
+
+/** Real Kafka topics under a unique prefix, a real consumer group, Postgres, Redis and ClickHouse. */
+export interface IngestHarness {
+  tenant: TestTenant;
+  topics: TopicNames;
+  pool: Pool;
+  clickhouse: ClickHouse;
+  redis: Redis;
+  kafka: Kafka;
+  producer: Producer;
+  send: (events: Record<string, unknown>[], options?: { historical?: boolean; now?: string; sentAt?: string | null; topic?: string }) => Promise<string[]>;
+  startConsumer: (clickhouseOverride?: ClickHouse) => Promise<IngestConsumer>;
+  events: () => Promise<StoredEventRow[]>;
+  waitForEvents: (count: number) => Promise<StoredEventRow[]>;
+  close: () => Promise<void>;
+}
+
+export async function startIngestHarness(): Promise<IngestHarness> {
+  const config = testConfig();
+  const logger = createLogger('ingest-test', config.logLevel);
+  const prefix = `${uniqueName('t')}_`;
+  const topics = topicNames(prefix);
+  const pool = createPool(config, { max: 6 });
+  const clickhouse = createClickHouse(config);
+  const redis = createRedis(config);
+  const kafka = createKafka(config, logger, 'ingest-test');
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, prefix, 2);
+  await admin.disconnect();
+  const producer = createProducer(kafka);
+  await producer.connect();
+  const tenant = await createTestTenant(pool, config);
+  const groupId = uniqueName('ingest-test');
+  const consumers: IngestConsumer[] = [];
+
+  const harness: IngestHarness = {
+    tenant,
+    topics,
+    pool,
+    clickhouse,
+    redis,
+    kafka,
+    producer,
+    async send(events, options = {}) {
+      const now = options.now ?? new Date().toISOString();
+      const messages: CaptureMessage[] = events.map((event) => ({
+        uuid: (event.uuid as string | undefined) ?? randomUUID(),
+        distinct_id: String(event.distinct_id),
+        ip: '127.0.0.1',
+        data: JSON.stringify(event),
+        now,
+        sent_at: options.sentAt ?? null,
+        token: tenant.project.api_token,
+        historical_migration: options.historical ?? false,
+      }));
+      await producer.send({
+        topic: options.topic ?? (options.historical ? topics.historical : topics.realtime),
+        acks: -1,
+        messages: messages.map((m) => ({ key: messageKey(m.token, m.distinct_id), value: encodeCaptureMessage(m) })),
+      });
+      return messages.map((m) => m.uuid);
+    },
+    async startConsumer(clickhouseOverride) {
+      const consumer = new IngestConsumer({
+        kafka,
+        topics,
+        groupId,
+        partitionsConcurrently: 2,
+        clickhouse: clickhouseOverride ?? clickhouse,
+        producer,
+        logger,
+        processor: new EventProcessor({
+          pool,
+          tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
+          groups: new GroupStore(pool),
+          personCache: new PersonCache(redis),
+          logger,
+        }),
+      });
+      await consumer.start();
+      consumers.push(consumer);
+      return consumer;
+    },
+    async events() {
+      return clickhouse.query<StoredEventRow>(
+        sql`SELECT toString(uuid) AS uuid, event, distinct_id, properties, timestamp, timestamp_ms, toString(person_id) AS person_id,
+              person_properties, group_0, group_1
+            FROM events WHERE team_id = ${tenant.project.id} ORDER BY timestamp, timestamp_ms, uuid LIMIT 1 BY uuid`,
+      );
+    },
+    async waitForEvents(count) {
+      return waitFor(async () => {
+        const rows = await harness.events();
+        return rows.length >= count ? rows : undefined;
+      }, { what: `${count} events in ClickHouse`, timeoutMs: 60_000 });
+    },
+    async close() {
+      for (const consumer of consumers) await consumer.stop().catch(() => undefined);
+      await producer.disconnect();
+      await pool.end();
+      await clickhouse.close();
+      redis.disconnect();
+    },
+  };
+  return harness;
+}

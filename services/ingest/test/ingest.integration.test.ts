@@ -1,0 +1,208 @@
+import { sql, type ClickHouse } from '@tributary/clickhouse';
+import { personlessPersonId } from '@tributary/ingestion';
+import { waitFor } from '@tributary/test-support';
+import { startIngestHarness, type IngestHarness } from './ingest-harness.js';
+
+let h: IngestHarness;
+let run = 0;
+/** A distinct id unique to one test, so tests sharing the project do not see each other's persons. */
+const id = (name: string) => `${name}-${++run}-${Date.now()}`;
+
+beforeAll(async () => {
+  h = await startIngestHarness();
+  await h.startConsumer();
+}, 60_000);
+
+afterAll(async () => {
+  await h.close();
+});
+
+async function personOf(distinctId: string) {
+  return waitFor(async () => {
+    const { rows } = await h.pool.query<{ id: number; uuid: string; properties: Record<string, unknown>; is_identified: boolean; version: number }>(
+      `SELECT p.id, p.uuid, p.properties, p.is_identified, p.version FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+        WHERE d.team_id = $1 AND d.distinct_id = $2`,
+      [h.tenant.project.id, distinctId],
+    );
+    return rows[0];
+  }, { what: `person of ${distinctId}` });
+}
+
+async function eventByUuid(uuid: string) {
+  return waitFor(async () => (await h.events()).find((e) => e.uuid === uuid), { what: `event ${uuid}`, timeoutMs: 60_000 });
+}
+
+async function warnings(type: string) {
+  return h.clickhouse.query<{ details: string }>(sql`SELECT details FROM ingestion_warnings WHERE team_id = ${h.tenant.project.id} AND type = ${type}`);
+}
+
+describe('persons', () => {
+  it('creates a person with $set_once then $set, top-level $set winning, and records it on the event', async () => {
+    const user = id('user');
+    const [uuid] = await h.send([{ event: 'signed up', distinct_id: user, properties: { $set: { plan: 'free', name: 'A' }, $set_once: { first: 1 }, $browser: 'Chrome' }, $set: { plan: 'pro' } }]);
+    const event = await eventByUuid(uuid!);
+    const person = await personOf(user);
+    expect(person.properties).toEqual({ plan: 'pro', name: 'A', first: 1, $browser: 'Chrome', $initial_browser: 'Chrome' });
+    expect(person.is_identified).toBe(false);
+    expect(event.person_id).toBe(person.uuid);
+    expect(JSON.parse(event.person_properties)).toEqual(person.properties);
+  });
+
+  it('applies $set_once only to missing keys, $set over existing ones, and $unset', async () => {
+    const user = id('user');
+    await h.send([{ event: 'a', distinct_id: user, properties: { $set: { a: 1, b: 1, c: 1 } } }]);
+    await personOf(user);
+    const [last] = await h.send([{ event: 'b', distinct_id: user, properties: { $set_once: { a: 2, d: 4 }, $set: { b: 2 }, $unset: ['c'] } }]);
+    await eventByUuid(last!);
+    expect((await personOf(user)).properties).toEqual({ a: 1, b: 2, d: 4 });
+  });
+
+  it('$identify with $anon_distinct_id merges the anonymous person into the identified one', async () => {
+    const anon = id('anon');
+    const user = id('user');
+    await h.send([{ event: '$pageview', distinct_id: anon, properties: { $set: { seen: 'anon', shared: 'anon' } } }]);
+    await h.send([{ event: 'x', distinct_id: user, properties: { $set: { shared: 'user' } } }]);
+    const anonPerson = await personOf(anon);
+    const userPerson = await personOf(user);
+    expect(anonPerson.id).not.toBe(userPerson.id);
+    const [identify] = await h.send([{ event: '$identify', distinct_id: user, properties: { $anon_distinct_id: anon, $set: { email: 'u@example.com' } } }]);
+    await eventByUuid(identify!);
+    const merged = await personOf(anon);
+    expect(merged.id).toBe(userPerson.id);
+    expect(merged.properties).toEqual({ seen: 'anon', shared: 'user', email: 'u@example.com' });
+    expect(merged.is_identified).toBe(true);
+    const gone = await h.pool.query('SELECT 1 FROM persons WHERE id = $1', [anonPerson.id]);
+    expect(gone.rowCount).toBe(0);
+  });
+
+  it('refuses to merge a person that is already identified, with a warning', async () => {
+    const a = id('a');
+    const b = id('b');
+    await h.send([{ event: '$identify', distinct_id: a, properties: {} }]);
+    await h.send([{ event: '$identify', distinct_id: b, properties: {} }]);
+    const personA = await personOf(a);
+    const personB = await personOf(b);
+    const [merge] = await h.send([{ event: '$identify', distinct_id: a, properties: { $anon_distinct_id: b } }]);
+    await eventByUuid(merge!);
+    expect((await personOf(b)).id).toBe(personB.id);
+    expect((await personOf(a)).id).toBe(personA.id);
+    const refused = await warnings('cannot_merge_already_identified');
+    expect(refused.some((w) => w.details.includes(b))).toBe(true);
+  });
+
+  it('$create_alias merges the distinct id into the alias and attaches unknown ids', async () => {
+    const main = id('main');
+    const other = id('other');
+    await h.send([{ event: 'x', distinct_id: main, properties: {} }]);
+    const mainPerson = await personOf(main);
+    const [alias] = await h.send([{ event: '$create_alias', distinct_id: other, properties: { alias: main } }]);
+    await eventByUuid(alias!);
+    expect((await personOf(other)).id).toBe(mainPerson.id);
+  });
+
+  it('never merges on an illegal distinct id, and warns', async () => {
+    const user = id('user');
+    const [event] = await h.send([{ event: '$identify', distinct_id: user, properties: { $anon_distinct_id: 'undefined' } }]);
+    await eventByUuid(event!);
+    const found = await h.pool.query('SELECT 1 FROM person_distinct_ids WHERE team_id = $1 AND distinct_id = $2', [h.tenant.project.id, 'undefined']);
+    expect(found.rowCount).toBe(0);
+    expect((await warnings('cannot_merge_with_illegal_distinct_id')).some((w) => w.details.includes(user))).toBe(true);
+  });
+
+  it('personless events get the derived person id, no person, no person properties; their $identify is dropped', async () => {
+    const anon = id('anon');
+    const [pageview, identify] = await h.send([
+      { event: '$pageview', distinct_id: anon, properties: { $process_person_profile: false, $set: { a: 1 } } },
+      { event: '$identify', distinct_id: anon, properties: { $process_person_profile: false, $anon_distinct_id: 'x' } },
+    ]);
+    const event = await eventByUuid(pageview!);
+    expect(event.person_id).toBe(personlessPersonId(h.tenant.project.id, anon));
+    expect(JSON.parse(event.person_properties)).toEqual({});
+    expect(JSON.parse(event.properties).$set).toBeUndefined();
+    const persons = await h.pool.query('SELECT 1 FROM person_distinct_ids WHERE team_id = $1 AND distinct_id = $2', [h.tenant.project.id, anon]);
+    expect(persons.rowCount).toBe(0);
+    expect((await h.events()).some((e) => e.uuid === identify)).toBe(false);
+  });
+});
+
+describe('groups, timestamps and warnings', () => {
+  it('$groupidentify creates the group and $groups fills the $group_N column', async () => {
+    const user = id('user');
+    await h.send([{ event: '$groupidentify', distinct_id: user, properties: { $group_type: 'company', $group_key: 'acme', $group_set: { name: 'Acme' } } }]);
+    const [event] = await h.send([{ event: 'used', distinct_id: user, properties: { $groups: { company: 'acme', unknown: 'x' } } }]);
+    const row = await eventByUuid(event!);
+    expect(row.group_0).toBe('acme');
+    const { rows } = await h.pool.query<{ properties: Record<string, unknown> }>('SELECT properties FROM groups WHERE team_id = $1 AND group_key = $2', [h.tenant.project.id, 'acme']);
+    expect(rows[0]!.properties).toEqual({ name: 'Acme' });
+  });
+
+  it('corrects clock skew with sent_at and records an invalid timestamp as a warning', async () => {
+    const user = id('user');
+    const [skewed] = await h.send([{ event: 'skewed', distinct_id: user, timestamp: '2026-01-01T09:59:00.000Z' }], { now: '2026-01-01T12:00:00.000Z', sentAt: '2026-01-01T10:00:00.000Z' });
+    const [invalid] = await h.send([{ event: 'invalid', distinct_id: user, timestamp: 'not a time' }], { now: '2026-01-02T00:00:00.000Z' });
+    expect((await eventByUuid(skewed!)).timestamp).toBe('2026-01-01 11:59:00');
+    expect((await eventByUuid(invalid!)).timestamp).toBe('2026-01-02 00:00:00');
+    expect((await warnings('ignored_invalid_timestamp')).some((w) => w.details.includes(invalid!))).toBe(true);
+  });
+
+  it('stores survey and flag events, warning about a survey event without $survey_id', async () => {
+    const user = id('user');
+    const [survey, flag] = await h.send([
+      { event: 'survey sent', distinct_id: user, properties: { $survey_response: 'yes' } },
+      { event: '$feature_flag_called', distinct_id: user, properties: { $feature_flag: 'beta', $feature_flag_response: 'test', '$feature/beta': 'test' } },
+    ]);
+    await eventByUuid(survey!);
+    expect(JSON.parse((await eventByUuid(flag!)).properties)['$feature/beta']).toBe('test');
+    expect((await warnings('missing_survey_property')).some((w) => w.details.includes('$survey_id') && w.details.includes(survey!))).toBe(true);
+  });
+
+  it('applies a historical batch in order', async () => {
+    const user = id('hist');
+    const events = Array.from({ length: 5 }, (_, i) => ({ event: 'h', distinct_id: user, timestamp: `2020-01-0${i + 1}T00:00:00Z`, properties: { $set: { step: i } } }));
+    const uuids = await h.send(events, { historical: true });
+    await eventByUuid(uuids[4]!);
+    expect((await personOf(user)).properties.step).toBe(4);
+  });
+});
+
+describe('delivery', () => {
+  it('sends an unparsable message to the dead-letter topic with the reason, and goes on', async () => {
+    const reasons: string[] = [];
+    const consumer = h.kafka.consumer({ groupId: `${h.topics.deadLetter}-reader` });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [h.topics.deadLetter], fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message }) => void reasons.push(String(message.headers?.reason ?? '')) });
+    await h.producer.send({ topic: h.topics.realtime, acks: -1, messages: [{ key: 'x', value: '{not json' }] });
+    const [after] = await h.send([{ event: 'after the bad one', distinct_id: id('user') }]);
+    await eventByUuid(after!);
+    await waitFor(async () => reasons.length > 0, { what: 'a dead letter' });
+    expect(reasons[0]).toMatch(/not JSON/);
+    await consumer.disconnect();
+  });
+
+  it('a crash after ClickHouse accepted a batch but before the offset commit never shows an event twice', async () => {
+    let failures = 1;
+    const flaky: ClickHouse = {
+      ...h.clickhouse,
+      query: (s) => h.clickhouse.query(s),
+      command: (s) => h.clickhouse.command(s),
+      async insert(table, columns, rows) {
+        await h.clickhouse.insert(table, columns, rows);
+        // Accepted by ClickHouse, then the process "dies" before committing offsets.
+        if (table === 'events' && rows.length > 0 && failures-- > 0) throw new Error('simulated crash after insert');
+      },
+    };
+    const isolated = await startIngestHarness();
+    try {
+      const uuids = await isolated.send(Array.from({ length: 20 }, (_, i) => ({ event: 'replayed', distinct_id: `crash-${i % 3}` })));
+      await isolated.startConsumer(flaky);
+      const rows = await isolated.waitForEvents(20);
+      expect(rows.map((r) => r.uuid).sort()).toEqual([...uuids].sort());
+      expect(failures).toBeLessThan(1);
+      const raw = await isolated.clickhouse.query<{ c: string }>(sql`SELECT count() AS c FROM events WHERE team_id = ${isolated.tenant.project.id}`);
+      expect(Number(raw[0]!.c)).toBeGreaterThanOrEqual(20);
+    } finally {
+      await isolated.close();
+    }
+  });
+});

@@ -1,0 +1,31 @@
+import { loadConfig } from '@tributary/config';
+import { createLogger } from '@tributary/logger';
+import { createRedis } from '@tributary/redis';
+import { createPool } from '@tributary/postgres';
+import { createClickHouse } from '@tributary/clickhouse';
+import { startServiceRuntime } from '@tributary/http';
+import { startDeletionScheduler } from './deletion-scheduler.js';
+
+const config = loadConfig();
+const logger = createLogger('worker', config.logLevel);
+const redis = createRedis(config);
+const pool = createPool(config, { max: 3 });
+const clickhouse = createClickHouse(config, { requestTimeoutMs: 120_000 });
+const connection = createRedis(config, { forQueues: true });
+const scheduler = await startDeletionScheduler({ connection, pool, clickhouse, database: config.clickhouseDatabase, logger });
+
+await startServiceRuntime({
+  name: 'worker',
+  logger,
+  host: config.host,
+  port: config.workerPort,
+  shutdownTimeoutMs: config.shutdownTimeoutMs,
+  ready: async () => (await redis.ping()) === 'PONG' && scheduler.worker.isRunning(),
+  stop: async () => {
+    await scheduler.close();
+    connection.disconnect();
+    await pool.end();
+    await clickhouse.close();
+    redis.disconnect();
+  },
+});
