@@ -210,8 +210,19 @@ describe('validating definitions', () => {
   });
 
   it('names unknown operators, bad regexes and bad rollouts', () => {
-    const problems = validateFlagDefinition({ filters: { groups: [{ properties: [{ key: 'a', operator: 'between' }, { key: 'b', operator: 'regex', value: '(' }], rollout_percentage: 120 }] } });
+    const problems = validateFlagDefinition({ filters: { groups: [{ properties: [{ key: 'a', operator: 'between', value: 1 }, { key: 'b', operator: 'regex', value: '(' }], rollout_percentage: 120 }] } });
     expect(problems.map((p) => p.attr)).toEqual(['filters.groups[0].rollout_percentage', 'filters.groups[0].properties[0].operator', 'filters.groups[0].properties[1].value']);
+  });
+
+  it('requires a value for every operator except is_set and is_not_set', () => {
+    const problems = validateFlagDefinition({ filters: { groups: [{ properties: [{ key: 'a', operator: 'exact' }, { key: 'b', operator: 'is_set' }, { key: 'c' }] }] } });
+    expect(problems.map((p) => p.attr)).toEqual(['filters.groups[0].properties[0].value', 'filters.groups[0].properties[2].value']);
+  });
+
+  it('a stored filter without a value matches nothing instead of throwing', () => {
+    const now = new Date();
+    expect(matchProperty({ key: 'plan', operator: 'exact' } as never, { plan: 'pro' }, now)).toBe(false);
+    expect(matchProperty({ key: 'plan', operator: 'icontains' } as never, { plan: 'pro' }, now)).toBe(false);
   });
 
   it('names a group variant override that is not a variant, and a bad group type index', () => {

@@ -50,6 +50,8 @@ export function matchProperty(filter: PropertyFilter, properties: Record<string,
   if (!present) return operator === 'is_not' || operator === 'not_icontains' || operator === 'not_regex';
   const override = properties[filter.key];
   const value = filter.value;
+  // A filter stored before validation required a value may lack one: it matches nothing.
+  if (value === undefined || value === null) return false;
   switch (operator) {
     case 'exact':
       return asList(value).some((v) => lower(v) === lower(override));

@@ -29,6 +29,9 @@ function checkGroups(groups: unknown, attr: string, variants: Set<string>, probl
       if (!(OPERATORS as readonly string[]).includes(operator)) {
         problems.push({ attr: `${fat}.operator`, detail: `${fat}.operator "${operator}" is not a known operator (${OPERATORS.join(', ')}).` });
       }
+      if (operator !== 'is_set' && operator !== 'is_not_set' && (filter.value === undefined || filter.value === null)) {
+        problems.push({ attr: `${fat}.value`, detail: `${fat}.value is required for operator "${operator}".` });
+      }
       if (operator === 'regex' || operator === 'not_regex') {
         try {
           new RegExp(String(filter.value));

@@ -61,7 +61,7 @@ export class IngestConsumer {
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.options.partitionsConcurrently,
-      eachBatch: async ({ batch, heartbeat, isRunning, isStale }) => {
+      eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
         const rows = new RowBuffer();
         const deadLetters: DeadLetter[] = [];
         let last: string | null = null;
@@ -75,6 +75,9 @@ export class IngestConsumer {
         await writeRows(this.options.clickhouse, rows);
         if (deadLetters.length > 0) await this.sendDeadLetters(batch.topic, batch.partition, deadLetters);
         await this.consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+        // Without auto-resolve, kafkajs fetches from the last resolved offset: resolving only after
+        // the commit moves the fetch position on, and a failure before it re-fetches the batch.
+        resolveOffset(last);
         logger.debug({ topic: batch.topic, partition: batch.partition, events: rows.events.length, deadLetters: deadLetters.length }, 'batch ingested');
       },
     });

@@ -9,7 +9,7 @@ import { createTestTenant, testConfig, uniqueName, waitFor, type TestTenant } fr
 import type { Kafka, Producer } from 'kafkajs';
 import { EventProcessor } from '../src/event-processor.js';
 import { GroupStore } from '../src/groups/group-store.js';
-import { IngestConsumer } from '../src/ingest-consumer.js';
+import { IngestConsumer, type MessageProcessor } from '../src/ingest-consumer.js';
 
 export interface StoredEventRow {
   uuid: string;
@@ -34,7 +34,8 @@ export interface IngestHarness {
   kafka: Kafka;
   producer: Producer;
   send: (events: Record<string, unknown>[], options?: { historical?: boolean; now?: string; sentAt?: string | null; topic?: string }) => Promise<string[]>;
-  startConsumer: (clickhouseOverride?: ClickHouse) => Promise<IngestConsumer>;
+  /** `wrap` decorates the real processor, to observe or disturb what the consumer hands it. */
+  startConsumer: (clickhouseOverride?: ClickHouse, wrap?: (processor: MessageProcessor) => MessageProcessor) => Promise<IngestConsumer>;
   events: () => Promise<StoredEventRow[]>;
   waitForEvents: (count: number) => Promise<StoredEventRow[]>;
   close: () => Promise<void>;
@@ -86,7 +87,7 @@ export async function startIngestHarness(): Promise<IngestHarness> {
       });
       return messages.map((m) => m.uuid);
     },
-    async startConsumer(clickhouseOverride) {
+    async startConsumer(clickhouseOverride, wrap = (processor) => processor) {
       const consumer = new IngestConsumer({
         kafka,
         topics,
@@ -95,13 +96,15 @@ export async function startIngestHarness(): Promise<IngestHarness> {
         clickhouse: clickhouseOverride ?? clickhouse,
         producer,
         logger,
-        processor: new EventProcessor({
-          pool,
-          tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
-          groups: new GroupStore(pool),
-          personCache: new PersonCache(redis),
-          logger,
-        }),
+        processor: wrap(
+          new EventProcessor({
+            pool,
+            tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
+            groups: new GroupStore(pool),
+            personCache: new PersonCache(redis),
+            logger,
+          }),
+        ),
       });
       await consumer.start();
       consumers.push(consumer);

@@ -180,6 +180,27 @@ describe('delivery', () => {
     await consumer.disconnect();
   });
 
+  it('hands each message to the processor once: a committed batch is not fetched again', async () => {
+    const seen = new Map<string, number>();
+    const isolated = await startIngestHarness();
+    try {
+      await isolated.startConsumer(undefined, (processor) => ({
+        async process(message, rows, deadLetters) {
+          const uuid = (JSON.parse(String(message.value)) as { uuid: string }).uuid;
+          seen.set(uuid, (seen.get(uuid) ?? 0) + 1);
+          await processor.process(message, rows, deadLetters);
+        },
+      }));
+      const first = await isolated.send(Array.from({ length: 5 }, (_, i) => ({ event: 'first', distinct_id: 'once', properties: { $set: { step: i } } })));
+      await isolated.waitForEvents(5);
+      const second = await isolated.send([{ event: 'second', distinct_id: 'once', properties: { $set: { step: 5 } } }]);
+      await isolated.waitForEvents(6);
+      expect([...first, ...second].map((uuid) => seen.get(uuid))).toEqual([1, 1, 1, 1, 1, 1]);
+    } finally {
+      await isolated.close();
+    }
+  });
+
   it('a crash after ClickHouse accepted a batch but before the offset commit never shows an event twice', async () => {
     let failures = 1;
     const flaky: ClickHouse = {
