@@ -1,3 +1,4 @@
 export * from './sql.js';
 export { createClickHouse, ensureDatabase, ClickHouseError, type ClickHouse, type ClickHouseConfig } from './client.js';
 export { migrateClickHouse, loadMigrations, splitStatements, MIGRATIONS_DIR } from './migrations.js';
+export * from './person-rows.js';

@@ -47,6 +47,11 @@ function matchCohort(filter: PropertyFilter, context: EvaluationContext): boolea
   return filter.operator === 'not_in' ? !member : member;
 }
 
+/** Whether the context's person belongs to a cohort: listed in a static one, or matching a dynamic one's filters now. */
+export function isCohortMember(cohortId: number, context: EvaluationContext): boolean {
+  return matchCohort({ key: 'id', type: 'cohort', value: cohortId }, context);
+}
+
 function matchCohortGroup(group: CohortFilterGroup, context: EvaluationContext): boolean {
   const values = group.values ?? [];
   const results = values.map((value) => (isFilterGroup(value) ? matchCohortGroup(value, context) : matchFilter(value, context.personProperties, context)));

@@ -1,6 +1,6 @@
 import express, { type Express } from 'express';
 import type { ClickHouse } from '@tributary/clickhouse';
-import type { ControlPlaneStore, FeatureFlagStore } from '@tributary/control-plane';
+import { PersonCache, type ControlPlaneStore, type FeatureFlagStore } from '@tributary/control-plane';
 import type { Pool } from '@tributary/postgres';
 import type { Redis } from '@tributary/redis';
 import { authenticate, projectAccess } from './auth/authenticate.js';
@@ -8,6 +8,9 @@ import { rateLimit } from './auth/rate-limit.js';
 import { cohortRoutes } from './cohorts/cohort-routes.js';
 import { eventRoutes } from './events/event-routes.js';
 import { featureFlagRoutes } from './feature-flags/feature-flag-routes.js';
+import { PersonCopies } from './persons/person-copies.js';
+import type { PersonEventPublisher } from './persons/person-event-publisher.js';
+import { personRoutes } from './persons/person-routes.js';
 import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-routes.js';
 import { projectRoutes } from './projects/project-routes.js';
 
@@ -17,6 +20,8 @@ export interface ApiDeps {
   clickhouse: ClickHouse;
   pool: Pool;
   redis: Redis;
+  /** Sends person property changes through ingestion. */
+  personEvents: PersonEventPublisher;
   publicUrl: string;
   rateLimitPerMinute: number;
 }
@@ -27,12 +32,14 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
   app.use('/api', authenticate(deps.store), rateLimit(deps.redis, deps.rateLimitPerMinute));
   app.use('/api/personal_api_keys', personalApiKeyRoutes(deps.store));
   app.use('/api/projects', projectRoutes(deps.store));
+  const personCopies = new PersonCopies(deps.clickhouse, new PersonCache(deps.redis));
   for (const base of ['/api/environments/:project_id', '/api/projects/:project_id']) {
     const project = express.Router({ mergeParams: true });
     project.use(projectAccess(deps.store));
     project.use('/events', eventRoutes(deps));
     project.use('/feature_flags', featureFlagRoutes(deps));
     project.use('/cohorts', cohortRoutes(deps));
+    project.use('/persons', personRoutes({ ...deps, copies: personCopies, events: deps.personEvents }));
     app.use(base, project);
   }
 }

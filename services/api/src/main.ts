@@ -5,13 +5,17 @@ import { createClickHouse } from '@tributary/clickhouse';
 import { createRedis } from '@tributary/redis';
 import { ControlPlaneStore, FeatureFlagStore } from '@tributary/control-plane';
 import { startServiceRuntime } from '@tributary/http';
+import { createKafka, createProducer, topicNames } from '@tributary/kafka';
 import { mountApiRoutes } from './api-app.js';
+import { PersonEventPublisher } from './persons/person-event-publisher.js';
 
 const config = loadConfig();
 const logger = createLogger('api', config.logLevel);
 const pool = createPool(config);
 const clickhouse = createClickHouse(config);
 const redis = createRedis(config);
+const producer = createProducer(createKafka(config, logger, 'api'));
+await producer.connect();
 
 await startServiceRuntime({
   name: 'api',
@@ -26,11 +30,13 @@ await startServiceRuntime({
       clickhouse,
       pool,
       redis,
+      personEvents: new PersonEventPublisher(producer, topicNames(config.kafkaTopicPrefix).realtime, config.kafkaProduceTimeoutMs),
       publicUrl: config.publicUrl,
       rateLimitPerMinute: config.apiRateLimitPerMinute,
     }),
   ready: async () => (await pool.query('SELECT 1').then(() => true)) && (await clickhouse.ping()),
   stop: async () => {
+    await producer.disconnect();
     await pool.end();
     await clickhouse.close();
     redis.disconnect();

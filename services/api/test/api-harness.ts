@@ -1,12 +1,14 @@
 import { createClickHouse, type ClickHouse } from '@tributary/clickhouse';
 import { ControlPlaneStore, FeatureFlagStore } from '@tributary/control-plane';
 import { startServiceRuntime, type ServiceRuntime } from '@tributary/http';
+import { createKafka, createProducer, topicNames } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
 import { createPool, type Pool } from '@tributary/postgres';
 import { createRedis, type Redis } from '@tributary/redis';
 import { testConfig } from '@tributary/test-support';
 import type { Config } from '@tributary/config';
 import { mountApiRoutes } from '../src/api-app.js';
+import { PersonEventPublisher } from '../src/persons/person-event-publisher.js';
 
 /** The api service in-process on a free port, against the real stores. */
 export interface ApiHarness {
@@ -24,10 +26,14 @@ export async function startApi(overrides: Partial<Config> = {}): Promise<ApiHarn
   const pool = createPool(config, { max: 4 });
   const clickhouse = createClickHouse(config);
   const redis = createRedis(config);
+  const logger = createLogger('api-test', config.logLevel);
+  // The real topic: the running ingest service applies person changes the API publishes.
+  const producer = createProducer(createKafka(config, logger, 'api-test'));
+  await producer.connect();
   const runtime: ServiceRuntime = await startServiceRuntime(
     {
       name: 'api-test',
-      logger: createLogger('api-test', config.logLevel),
+      logger,
       host: '127.0.0.1',
       port: 0,
       shutdownTimeoutMs: 1000,
@@ -38,11 +44,13 @@ export async function startApi(overrides: Partial<Config> = {}): Promise<ApiHarn
           clickhouse,
           pool,
           redis,
+          personEvents: new PersonEventPublisher(producer, topicNames(config.kafkaTopicPrefix).realtime, config.kafkaProduceTimeoutMs),
           publicUrl: config.publicUrl,
           rateLimitPerMinute: config.apiRateLimitPerMinute,
         }),
       ready: async () => true,
       stop: async () => {
+        await producer.disconnect();
         await pool.end();
         await clickhouse.close();
         redis.disconnect();

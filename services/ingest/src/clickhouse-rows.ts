@@ -1,3 +1,5 @@
+import type { DistinctIdRowOut, PersonRowOut } from '@tributary/clickhouse';
+
 /** Rows as written to the ClickHouse tables of packages/clickhouse/migrations. */
 export interface EventRowOut {
   uuid: string;
@@ -24,28 +26,6 @@ export const EVENT_COLUMNS = [
   'uuid', 'event', 'properties', 'timestamp', 'timestamp_ms', 'team_id', 'distinct_id', 'elements_chain', 'created_at',
   'person_id', 'person_properties', 'person_created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'inserted_at',
 ] as const satisfies readonly (keyof EventRowOut)[];
-
-export interface PersonRowOut {
-  id: string;
-  created_at: string;
-  team_id: number;
-  properties: string;
-  is_identified: number;
-  is_deleted: number;
-  version: number;
-}
-
-export const PERSON_COLUMNS = ['id', 'created_at', 'team_id', 'properties', 'is_identified', 'is_deleted', 'version'] as const satisfies readonly (keyof PersonRowOut)[];
-
-export interface DistinctIdRowOut {
-  team_id: number;
-  distinct_id: string;
-  person_id: string;
-  is_deleted: number;
-  version: number;
-}
-
-export const DISTINCT_ID_COLUMNS = ['team_id', 'distinct_id', 'person_id', 'is_deleted', 'version'] as const satisfies readonly (keyof DistinctIdRowOut)[];
 
 export interface GroupRowOut {
   group_type_index: number;

@@ -1,5 +1,5 @@
-import type { ClickHouse } from '@tributary/clickhouse';
-import { DISTINCT_ID_COLUMNS, EVENT_COLUMNS, GROUP_COLUMNS, PERSON_COLUMNS, WARNING_COLUMNS, type RowBuffer } from './clickhouse-rows.js';
+import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, type ClickHouse } from '@tributary/clickhouse';
+import { EVENT_COLUMNS, GROUP_COLUMNS, WARNING_COLUMNS, type RowBuffer } from './clickhouse-rows.js';
 
 /**
  * Writes a batch's rows. Identity rows go first: an event is only visible through the API once

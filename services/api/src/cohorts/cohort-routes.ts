@@ -5,6 +5,7 @@ import { badRequest, notFound } from '@tributary/http';
 import type { Pool } from '@tributary/postgres';
 import type { Redis } from '@tributary/redis';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
+import { pageLinks } from '../http/responses.js';
 import { checkFilterValues, schemaError, validateCreate, validatePatch, type CohortFilters } from './cohort-filters.js';
 import { CohortStore, type CohortRecord } from './cohort-store.js';
 
@@ -13,7 +14,7 @@ const pageQuery = new Ajv({ useDefaults: true }).compile<{ limit: number; offset
   properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, default: 0 } },
 });
 
-function present(cohort: CohortRecord) {
+export function presentCohort(cohort: CohortRecord) {
   return {
     id: cohort.id,
     name: cohort.name,
@@ -32,13 +33,6 @@ function cohortId(req: Request): number {
   const raw = String(req.params.id);
   if (!/^\d{1,9}$/.test(raw)) throw notFound(`Cohort ${raw} does not exist.`);
   return Number(raw);
-}
-
-function pageUrl(publicUrl: string, req: Request, limit: number, offset: number): string {
-  const url = new URL(req.originalUrl, publicUrl);
-  url.searchParams.set('limit', String(limit));
-  url.searchParams.set('offset', String(offset));
-  return url.toString();
 }
 
 const hasConditions = (filters: CohortFilters | undefined) => (filters?.properties.values ?? []).length > 0;
@@ -60,9 +54,8 @@ export function cohortRoutes(deps: { pool: Pool; redis: Redis; publicUrl: string
     const { count, results } = await cohorts.list(projectOf(req).id, page.limit, page.offset);
     res.json({
       count,
-      next: page.offset + page.limit < count ? pageUrl(deps.publicUrl, req, page.limit, page.offset + page.limit) : null,
-      previous: page.offset > 0 ? pageUrl(deps.publicUrl, req, page.limit, Math.max(0, page.offset - page.limit)) : null,
-      results: results.map(present),
+      ...pageLinks(deps.publicUrl, req, { limit: page.limit, offset: page.offset }, count),
+      results: results.map(presentCohort),
     });
   });
 
@@ -84,13 +77,13 @@ export function cohortRoutes(deps: { pool: Pool; redis: Redis; publicUrl: string
       principalOf(req).userId,
     );
     await announce(teamId);
-    res.status(201).json(present(cohort));
+    res.status(201).json(presentCohort(cohort));
   });
 
   router.get('/:id', requireScopes('cohort:read'), async (req, res) => {
     const cohort = await cohorts.get(projectOf(req).id, cohortId(req));
     if (!cohort) throw notFound(`Cohort ${req.params.id} does not exist.`);
-    res.json(present(cohort));
+    res.json(presentCohort(cohort));
   });
 
   router.patch('/:id', requireScopes('cohort:write'), async (req, res) => {
@@ -109,7 +102,7 @@ export function cohortRoutes(deps: { pool: Pool; redis: Redis; publicUrl: string
     const cohort = await cohorts.update(teamId, id, { name: body.name, description: body.description, filters: body.filters }, body.distinct_ids);
     if (!cohort) throw notFound(`Cohort ${req.params.id} does not exist.`);
     await announce(teamId);
-    res.json(present(cohort));
+    res.json(presentCohort(cohort));
   });
 
   router.delete('/:id', requireScopes('cohort:write'), async (req, res) => {

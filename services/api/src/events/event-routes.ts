@@ -1,6 +1,5 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request } from 'express';
 import { Ajv } from 'ajv';
-import { stringify } from 'csv-stringify/sync';
 import type { ClickHouse, Sql } from '@tributary/clickhouse';
 import type { Pool } from '@tributary/postgres';
 import { badRequest, notFound } from '@tributary/http';
@@ -14,6 +13,7 @@ import {
   type PropertyFilter,
 } from '@tributary/query-language';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
+import { pageUrl, sendCsv } from '../http/responses.js';
 import { cohortConditions } from './cohort-conditions.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, listEventsQuery, propertyValuesQuery, type EventFilters } from './event-query.js';
 import { toStoredEvent, type EventRow, type StoredEvent } from './stored-event.js';
@@ -106,18 +106,7 @@ function parseTime(value: string | undefined, attr: string, now: Date): Date | u
   return date;
 }
 
-function nextUrl(publicUrl: string, req: Request, limit: number, offset: number): string {
-  const url = new URL(req.originalUrl, publicUrl);
-  url.searchParams.set('limit', String(limit));
-  url.searchParams.set('offset', String(offset + limit));
-  return url.toString();
-}
-
 const STORED_EVENT_FIELDS: (keyof StoredEvent)[] = ['id', 'distinct_id', 'properties', 'event', 'timestamp', 'person', 'elements', 'elements_chain'];
-
-function sendCsv(res: Response, columns: string[], rows: unknown[][]): void {
-  res.type('text/csv').send(stringify([columns, ...rows.map((row) => row.map((v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : v)))]));
-}
 
 export interface EventRouteDeps {
   clickhouse: ClickHouse;
@@ -165,7 +154,7 @@ export function eventRoutes(deps: EventRouteDeps): Router {
       ...(query.before !== undefined && { before: parseTime(query.before, 'before', now) }),
     };
     const statement = listEventsQuery(filters, query.limit, query.offset, select);
-    const next = (count: number) => (count > query.limit ? nextUrl(deps.publicUrl, req, query.limit, query.offset) : null);
+    const next = (count: number) => (count > query.limit ? pageUrl(deps.publicUrl, req, query.limit, query.offset + query.limit) : null);
 
     if (select && selectSources) {
       const rows = await deps.clickhouse.query<Record<string, unknown>>(statement);

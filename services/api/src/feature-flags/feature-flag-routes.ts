@@ -5,6 +5,7 @@ import { validateFlagDefinition } from '@tributary/flags';
 import { DuplicateFlagKeyError, FLAGS_CHANGED_CHANNEL, type FeatureFlagInput, type FeatureFlagRecord, type FeatureFlagStore } from '@tributary/control-plane';
 import { badRequest, notFound } from '@tributary/http';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
+import { pageLinks } from '../http/responses.js';
 
 const ajv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true });
 
@@ -70,13 +71,6 @@ function flagId(req: Request): number {
   return Number(raw);
 }
 
-function pageUrl(publicUrl: string, req: Request, limit: number, offset: number): string {
-  const url = new URL(req.originalUrl, publicUrl);
-  url.searchParams.set('limit', String(limit));
-  url.searchParams.set('offset', String(offset));
-  return url.toString();
-}
-
 /** PostHog-shaped flag definitions; every change is announced so decide replicas reload within a second. */
 export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis; publicUrl: string }): Router {
   const router = Router({ mergeParams: true });
@@ -87,8 +81,7 @@ export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis;
     const coerced = { limit: query.limit === undefined ? undefined : Number(query.limit), offset: query.offset === undefined ? undefined : Number(query.offset) };
     if (!pageQuery(coerced)) schemaError(pageQuery.errors);
     const { count, results } = await deps.flags.list(projectOf(req).id, coerced.limit, coerced.offset);
-    const next = coerced.offset + coerced.limit < count ? pageUrl(deps.publicUrl, req, coerced.limit, coerced.offset + coerced.limit) : null;
-    const previous = coerced.offset > 0 ? pageUrl(deps.publicUrl, req, coerced.limit, Math.max(0, coerced.offset - coerced.limit)) : null;
+    const { next, previous } = pageLinks(deps.publicUrl, req, coerced, count);
     res.json({ count, next, previous, results: results.map(presentFlag) });
   });
 

@@ -67,7 +67,7 @@ export async function applyPersonChanges(client: PoolClient, input: PersonChange
         });
         if (!created) throw new ConcurrentClaimError(`distinct ids ${plan.distinctIds.join(', ')} were claimed concurrently`);
         changes.upserted.push(created.person);
-        for (const id of plan.distinctIds) changes.distinctIds.push({ distinctId: id, personUuid: created.person.uuid, version: 0 });
+        for (const id of plan.distinctIds) changes.distinctIds.push({ distinctId: id, personUuid: created.person.uuid, version: created.distinctIdVersions.get(id) ?? 0 });
         changes.person = created.person;
         return changes;
       }
@@ -84,6 +84,7 @@ export async function applyPersonChanges(client: PoolClient, input: PersonChange
         const loser = [...locked.values()].find((p) => p.id === plan.loser.id)!;
         const moved = await store.moveDistinctIds(loser.id, survivor.id);
         await store.delete(loser.id);
+        await store.recordMerge(teamId, survivor.id, loser, moved.map((m) => m.distinct_id));
         changes.deleted.push({ ...loser, version: loser.version + 1 });
         for (const m of moved) changes.distinctIds.push({ distinctId: m.distinct_id, personUuid: survivor.uuid, version: m.version });
         person = await store.update(survivor, { properties: plan.properties, isIdentified: survivor.is_identified, version: plan.version, createdAt: plan.createdAt });
@@ -106,7 +107,7 @@ export async function applyPersonChanges(client: PoolClient, input: PersonChange
     });
     if (!created) throw new ConcurrentClaimError(`distinct id ${distinctId} was claimed concurrently`);
     changes.upserted.push(created.person);
-    changes.distinctIds.push({ distinctId, personUuid: created.person.uuid, version: 0 });
+    changes.distinctIds.push({ distinctId, personUuid: created.person.uuid, version: created.distinctIdVersions.get(distinctId) ?? 0 });
     changes.person = created.person;
     return changes;
   }

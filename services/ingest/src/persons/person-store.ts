@@ -1,16 +1,11 @@
+import type { PersonRecord } from '@tributary/persons';
 import type { PoolClient } from '@tributary/postgres';
 
-export interface PersonRecord {
-  id: number;
-  uuid: string;
-  team_id: number;
-  properties: Record<string, unknown>;
-  is_identified: boolean;
-  created_at: Date;
-  version: number;
-}
+export type { PersonRecord };
 
 const PERSON_COLUMNS = 'p.id, p.uuid, p.team_id, p.properties, p.is_identified, p.created_at, p.version';
+/** A distinct id claimed again after its person was deleted starts above its tombstone (`id` and `$1` in scope). */
+const TOMBSTONE_VERSION = 'COALESCE((SELECT t.version + 1 FROM distinct_id_tombstones t WHERE t.team_id = $1 AND t.distinct_id = id), 0)';
 
 /**
  * Postgres access for persons and their distinct ids, always inside the caller's transaction.
@@ -44,18 +39,18 @@ export class PersonStore {
   }): Promise<{ person: PersonRecord; distinctIdVersions: Map<string, number> } | null> {
     const { rows } = await this.client.query<PersonRecord>(
       `INSERT INTO persons AS p (uuid, team_id, properties, is_identified, created_at, version)
-       VALUES ($1, $2, $3, $4, $5, 0) RETURNING ${PERSON_COLUMNS}`,
+       VALUES ($1, $2, $3, $4, $5, COALESCE((SELECT version + 1 FROM person_tombstones WHERE uuid = $1), 0)) RETURNING ${PERSON_COLUMNS}`,
       [input.uuid, input.teamId, input.properties, input.isIdentified, input.createdAt],
     );
     const person = rows[0]!;
-    const inserted = await this.client.query(
+    const inserted = await this.client.query<{ distinct_id: string; version: string }>(
       `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, version)
-       SELECT $1, unnest($2::text[]), $3, 0 ON CONFLICT DO NOTHING`,
+       SELECT $1, id, $3, ${TOMBSTONE_VERSION} FROM unnest($2::text[]) AS id ON CONFLICT DO NOTHING RETURNING distinct_id, version`,
       [input.teamId, input.distinctIds, person.id],
     );
     // Another transaction claimed one of the ids first: the caller retries and finds that person.
     if (inserted.rowCount !== input.distinctIds.length) return null;
-    return { person, distinctIdVersions: new Map(input.distinctIds.map((id) => [id, 0])) };
+    return { person, distinctIdVersions: new Map(inserted.rows.map((r) => [r.distinct_id, Number(r.version)])) };
   }
 
   async update(person: PersonRecord, changes: { properties: Record<string, unknown>; isIdentified: boolean; version: number; createdAt?: Date }): Promise<PersonRecord> {
@@ -70,11 +65,12 @@ export class PersonStore {
   /** Attaches one more distinct id to a person; false when another person already has it. */
   async addDistinctId(teamId: number, personId: number, distinctId: string): Promise<number | null> {
     const { rows } = await this.client.query<{ version: number }>(
-      `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, version) VALUES ($1, $2, $3, 0)
+      `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, version)
+       SELECT $1, id, $3, ${TOMBSTONE_VERSION} FROM (SELECT $2::text AS id) AS claimed
        ON CONFLICT DO NOTHING RETURNING version`,
       [teamId, distinctId, personId],
     );
-    return rows[0]?.version ?? null;
+    return rows[0] ? Number(rows[0].version) : null;
   }
 
   /** Moves every distinct id of one person to another, bumping each id's version. */
@@ -88,6 +84,15 @@ export class PersonStore {
 
   async delete(personId: number): Promise<void> {
     await this.client.query('DELETE FROM persons WHERE id = $1', [personId]);
+  }
+
+  /** The management API's person activity log shows merges next to its own changes; ingest has no user. */
+  async recordMerge(teamId: number, survivorId: number, loser: { uuid: string }, movedDistinctIds: readonly string[]): Promise<void> {
+    await this.client.query(`INSERT INTO activity_log (team_id, scope, item_id, activity, user_id, detail) VALUES ($1, 'Person', $2, 'merged', NULL, $3)`, [
+      teamId,
+      String(survivorId),
+      { merged_person_uuid: loser.uuid, distinct_ids: movedDistinctIds },
+    ]);
   }
 
   async distinctIdsOf(personId: number): Promise<string[]> {
