@@ -61,6 +61,11 @@ export class ControlPlaneStore {
     return rows[0]!;
   }
 
+  async findOrganization(id: string): Promise<Organization | null> {
+    const { rows } = await this.db.query<Organization>('SELECT id, name FROM organizations WHERE id = $1', [id]);
+    return rows[0] ?? null;
+  }
+
   async createUser(input: { email: string; firstName?: string; lastName?: string }): Promise<User> {
     const uuid = uuidv4();
     const { rows } = await this.db.query<User>(

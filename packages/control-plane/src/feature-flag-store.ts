@@ -37,10 +37,13 @@ function isUniqueViolation(error: unknown): boolean {
 export class FeatureFlagStore {
   constructor(private readonly db: Pool | PoolClient) {}
 
-  async list(teamId: number, limit: number, offset: number): Promise<{ count: number; results: FeatureFlagRecord[] }> {
+  /** `hidden`: flags the caller's access controls leave out, except the ones they created. */
+  async list(teamId: number, limit: number, offset: number, hidden: { ids: number[]; exceptCreatedBy: number }): Promise<{ count: number; results: FeatureFlagRecord[] }> {
+    const where = 'team_id = $1 AND NOT deleted AND (NOT id = ANY($2::int[]) OR created_by IS NOT DISTINCT FROM $3)';
+    const params = [teamId, hidden.ids, hidden.exceptCreatedBy];
     const [{ rows }, count] = await Promise.all([
-      this.db.query<FeatureFlagRecord>(`SELECT ${COLUMNS} FROM feature_flags WHERE team_id = $1 AND NOT deleted ORDER BY id DESC LIMIT $2 OFFSET $3`, [teamId, limit, offset]),
-      this.db.query<{ count: number }>('SELECT count(*)::int AS count FROM feature_flags WHERE team_id = $1 AND NOT deleted', [teamId]),
+      this.db.query<FeatureFlagRecord>(`SELECT ${COLUMNS} FROM feature_flags WHERE ${where} ORDER BY id DESC LIMIT $4 OFFSET $5`, [...params, limit, offset]),
+      this.db.query<{ count: number }>(`SELECT count(*)::int AS count FROM feature_flags WHERE ${where}`, params),
     ]);
     return { count: count.rows[0]!.count, results: rows };
   }

@@ -6,12 +6,15 @@ import {
   computeTimestamp,
   extractPersonUpdates,
   groupColumns,
+  hasPersonUpdates,
+  mergeIdsOf,
   parseEvent,
   personlessPersonId,
   processesPersonProfile,
   readGroupIdentify,
   stripPersonUpdates,
   surveyWarning,
+  type PersonUpdates,
   type RawEvent,
 } from '@tributary/ingestion';
 import { decodeCaptureMessage, type CaptureMessage } from '@tributary/kafka';
@@ -33,6 +36,9 @@ export interface EventProcessorDeps {
   /** Attempts before a message that keeps failing goes to the dead-letter topic. */
   maxAttempts?: number;
 }
+
+/** Events that can mark a person identified even when no property changes. */
+const IDENTITY_EVENTS = new Set(['$identify', '$create_alias', '$merge_dangerously']);
 
 const TRANSIENT_PG_CODES = new Set(['40001', '40P01', '57P01', '57P03', '08000', '08003', '08006']);
 
@@ -114,21 +120,29 @@ export class EventProcessor implements MessageProcessor {
         personCreatedAt = existing.created_at;
       }
     } else {
-      const changes = await withTransaction(this.deps.pool, (client) =>
-        applyPersonChanges(client, {
-          teamId,
-          event: event.event,
-          distinctId: event.distinct_id,
-          properties: event.properties,
-          updates: extractPersonUpdates(event),
-          timestamp: computed.timestamp,
-        }),
-      );
-      await this.recordPersonChanges(teamId, changes, rows);
-      for (const w of changes.warnings) warn(w.type, w.details);
-      personUuid = changes.person.uuid;
-      personProperties = changes.person.properties;
-      personCreatedAt = changes.person.created_at;
+      const updates = extractPersonUpdates(event);
+      const unchanged = await this.personUnchangedBy(teamId, event, updates);
+      if (unchanged) {
+        personUuid = unchanged.uuid;
+        personProperties = unchanged.properties;
+        personCreatedAt = unchanged.created_at;
+      } else {
+        const changes = await withTransaction(this.deps.pool, (client) =>
+          applyPersonChanges(client, {
+            teamId,
+            event: event.event,
+            distinctId: event.distinct_id,
+            properties: event.properties,
+            updates,
+            timestamp: computed.timestamp,
+          }),
+        );
+        await this.recordPersonChanges(teamId, changes, rows);
+        for (const w of changes.warnings) warn(w.type, w.details);
+        personUuid = changes.person.uuid;
+        personProperties = changes.person.properties;
+        personCreatedAt = changes.person.created_at;
+      }
     }
 
     if (event.event === '$groupidentify') {
@@ -173,6 +187,17 @@ export class EventProcessor implements MessageProcessor {
       group_4: groups[4],
       inserted_at: formatDateTime(processedAt),
     });
+  }
+
+  /**
+   * An event with no person updates (typical of server-side events) leaves an existing person as
+   * it is: one plain read replaces the locking transaction. Events that carry updates go straight
+   * to the transaction, since browser events change the person (current URL and the like) so
+   * often that a first unlocked look would mostly be a wasted query.
+   */
+  private async personUnchangedBy(teamId: number, event: RawEvent, updates: PersonUpdates): Promise<PersonRecord | null> {
+    if (hasPersonUpdates(updates) || IDENTITY_EVENTS.has(event.event) || mergeIdsOf(event.event, event.distinct_id, event.properties)) return null;
+    return this.existingPerson(teamId, event.distinct_id);
   }
 
   private async existingPerson(teamId: number, distinctId: string): Promise<PersonRecord | null> {

@@ -48,6 +48,17 @@ describe('persons', () => {
     expect(JSON.parse(event.person_properties)).toEqual(person.properties);
   });
 
+  it('records an existing person on an event without person updates, leaving the person untouched', async () => {
+    const user = id('user');
+    await h.send([{ event: 'signed up', distinct_id: user, properties: { $set: { plan: 'pro' } } }]);
+    const before = await personOf(user);
+    const [plain] = await h.send([{ event: 'server side', distinct_id: user, properties: { amount: 3 } }]);
+    const event = await eventByUuid(plain!);
+    expect(event.person_id).toBe(before.uuid);
+    expect(JSON.parse(event.person_properties)).toEqual({ plan: 'pro' });
+    expect((await personOf(user)).version).toBe(before.version);
+  });
+
   it('applies $set_once only to missing keys, $set over existing ones, and $unset', async () => {
     const user = id('user');
     await h.send([{ event: 'a', distinct_id: user, properties: { $set: { a: 1, b: 1, c: 1 } } }]);
