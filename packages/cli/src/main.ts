@@ -37,6 +37,16 @@ function parseIds(value: string): number[] {
   return ids;
 }
 
+function parseUuid(value: string): string {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) throw new InvalidArgumentError('expected a UUID');
+  return value.toLowerCase();
+}
+
+function parseLevel(value: string): number {
+  if (!(value in MEMBERSHIP_LEVEL)) throw new InvalidArgumentError(`expected one of: ${Object.keys(MEMBERSHIP_LEVEL).join(', ')}`);
+  return MEMBERSHIP_LEVEL[value as keyof typeof MEMBERSHIP_LEVEL];
+}
+
 const program = new Command('tributary').description('Operate a Tributary installation').showHelpAfterError();
 
 program
@@ -111,6 +121,39 @@ program
       return store.createPersonalApiKey({ userId: user.id, label: options.label, scopes: options.scopes, scopedProjects: options.projects ?? null });
     });
     console.log(JSON.stringify({ id: record.id, key, scopes: record.scopes, scoped_projects: record.scoped_projects }));
+  });
+
+program
+  .command('users:create')
+  .description('create a user, who can then be added to organizations and issued keys')
+  .requiredOption('--email <email>', 'e-mail address, unique among users')
+  .option('--first-name <name>', 'first name', '')
+  .option('--last-name <name>', 'last name', '')
+  .action(async (options: { email: string; firstName: string; lastName: string }) => {
+    const user = await withPool(async (pool) => {
+      const store = new ControlPlaneStore(pool, config.apiKeyPepper);
+      if (await store.findUserByEmail(options.email)) throw new Error(`a user with the e-mail ${options.email} already exists`);
+      return store.createUser({ email: options.email, firstName: options.firstName, lastName: options.lastName });
+    });
+    console.log(JSON.stringify({ id: user.id, uuid: user.uuid, email: user.email, first_name: user.first_name, last_name: user.last_name }));
+  });
+
+program
+  .command('members:add')
+  .description('add a user to an organization, or change the level of one who is already in it')
+  .requiredOption('--email <email>', 'the user (create it first with users:create)')
+  .requiredOption('--organization <uuid>', 'organization id', parseUuid)
+  .option('--level <level>', 'member, admin or owner', parseLevel, MEMBERSHIP_LEVEL.member)
+  .action(async (options: { email: string; organization: string; level: number }) => {
+    const user = await withPool(async (pool) => {
+      const store = new ControlPlaneStore(pool, config.apiKeyPepper);
+      const found = await store.findUserByEmail(options.email);
+      if (!found) throw new Error(`no user has the e-mail ${options.email}; create it with users:create`);
+      if (!(await store.findOrganization(options.organization))) throw new Error(`organization ${options.organization} does not exist`);
+      await store.addMembership(options.organization, found.id, options.level);
+      return found;
+    });
+    console.log(JSON.stringify({ organization_id: options.organization, user_uuid: user.uuid, email: user.email, level: options.level }));
   });
 
 const deletions = program.command('deletions').description('the queued event deletions that the weekly batch (Sundays 05:00 UTC) runs');

@@ -59,4 +59,20 @@ export async function createKey(pool: Pool, config: Config, userId: number, scop
   return (await store.createPersonalApiKey({ userId, label: uniqueName('key'), scopes, scopedProjects })).key;
 }
 
+export interface TestMember {
+  user: User;
+  membershipId: string;
+  personalApiKey: string;
+}
+
+/** Another user in an existing organization, at `level`, with a key of their own. */
+export async function createMember(pool: Pool, config: Config, organizationId: string, level: number = MEMBERSHIP_LEVEL.member, scopes: GrantedScope[] = ['*']): Promise<TestMember> {
+  const store = new ControlPlaneStore(pool, config.apiKeyPepper);
+  const user = await store.createUser({ email: `${uniqueName('member')}@example.test` });
+  await store.addMembership(organizationId, user.id, level);
+  const { rows } = await pool.query<{ id: string }>('SELECT id FROM organization_memberships WHERE organization_id = $1 AND user_id = $2', [organizationId, user.id]);
+  const { key } = await store.createPersonalApiKey({ userId: user.id, label: uniqueName('key'), scopes });
+  return { user, membershipId: rows[0]!.id, personalApiKey: key };
+}
+
 export { createPool };

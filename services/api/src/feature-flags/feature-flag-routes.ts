@@ -4,8 +4,11 @@ import type { Redis } from '@tributary/redis';
 import { validateFlagDefinition } from '@tributary/flags';
 import { DuplicateFlagKeyError, FLAGS_CHANGED_CHANNEL, type FeatureFlagInput, type FeatureFlagRecord, type FeatureFlagStore } from '@tributary/control-plane';
 import { badRequest, notFound } from '@tributary/http';
+import { accessControlRoutes } from '../access-controls/access-control-routes.js';
+import type { AccessControls } from '../access-controls/access-controls.js';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { pageLinks } from '../http/responses.js';
+import type { OrganizationMemberStore } from '../organizations/organization-member-store.js';
 
 const ajv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true });
 
@@ -71,16 +74,26 @@ function flagId(req: Request): number {
   return Number(raw);
 }
 
-/** PostHog-shaped flag definitions; every change is announced so decide replicas reload within a second. */
-export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis; publicUrl: string }): Router {
+/**
+ * PostHog-shaped flag definitions; every change is announced so decide replicas reload within a
+ * second. Access controls limit who may see and change a flag here, never what decide answers.
+ */
+export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis; publicUrl: string; access: AccessControls; members: OrganizationMemberStore }): Router {
   const router = Router({ mergeParams: true });
   const announce = (teamId: number) => deps.redis.publish(FLAGS_CHANGED_CHANNEL, String(teamId)).catch(() => 0);
+  /** The live flag, if the caller has at least `needed` access to it. */
+  const reachable = async (req: Request, needed: 'viewer' | 'editor'): Promise<FeatureFlagRecord> => {
+    const flag = await deps.flags.get(projectOf(req).id, flagId(req));
+    if (!flag) throw notFound(`Feature flag ${req.params.id} does not exist.`);
+    await deps.access.require(req, 'feature_flag', flag, needed, 'Feature flag');
+    return flag;
+  };
 
   router.get('/', requireScopes('feature_flag:read'), async (req, res) => {
     const query = { ...(req.query as Record<string, unknown>) };
     const coerced = { limit: query.limit === undefined ? undefined : Number(query.limit), offset: query.offset === undefined ? undefined : Number(query.offset) };
     if (!pageQuery(coerced)) schemaError(pageQuery.errors);
-    const { count, results } = await deps.flags.list(projectOf(req).id, coerced.limit, coerced.offset);
+    const { count, results } = await deps.flags.list(projectOf(req).id, coerced.limit, coerced.offset, await deps.access.hidden(req, 'feature_flag'));
     const { next, previous } = pageLinks(deps.publicUrl, req, coerced, count);
     res.json({ count, next, previous, results: results.map(presentFlag) });
   });
@@ -100,15 +113,14 @@ export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis;
   });
 
   router.get('/:id', requireScopes('feature_flag:read'), async (req, res) => {
-    const flag = await deps.flags.get(projectOf(req).id, flagId(req));
-    if (!flag) throw notFound(`Feature flag ${req.params.id} does not exist.`);
-    res.json(presentFlag(flag));
+    res.json(presentFlag(await reachable(req, 'viewer')));
   });
 
   router.patch('/:id', requireScopes('feature_flag:write'), async (req, res) => {
     const body = { ...(req.body as Record<string, unknown>) };
     if (!validatePatch(body)) schemaError(validatePatch.errors);
     checkFilters(body.filters);
+    await reachable(req, 'editor');
     try {
       const flag = await deps.flags.update(projectOf(req).id, flagId(req), body);
       if (!flag) throw notFound(`Feature flag ${req.params.id} does not exist.`);
@@ -122,9 +134,20 @@ export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis;
 
   router.delete('/:id', requireScopes('feature_flag:write'), async (req, res) => {
     const teamId = projectOf(req).id;
+    await reachable(req, 'editor');
     if (!(await deps.flags.softDelete(teamId, flagId(req)))) throw notFound(`Feature flag ${req.params.id} does not exist.`);
     await announce(teamId);
     res.status(204).end();
   });
+
+  router.use(
+    '/:id/access_controls',
+    accessControlRoutes(deps, {
+      kind: 'feature_flag',
+      label: 'Feature flag',
+      scopes: { read: 'feature_flag:read', write: 'feature_flag:write' },
+      find: (teamId, id) => deps.flags.get(teamId, id),
+    }),
+  );
   return router;
 }

@@ -1,0 +1,144 @@
+import { Ajv } from 'ajv';
+import { badRequest } from '@tributary/http';
+import { schemaError } from '../cohorts/cohort-filters.js';
+
+/** PostHog's restriction levels: 21 everyone in the project can edit, 37 only collaborators. */
+export const RESTRICTION_LEVEL = { everyoneCanEdit: 21, onlyCollaboratorsCanEdit: 37 } as const;
+
+export interface TemplateTile {
+  type: 'INSIGHT';
+  name: string;
+  description: string;
+  query?: Record<string, unknown>;
+  filters?: Record<string, unknown>;
+  layouts: Record<string, unknown>;
+  color: string | null;
+}
+
+/** A PostHog dashboard template, as the template JSON export writes it. */
+export interface DashboardTemplate {
+  template_name: string;
+  dashboard_description: string;
+  dashboard_filters: Record<string, unknown>;
+  tags: string[];
+  tiles: TemplateTile[];
+}
+
+export interface CreateDashboardBody {
+  name?: string;
+  description?: string;
+  pinned: boolean;
+  deleted: boolean;
+  use_template: string;
+  use_dashboard?: number;
+  delete_insights: boolean;
+  tags?: string[];
+  restriction_level: number;
+  template?: DashboardTemplate;
+}
+
+export interface PatchDashboardBody {
+  name?: string;
+  description?: string;
+  pinned?: boolean;
+  tags?: string[];
+  restriction_level?: number;
+  filters?: Record<string, unknown>;
+  deleted?: boolean;
+  delete_insights: boolean;
+}
+
+const ajv = new Ajv({ useDefaults: true });
+const name = { type: 'string', maxLength: 400 } as const;
+const description = { type: 'string', maxLength: 4000 } as const;
+const tags = { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 255 } } as const;
+const restrictionLevel = { type: 'integer', enum: Object.values(RESTRICTION_LEVEL) } as const;
+const cell = { type: 'integer', minimum: 0, maximum: 1000 } as const;
+// Grid positions per breakpoint (`sm`, `xs`), as react-grid-layout stores them.
+const layouts = {
+  type: 'object',
+  additionalProperties: { type: 'object', properties: { x: cell, y: cell, w: cell, h: cell, minW: cell, minH: cell } },
+  default: {},
+} as const;
+
+const template = {
+  type: 'object',
+  required: ['template_name', 'tiles'],
+  properties: {
+    template_name: { ...name, minLength: 1 },
+    dashboard_description: { ...description, default: '' },
+    dashboard_filters: { type: 'object', default: {} },
+    tags: { ...tags, default: [] },
+    tiles: {
+      type: 'array',
+      maxItems: 200,
+      items: {
+        type: 'object',
+        required: ['name'],
+        properties: {
+          type: { type: 'string', enum: ['INSIGHT'], default: 'INSIGHT' },
+          name: { ...name, minLength: 1 },
+          description: { ...description, default: '' },
+          query: { type: 'object' },
+          filters: { type: 'object' },
+          layouts,
+          color: { type: 'string', nullable: true, maxLength: 40, default: null },
+        },
+      },
+    },
+  },
+} as const;
+
+const validateCreate = ajv.compile<CreateDashboardBody>({
+  type: 'object',
+  properties: {
+    name,
+    description,
+    pinned: { type: 'boolean', default: false },
+    deleted: { type: 'boolean', default: false },
+    use_template: { type: 'string', default: '' },
+    use_dashboard: { type: 'integer', minimum: 1, maximum: 999_999_999 },
+    delete_insights: { type: 'boolean', default: false },
+    tags,
+    restriction_level: { ...restrictionLevel, default: RESTRICTION_LEVEL.everyoneCanEdit },
+    template,
+  },
+});
+
+const validatePatch = ajv.compile<PatchDashboardBody>({
+  type: 'object',
+  properties: {
+    name,
+    description,
+    pinned: { type: 'boolean' },
+    tags,
+    restriction_level: restrictionLevel,
+    filters: { type: 'object' },
+    deleted: { type: 'boolean' },
+    delete_insights: { type: 'boolean', default: false },
+  },
+});
+
+/** The create_from_template_json body, or a 400 naming the first field that is wrong. */
+export function parseCreateBody(raw: unknown): CreateDashboardBody {
+  const body = structuredClone(raw ?? {});
+  if (!validateCreate(body)) schemaError(validateCreate.errors);
+  if (body.deleted) throw badRequest('A dashboard cannot be created deleted.', 'deleted');
+  // Built-in templates live in PostHog's cloud; a self-hosted server only has the JSON it is sent.
+  if (body.use_template !== '') throw badRequest('Built-in templates are not available: send the template JSON in template.', 'use_template');
+  if (body.template && body.use_dashboard !== undefined) throw badRequest('Give either template or use_dashboard, not both.', 'use_dashboard');
+  if (!body.template && body.use_dashboard === undefined) throw badRequest('template is required (or use_dashboard, to copy an existing dashboard).', 'template');
+  body.template?.tiles.forEach((tile, i) => {
+    if (!tile.query && !tile.filters) throw badRequest(`template.tiles[${i}] needs a query or filters.`, `template.tiles[${i}].query`);
+  });
+  return body;
+}
+
+export function parsePatchBody(raw: unknown): PatchDashboardBody {
+  const body = structuredClone(raw ?? {});
+  if (!validatePatch(body)) schemaError(validatePatch.errors);
+  return body;
+}
+
+/** Tags are a set: surrounding blanks and repeats are dropped. */
+export const normaliseTags = (tags: string[]): string[] => [...new Set(tags.map((t) => t.trim()).filter(Boolean))];

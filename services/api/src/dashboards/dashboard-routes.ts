@@ -1,0 +1,181 @@
+import { Router, type Request } from 'express';
+import { Ajv } from 'ajv';
+import { badRequest, forbidden, notFound } from '@tributary/http';
+import type { Pool } from '@tributary/postgres';
+import { accessControlRoutes } from '../access-controls/access-control-routes.js';
+import type { AccessControls, ProtectedResource } from '../access-controls/access-controls.js';
+import type { AccessLevel } from '../access-controls/access-level.js';
+import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
+import { schemaError } from '../cohorts/cohort-filters.js';
+import { pageLinks } from '../http/responses.js';
+import type { OrganizationMemberStore } from '../organizations/organization-member-store.js';
+import { presentUser, type UserColumns } from '../organizations/organization-user.js';
+import { normaliseTags, parseCreateBody, parsePatchBody, RESTRICTION_LEVEL } from './dashboard-requests.js';
+import { DashboardStore, type DashboardRow, type TileRow } from './dashboard-store.js';
+
+const pageQuery = new Ajv({ useDefaults: true }).compile<{ limit: number; offset: number }>({
+  type: 'object',
+  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, default: 0 } },
+});
+
+function presentDashboard(row: DashboardRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    pinned: row.pinned,
+    deleted: row.deleted,
+    creation_mode: row.creation_mode,
+    filters: row.filters,
+    tags: row.tags,
+    restriction_level: row.restriction_level,
+    effective_restriction_level: row.restriction_level,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    created_by: row.user_id == null ? null : presentUser(row as UserColumns),
+  };
+}
+
+function presentTile(tile: TileRow) {
+  return {
+    id: tile.id,
+    layouts: tile.layouts,
+    color: tile.color,
+    insight: {
+      id: tile.insight_id,
+      short_id: tile.short_id,
+      name: tile.name,
+      description: tile.description,
+      query: tile.query,
+      filters: tile.filters,
+      created_at: tile.created_at.toISOString(),
+    },
+  };
+}
+
+/** Restricting a dashboard to collaborators leaves everyone without an entry of their own a viewer. */
+const asProtected = (row: DashboardRow): ProtectedResource => ({
+  id: row.id,
+  created_by: row.created_by,
+  othersAtMost: row.restriction_level === RESTRICTION_LEVEL.onlyCollaboratorsCanEdit ? 'viewer' : 'editor',
+});
+
+function dashboardId(raw: unknown): number {
+  if (!/^\d{1,9}$/.test(String(raw))) throw notFound(`Dashboard ${String(raw)} does not exist.`);
+  return Number(raw);
+}
+
+/** `/dashboards/`: dashboards built from template JSON or copied from another, behind access controls. */
+export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: AccessControls; members: OrganizationMemberStore }): Router {
+  const router = Router({ mergeParams: true });
+  const dashboards = new DashboardStore(deps.pool);
+  const { access } = deps;
+
+  /** The live dashboard, if the caller has at least `needed` access to it. */
+  const reachable = async (req: Request, id: number, needed: 'viewer' | 'editor'): Promise<{ row: DashboardRow; level: AccessLevel }> => {
+    const row = await dashboards.get(projectOf(req).id, id);
+    if (!row) throw notFound(`Dashboard ${id} does not exist.`);
+    return { row, level: await access.require(req, 'dashboard', asProtected(row), needed, 'Dashboard') };
+  };
+
+  const full = async (row: DashboardRow, level: AccessLevel) => ({
+    ...presentDashboard(row),
+    user_access_level: level,
+    tiles: (await dashboards.tiles(row.id)).map(presentTile),
+  });
+
+  router.get('/', requireScopes('dashboard:read'), async (req, res) => {
+    const page = { limit: req.query.limit === undefined ? undefined : Number(req.query.limit), offset: req.query.offset === undefined ? undefined : Number(req.query.offset) };
+    if (!pageQuery(page)) schemaError(pageQuery.errors);
+    const { count, results } = await dashboards.list(projectOf(req).id, page.limit, page.offset, await access.hidden(req, 'dashboard'));
+    res.json({ count, ...pageLinks(deps.publicUrl, req, page, count), results: results.map(presentDashboard) });
+  });
+
+  router.post('/create_from_template_json', requireScopes('dashboard:write'), async (req, res) => {
+    const body = parseCreateBody(req.body);
+    const teamId = projectOf(req).id;
+    const userId = principalOf(req).userId;
+    let created: DashboardRow;
+    if (body.template) {
+      const { template } = body;
+      created = await dashboards.createFromTemplate(
+        teamId,
+        {
+          name: body.name ?? template.template_name,
+          description: body.description ?? template.dashboard_description,
+          pinned: body.pinned,
+          filters: template.dashboard_filters,
+          tags: normaliseTags(body.tags ?? template.tags),
+          restriction_level: body.restriction_level,
+        },
+        template.tiles,
+        userId,
+      );
+    } else {
+      const source = await dashboards.get(teamId, body.use_dashboard!);
+      const visible = source && (await access.levelOf(req, 'dashboard', asProtected(source))) !== 'none';
+      if (!source || !visible) throw badRequest(`Dashboard ${body.use_dashboard} does not exist.`, 'use_dashboard');
+      created = await dashboards.duplicate(
+        teamId,
+        {
+          name: body.name ?? source.name,
+          description: body.description ?? source.description,
+          pinned: body.pinned,
+          filters: source.filters,
+          tags: normaliseTags(body.tags ?? source.tags),
+          restriction_level: body.restriction_level,
+        },
+        source.id,
+        userId,
+      );
+    }
+    res.status(200).json(await full(created, 'editor'));
+  });
+
+  router.get('/:id', requireScopes('dashboard:read'), async (req, res) => {
+    const { row, level } = await reachable(req, dashboardId(req.params.id), 'viewer');
+    res.json(await full(row, level));
+  });
+
+  router.patch('/:id', requireScopes('dashboard:write'), async (req, res) => {
+    const id = dashboardId(req.params.id);
+    const { row, level } = await reachable(req, id, 'editor');
+    const body = parsePatchBody(req.body);
+    if (body.restriction_level !== undefined && body.restriction_level !== row.restriction_level && !(await access.canManage(req, asProtected(row)))) {
+      throw forbidden('Only project admins and the dashboard creator can change its restriction level.');
+    }
+    const teamId = projectOf(req).id;
+    const updated = await dashboards.update(teamId, id, { ...body, tags: body.tags && normaliseTags(body.tags) });
+    if (!updated) throw notFound(`Dashboard ${id} does not exist.`);
+    if (body.deleted) {
+      await dashboards.softDelete(teamId, id, body.delete_insights);
+      res.json({ ...(await full(updated, level)), deleted: true });
+      return;
+    }
+    res.json(await full(updated, level));
+  });
+
+  router.delete('/:id', requireScopes('dashboard:write'), async (req, res) => {
+    const id = dashboardId(req.params.id);
+    await reachable(req, id, 'editor');
+    const flag = req.query.delete_insights;
+    if (flag !== undefined && flag !== 'true' && flag !== 'false') throw badRequest('delete_insights must be true or false.', 'delete_insights');
+    const deleteInsights = flag === 'true';
+    if (!(await dashboards.softDelete(projectOf(req).id, id, deleteInsights))) throw notFound(`Dashboard ${id} does not exist.`);
+    res.status(204).end();
+  });
+
+  router.use(
+    '/:id/access_controls',
+    accessControlRoutes(deps, {
+      kind: 'dashboard',
+      label: 'Dashboard',
+      scopes: { read: 'dashboard:read', write: 'dashboard:write' },
+      find: async (teamId, id) => {
+        const row = await dashboards.get(teamId, id);
+        return row && asProtected(row);
+      },
+    }),
+  );
+  return router;
+}

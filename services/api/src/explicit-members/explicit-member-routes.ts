@@ -1,0 +1,112 @@
+import { Router, type Request } from 'express';
+import { Ajv } from 'ajv';
+import { badRequest, forbidden, notFound } from '@tributary/http';
+import type { Pool } from '@tributary/postgres';
+import { projectOf, requireScopes } from '../auth/authenticate.js';
+import { schemaError } from '../cohorts/cohort-filters.js';
+import { presentUser } from '../organizations/organization-user.js';
+import { AlreadyMemberError, ExplicitMemberStore, LastAdminError, type ExplicitMemberRow } from './explicit-member-store.js';
+import type { ProjectRoles } from './project-roles.js';
+
+const UUID = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+const ajv = new Ajv({ allErrors: false, useDefaults: true });
+// Explicit levels stop at admin: ownership is an organization matter.
+const level = { type: 'integer', enum: [1, 8] } as const;
+const userUuid = { type: 'string', pattern: UUID } as const;
+const validateCreate = ajv.compile<{ user_uuid: string; level: number }>({
+  type: 'object',
+  required: ['user_uuid'],
+  properties: { user_uuid: userUuid, level: { ...level, default: 1 } },
+});
+const validatePatch = ajv.compile<{ user_uuid?: string; level: number }>({
+  type: 'object',
+  required: ['level'],
+  properties: { user_uuid: userUuid, level },
+});
+
+function present(row: ExplicitMemberRow) {
+  return {
+    id: row.id,
+    level: row.level,
+    parent_level: row.parent_level,
+    parent_membership_id: row.parent_membership_id,
+    joined_at: row.joined_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    user: presentUser(row),
+    user_uuid: row.user_uuid,
+    effective_level: Math.max(row.level, row.parent_level),
+  };
+}
+
+function memberUuid(req: Request): string {
+  const raw = String(req.params.user_uuid);
+  if (!new RegExp(UUID).test(raw)) throw notFound(`User ${raw} is not an explicit member of this project.`);
+  return raw.toLowerCase();
+}
+
+/**
+ * `/explicit_members/`: raise an organization member's level in one project. Everyone in the
+ * project may read the list; only its admins change it, and it always keeps one admin.
+ */
+export function explicitMemberRoutes(deps: { pool: Pool; roles: ProjectRoles }): Router {
+  const router = Router({ mergeParams: true });
+  const members = new ExplicitMemberStore(deps.pool);
+  const requireAdmin = async (req: Request) => {
+    if (!(await deps.roles.of(req)).isAdmin) throw forbidden('Only project admins can add, change or remove explicit members.');
+  };
+
+  router.get('/', requireScopes('project:read'), async (req, res) => {
+    res.json((await members.list(projectOf(req).id)).map(present));
+  });
+
+  router.post('/', requireScopes('project:write'), async (req, res) => {
+    await requireAdmin(req);
+    const body = { ...(req.body as Record<string, unknown>) };
+    if (!validateCreate(body)) schemaError(validateCreate.errors);
+    const project = projectOf(req);
+    const parent = await members.organizationMembershipId(project.organization_id, body.user_uuid.toLowerCase());
+    if (!parent) throw badRequest(`User ${body.user_uuid} is not a member of the project's organization.`, 'user_uuid');
+    try {
+      res.status(201).json(present(await members.create(project.id, parent, body.user_uuid.toLowerCase(), body.level)));
+    } catch (error) {
+      if (error instanceof AlreadyMemberError) throw badRequest(error.message, 'user_uuid', 'unique');
+      throw error;
+    }
+  });
+
+  router.get('/:user_uuid', requireScopes('project:read'), async (req, res) => {
+    const member = await members.find(projectOf(req).id, memberUuid(req));
+    if (!member) throw notFound(`User ${req.params.user_uuid} is not an explicit member of this project.`);
+    res.json(present(member));
+  });
+
+  router.patch('/:user_uuid', requireScopes('project:write'), async (req, res) => {
+    await requireAdmin(req);
+    const uuid = memberUuid(req);
+    const body = { ...(req.body as Record<string, unknown>) };
+    if (!validatePatch(body)) schemaError(validatePatch.errors);
+    if (body.user_uuid !== undefined && body.user_uuid.toLowerCase() !== uuid) {
+      throw badRequest('A membership cannot move to another user; remove it and add the other user instead.', 'user_uuid');
+    }
+    try {
+      const member = await members.changeLevel(projectOf(req).id, uuid, body.level);
+      if (!member) throw notFound(`User ${req.params.user_uuid} is not an explicit member of this project.`);
+      res.json(present(member));
+    } catch (error) {
+      if (error instanceof LastAdminError) throw badRequest(error.message, 'level', 'last_admin');
+      throw error;
+    }
+  });
+
+  router.delete('/:user_uuid', requireScopes('project:write'), async (req, res) => {
+    await requireAdmin(req);
+    try {
+      if (!(await members.remove(projectOf(req).id, memberUuid(req)))) throw notFound(`User ${req.params.user_uuid} is not an explicit member of this project.`);
+      res.status(204).end();
+    } catch (error) {
+      if (error instanceof LastAdminError) throw badRequest(error.message, null, 'last_admin');
+      throw error;
+    }
+  });
+  return router;
+}
