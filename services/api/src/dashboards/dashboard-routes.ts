@@ -156,12 +156,11 @@ export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: A
   });
 
   router.delete('/:id', requireScopes('dashboard:write'), async (req, res) => {
-    const id = dashboardId(req.params.id);
-    await reachable(req, id, 'editor');
     const flag = req.query.delete_insights;
     if (flag !== undefined && flag !== 'true' && flag !== 'false') throw badRequest('delete_insights must be true or false.', 'delete_insights');
-    const deleteInsights = flag === 'true';
-    if (!(await dashboards.softDelete(projectOf(req).id, id, deleteInsights))) throw notFound(`Dashboard ${id} does not exist.`);
+    const id = dashboardId(req.params.id);
+    await reachable(req, id, 'editor');
+    if (!(await dashboards.softDelete(projectOf(req).id, id, flag === 'true'))) throw notFound(`Dashboard ${id} does not exist.`);
     res.status(204).end();
   });
 
