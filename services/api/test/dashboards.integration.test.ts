@@ -171,7 +171,7 @@ describe('dashboards', () => {
 
   it('PATCH changes name, description, pinned, tags and restriction_level', async () => {
     const created = (await fromTemplate({ template: template() })).body;
-    const changes = { name: 'Renamed', description: 'New', pinned: true, tags: ['x'], restriction_level: 37 };
+    const changes = { name: 'Renamed', description: 'New', pinned: true, tags: ['x'], restriction_level: 37, filters: { date_from: '-7d' } };
     const { status, body } = await api.request('PATCH', `${dashboardsPath('projects')}${created.id}/`, tenant.personalApiKey, changes);
     expect(status).toBe(200);
     expect(body).toMatchObject({ ...changes, effective_restriction_level: 37, tiles: created.tiles });
@@ -232,6 +232,10 @@ describe('dashboards', () => {
     // A collaborator: an editor entry for the member.
     await api.request('PUT', `${path}access_controls/`, tenant.personalApiKey, { organization_member: member.membershipId, access_level: 'editor' });
     expect((await api.request('PATCH', path, member.personalApiKey, { name: 'as collaborator' })).status).toBe(200);
+
+    await api.request('PUT', `${path}access_controls/`, tenant.personalApiKey, { organization_member: member.membershipId, access_level: 'none' });
+    const hidden = await fromTemplate({ use_dashboard: open.id }, member.personalApiKey);
+    expect([hidden.status, hidden.body.attr]).toEqual([400, 'use_dashboard']);
 
     const mine = (await fromTemplate({ template: template(), restriction_level: 37 }, member.personalApiKey)).body;
     expect((await api.request('PATCH', `${dashboardsPath()}${mine.id}/`, member.personalApiKey, { restriction_level: 21 })).status).toBe(200);

@@ -70,6 +70,20 @@ describe('organization members', () => {
     });
   });
 
+  it('pages with limit and offset, and @current follows the projects a limited key holds', async () => {
+    const paged = await api.request('GET', '/api/organizations/@current/members/?limit=1', tenant.personalApiKey);
+    expect(paged.body.results).toHaveLength(1);
+    expect(paged.body.next).toContain('offset=1');
+    expect((await api.request('GET', '/api/organizations/@current/members/?limit=x', tenant.personalApiKey)).status).toBe(400);
+
+    const second = await createTestTenant(api.pool, api.config);
+    await new ControlPlaneStore(api.pool, api.config.apiKeyPepper).addMembership(second.organizationId, tenant.user.id, MEMBERSHIP_LEVEL.member);
+    const limited = await createKey(api.pool, api.config, tenant.user.id, ['*'], [second.project.id]);
+    const members = await api.request('GET', '/api/organizations/@current/members/', limited);
+    expect(members.body.results.map((m: { user: { id: number } }) => m.user.id).sort()).toEqual([tenant.user.id, second.user.id].sort());
+    expect((await api.request('GET', `/api/organizations/${tenant.organizationId}/members/`, limited)).status).toBe(404);
+  });
+
   it('another organization is a 404, and listing needs organization_member:read', async () => {
     const stranger = await createTestTenant(api.pool, api.config);
     expect((await api.request('GET', `/api/organizations/${stranger.organizationId}/members/`, tenant.personalApiKey)).status).toBe(404);

@@ -1,0 +1,26 @@
+import { resolveAccessLevel, type AccessInputs } from './access-level.js';
+
+const member: AccessInputs = { isProjectAdmin: false, isCreator: false, memberEntry: null, defaultEntry: null, othersAtMost: 'editor' };
+
+describe('resolveAccessLevel', () => {
+  it('without entries everyone in the project can edit', () => {
+    expect(resolveAccessLevel(member)).toBe('editor');
+  });
+
+  it('the default entry applies to members without one of their own, whose entry wins', () => {
+    expect(resolveAccessLevel({ ...member, defaultEntry: 'none' })).toBe('none');
+    expect(resolveAccessLevel({ ...member, defaultEntry: 'none', memberEntry: 'viewer' })).toBe('viewer');
+    expect(resolveAccessLevel({ ...member, defaultEntry: 'editor', memberEntry: 'none' })).toBe('none');
+  });
+
+  it('othersAtMost caps members without an entry of their own, never those with one', () => {
+    expect(resolveAccessLevel({ ...member, othersAtMost: 'viewer' })).toBe('viewer');
+    expect(resolveAccessLevel({ ...member, othersAtMost: 'viewer', defaultEntry: 'none' })).toBe('none');
+    expect(resolveAccessLevel({ ...member, othersAtMost: 'viewer', memberEntry: 'editor' })).toBe('editor');
+  });
+
+  it('admins and the creator always edit', () => {
+    expect(resolveAccessLevel({ ...member, isProjectAdmin: true, memberEntry: 'none' })).toBe('editor');
+    expect(resolveAccessLevel({ ...member, isCreator: true, defaultEntry: 'none', othersAtMost: 'viewer' })).toBe('editor');
+  });
+});
