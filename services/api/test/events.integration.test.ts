@@ -198,3 +198,25 @@ describe('access to the events endpoints', () => {
     expect(status).toBe(404);
   });
 });
+
+describe('pages across look-back windows', () => {
+  it('orders and pages events from the last hour to years ago as one list', async () => {
+    const other = await createTestTenant(api.pool, api.config);
+    const hoursAgo = [1, 48, 24 * 20, 24 * 200, 24 * 800];
+    const rows = hoursAgo.map((hours, i) => {
+      const ts = new Date(Date.now() - hours * 3_600_000);
+      return row(100 + i, { team_id: other.project.id, timestamp: ts.toISOString().slice(0, 19).replace('T', ' '), event: `age-${hours}` });
+    });
+    await api.clickhouse.insert('events', COLUMNS, rows);
+    await api.clickhouse.insert('events', COLUMNS, [rows[1]!]);
+    const page = async (offset: number) =>
+      (await api.request('GET', `/api/environments/${other.project.id}/events/?limit=2&offset=${offset}`, other.personalApiKey)).body as { next: string | null; results: { event: string }[] };
+    const pages = [await page(0), await page(2), await page(4)];
+    expect(pages.map((p) => p.results.map((e) => e.event))).toEqual([
+      ['age-1', 'age-48'],
+      ['age-480', 'age-4800'],
+      ['age-19200'],
+    ]);
+    expect(pages.map((p) => p.next === null)).toEqual([false, false, true]);
+  });
+});

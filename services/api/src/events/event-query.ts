@@ -1,4 +1,4 @@
-import { and, ident, inList, join, sql, type Sql } from '@tributary/clickhouse';
+import { Sql, and, ident, inList, join, sql } from '@tributary/clickhouse';
 import { propertyText } from '@tributary/query-language';
 
 export const DEFAULT_LIMIT = 100;
@@ -44,6 +44,27 @@ export function listEventsQuery(filters: EventFilters, limit: number, offset: nu
     ORDER BY timestamp DESC, timestamp_ms DESC, ${select ? sql`_uuid` : sql`id`} DESC
     LIMIT 1 BY ${select ? sql`_uuid` : sql`id`}
     LIMIT ${offset}, ${limit + 1}`;
+}
+
+/**
+ * The first step of a stored-events page: which events, newest first. It reads only the sort
+ * columns (and whatever the filters need), never `properties`, so a page of a large project does
+ * not drag every event's JSON through the sort; `eventsByIdQuery` then fetches just those rows.
+ */
+export function pageOfEventsQuery(filters: EventFilters, limit: number, offset: number): Sql {
+  return sql`SELECT toString(uuid) AS id, toString(timestamp) AS ts FROM events
+    WHERE ${eventConditions(filters)}
+    ORDER BY timestamp DESC, timestamp_ms DESC, uuid DESC
+    LIMIT 1 BY uuid
+    LIMIT ${offset}, ${limit + 1}`;
+}
+
+/** The stored-event rows of a page found by `pageOfEventsQuery`; the time bounds let ClickHouse skip other days. */
+export function eventsByIdQuery(teamId: number, ids: readonly string[], from: string, to: string): Sql {
+  const uuids = Sql.trusted(ids.map((id) => sql`toUUID(${id})`.text).join(', '));
+  return sql`SELECT ${STORED_EVENT_COLUMNS} FROM events
+    WHERE team_id = ${teamId} AND timestamp >= toDateTime(${from}, 'UTC') AND timestamp <= toDateTime(${to}, 'UTC') AND uuid IN (${uuids})
+    LIMIT 1 BY id`;
 }
 
 /** Distinct values of one event property, most frequent first, for autocomplete. */

@@ -15,7 +15,7 @@ import {
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import { pageUrl, sendCsv } from '../http/responses.js';
 import { cohortConditions } from './cohort-conditions.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, listEventsQuery, propertyValuesQuery, type EventFilters } from './event-query.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, eventsByIdQuery, listEventsQuery, pageOfEventsQuery, propertyValuesQuery, type EventFilters } from './event-query.js';
 import { toStoredEvent, type EventRow, type StoredEvent } from './stored-event.js';
 
 interface ListQuery {
@@ -108,6 +108,34 @@ function parseTime(value: string | undefined, attr: string, now: Date): Date | u
 
 const STORED_EVENT_FIELDS: (keyof StoredEvent)[] = ['id', 'distinct_id', 'properties', 'event', 'timestamp', 'person', 'elements', 'elements_chain'];
 
+/** Look-back windows for a page, in days: most pages are served by recent days alone. */
+const WINDOWS_DAYS = [1, 7, 30, 365];
+
+/**
+ * A page of the newest events, looking back one day, then a week, a month, a year, then without
+ * bound, until the window holds the whole page. ClickHouse skips other days by the primary key,
+ * so a recent page of a large project reads a small part of it (PostHog's events list does this).
+ */
+async function pageInWidening(clickhouse: ClickHouse, filters: EventFilters, limit: number, offset: number, now: Date): Promise<{ id: string; ts: string }[]> {
+  const end = filters.before ?? now;
+  for (const days of WINDOWS_DAYS) {
+    const from = new Date(end.getTime() - days * 86_400_000);
+    if (filters.after && filters.after >= from) break;
+    const page = await clickhouse.query<{ id: string; ts: string }>(pageOfEventsQuery({ ...filters, after: from }, limit, offset));
+    if (page.length > limit) return page;
+  }
+  return clickhouse.query<{ id: string; ts: string }>(pageOfEventsQuery(filters, limit, offset));
+}
+
+/** The full rows of a page of ids, in the page's order. */
+async function eventsOfPage(clickhouse: ClickHouse, teamId: number, page: readonly { id: string; ts: string }[]): Promise<EventRow[]> {
+  if (page.length === 0) return [];
+  const times = page.map((p) => p.ts).sort();
+  const rows = await clickhouse.query<EventRow>(eventsByIdQuery(teamId, page.map((p) => p.id), times[0]!, times.at(-1)!));
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return page.map((p) => byId.get(p.id)).filter((row): row is EventRow => row !== undefined);
+}
+
 export interface EventRouteDeps {
   clickhouse: ClickHouse;
   pool: Pool;
@@ -153,20 +181,20 @@ export function eventRoutes(deps: EventRouteDeps): Router {
       ...(query.after !== undefined && { after: parseTime(query.after, 'after', now) }),
       ...(query.before !== undefined && { before: parseTime(query.before, 'before', now) }),
     };
-    const statement = listEventsQuery(filters, query.limit, query.offset, select);
     const next = (count: number) => (count > query.limit ? pageUrl(deps.publicUrl, req, query.limit, query.offset + query.limit) : null);
 
     if (select && selectSources) {
-      const rows = await deps.clickhouse.query<Record<string, unknown>>(statement);
+      const rows = await deps.clickhouse.query<Record<string, unknown>>(listEventsQuery(filters, query.limit, query.offset, select));
       const results = rows.slice(0, query.limit).map((row) => select.map((_, i) => row[`c${i}`]));
       if (query.format === 'csv') return sendCsv(res, selectSources, results);
       res.json({ columns: selectSources, results, next: next(rows.length) });
       return;
     }
-    const rows = await deps.clickhouse.query<EventRow>(statement);
-    const results = rows.slice(0, query.limit).map(toStoredEvent);
+    const page = await pageInWidening(deps.clickhouse, filters, query.limit, query.offset, now);
+    const rows = await eventsOfPage(deps.clickhouse, teamId, page.slice(0, query.limit));
+    const results = rows.map(toStoredEvent);
     if (query.format === 'csv') return sendCsv(res, STORED_EVENT_FIELDS, results.map((e) => STORED_EVENT_FIELDS.map((f) => e[f])));
-    res.json({ next: next(rows.length), results });
+    res.json({ next: next(page.length), results });
   });
 
   router.get('/values', requireScopes('query:read'), async (req, res) => {
