@@ -4,6 +4,7 @@ import type { Scope } from '@tributary/auth';
 import { badRequest, forbidden, notFound } from '@tributary/http';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { schemaError } from '../cohorts/cohort-filters.js';
+import { UUID_PATTERN } from '../http/uuid.js';
 import type { OrganizationMemberStore } from '../organizations/organization-member-store.js';
 import type { AccessControlRow, ResourceKind } from './access-control-store.js';
 import type { AccessControls, ProtectedResource } from './access-controls.js';
@@ -24,7 +25,7 @@ const validatePut = new Ajv().compile<{ access_level: AccessLevel | null; organi
   required: ['access_level'],
   properties: {
     access_level: { type: 'string', nullable: true, enum: [...ACCESS_LEVELS, null] },
-    organization_member: { type: 'string', nullable: true, pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' },
+    organization_member: { type: 'string', nullable: true, pattern: UUID_PATTERN },
   },
 });
 

@@ -1,22 +1,16 @@
 import { Router, type Request } from 'express';
-import { Ajv } from 'ajv';
 import { badRequest, forbidden, notFound } from '@tributary/http';
 import type { Pool } from '@tributary/postgres';
 import { accessControlRoutes } from '../access-controls/access-control-routes.js';
 import type { AccessControls, ProtectedResource } from '../access-controls/access-controls.js';
 import type { AccessLevel } from '../access-controls/access-level.js';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
-import { schemaError } from '../cohorts/cohort-filters.js';
+import { pageOf } from '../http/page-query.js';
 import { pageLinks } from '../http/responses.js';
 import type { OrganizationMemberStore } from '../organizations/organization-member-store.js';
 import { presentUser, type UserColumns } from '../organizations/organization-user.js';
 import { normaliseTags, parseCreateBody, parsePatchBody, RESTRICTION_LEVEL } from './dashboard-requests.js';
 import { DashboardStore, type DashboardRow, type TileRow } from './dashboard-store.js';
-
-const pageQuery = new Ajv({ useDefaults: true }).compile<{ limit: number; offset: number }>({
-  type: 'object',
-  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, default: 0 } },
-});
 
 function presentDashboard(row: DashboardRow) {
   return {
@@ -85,8 +79,7 @@ export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: A
   });
 
   router.get('/', requireScopes('dashboard:read'), async (req, res) => {
-    const page = { limit: req.query.limit === undefined ? undefined : Number(req.query.limit), offset: req.query.offset === undefined ? undefined : Number(req.query.offset) };
-    if (!pageQuery(page)) schemaError(pageQuery.errors);
+    const page = pageOf(req);
     const { count, results } = await dashboards.list(projectOf(req).id, page.limit, page.offset, await access.hidden(req, 'dashboard'));
     res.json({ count, ...pageLinks(deps.publicUrl, req, page, count), results: results.map(presentDashboard) });
   });
@@ -95,40 +88,24 @@ export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: A
     const body = parseCreateBody(req.body);
     const teamId = projectOf(req).id;
     const userId = principalOf(req).userId;
-    let created: DashboardRow;
-    if (body.template) {
-      const { template } = body;
-      created = await dashboards.createFromTemplate(
-        teamId,
-        {
-          name: body.name ?? template.template_name,
-          description: body.description ?? template.dashboard_description,
-          pinned: body.pinned,
-          filters: template.dashboard_filters,
-          tags: normaliseTags(body.tags ?? template.tags),
-          restriction_level: body.restriction_level,
-        },
-        template.tiles,
-        userId,
-      );
-    } else {
-      const source = await dashboards.get(teamId, body.use_dashboard!);
-      const visible = source && (await access.levelOf(req, 'dashboard', asProtected(source))) !== 'none';
-      if (!source || !visible) throw badRequest(`Dashboard ${body.use_dashboard} does not exist.`, 'use_dashboard');
-      created = await dashboards.duplicate(
-        teamId,
-        {
-          name: body.name ?? source.name,
-          description: body.description ?? source.description,
-          pinned: body.pinned,
-          filters: source.filters,
-          tags: normaliseTags(body.tags ?? source.tags),
-          restriction_level: body.restriction_level,
-        },
-        source.id,
-        userId,
-      );
+    const { template } = body;
+    // The copied dashboard, when there is no template to take the defaults from.
+    const source = template ? null : await dashboards.get(teamId, body.use_dashboard!);
+    if (!template && (!source || (await access.levelOf(req, 'dashboard', asProtected(source))) === 'none')) {
+      throw badRequest(`Dashboard ${body.use_dashboard} does not exist.`, 'use_dashboard');
     }
+    const origin = template
+      ? { name: template.template_name, description: template.dashboard_description, filters: template.dashboard_filters, tags: template.tags }
+      : source!;
+    const fields = {
+      name: body.name ?? origin.name,
+      description: body.description ?? origin.description,
+      pinned: body.pinned,
+      filters: origin.filters,
+      tags: normaliseTags(body.tags ?? origin.tags),
+      restriction_level: body.restriction_level,
+    };
+    const created = template ? await dashboards.createFromTemplate(teamId, fields, template.tiles, userId) : await dashboards.duplicate(teamId, fields, source!.id, userId);
     res.status(200).json(await full(created, 'editor'));
   });
 

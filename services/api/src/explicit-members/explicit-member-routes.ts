@@ -4,15 +4,15 @@ import { badRequest, forbidden, notFound } from '@tributary/http';
 import type { Pool } from '@tributary/postgres';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import { schemaError } from '../cohorts/cohort-filters.js';
+import { isUuid, UUID_PATTERN } from '../http/uuid.js';
 import { presentUser } from '../organizations/organization-user.js';
 import { AlreadyMemberError, ExplicitMemberStore, LastAdminError, type ExplicitMemberRow } from './explicit-member-store.js';
 import type { ProjectRoles } from './project-roles.js';
 
-const UUID = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 const ajv = new Ajv({ allErrors: false, useDefaults: true });
 // Explicit levels stop at admin: ownership is an organization matter.
 const level = { type: 'integer', enum: [1, 8] } as const;
-const userUuid = { type: 'string', pattern: UUID } as const;
+const userUuid = { type: 'string', pattern: UUID_PATTERN } as const;
 const validateCreate = ajv.compile<{ user_uuid: string; level: number }>({
   type: 'object',
   required: ['user_uuid'],
@@ -40,7 +40,7 @@ function present(row: ExplicitMemberRow) {
 
 function memberUuid(req: Request): string {
   const raw = String(req.params.user_uuid);
-  if (!new RegExp(UUID).test(raw)) throw notFound(`User ${raw} is not an explicit member of this project.`);
+  if (!isUuid(raw)) throw notFound(`User ${raw} is not an explicit member of this project.`);
   return raw.toLowerCase();
 }
 
