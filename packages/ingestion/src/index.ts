@@ -14,3 +14,4 @@ export { personlessPersonId, processesPersonProfile, stripPersonUpdates, PERSON_
 export { nextGroupTypeIndex, groupColumns, readGroupIdentify, mergeGroupProperties, MAX_GROUP_TYPES, type GroupColumns, type GroupIdentify } from './groups.js';
 export { parseEvent, surveyWarning, type ParsedEvent, type RawEvent } from './parse-event.js';
 export { planSplit, splitPersonUuid } from './split-plan.js';
+export { planBatch, type BatchEvent } from './batch-plan.js';

@@ -10,10 +10,16 @@ export interface DeadLetter {
   reason: string;
 }
 
-/** Applies one message: adds its rows to the buffer, or a dead letter when it can never succeed. */
+/**
+ * Applies a run of one partition's messages, in order: adds their rows to the buffer, or a dead
+ * letter for a message that can never succeed. Throws when a store is away, to be retried.
+ */
 export interface MessageProcessor {
-  process(message: KafkaMessage, rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void>;
+  processBatch(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void>;
 }
+
+/** Messages handed to the processor at a time: large enough to share transactions, small enough to heartbeat often. */
+const CHUNK = 500;
 
 export interface IngestConsumerOptions {
   kafka: Kafka;
@@ -65,10 +71,11 @@ export class IngestConsumer {
         const rows = new RowBuffer();
         const deadLetters: DeadLetter[] = [];
         let last: string | null = null;
-        for (const message of batch.messages) {
+        for (let start = 0; start < batch.messages.length; start += CHUNK) {
           if (!isRunning() || isStale()) break;
-          await this.options.processor.process(message, rows, deadLetters);
-          last = message.offset;
+          const chunk = batch.messages.slice(start, start + CHUNK);
+          await this.options.processor.processBatch(chunk, rows, deadLetters);
+          last = chunk.at(-1)!.offset;
           await heartbeat();
         }
         if (last === null) return;

@@ -167,6 +167,33 @@ describe('groups, timestamps and warnings', () => {
     expect((await warnings('missing_survey_property')).some((w) => w.details.includes('$survey_id') && w.details.includes(survey!))).toBe(true);
   });
 
+  it('records on each event of a batch its person as it was after that event, and keeps the final state', async () => {
+    const user = id('batch');
+    const other = id('batch');
+    const uuids = await h.send([
+      { event: 'one', distinct_id: user, properties: { $set: { step: 1 }, $set_once: { first: 'one' } } },
+      { event: 'other', distinct_id: other, properties: { $set: { mine: true } } },
+      { event: 'two', distinct_id: user, properties: { $set: { step: 2 }, $set_once: { first: 'two' } } },
+      { event: 'plain', distinct_id: user },
+      { event: 'three', distinct_id: user, properties: { $unset: ['first'] } },
+    ]);
+    const rows = await Promise.all(uuids.map((uuid) => eventByUuid(uuid)));
+    expect(rows.map((r) => JSON.parse(r.person_properties))).toEqual([
+      { step: 1, first: 'one' },
+      { mine: true },
+      { step: 2, first: 'one' },
+      { step: 2, first: 'one' },
+      { step: 2 },
+    ]);
+    const person = await personOf(user);
+    expect(person.properties).toEqual({ step: 2 });
+    expect(new Set([rows[0]!.person_id, rows[2]!.person_id, rows[4]!.person_id])).toEqual(new Set([person.uuid]));
+    const copies = await h.clickhouse.query<{ properties: string }>(
+      sql`SELECT properties FROM person WHERE team_id = ${h.tenant.project.id} AND toString(id) = ${person.uuid} ORDER BY version DESC LIMIT 1`,
+    );
+    expect(JSON.parse(copies[0]!.properties)).toEqual({ step: 2 });
+  });
+
   it('applies a historical batch in order', async () => {
     const user = id('hist');
     const events = Array.from({ length: 5 }, (_, i) => ({ event: 'h', distinct_id: user, timestamp: `2020-01-0${i + 1}T00:00:00Z`, properties: { $set: { step: i } } }));
@@ -196,10 +223,12 @@ describe('delivery', () => {
     const isolated = await startIngestHarness();
     try {
       await isolated.startConsumer(undefined, (processor) => ({
-        async process(message, rows, deadLetters) {
-          const uuid = (JSON.parse(String(message.value)) as { uuid: string }).uuid;
-          seen.set(uuid, (seen.get(uuid) ?? 0) + 1);
-          await processor.process(message, rows, deadLetters);
+        async processBatch(messages, rows, deadLetters) {
+          for (const message of messages) {
+            const uuid = (JSON.parse(String(message.value)) as { uuid: string }).uuid;
+            seen.set(uuid, (seen.get(uuid) ?? 0) + 1);
+          }
+          await processor.processBatch(messages, rows, deadLetters);
         },
       }));
       const first = await isolated.send(Array.from({ length: 5 }, (_, i) => ({ event: 'first', distinct_id: 'once', properties: { $set: { step: i } } })));

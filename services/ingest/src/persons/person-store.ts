@@ -62,6 +62,17 @@ export class PersonStore {
     return rows[0]!;
   }
 
+  /** Writes several persons' properties and versions in one statement. */
+  async updateMany(persons: readonly PersonRecord[]): Promise<void> {
+    if (persons.length === 0) return;
+    await this.client.query(
+      `UPDATE persons AS p SET properties = v.properties::jsonb, version = v.version
+         FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::text[]) AS properties, unnest($3::bigint[]) AS version) AS v
+        WHERE p.id = v.id`,
+      [persons.map((p) => p.id), persons.map((p) => JSON.stringify(p.properties)), persons.map((p) => p.version)],
+    );
+  }
+
   /** Attaches one more distinct id to a person; false when another person already has it. */
   async addDistinctId(teamId: number, personId: number, distinctId: string): Promise<number | null> {
     const { rows } = await this.client.query<{ version: number }>(
