@@ -30,7 +30,7 @@ export interface Config {
   kafkaClientId: string;
   /** KAFKA_TOPIC_PREFIX: prepended to every topic name, so test runs and tenants can be isolated. */
   kafkaTopicPrefix: string;
-  /** KAFKA_PARTITIONS: partitions per topic when topics are created. */
+  /** KAFKA_PARTITIONS: partitions per topic; topics are created with it and grown to it at start-up. */
   kafkaPartitions: number;
   /** INGEST_CONSUMER_GROUP: consumer group of the ingest service. */
   ingestConsumerGroup: string;
@@ -75,7 +75,7 @@ export const ENV_VARIABLES = {
   kafkaBrokers: ['KAFKA_BROKERS', '127.0.0.1:9092'],
   kafkaClientId: ['KAFKA_CLIENT_ID', 'tributary'],
   kafkaTopicPrefix: ['KAFKA_TOPIC_PREFIX', ''],
-  kafkaPartitions: ['KAFKA_PARTITIONS', '4'],
+  kafkaPartitions: ['KAFKA_PARTITIONS', '8'],
   ingestConsumerGroup: ['INGEST_CONSUMER_GROUP', 'tributary-ingest'],
   clickhouseUrl: ['CLICKHOUSE_URL', 'http://127.0.0.1:8123'],
   clickhouseDatabase: ['CLICKHOUSE_DATABASE', 'tributary'],
@@ -87,7 +87,7 @@ export const ENV_VARIABLES = {
   captureMaxEventBytes: ['CAPTURE_MAX_EVENT_BYTES', String(2 * 1024 * 1024)],
   captureOverflowEventsPerSecond: ['CAPTURE_OVERFLOW_EVENTS_PER_SECOND', '1000'],
   kafkaProduceTimeoutMs: ['KAFKA_PRODUCE_TIMEOUT_MS', '10000'],
-  ingestPartitionsConcurrently: ['INGEST_PARTITIONS_CONCURRENTLY', '4'],
+  ingestPartitionsConcurrently: ['INGEST_PARTITIONS_CONCURRENTLY', '8'],
   apiRateLimitPerMinute: ['API_RATE_LIMIT_PER_MINUTE', '480'],
 } as const satisfies Record<keyof Config, readonly [string, string]>;
 

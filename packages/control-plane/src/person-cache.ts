@@ -22,11 +22,17 @@ export class PersonCache {
   }
 
   async set(teamId: number, distinctIds: readonly string[], person: CachedPerson): Promise<void> {
-    if (distinctIds.length === 0) return;
-    const value = JSON.stringify(person);
+    await this.setMany([{ teamId, distinctIds, person }]);
+  }
+
+  /** Several persons in one round trip. */
+  async setMany(entries: readonly { teamId: number; distinctIds: readonly string[]; person: CachedPerson }[]): Promise<void> {
     const pipeline = this.redis.pipeline();
-    for (const id of distinctIds) pipeline.set(key(teamId, id), value, 'EX', TTL_SECONDS);
-    await pipeline.exec();
+    for (const { teamId, distinctIds, person } of entries) {
+      const value = JSON.stringify(person);
+      for (const id of distinctIds) pipeline.set(key(teamId, id), value, 'EX', TTL_SECONDS);
+    }
+    if (pipeline.length > 0) await pipeline.exec();
   }
 
   async forget(teamId: number, distinctIds: readonly string[]): Promise<void> {

@@ -50,5 +50,13 @@ export async function ensureTopics(admin: Admin, prefix: string, partitions: num
       topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
     });
   }
+  // Raising KAFKA_PARTITIONS grows existing topics too (Kafka can add partitions, never remove
+  // them); keys then map to new partitions, so do it while producers are quiet.
+  const present = TOPIC_KINDS.map((kind) => names[kind]).filter((name) => existing.has(name));
+  if (present.length > 0) {
+    const { topics } = await admin.fetchTopicMetadata({ topics: present });
+    const short = topics.filter((t) => t.partitions.length < partitions);
+    if (short.length > 0) await admin.createPartitions({ validateOnly: false, topicPartitions: short.map((t) => ({ topic: t.name, count: partitions })) });
+  }
   return missing;
 }

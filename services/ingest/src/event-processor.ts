@@ -298,12 +298,10 @@ export class EventProcessor implements MessageProcessor {
       'SELECT person_id, distinct_id FROM person_distinct_ids WHERE person_id = ANY($1::bigint[])',
       [persons.map((p) => p.id)],
     );
-    await Promise.all(
-      persons.map((person) =>
-        this.deps.personCache
-          .set(person.team_id, rows.filter((r) => r.person_id === person.id).map((r) => r.distinct_id), { personId: person.id, personUuid: person.uuid, properties: person.properties })
-          .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'person cache not updated')),
-      ),
-    );
+    const idsOf = new Map<number, string[]>();
+    for (const r of rows) idsOf.set(r.person_id, [...(idsOf.get(r.person_id) ?? []), r.distinct_id]);
+    await this.deps.personCache
+      .setMany(persons.map((person) => ({ teamId: person.team_id, distinctIds: idsOf.get(person.id) ?? [], person: { personId: person.id, personUuid: person.uuid, properties: person.properties } })))
+      .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'person cache not updated'));
   }
 }

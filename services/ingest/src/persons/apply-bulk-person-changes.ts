@@ -40,27 +40,34 @@ export async function applyBulkPersonChanges(client: PoolClient, inputs: readonl
     }
   }
 
-  const created = new Set<number>();
-  const changed = new Set<number>();
-  const result: BulkPersonChanges = { after: [], upserted: [], distinctIds: [] };
+  // A distinct id without a person gets one from its first event, all of them in one go.
+  const firstOf = new Map<string, BulkPersonInput>();
   for (const input of inputs) {
-    const id = personOf.get(key(input.teamId, input.distinctId));
-    const person = id === undefined ? undefined : persons.get(id);
-    if (!person) {
-      const made = await store.create({
-        teamId: input.teamId,
-        uuid: personlessPersonId(input.teamId, input.distinctId),
-        properties: initialPersonProperties(input.updates),
-        isIdentified: false,
-        createdAt: input.timestamp,
-        distinctIds: [input.distinctId],
-      });
-      if (!made) throw new ConcurrentClaimError(`distinct id ${input.distinctId} was claimed concurrently`);
-      personOf.set(key(input.teamId, input.distinctId), made.person.id);
-      persons.set(made.person.id, made.person);
-      created.add(made.person.id);
-      result.distinctIds.push({ teamId: input.teamId, distinctId: input.distinctId, personUuid: made.person.uuid, version: made.distinctIdVersions.get(input.distinctId) ?? 0 });
-      result.after.push(made.person);
+    const k = key(input.teamId, input.distinctId);
+    if (!personOf.has(k) && !firstOf.has(k)) firstOf.set(k, input);
+  }
+  const created = new Set<number>();
+  const result: BulkPersonChanges = { after: [], upserted: [], distinctIds: [] };
+  for (const teamId of teams.keys()) {
+    const firsts = [...firstOf.values()].filter((input) => input.teamId === teamId);
+    const made = await store.createMany(
+      teamId,
+      firsts.map((input) => ({ uuid: personlessPersonId(teamId, input.distinctId), distinctId: input.distinctId, properties: initialPersonProperties(input.updates), createdAt: input.timestamp })),
+    );
+    if (!made) throw new ConcurrentClaimError(`one of ${firsts.length} distinct ids was claimed concurrently`);
+    for (const [distinctId, person] of made.persons) {
+      personOf.set(key(teamId, distinctId), person.id);
+      persons.set(person.id, person);
+      created.add(person.id);
+      result.distinctIds.push({ teamId, distinctId, personUuid: person.uuid, version: made.distinctIdVersions.get(distinctId) ?? 0 });
+    }
+  }
+
+  const changed = new Set<number>();
+  for (const input of inputs) {
+    const person = persons.get(personOf.get(key(input.teamId, input.distinctId))!)!;
+    if (firstOf.get(key(input.teamId, input.distinctId)) === input) {
+      result.after.push(person);
       continue;
     }
     const updated = applyPersonUpdates(person.properties, input.updates);

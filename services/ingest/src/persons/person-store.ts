@@ -53,6 +53,36 @@ export class PersonStore {
     return { person, distinctIdVersions: new Map(inserted.rows.map((r) => [r.distinct_id, Number(r.version)])) };
   }
 
+  /**
+   * Creates one person per distinct id in two statements. Null when another transaction claimed
+   * one of the ids first; the caller rolls back and retries.
+   */
+  async createMany(
+    teamId: number,
+    entries: readonly { uuid: string; distinctId: string; properties: Record<string, unknown>; createdAt: Date }[],
+  ): Promise<{ persons: Map<string, PersonRecord>; distinctIdVersions: Map<string, number> } | null> {
+    if (entries.length === 0) return { persons: new Map(), distinctIdVersions: new Map() };
+    const { rows } = await this.client.query<PersonRecord>(
+      `INSERT INTO persons AS p (uuid, team_id, properties, is_identified, created_at, version)
+       SELECT e.uuid, $1, e.properties::jsonb, false, e.created_at, COALESCE((SELECT t.version + 1 FROM person_tombstones t WHERE t.uuid = e.uuid), 0)
+         FROM unnest($2::uuid[], $3::text[], $4::timestamptz[]) AS e (uuid, properties, created_at)
+       RETURNING ${PERSON_COLUMNS}`,
+      [teamId, entries.map((e) => e.uuid), entries.map((e) => JSON.stringify(e.properties)), entries.map((e) => e.createdAt)],
+    );
+    const byUuid = new Map(rows.map((person) => [person.uuid, person]));
+    const inserted = await this.client.query<{ distinct_id: string; version: number }>(
+      `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, version)
+       SELECT $1, c.id, c.person_id, ${TOMBSTONE_VERSION} FROM unnest($2::text[], $3::bigint[]) AS c (id, person_id)
+       ON CONFLICT DO NOTHING RETURNING distinct_id, version`,
+      [teamId, entries.map((e) => e.distinctId), entries.map((e) => byUuid.get(e.uuid)!.id)],
+    );
+    if (inserted.rowCount !== entries.length) return null;
+    return {
+      persons: new Map(entries.map((e) => [e.distinctId, byUuid.get(e.uuid)!])),
+      distinctIdVersions: new Map(inserted.rows.map((r) => [r.distinct_id, Number(r.version)])),
+    };
+  }
+
   async update(person: PersonRecord, changes: { properties: Record<string, unknown>; isIdentified: boolean; version: number; createdAt?: Date }): Promise<PersonRecord> {
     const { rows } = await this.client.query<PersonRecord>(
       `UPDATE persons AS p SET properties = $2, is_identified = $3, version = $4, created_at = COALESCE($5, p.created_at)
