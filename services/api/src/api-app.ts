@@ -1,6 +1,8 @@
 import express, { type Express } from 'express';
 import type { ClickHouse } from '@tributary/clickhouse';
-import { PersonCache, type ControlPlaneStore, type FeatureFlagStore } from '@tributary/control-plane';
+import type { Config } from '@tributary/config';
+import { ControlPlaneStore, FeatureFlagStore, PersonCache } from '@tributary/control-plane';
+import { topicNames, type Producer } from '@tributary/kafka';
 import type { Pool } from '@tributary/postgres';
 import type { Redis } from '@tributary/redis';
 import { AccessControls } from './access-controls/access-controls.js';
@@ -15,7 +17,7 @@ import { featureFlagRoutes } from './feature-flags/feature-flag-routes.js';
 import { OrganizationMemberStore } from './organizations/organization-member-store.js';
 import { organizationRoutes } from './organizations/organization-routes.js';
 import { PersonCopies } from './persons/person-copies.js';
-import type { PersonEventPublisher } from './persons/person-event-publisher.js';
+import { PersonEventPublisher } from './persons/person-event-publisher.js';
 import { personRoutes } from './persons/person-routes.js';
 import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-routes.js';
 import { projectRoutes } from './projects/project-routes.js';
@@ -30,6 +32,20 @@ export interface ApiDeps {
   personEvents: PersonEventPublisher;
   publicUrl: string;
   rateLimitPerMinute: number;
+}
+
+/** The api's dependencies from its connections, the same in the service and in tests. */
+export function apiDeps(config: Config, stores: { pool: Pool; clickhouse: ClickHouse; redis: Redis; producer: Producer }): ApiDeps {
+  return {
+    store: new ControlPlaneStore(stores.pool, config.apiKeyPepper),
+    flags: new FeatureFlagStore(stores.pool),
+    clickhouse: stores.clickhouse,
+    pool: stores.pool,
+    redis: stores.redis,
+    personEvents: new PersonEventPublisher(stores.producer, topicNames(config.kafkaTopicPrefix).realtime, config.kafkaProduceTimeoutMs),
+    publicUrl: config.publicUrl,
+    rateLimitPerMinute: config.apiRateLimitPerMinute,
+  };
 }
 
 /** Mounts every management route; `/api/projects/:project_id/...` and `/api/environments/...` are the same resources. */

@@ -3,11 +3,9 @@ import { createLogger } from '@tributary/logger';
 import { createPool } from '@tributary/postgres';
 import { createClickHouse } from '@tributary/clickhouse';
 import { createRedis } from '@tributary/redis';
-import { ControlPlaneStore, FeatureFlagStore } from '@tributary/control-plane';
 import { startServiceRuntime } from '@tributary/http';
-import { createKafka, createProducer, topicNames } from '@tributary/kafka';
-import { mountApiRoutes } from './api-app.js';
-import { PersonEventPublisher } from './persons/person-event-publisher.js';
+import { createKafka, createProducer } from '@tributary/kafka';
+import { apiDeps, mountApiRoutes } from './api-app.js';
 
 const config = loadConfig();
 const logger = createLogger('api', config.logLevel);
@@ -24,16 +22,7 @@ await startServiceRuntime({
   port: config.apiPort,
   shutdownTimeoutMs: config.shutdownTimeoutMs,
   routes: (app) =>
-    mountApiRoutes(app, {
-      store: new ControlPlaneStore(pool, config.apiKeyPepper),
-      flags: new FeatureFlagStore(pool),
-      clickhouse,
-      pool,
-      redis,
-      personEvents: new PersonEventPublisher(producer, topicNames(config.kafkaTopicPrefix).realtime, config.kafkaProduceTimeoutMs),
-      publicUrl: config.publicUrl,
-      rateLimitPerMinute: config.apiRateLimitPerMinute,
-    }),
+    mountApiRoutes(app, apiDeps(config, { pool, clickhouse, redis, producer })),
   ready: async () => (await pool.query('SELECT 1').then(() => true)) && (await clickhouse.ping()),
   stop: async () => {
     await producer.disconnect();

@@ -1,14 +1,12 @@
 import { createClickHouse, type ClickHouse } from '@tributary/clickhouse';
-import { ControlPlaneStore, FeatureFlagStore } from '@tributary/control-plane';
 import { startServiceRuntime, type ServiceRuntime } from '@tributary/http';
-import { createKafka, createProducer, topicNames } from '@tributary/kafka';
+import { createKafka, createProducer } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
 import { createPool, type Pool } from '@tributary/postgres';
 import { createRedis, type Redis } from '@tributary/redis';
 import { testConfig } from '@tributary/test-support';
 import type { Config } from '@tributary/config';
-import { mountApiRoutes } from '../src/api-app.js';
-import { PersonEventPublisher } from '../src/persons/person-event-publisher.js';
+import { apiDeps, mountApiRoutes } from '../src/api-app.js';
 
 /** The api service in-process on a free port, against the real stores. */
 export interface ApiHarness {
@@ -38,16 +36,7 @@ export async function startApi(overrides: Partial<Config> = {}): Promise<ApiHarn
       port: 0,
       shutdownTimeoutMs: 1000,
       routes: (app) =>
-        mountApiRoutes(app, {
-          store: new ControlPlaneStore(pool, config.apiKeyPepper),
-          flags: new FeatureFlagStore(pool),
-          clickhouse,
-          pool,
-          redis,
-          personEvents: new PersonEventPublisher(producer, topicNames(config.kafkaTopicPrefix).realtime, config.kafkaProduceTimeoutMs),
-          publicUrl: config.publicUrl,
-          rateLimitPerMinute: config.apiRateLimitPerMinute,
-        }),
+        mountApiRoutes(app, apiDeps(config, { pool, clickhouse, redis, producer })),
       ready: async () => true,
       stop: async () => {
         await producer.disconnect();
