@@ -51,6 +51,8 @@ export interface Config {
   captureMaxEventBytes: number;
   /** CAPTURE_OVERFLOW_EVENTS_PER_SECOND: one distinct id sending faster than this goes to the overflow topic. */
   captureOverflowEventsPerSecond: number;
+  /** CAPTURE_KAFKA_PRODUCERS: Kafka producers capture spreads keys over; each has one produce request in flight. */
+  captureKafkaProducers: number;
   /** INGEST_PARTITIONS_CONCURRENTLY: Kafka partitions one ingest process works on at the same time. */
   ingestPartitionsConcurrently: number;
   /** API_RATE_LIMIT_PER_MINUTE: management API requests one personal API key may make per minute. */
@@ -86,6 +88,7 @@ export const ENV_VARIABLES = {
   captureMaxBatchBytes: ['CAPTURE_MAX_BATCH_BYTES', String(20 * 1024 * 1024)],
   captureMaxEventBytes: ['CAPTURE_MAX_EVENT_BYTES', String(2 * 1024 * 1024)],
   captureOverflowEventsPerSecond: ['CAPTURE_OVERFLOW_EVENTS_PER_SECOND', '1000'],
+  captureKafkaProducers: ['CAPTURE_KAFKA_PRODUCERS', '4'],
   kafkaProduceTimeoutMs: ['KAFKA_PRODUCE_TIMEOUT_MS', '10000'],
   ingestPartitionsConcurrently: ['INGEST_PARTITIONS_CONCURRENTLY', '8'],
   apiRateLimitPerMinute: ['API_RATE_LIMIT_PER_MINUTE', '480'],
@@ -124,6 +127,7 @@ const schema: JSONSchemaType<RawConfig> = {
     captureMaxBatchBytes: { type: 'integer', minimum: 1024 },
     captureMaxEventBytes: { type: 'integer', minimum: 1024 },
     captureOverflowEventsPerSecond: { type: 'integer', minimum: 1 },
+    captureKafkaProducers: { type: 'integer', minimum: 1, maximum: 32 },
     kafkaProduceTimeoutMs: { type: 'integer', minimum: 100 },
     ingestPartitionsConcurrently: { type: 'integer', minimum: 1, maximum: 64 },
     apiRateLimitPerMinute: { type: 'integer', minimum: 1 },

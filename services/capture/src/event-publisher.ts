@@ -4,31 +4,47 @@ import type { OverflowDetector } from './overflow-detector.js';
 
 export class PublishError extends Error {}
 
+/** FNV-1a: a fast, stable spread of keys over producers (not a security hash). */
+export function shardOf(key: string, shards: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % shards;
+}
+
 /**
  * Publishes one request's events and resolves only when Kafka acknowledged all of them from
  * every in-sync replica. Historical batches keep their order on the historical topic and never
  * overflow; realtime events of a hot distinct id go to overflow, without a key, as PostHog does,
  * so they spread over its partitions. Concurrent requests share produce requests (group commit).
+ *
+ * kafkajs's idempotent producer keeps one produce request in flight, so one producer caps
+ * throughput at one broker round trip at a time. Keys are spread over several producers by a
+ * hash: a key always uses the same producer, which keeps each distinct id's events in order.
  */
 export class EventPublisher {
-  private readonly commit: GroupCommit;
+  private readonly commits: GroupCommit[];
+  private unkeyed = 0;
 
   constructor(
-    producer: Producer,
+    producers: readonly Producer[],
     private readonly topics: TopicNames,
     private readonly overflow: OverflowDetector,
     private readonly timeoutMs: number,
   ) {
-    this.commit = new GroupCommit((topicMessages) => producer.sendBatch({ acks: -1, timeout: timeoutMs, topicMessages }));
+    this.commits = producers.map((producer) => new GroupCommit((topicMessages) => producer.sendBatch({ acks: -1, timeout: timeoutMs, topicMessages })));
   }
 
   async publish(messages: readonly CaptureMessage[]): Promise<void> {
     if (messages.length === 0) return;
-    const byTopic = new Map<string, { key: string | null; value: string }[]>();
+    const byShard = new Map<number, Map<string, { key: string | null; value: string }[]>>();
     const add = (topic: string, key: string | null, message: CaptureMessage) => {
+      // Unkeyed (overflow) messages have no order to keep: they take the producers in turn.
+      const shard = key === null ? this.unkeyed++ % this.commits.length : shardOf(key, this.commits.length);
+      const byTopic = byShard.get(shard) ?? new Map<string, { key: string | null; value: string }[]>();
       const list = byTopic.get(topic) ?? [];
       list.push({ key, value: encodeCaptureMessage(message) });
       byTopic.set(topic, list);
+      byShard.set(shard, byTopic);
     };
 
     const realtime = messages.filter((m) => !m.historical_migration);
@@ -52,7 +68,8 @@ export class EventPublisher {
       timer = setTimeout(() => reject(new Error(`no acknowledgement within ${this.timeoutMs} ms`)), this.timeoutMs);
     });
     try {
-      await Promise.race([this.commit.submit([...byTopic].map(([topic, list]) => ({ topic, messages: list }))), deadline]);
+      const acknowledged = [...byShard].map(([shard, byTopic]) => this.commits[shard]!.submit([...byTopic].map(([topic, list]) => ({ topic, messages: list }))));
+      await Promise.race([Promise.all(acknowledged), deadline]);
     } catch (error) {
       throw new PublishError(`Kafka did not acknowledge the events: ${(error as Error).message}`);
     } finally {

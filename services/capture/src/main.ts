@@ -14,11 +14,11 @@ const logger = createLogger('capture', config.logLevel);
 const pool = createPool(config, { max: 5 });
 const redis = createRedis(config);
 const kafka = createKafka(config, logger, 'capture');
-const producer = createProducer(kafka);
-await producer.connect();
+const producers = Array.from({ length: config.captureKafkaProducers }, () => createProducer(kafka));
+await Promise.all(producers.map((producer) => producer.connect()));
 
 const publisher = new EventPublisher(
-  producer,
+  producers,
   topicNames(config.kafkaTopicPrefix),
   new OverflowDetector(redis, config.captureOverflowEventsPerSecond),
   config.kafkaProduceTimeoutMs,
@@ -35,7 +35,7 @@ await startServiceRuntime({
   ready: async () => (await redis.ping()) === 'PONG' && (await pool.query('SELECT 1').then(() => true)),
   stop: async () => {
     // In-flight requests have finished, so every acknowledged event is already in Kafka.
-    await producer.disconnect();
+    await Promise.all(producers.map((producer) => producer.disconnect()));
     await pool.end();
     redis.disconnect();
   },

@@ -49,7 +49,7 @@ export async function startCapture(overrides: Partial<Config> = {}, brokers?: st
         app.use(
           captureRoutes({
             tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
-            publisher: new EventPublisher(producer, topics, new OverflowDetector(redis, config.captureOverflowEventsPerSecond), config.kafkaProduceTimeoutMs),
+            publisher: new EventPublisher([producer], topics, new OverflowDetector(redis, config.captureOverflowEventsPerSecond), config.kafkaProduceTimeoutMs),
             logger,
             maxBatchBytes: config.captureMaxBatchBytes,
             maxEventBytes: config.captureMaxEventBytes,
