@@ -20,6 +20,8 @@ interface DecideBody {
   person_properties?: Record<string, unknown>;
   group_properties?: Record<string, Record<string, unknown>>;
   $anon_distinct_id?: string | number | null;
+  /** Server SDKs (posthog-node by default) ask for no location: their address is the server's. */
+  geoip_disable?: boolean;
 }
 
 const validateBody = new Ajv({ allErrors: false, allowUnionTypes: true }).compile<DecideBody>({
@@ -33,6 +35,7 @@ const validateBody = new Ajv({ allErrors: false, allowUnionTypes: true }).compil
     person_properties: { type: 'object' },
     group_properties: { type: 'object', additionalProperties: { type: 'object' } },
     $anon_distinct_id: { type: ['string', 'number', 'null'] },
+    geoip_disable: { type: 'boolean' },
   },
 });
 
@@ -43,6 +46,7 @@ export interface DecideDeps {
   data: EvaluationData;
   logger: Logger;
   clock?: () => Date;
+  /** `$geoip_*` person properties of the client's address (spec rules 2 and 3). */
   geoip?: (ip: string | undefined) => Record<string, unknown>;
 }
 
@@ -101,7 +105,8 @@ export function decideRoutes(deps: DecideDeps): Router {
       errors = true;
       deps.logger.warn({ err: error }, 'person properties unavailable');
     }
-    const requestPersonProperties = { ...(deps.geoip?.(req.ip) ?? {}), ...(body.person_properties ?? {}) };
+    const location = body.geoip_disable === true ? {} : (deps.geoip?.(req.ip) ?? {});
+    const requestPersonProperties = { ...location, ...(body.person_properties ?? {}) };
     const personProperties = { ...(stored?.properties ?? {}), ...requestPersonProperties };
 
     const typeIndexes = Object.fromEntries(Object.entries(defs.groupTypeMapping).map(([i, t]) => [t, Number(i)]));

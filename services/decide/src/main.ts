@@ -3,6 +3,7 @@ import { createLogger } from '@tributary/logger';
 import { createPool } from '@tributary/postgres';
 import { createRedis } from '@tributary/redis';
 import { ControlPlaneStore, FeatureFlagStore, PersonCache, TokenResolver } from '@tributary/control-plane';
+import { openGeoIp } from '@tributary/geoip';
 import { startServiceRuntime } from '@tributary/http';
 import { decideRoutes } from './decide-routes.js';
 import { EvaluationData } from './evaluation-data.js';
@@ -16,6 +17,7 @@ const redis = createRedis(config, { commandTimeoutMs: 300 });
 const store = new ControlPlaneStore(pool, config.apiKeyPepper);
 const definitions = new FlagDefinitions({ pool, flags: new FeatureFlagStore(pool), logger });
 await definitions.subscribe(createRedis(config, { forQueues: true }));
+const geo = await openGeoIp();
 
 await startServiceRuntime({
   name: 'decide',
@@ -30,6 +32,7 @@ await startServiceRuntime({
         store,
         definitions,
         data: new EvaluationData({ pool, personCache: new PersonCache(redis), logger }),
+        geoip: (ip) => geo.properties(ip),
         logger,
       }),
     ),
