@@ -46,7 +46,9 @@ export class IngestConsumer {
       groupId: options.groupId,
       sessionTimeout: 30_000,
       heartbeatInterval: 3_000,
-      maxBytesPerPartition: 4 * 1024 * 1024,
+      // About a thousand typical events: a few chunks per fetch, while every partition's batch,
+      // decoded, stays in memory at once (measured: peak RSS 430 MB at 4 MB, 290 MB at 1 MB).
+      maxBytesPerPartition: 1024 * 1024,
       allowAutoTopicCreation: false,
     });
   }
