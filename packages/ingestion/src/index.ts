@@ -14,4 +14,5 @@ export { personlessPersonId, processesPersonProfile, stripPersonUpdates, PERSON_
 export { nextGroupTypeIndex, groupColumns, readGroupIdentify, mergeGroupProperties, MAX_GROUP_TYPES, type GroupColumns, type GroupIdentify } from './groups.js';
 export { parseEvent, surveyWarning, type ParsedEvent, type RawEvent } from './parse-event.js';
 export { planSplit, splitPersonUuid } from './split-plan.js';
-export { planBatch, type BatchEvent } from './batch-plan.js';
+export { groupByPersons, type GroupableEvent } from './person-groups.js';
+export { applyChunk, type ChunkEvent, type ChunkPerson, type ChunkResult, type ChunkState, type EventOutcome, type StoredPerson } from './person-chunk.js';

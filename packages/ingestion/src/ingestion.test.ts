@@ -10,7 +10,6 @@ import {
   nextGroupTypeIndex,
   parseEvent,
   personlessPersonId,
-  planBatch,
   planMerge,
   planSplit,
   processesPersonProfile,
@@ -232,27 +231,5 @@ describe('splits', () => {
   it('derives the new persons’ uuids from project and distinct id', () => {
     expect(splitPersonUuid(1, 'b')).toBe(splitPersonUuid(1, 'b'));
     expect(splitPersonUuid(1, 'b')).not.toBe(splitPersonUuid(1, 'c'));
-  });
-});
-
-describe('batch plan', () => {
-  const e = (event: string, distinctId: string, properties: Record<string, unknown> = {}, teamId = 1) => ({ teamId, event, distinctId, properties });
-
-  it('puts plain events together and every event of an id an identity event touches one by one', () => {
-    const plan = planBatch([
-      e('page', 'a'),
-      e('page', 'anon'),
-      e('$identify', 'user', { $anon_distinct_id: 'anon' }),
-      e('page', 'user'),
-      e('$create_alias', 'b', { alias: 'c' }),
-      e('page', 'c'),
-      e('page', 'a', { $set: { x: 1 } }),
-    ]);
-    expect(plan).toEqual({ together: [0, 6], oneByOne: [1, 2, 3, 4, 5] });
-  });
-
-  it('sends personless events and the rest of their id one by one, and keeps projects apart', () => {
-    const plan = planBatch([e('page', 'p', { $process_person_profile: false }), e('page', 'p'), e('page', 'p', {}, 2), e('$merge_dangerously', 'q', { alias: 'r' })]);
-    expect(plan).toEqual({ together: [2], oneByOne: [0, 1, 3] });
   });
 });

@@ -1,5 +1,5 @@
 import type { TopicMessages } from 'kafkajs';
-import { GroupCommit, mergeTopicMessages } from './group-commit.js';
+import { GroupCommit, mergeTopicMessages, sizeOfTopicMessages } from './group-commit.js';
 
 const part = (topic: string, ...values: string[]): TopicMessages[] => [{ topic, messages: values.map((value) => ({ key: null, value })) }];
 
@@ -25,7 +25,7 @@ describe('mergeTopicMessages', () => {
 describe('GroupCommit', () => {
   it('sends the first submission at once and groups what arrives while it is in flight', async () => {
     const { calls, send } = controlledSend();
-    const commit = new GroupCommit(send);
+    const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages);
     const first = commit.submit(part('t', '1'));
     const second = commit.submit(part('t', '2'));
     const third = commit.submit(part('t', '3'));
@@ -43,7 +43,7 @@ describe('GroupCommit', () => {
 
   it('fails every caller whose messages were in a failed send, and only those', async () => {
     const { calls, send } = controlledSend();
-    const commit = new GroupCommit(send);
+    const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages);
     const first = commit.submit(part('t', '1'));
     const second = commit.submit(part('t', '2'));
     await flush();
@@ -56,7 +56,7 @@ describe('GroupCommit', () => {
 
   it('keeps a send under the size cap, but always carries at least one submission', async () => {
     const { calls, send } = controlledSend();
-    const commit = new GroupCommit(send, 10);
+    const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, 10);
     const big = commit.submit(part('t', 'x'.repeat(50)));
     const a = commit.submit(part('t', 'aaaa'));
     const b = commit.submit(part('t', 'bbbb'));

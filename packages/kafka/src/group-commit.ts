@@ -1,13 +1,14 @@
 import type { Message, TopicMessages } from 'kafkajs';
 
-interface Waiting {
-  topicMessages: TopicMessages[];
+interface Waiting<T> {
+  item: T;
   bytes: number;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
 
-function sizeOf(topicMessages: readonly TopicMessages[]): number {
+/** Bytes of keys and values: what a produce request mostly carries. */
+export function sizeOfTopicMessages(topicMessages: readonly TopicMessages[]): number {
   let bytes = 0;
   for (const { messages } of topicMessages) {
     for (const m of messages) bytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
@@ -29,25 +30,26 @@ export function mergeTopicMessages(parts: readonly (readonly TopicMessages[])[])
 }
 
 /**
- * Group commit for an idempotent producer. kafkajs lets an idempotent producer have one produce
- * request in flight per broker, so requests that each sent their own batch would queue behind
- * one another, one broker round trip each. Instead, whatever arrives while a send is in flight
- * waits and goes out together in the next send, and every caller learns the outcome of the send
- * that carried its messages. Sends run one after another, so arrival order is kept.
+ * Group commit for a store that does best with few, large writes, one at a time: an idempotent
+ * Kafka producer (kafkajs lets it have one produce request in flight per broker) or a ClickHouse
+ * table (every insert makes a part). Whatever arrives while a send is in flight waits and goes
+ * out together in the next send, and every caller learns the outcome of the send that carried
+ * its items. Sends run one after another, so arrival order is kept.
  */
-export class GroupCommit {
-  private waiting: Waiting[] = [];
+export class GroupCommit<T> {
+  private waiting: Waiting<T>[] = [];
   private draining = false;
 
   constructor(
-    private readonly send: (topicMessages: TopicMessages[]) => Promise<unknown>,
-    /** A send carries at least one caller's messages, and more only while under this size. */
+    private readonly send: (items: T[]) => Promise<unknown>,
+    private readonly sizeOf: (item: T) => number,
+    /** A send carries at least one caller's items, and more only while under this size. */
     private readonly maxSendBytes = 4 * 1024 * 1024,
   ) {}
 
-  submit(topicMessages: TopicMessages[]): Promise<void> {
+  submit(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ topicMessages, bytes: sizeOf(topicMessages), resolve, reject });
+      this.waiting.push({ item, bytes: this.sizeOf(item), resolve, reject });
       if (!this.draining) void this.drain();
     });
   }
@@ -58,7 +60,7 @@ export class GroupCommit {
       while (this.waiting.length > 0) {
         const group = this.takeGroup();
         try {
-          await this.send(mergeTopicMessages(group.map((w) => w.topicMessages)));
+          await this.send(group.map((w) => w.item));
           for (const w of group) w.resolve();
         } catch (error) {
           for (const w of group) w.reject(error);
@@ -69,7 +71,7 @@ export class GroupCommit {
     }
   }
 
-  private takeGroup(): Waiting[] {
+  private takeGroup(): Waiting<T>[] {
     let bytes = 0;
     let count = 0;
     for (const w of this.waiting) {

@@ -2,4 +2,4 @@ export * from './topics.js';
 export * from './capture-message.js';
 export { createKafka, createProducer, ensureTopics } from './client.js';
 export type { Kafka, Producer, Consumer, Admin, EachBatchPayload, KafkaMessage } from 'kafkajs';
-export { GroupCommit, mergeTopicMessages } from './group-commit.js';
+export { GroupCommit, mergeTopicMessages, sizeOfTopicMessages } from './group-commit.js';

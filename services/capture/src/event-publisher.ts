@@ -1,5 +1,5 @@
-import type { Producer } from 'kafkajs';
-import { GroupCommit, encodeCaptureMessage, messageKey, type CaptureMessage, type TopicNames } from '@tributary/kafka';
+import type { Producer, TopicMessages } from 'kafkajs';
+import { GroupCommit, encodeCaptureMessage, mergeTopicMessages, sizeOfTopicMessages, messageKey, type CaptureMessage, type TopicNames } from '@tributary/kafka';
 import type { OverflowDetector } from './overflow-detector.js';
 
 export class PublishError extends Error {}
@@ -22,7 +22,7 @@ export function shardOf(key: string, shards: number): number {
  * hash: a key always uses the same producer, which keeps each distinct id's events in order.
  */
 export class EventPublisher {
-  private readonly commits: GroupCommit[];
+  private readonly commits: GroupCommit<TopicMessages[]>[];
   private unkeyed = 0;
 
   constructor(
@@ -31,7 +31,11 @@ export class EventPublisher {
     private readonly overflow: OverflowDetector,
     private readonly timeoutMs: number,
   ) {
-    this.commits = producers.map((producer) => new GroupCommit((topicMessages) => producer.sendBatch({ acks: -1, timeout: timeoutMs, topicMessages })));
+    this.commits = producers.map((producer) => new GroupCommit<TopicMessages[]>(
+        (parts) => producer.sendBatch({ acks: -1, timeout: timeoutMs, topicMessages: mergeTopicMessages(parts) }),
+        sizeOfTopicMessages,
+      ),
+    );
   }
 
   async publish(messages: readonly CaptureMessage[]): Promise<void> {

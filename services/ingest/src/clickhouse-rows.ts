@@ -1,4 +1,4 @@
-import type { DistinctIdRowOut, PersonRowOut } from '@tributary/clickhouse';
+import { formatDateTime, type DistinctIdRowOut, type PersonRowOut } from '@tributary/clickhouse';
 
 /** Rows as written to the ClickHouse tables of packages/clickhouse/migrations. */
 export interface EventRowOut {
@@ -59,4 +59,29 @@ export class RowBuffer {
   get size(): number {
     return this.events.length + this.persons.length + this.distinctIds.length + this.groups.length + this.warnings.length;
   }
+
+  static concat(buffers: readonly RowBuffer[]): RowBuffer {
+    if (buffers.length === 1) return buffers[0]!;
+    const all = new RowBuffer();
+    all.events = all.events.concat(...buffers.map((b) => b.events));
+    all.persons = all.persons.concat(...buffers.map((b) => b.persons));
+    all.distinctIds = all.distinctIds.concat(...buffers.map((b) => b.distinctIds));
+    all.groups = all.groups.concat(...buffers.map((b) => b.groups));
+    all.warnings = all.warnings.concat(...buffers.map((b) => b.warnings));
+    return all;
+  }
 }
+
+/** A person's ClickHouse copy; a deleted person keeps no properties and is never identified. */
+export const personRow = (
+  person: { uuid: string; team_id: number; properties: Record<string, unknown>; is_identified: boolean; created_at: Date; version: number },
+  deleted: boolean,
+): PersonRowOut => ({
+  id: person.uuid,
+  created_at: formatDateTime(person.created_at),
+  team_id: person.team_id,
+  properties: deleted ? '{}' : JSON.stringify(person.properties),
+  is_identified: !deleted && person.is_identified ? 1 : 0,
+  is_deleted: deleted ? 1 : 0,
+  version: person.version,
+});

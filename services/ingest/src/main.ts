@@ -3,15 +3,13 @@ import { createLogger } from '@tributary/logger';
 import { createPool } from '@tributary/postgres';
 import { createRedis } from '@tributary/redis';
 import { createClickHouse } from '@tributary/clickhouse';
-import { ControlPlaneStore, PersonCache, TokenResolver } from '@tributary/control-plane';
 import { createKafka, createProducer, topicNames } from '@tributary/kafka';
 import { startServiceRuntime } from '@tributary/http';
-import { EventProcessor } from './event-processor.js';
-import { GroupStore } from './groups/group-store.js';
-import { IngestConsumer } from './ingest-consumer.js';
+import { buildIngestConsumer } from './ingest-app.js';
 
 const config = loadConfig();
 const logger = createLogger('ingest', config.logLevel);
+// Each partition being worked on holds a connection for its chunk's transaction.
 const pool = createPool(config, { max: config.ingestPartitionsConcurrently + 2 });
 const redis = createRedis(config);
 const clickhouse = createClickHouse(config);
@@ -19,21 +17,16 @@ const kafka = createKafka(config, logger, 'ingest');
 const producer = createProducer(kafka);
 await producer.connect();
 
-const consumer = new IngestConsumer({
+const consumer = buildIngestConsumer({
+  config,
+  logger,
+  pool,
+  redis,
+  clickhouse,
   kafka,
+  producer,
   topics: topicNames(config.kafkaTopicPrefix),
   groupId: config.ingestConsumerGroup,
-  partitionsConcurrently: config.ingestPartitionsConcurrently,
-  clickhouse,
-  producer,
-  logger,
-  processor: new EventProcessor({
-    pool,
-    tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
-    groups: new GroupStore(pool),
-    personCache: new PersonCache(redis),
-    logger,
-  }),
 });
 await consumer.start();
 
@@ -45,7 +38,7 @@ await startServiceRuntime({
   shutdownTimeoutMs: config.shutdownTimeoutMs,
   ready: async () => consumer.isRunning && (await clickhouse.ping()),
   stop: async () => {
-    // Disconnecting the consumer lets the batch in hand finish and commit before leaving the group.
+    // The consumer writes and commits what it has taken before leaving the group.
     await consumer.stop();
     await producer.disconnect();
     await pool.end();

@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createClickHouse, sql, type ClickHouse } from '@tributary/clickhouse';
-import { ControlPlaneStore, PersonCache, TokenResolver } from '@tributary/control-plane';
 import { createKafka, createProducer, ensureTopics, encodeCaptureMessage, messageKey, topicNames, type CaptureMessage, type TopicNames } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
 import { createPool, type Pool } from '@tributary/postgres';
 import { createRedis, type Redis } from '@tributary/redis';
 import { createTestTenant, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
 import type { Kafka, Producer } from 'kafkajs';
-import { EventProcessor } from '../src/event-processor.js';
-import { GroupStore } from '../src/groups/group-store.js';
-import { IngestConsumer, type MessageProcessor } from '../src/ingest-consumer.js';
+import { buildIngestConsumer } from '../src/ingest-app.js';
+import type { IngestConsumer, MessageProcessor } from '../src/ingest-consumer.js';
 
 export interface StoredEventRow {
   uuid: string;
@@ -87,25 +85,11 @@ export async function startIngestHarness(): Promise<IngestHarness> {
       });
       return messages.map((m) => m.uuid);
     },
-    async startConsumer(clickhouseOverride, wrap = (processor) => processor) {
-      const consumer = new IngestConsumer({
-        kafka,
-        topics,
-        groupId,
-        partitionsConcurrently: 2,
-        clickhouse: clickhouseOverride ?? clickhouse,
-        producer,
-        logger,
-        processor: wrap(
-          new EventProcessor({
-            pool,
-            tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
-            groups: new GroupStore(pool),
-            personCache: new PersonCache(redis),
-            logger,
-          }),
-        ),
-      });
+    async startConsumer(clickhouseOverride, wrap) {
+      const consumer = buildIngestConsumer(
+        { config, logger, pool, redis, clickhouse: clickhouseOverride ?? clickhouse, kafka, producer, topics, groupId },
+        wrap,
+      );
       await consumer.start();
       consumers.push(consumer);
       return consumer;

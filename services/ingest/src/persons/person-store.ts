@@ -1,143 +1,131 @@
+import type { ChunkPerson } from '@tributary/ingestion';
 import type { PersonRecord } from '@tributary/persons';
 import type { PoolClient } from '@tributary/postgres';
 
 export type { PersonRecord };
 
 const PERSON_COLUMNS = 'p.id, p.uuid, p.team_id, p.properties, p.is_identified, p.created_at, p.version';
-/** A distinct id claimed again after its person was deleted starts above its tombstone (`id` and `$1` in scope). */
-const TOMBSTONE_VERSION = 'COALESCE((SELECT t.version + 1 FROM distinct_id_tombstones t WHERE t.team_id = $1 AND t.distinct_id = id), 0)';
+
+/** Thrown when a concurrent transaction claimed a distinct id first; the caller retries. */
+export class ConcurrentClaimError extends Error {}
 
 /**
- * Postgres access for persons and their distinct ids, always inside the caller's transaction.
- * Reads for update lock the person rows, so merges touching the same persons from different
- * partitions or replicas run one after the other.
+ * Postgres access for persons and their distinct ids, inside the caller's transaction, a
+ * bounded number of statements per chunk whatever its size. Reads for update lock the person
+ * rows, so merges touching the same persons from different partitions or replicas run one
+ * after the other; a distinct id claimed by another transaction in the meantime shows up as a
+ * conflict on insert, and the chunk is retried.
  */
 export class PersonStore {
   constructor(private readonly client: PoolClient) {}
 
-  /** The persons of these distinct ids, locked; ids are locked in sorted order to avoid deadlocks. */
+  /** The persons of these distinct ids, locked in id order (one statement, so no lock cycles). */
   async lockByDistinctIds(teamId: number, distinctIds: readonly string[]): Promise<Map<string, PersonRecord>> {
-    const sorted = [...new Set(distinctIds)].sort();
     const { rows } = await this.client.query<PersonRecord & { distinct_id: string }>(
       `SELECT d.distinct_id, ${PERSON_COLUMNS}
          FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
         WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[])
         ORDER BY p.id
         FOR UPDATE OF p`,
-      [teamId, sorted],
+      [teamId, [...new Set(distinctIds)]],
     );
     return new Map(rows.map(({ distinct_id, ...person }) => [distinct_id, person]));
   }
 
-  async create(input: {
-    teamId: number;
-    uuid: string;
-    properties: Record<string, unknown>;
-    isIdentified: boolean;
-    createdAt: Date;
-    distinctIds: readonly string[];
-  }): Promise<{ person: PersonRecord; distinctIdVersions: Map<string, number> } | null> {
-    const { rows } = await this.client.query<PersonRecord>(
-      `INSERT INTO persons AS p (uuid, team_id, properties, is_identified, created_at, version)
-       VALUES ($1, $2, $3, $4, $5, COALESCE((SELECT version + 1 FROM person_tombstones WHERE uuid = $1), 0)) RETURNING ${PERSON_COLUMNS}`,
-      [input.uuid, input.teamId, input.properties, input.isIdentified, input.createdAt],
-    );
-    const person = rows[0]!;
-    const inserted = await this.client.query<{ distinct_id: string; version: string }>(
-      `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, version)
-       SELECT $1, id, $3, ${TOMBSTONE_VERSION} FROM unnest($2::text[]) AS id ON CONFLICT DO NOTHING RETURNING distinct_id, version`,
-      [input.teamId, input.distinctIds, person.id],
-    );
-    // Another transaction claimed one of the ids first: the caller retries and finds that person.
-    if (inserted.rowCount !== input.distinctIds.length) return null;
-    return { person, distinctIdVersions: new Map(inserted.rows.map((r) => [r.distinct_id, Number(r.version)])) };
+  /** Versions that new rows must start at to rise above the tombstones of deleted persons. */
+  async startVersions(teamId: number, distinctIds: readonly string[], uuids: readonly string[]): Promise<{ distinctIds: Map<string, number>; uuids: Map<string, number> }> {
+    const [ids, persons] = await Promise.all([
+      distinctIds.length === 0
+        ? { rows: [] }
+        : this.client.query<{ key: string; version: number }>(
+            'SELECT distinct_id AS key, version + 1 AS version FROM distinct_id_tombstones WHERE team_id = $1 AND distinct_id = ANY($2::text[])',
+            [teamId, distinctIds],
+          ),
+      uuids.length === 0
+        ? { rows: [] }
+        : this.client.query<{ key: string; version: number }>('SELECT uuid::text AS key, version + 1 AS version FROM person_tombstones WHERE uuid = ANY($1::uuid[])', [uuids]),
+    ]);
+    const toMap = (rows: { key: string; version: number }[]) => new Map(rows.map((r) => [r.key, Number(r.version)]));
+    return { distinctIds: toMap(ids.rows), uuids: toMap(persons.rows) };
   }
 
-  /**
-   * Creates one person per distinct id in two statements. Null when another transaction claimed
-   * one of the ids first; the caller rolls back and retries.
-   */
-  async createMany(
-    teamId: number,
-    entries: readonly { uuid: string; distinctId: string; properties: Record<string, unknown>; createdAt: Date }[],
-  ): Promise<{ persons: Map<string, PersonRecord>; distinctIdVersions: Map<string, number> } | null> {
-    if (entries.length === 0) return { persons: new Map(), distinctIdVersions: new Map() };
-    const { rows } = await this.client.query<PersonRecord>(
-      `INSERT INTO persons AS p (uuid, team_id, properties, is_identified, created_at, version)
-       SELECT e.uuid, $1, e.properties::jsonb, false, e.created_at, COALESCE((SELECT t.version + 1 FROM person_tombstones t WHERE t.uuid = e.uuid), 0)
-         FROM unnest($2::uuid[], $3::text[], $4::timestamptz[]) AS e (uuid, properties, created_at)
-       RETURNING ${PERSON_COLUMNS}`,
-      [teamId, entries.map((e) => e.uuid), entries.map((e) => JSON.stringify(e.properties)), entries.map((e) => e.createdAt)],
+  /** Stores new persons in one statement; returns each one's id by uuid. */
+  async insertPersons(teamId: number, persons: readonly ChunkPerson[]): Promise<Map<string, number>> {
+    if (persons.length === 0) return new Map();
+    const { rows } = await this.client.query<{ id: number; uuid: string }>(
+      `INSERT INTO persons (uuid, team_id, properties, is_identified, created_at, version)
+       SELECT e.uuid, $1, e.properties::jsonb, e.is_identified, e.created_at, e.version
+         FROM unnest($2::uuid[], $3::text[], $4::boolean[], $5::timestamptz[], $6::bigint[]) AS e (uuid, properties, is_identified, created_at, version)
+       RETURNING id, uuid`,
+      [teamId, ...columnsOf(persons)],
     );
-    const byUuid = new Map(rows.map((person) => [person.uuid, person]));
-    const inserted = await this.client.query<{ distinct_id: string; version: number }>(
-      `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, version)
-       SELECT $1, c.id, c.person_id, ${TOMBSTONE_VERSION} FROM unnest($2::text[], $3::bigint[]) AS c (id, person_id)
-       ON CONFLICT DO NOTHING RETURNING distinct_id, version`,
-      [teamId, entries.map((e) => e.distinctId), entries.map((e) => byUuid.get(e.uuid)!.id)],
-    );
-    if (inserted.rowCount !== entries.length) return null;
-    return {
-      persons: new Map(entries.map((e) => [e.distinctId, byUuid.get(e.uuid)!])),
-      distinctIdVersions: new Map(inserted.rows.map((r) => [r.distinct_id, Number(r.version)])),
-    };
+    return new Map(rows.map((r) => [r.uuid, r.id]));
   }
 
-  async update(person: PersonRecord, changes: { properties: Record<string, unknown>; isIdentified: boolean; version: number; createdAt?: Date }): Promise<PersonRecord> {
-    const { rows } = await this.client.query<PersonRecord>(
-      `UPDATE persons AS p SET properties = $2, is_identified = $3, version = $4, created_at = COALESCE($5, p.created_at)
-        WHERE p.id = $1 RETURNING ${PERSON_COLUMNS}`,
-      [person.id, changes.properties, changes.isIdentified, changes.version, changes.createdAt ?? null],
-    );
-    return rows[0]!;
-  }
-
-  /** Writes several persons' properties and versions in one statement. */
-  async updateMany(persons: readonly PersonRecord[]): Promise<void> {
+  /** Writes stored persons' final state in one statement. */
+  async updatePersons(persons: readonly ChunkPerson[]): Promise<void> {
     if (persons.length === 0) return;
+    const [, properties, identified, createdAt, versions] = columnsOf(persons);
     await this.client.query(
-      `UPDATE persons AS p SET properties = v.properties::jsonb, version = v.version
-         FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::text[]) AS properties, unnest($3::bigint[]) AS version) AS v
+      `UPDATE persons AS p SET properties = v.properties::jsonb, is_identified = v.is_identified, created_at = v.created_at, version = v.version
+         FROM unnest($1::bigint[], $2::text[], $3::boolean[], $4::timestamptz[], $5::bigint[]) AS v (id, properties, is_identified, created_at, version)
         WHERE p.id = v.id`,
-      [persons.map((p) => p.id), persons.map((p) => JSON.stringify(p.properties)), persons.map((p) => p.version)],
+      [persons.map((p) => p.id), properties, identified, createdAt, versions],
     );
   }
 
-  /** Attaches one more distinct id to a person; false when another person already has it. */
-  async addDistinctId(teamId: number, personId: number, distinctId: string): Promise<number | null> {
-    const { rows } = await this.client.query<{ version: number }>(
+  /** Moves every distinct id of each merged-away person to its survivor, one version up. */
+  async moveDistinctIds(moves: readonly { from: number; into: number }[]): Promise<{ distinct_id: string; from_id: number; person_id: number; version: number }[]> {
+    if (moves.length === 0) return [];
+    const { rows } = await this.client.query<{ distinct_id: string; from_id: number; person_id: number; version: number }>(
+      `UPDATE person_distinct_ids AS d SET person_id = m.into_id, version = d.version + 1
+         FROM unnest($1::bigint[], $2::bigint[]) AS m (from_id, into_id)
+        WHERE d.person_id = m.from_id
+        RETURNING d.distinct_id, m.from_id, d.person_id, d.version`,
+      [moves.map((m) => m.from), moves.map((m) => m.into)],
+    );
+    return rows.map((r) => ({ ...r, version: Number(r.version) }));
+  }
+
+  /** Claims new distinct ids in the order given; throws when another transaction claimed one first. */
+  async insertDistinctIds(teamId: number, ids: readonly { distinctId: string; personId: number; version: number }[]): Promise<void> {
+    if (ids.length === 0) return;
+    const inserted = await this.client.query(
       `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, version)
-       SELECT $1, id, $3, ${TOMBSTONE_VERSION} FROM (SELECT $2::text AS id) AS claimed
-       ON CONFLICT DO NOTHING RETURNING version`,
-      [teamId, distinctId, personId],
+       SELECT $1, c.id, c.person_id, c.version FROM unnest($2::text[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS c (id, person_id, version, n) ORDER BY c.n
+       ON CONFLICT DO NOTHING`,
+      [teamId, ids.map((i) => i.distinctId), ids.map((i) => i.personId), ids.map((i) => i.version)],
     );
-    return rows[0] ? Number(rows[0].version) : null;
+    if (inserted.rowCount !== ids.length) throw new ConcurrentClaimError(`${ids.length - (inserted.rowCount ?? 0)} of ${ids.length} distinct ids were claimed concurrently`);
   }
 
-  /** Moves every distinct id of one person to another, bumping each id's version. */
-  async moveDistinctIds(fromPersonId: number, toPersonId: number): Promise<{ distinct_id: string; version: number }[]> {
-    const { rows } = await this.client.query<{ distinct_id: string; version: number }>(
-      `UPDATE person_distinct_ids SET person_id = $2, version = version + 1 WHERE person_id = $1 RETURNING distinct_id, version`,
-      [fromPersonId, toPersonId],
-    );
-    return rows;
-  }
-
-  async delete(personId: number): Promise<void> {
-    await this.client.query('DELETE FROM persons WHERE id = $1', [personId]);
+  async deletePersons(ids: readonly number[]): Promise<void> {
+    if (ids.length > 0) await this.client.query('DELETE FROM persons WHERE id = ANY($1::bigint[])', [ids]);
   }
 
   /** The management API's person activity log shows merges next to its own changes; ingest has no user. */
-  async recordMerge(teamId: number, survivorId: number, loser: { uuid: string }, movedDistinctIds: readonly string[]): Promise<void> {
-    await this.client.query(`INSERT INTO activity_log (team_id, scope, item_id, activity, user_id, detail) VALUES ($1, 'Person', $2, 'merged', NULL, $3)`, [
-      teamId,
-      String(survivorId),
-      { merged_person_uuid: loser.uuid, distinct_ids: movedDistinctIds },
-    ]);
+  async recordMerges(teamId: number, merges: readonly { survivorId: number; loserUuid: string; distinctIds: readonly string[] }[]): Promise<void> {
+    if (merges.length === 0) return;
+    await this.client.query(
+      `INSERT INTO activity_log (team_id, scope, item_id, activity, user_id, detail)
+       SELECT $1, 'Person', m.item_id, 'merged', NULL, m.detail::jsonb FROM unnest($2::text[], $3::text[]) AS m (item_id, detail)`,
+      [teamId, merges.map((m) => String(m.survivorId)), merges.map((m) => JSON.stringify({ merged_person_uuid: m.loserUuid, distinct_ids: m.distinctIds }))],
+    );
   }
 
-  async distinctIdsOf(personId: number): Promise<string[]> {
-    const { rows } = await this.client.query<{ distinct_id: string }>('SELECT distinct_id FROM person_distinct_ids WHERE person_id = $1 ORDER BY distinct_id', [personId]);
-    return rows.map((r) => r.distinct_id);
+  /** Every distinct id of these persons, for the decide cache. */
+  async distinctIdsOf(personIds: readonly number[]): Promise<Map<number, string[]>> {
+    const idsOf = new Map<number, string[]>();
+    if (personIds.length === 0) return idsOf;
+    const { rows } = await this.client.query<{ person_id: number; distinct_id: string }>(
+      'SELECT person_id, distinct_id FROM person_distinct_ids WHERE person_id = ANY($1::bigint[])',
+      [personIds],
+    );
+    for (const r of rows) idsOf.set(r.person_id, [...(idsOf.get(r.person_id) ?? []), r.distinct_id]);
+    return idsOf;
   }
+}
+
+function columnsOf(persons: readonly ChunkPerson[]): [string[], string[], boolean[], Date[], number[]] {
+  return [persons.map((p) => p.uuid), persons.map((p) => JSON.stringify(p.properties)), persons.map((p) => p.isIdentified), persons.map((p) => p.createdAt), persons.map((p) => p.version)];
 }

@@ -1,0 +1,175 @@
+import { mergeIdsOf, planMerge, type PersonSnapshot } from './merge-plan.js';
+import { applyPersonUpdates, initialPersonProperties, type PersonUpdates, type Properties } from './person-property-updates.js';
+import { personlessPersonId } from './personless.js';
+
+/** One event of a project's chunk, ready for its person. */
+export interface ChunkEvent {
+  event: string;
+  distinctId: string;
+  properties: Properties;
+  updates: PersonUpdates;
+  timestamp: Date;
+  /** `$process_person_profile: false`: the event reads its person but never creates or changes one. */
+  personless: boolean;
+}
+
+/** A person as stored before the chunk; `id` is the store's own. */
+export interface StoredPerson {
+  id: number;
+  uuid: string;
+  properties: Properties;
+  isIdentified: boolean;
+  createdAt: Date;
+  version: number;
+}
+
+export interface ChunkState {
+  teamId: number;
+  /** The stored person of every distinct id the chunk names that has one. */
+  persons: ReadonlyMap<string, StoredPerson>;
+  /** Version a new row for this distinct id must start at (above a deleted person's tombstone). */
+  distinctIdStartVersion: (distinctId: string) => number;
+  /** Version a new person with this uuid must start at. */
+  personStartVersion: (uuid: string) => number;
+}
+
+/** A person as the chunk leaves it. Persons created here have a negative `id` until stored. */
+export interface ChunkPerson extends StoredPerson {
+  created: boolean;
+  changed: boolean;
+  deleted: boolean;
+  /** Set when merged away: the person that absorbed this one. */
+  mergedInto: number | null;
+}
+
+export interface EventOutcome {
+  /** The person the event row records: as it is right after the event. */
+  person: { uuid: string; properties: Properties; createdAt: Date };
+  warnings: { type: string; details: Record<string, unknown> }[];
+}
+
+export interface ChunkResult {
+  outcomes: EventOutcome[];
+  /** Every person the chunk created, changed or deleted, in its final state. */
+  persons: ChunkPerson[];
+  /** Distinct ids that had no person before the chunk, in the order they were claimed, with the (temporary or stored) id of their final person. */
+  newDistinctIds: { distinctId: string; personId: number; version: number }[];
+  /** Stored persons merged away: all their distinct ids, named here or not, move to `into`. */
+  moves: { from: number; into: number }[];
+  /** Merges for the activity log; the store adds the loser's distinct ids the chunk did not name. */
+  merges: { survivorId: number; loserId: number; loserUuid: string; distinctIds: string[] }[];
+}
+
+/**
+ * Applies a chunk of one project's events to its persons in memory, in order, with the same
+ * rules as applying them one at a time (identify and alias merges, `$set`, `$set_once`, `$unset`,
+ * personless reads), and says what the store must do to end in the same state. Versions rise by
+ * one per change as they would one event at a time, so copies written from the final state
+ * win over any older copy.
+ */
+export function applyChunk(state: ChunkState, events: readonly ChunkEvent[]): ChunkResult {
+  const persons = new Map<number, ChunkPerson>();
+  const owner = new Map<string, number>();
+  const idsOf = new Map<number, Set<string>>();
+  for (const [distinctId, stored] of state.persons) {
+    if (!persons.has(stored.id)) persons.set(stored.id, { ...stored, created: false, changed: false, deleted: false, mergedInto: null });
+    owner.set(distinctId, stored.id);
+    idsOf.set(stored.id, (idsOf.get(stored.id) ?? new Set()).add(distinctId));
+  }
+  const newIds = new Set<string>();
+  const result: ChunkResult = { outcomes: [], persons: [], newDistinctIds: [], moves: [], merges: [] };
+  let nextTemporaryId = -1;
+
+  const personOf = (distinctId: string): ChunkPerson | undefined => {
+    const id = owner.get(distinctId);
+    return id === undefined ? undefined : persons.get(id);
+  };
+  const claim = (distinctId: string, personId: number) => {
+    owner.set(distinctId, personId);
+    idsOf.set(personId, (idsOf.get(personId) ?? new Set()).add(distinctId));
+    newIds.add(distinctId);
+  };
+  /** The new person's uuid derives from the event's own distinct id, as it would one event at a time. */
+  const create = (uuidFrom: string, distinctIds: readonly string[], properties: Properties, isIdentified: boolean, createdAt: Date): ChunkPerson => {
+    const uuid = personlessPersonId(state.teamId, uuidFrom);
+    const person: ChunkPerson = {
+      id: nextTemporaryId--,
+      uuid,
+      properties,
+      isIdentified,
+      createdAt,
+      version: state.personStartVersion(uuid),
+      created: true,
+      changed: true,
+      deleted: false,
+      mergedInto: null,
+    };
+    persons.set(person.id, person);
+    for (const id of distinctIds) claim(id, person.id);
+    return person;
+  };
+  const snapshot = (p: ChunkPerson | undefined): PersonSnapshot | null =>
+    p ? { id: p.id, properties: p.properties, isIdentified: p.isIdentified, createdAt: p.createdAt, version: p.version } : null;
+  const outcome = (p: ChunkPerson, warnings: EventOutcome['warnings']): EventOutcome => ({
+    person: { uuid: p.uuid, properties: p.properties, createdAt: p.createdAt },
+    warnings,
+  });
+
+  for (const e of events) {
+    const warnings: EventOutcome['warnings'] = [];
+    if (e.personless) {
+      const existing = personOf(e.distinctId);
+      result.outcomes.push(
+        existing ? outcome(existing, warnings) : { person: { uuid: personlessPersonId(state.teamId, e.distinctId), properties: {}, createdAt: e.timestamp }, warnings },
+      );
+      continue;
+    }
+    const identify = e.event === '$identify' || e.event === '$create_alias';
+    const link = mergeIdsOf(e.event, e.distinctId, e.properties);
+    let person = personOf(e.distinctId);
+
+    if (link) {
+      const plan = planMerge({ intoId: link.intoId, otherId: link.otherId, into: snapshot(personOf(link.intoId)), other: snapshot(personOf(link.otherId)) });
+      if (plan.kind === 'refused') warnings.push({ type: plan.warning, details: plan.details });
+      else if (plan.kind === 'create') {
+        result.outcomes.push(outcome(create(e.distinctId, plan.distinctIds, initialPersonProperties(e.updates), true, e.timestamp), warnings));
+        continue;
+      } else if (plan.kind === 'attach') {
+        claim(plan.distinctId, plan.person.id);
+        person = persons.get(plan.person.id)!;
+      } else if (plan.kind === 'merge') {
+        const survivor = persons.get(plan.survivor.id)!;
+        const loser = persons.get(plan.loser.id)!;
+        const moved = [...(idsOf.get(loser.id) ?? [])];
+        for (const id of moved) owner.set(id, survivor.id);
+        idsOf.set(survivor.id, new Set([...(idsOf.get(survivor.id) ?? []), ...moved]));
+        idsOf.delete(loser.id);
+        Object.assign(loser, { deleted: true, changed: true, mergedInto: survivor.id, version: loser.version + 1 });
+        Object.assign(survivor, { properties: plan.properties, createdAt: plan.createdAt, version: plan.version, changed: true });
+        result.merges.push({ survivorId: survivor.id, loserId: loser.id, loserUuid: loser.uuid, distinctIds: moved });
+        person = survivor;
+      }
+    }
+
+    if (!person) {
+      result.outcomes.push(outcome(create(e.distinctId, [e.distinctId], initialPersonProperties(e.updates), identify, e.timestamp), warnings));
+      continue;
+    }
+    const updated = applyPersonUpdates(person.properties, e.updates);
+    if (updated.changed || (identify && !person.isIdentified)) {
+      Object.assign(person, { properties: updated.properties, isIdentified: person.isIdentified || identify, version: person.version + 1, changed: true });
+    }
+    result.outcomes.push(outcome(person, warnings));
+  }
+
+  const finalOf = (id: number): number => {
+    let at = id;
+    while (persons.get(at)!.mergedInto !== null) at = persons.get(at)!.mergedInto!;
+    return at;
+  };
+  result.persons = [...persons.values()].filter((p) => p.changed);
+  result.newDistinctIds = [...newIds].map((distinctId) => ({ distinctId, personId: finalOf(owner.get(distinctId)!), version: state.distinctIdStartVersion(distinctId) }));
+  result.moves = result.persons.filter((p) => p.deleted && !p.created).map((p) => ({ from: p.id, into: finalOf(p.id) }));
+  result.merges = result.merges.map((m) => ({ ...m, survivorId: finalOf(m.survivorId) }));
+  return result;
+}

@@ -1,0 +1,47 @@
+import type { Kafka, Producer } from 'kafkajs';
+import type { ClickHouse } from '@tributary/clickhouse';
+import type { Config } from '@tributary/config';
+import { ControlPlaneStore, PersonCache, TokenResolver } from '@tributary/control-plane';
+import type { TopicNames } from '@tributary/kafka';
+import type { Logger } from '@tributary/logger';
+import type { Pool } from '@tributary/postgres';
+import type { Redis } from '@tributary/redis';
+import { RowWriter } from './clickhouse-writer.js';
+import { EventProcessor } from './event-processor.js';
+import { GroupStore } from './groups/group-store.js';
+import { IngestConsumer, type MessageProcessor } from './ingest-consumer.js';
+
+export interface IngestDeps {
+  config: Pick<Config, 'apiKeyPepper'>;
+  logger: Logger;
+  pool: Pool;
+  redis: Redis;
+  clickhouse: ClickHouse;
+  kafka: Kafka;
+  producer: Producer;
+  topics: TopicNames;
+  groupId: string;
+}
+
+/** The ingest consumer as the service runs it; tests may decorate the processor to observe or disturb it. */
+export function buildIngestConsumer(deps: IngestDeps, wrap: (processor: MessageProcessor) => MessageProcessor = (p) => p): IngestConsumer {
+  const { config, logger, pool, redis, clickhouse, kafka, producer, topics, groupId } = deps;
+  const rowWriter = new RowWriter(clickhouse);
+  return new IngestConsumer({
+    kafka,
+    topics,
+    groupId,
+    writeRows: (rows) => rowWriter.write(rows),
+    producer,
+    logger,
+    processor: wrap(
+      new EventProcessor({
+        pool,
+        tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
+        groups: new GroupStore(pool),
+        personCache: new PersonCache(redis),
+        logger,
+      }),
+    ),
+  });
+}

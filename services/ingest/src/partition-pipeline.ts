@@ -1,0 +1,132 @@
+import type { KafkaMessage } from 'kafkajs';
+import type { Logger } from '@tributary/logger';
+import { RowBuffer } from './clickhouse-rows.js';
+import type { DeadLetter, MessageProcessor } from './ingest-consumer.js';
+
+export interface PartitionPipelineDeps {
+  topic: string;
+  partition: number;
+  processor: MessageProcessor;
+  /** Resolves once ClickHouse accepted the rows. */
+  writeRows: (rows: RowBuffer) => Promise<void>;
+  sendDeadLetters: (topic: string, partition: number, deadLetters: DeadLetter[]) => Promise<void>;
+  /** Commits `offset` (the next one to read) for this partition. */
+  commit: (offset: string) => Promise<void>;
+  /** Called when the queue has room again after `enqueue` said it was full. */
+  resume: () => void;
+  logger: Logger;
+  chunkSize: number;
+  maxQueued: number;
+  /** Backoff while a store is away: first wait and cap, in milliseconds. */
+  retryDelayMs?: { first: number; max: number };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * One partition's messages on their way to ClickHouse, decoupled from Kafka's fetch loop so a
+ * slow partition never holds back another's next fetch. Chunks are processed in order; the next
+ * chunk is processed while the previous chunk's rows are being inserted, and offsets are
+ * committed in order, each only after its rows (and dead letters) were accepted. Work that
+ * fails because a store is away waits and runs again: a message taken from Kafka is never
+ * skipped, only replayed after a crash.
+ */
+export class PartitionPipeline {
+  private queue: KafkaMessage[] = [];
+  /** The offset after the last message taken; a re-fetch after a rebalance repeats those before it. */
+  private nextOffset: bigint | null = null;
+  private draining: Promise<void> | null = null;
+  private revoked = false;
+  private full = false;
+
+  constructor(private readonly deps: PartitionPipelineDeps) {}
+
+  get idle(): boolean {
+    return this.draining === null;
+  }
+
+  /** Takes a fetched batch; false when the queue is full and the partition should be paused. */
+  enqueue(messages: readonly KafkaMessage[]): boolean {
+    for (const message of messages) {
+      const offset = BigInt(message.offset);
+      if (this.nextOffset !== null && offset < this.nextOffset) continue;
+      this.queue.push(message);
+      this.nextOffset = offset + 1n;
+    }
+    if (!this.draining && this.queue.length > 0) {
+      this.draining = this.drain().catch((error: unknown) => {
+        // Only a revoked pipeline gives up: its partition is replayed by the new owner.
+        if (!this.revoked) this.deps.logger.error({ err: error, topic: this.deps.topic, partition: this.deps.partition }, 'ingest pipeline stopped');
+      });
+    }
+    this.full = this.queue.length >= this.deps.maxQueued;
+    return !this.full;
+  }
+
+  /** The partition went to another consumer: drop what was not started and commit nothing more. */
+  revoke(): void {
+    this.revoked = true;
+    this.queue = [];
+  }
+
+  /** Resolves when everything taken so far is written and committed (or the pipeline was revoked). */
+  async settled(): Promise<void> {
+    while (this.draining) await this.draining;
+  }
+
+  private async drain(): Promise<void> {
+    let pending: Promise<void> | null = null;
+    try {
+      for (;;) {
+        if (this.queue.length === 0 || this.revoked) {
+          if (!pending) return;
+          await pending;
+          pending = null;
+          continue;
+        }
+        const chunk = this.queue.splice(0, this.deps.chunkSize);
+        if (this.full && this.queue.length < this.deps.maxQueued / 2) {
+          this.full = false;
+          this.deps.resume();
+        }
+        const { rows, deadLetters } = await this.untilDone('process', async () => {
+          const rows = new RowBuffer();
+          const deadLetters: DeadLetter[] = [];
+          await this.deps.processor.processBatch(chunk, rows, deadLetters);
+          return { rows, deadLetters };
+        });
+        // One insert in flight per partition while the next chunk is processed keeps commits in order.
+        if (pending) await pending;
+        // finishChunk retries until done and only gives up once revoked, when nothing is left to do.
+        pending = this.finishChunk(rows, deadLetters, chunk.at(-1)!.offset).catch(() => undefined);
+      }
+    } finally {
+      // Cleared in the same tick as the empty-queue check, so a batch enqueued after it starts a new drain.
+      this.draining = null;
+    }
+  }
+
+  private async finishChunk(rows: RowBuffer, deadLetters: DeadLetter[], lastOffset: string): Promise<void> {
+    const { topic, partition } = this.deps;
+    await this.untilDone('write', () => this.deps.writeRows(rows));
+    if (deadLetters.length > 0) await this.untilDone('dead-letter', () => this.deps.sendDeadLetters(topic, partition, deadLetters));
+    if (this.revoked) return;
+    // A failed commit only means a replay of rows already written, which their versions and uuids absorb.
+    await this.deps.commit((BigInt(lastOffset) + 1n).toString()).catch((error: unknown) => this.deps.logger.warn({ err: error, topic, partition }, 'offset commit failed'));
+    this.deps.logger.debug({ topic, partition, events: rows.events.length, deadLetters: deadLetters.length }, 'chunk ingested');
+  }
+
+  /** Runs `work` until it succeeds, waiting longer each time; stops trying once revoked. */
+  private async untilDone<T>(what: string, work: () => Promise<T>): Promise<T> {
+    const { first, max } = this.deps.retryDelayMs ?? { first: 200, max: 5_000 };
+    for (let delay = first; ; delay = Math.min(max, delay * 2)) {
+      try {
+        return await work();
+      } catch (error) {
+        if (this.revoked) throw error;
+        this.deps.logger.warn({ err: error, topic: this.deps.topic, partition: this.deps.partition, retryInMs: delay }, `ingest ${what} failed; retrying`);
+        await sleep(delay);
+      }
+    }
+  }
+}

@@ -1,0 +1,76 @@
+import type { DistinctIdRowOut, PersonRowOut } from '@tributary/clickhouse';
+import { applyChunk, mergeIdsOf, personlessPersonId, type ChunkEvent, type ChunkPerson, type EventOutcome } from '@tributary/ingestion';
+import type { CachedPerson } from '@tributary/control-plane';
+import type { PoolClient } from '@tributary/postgres';
+import { personRow } from '../clickhouse-rows.js';
+import { PersonStore } from './person-store.js';
+
+export interface PersonChunkChanges {
+  /** Each event's person and warnings, in event order. */
+  outcomes: EventOutcome[];
+  personRows: PersonRowOut[];
+  distinctIdRows: DistinctIdRowOut[];
+  /** Decide's cache entries for every person that changed and still exists. */
+  cache: { teamId: number; distinctIds: string[]; person: CachedPerson }[];
+}
+
+/**
+ * One project's chunk of events applied to Postgres in one go, inside the caller's transaction:
+ * lock the persons the chunk names, apply the events in memory in order (`applyChunk`), then
+ * write the outcome in a fixed number of statements, whatever the chunk's size.
+ */
+export async function applyPersonChunk(client: PoolClient, teamId: number, events: readonly ChunkEvent[]): Promise<PersonChunkChanges> {
+  const store = new PersonStore(client);
+  const named = new Set<string>();
+  for (const e of events) {
+    named.add(e.distinctId);
+    const link = e.personless ? null : mergeIdsOf(e.event, e.distinctId, e.properties);
+    if (link) named.add(link.intoId).add(link.otherId);
+  }
+  const locked = await store.lockByDistinctIds(teamId, [...named]);
+  const unknown = [...named].filter((id) => !locked.has(id));
+  const start = await store.startVersions(teamId, unknown, unknown.map((id) => personlessPersonId(teamId, id)));
+  const result = applyChunk(
+    {
+      teamId,
+      persons: new Map([...locked].map(([id, p]) => [id, { id: p.id, uuid: p.uuid, properties: p.properties, isIdentified: p.is_identified, createdAt: p.created_at, version: p.version }])),
+      distinctIdStartVersion: (id) => start.distinctIds.get(id) ?? 0,
+      personStartVersion: (uuid) => start.uuids.get(uuid) ?? 0,
+    },
+    events,
+  );
+
+  const byId = new Map(result.persons.map((p) => [p.id, p]));
+  const created = result.persons.filter((p) => p.created && !p.deleted);
+  const storedIds = await store.insertPersons(teamId, created);
+  const storedId = (id: number) => (id < 0 ? storedIds.get(byId.get(id)!.uuid)! : id);
+  const uuidOfStored = new Map<number, string>([...[...locked.values()].map((p): [number, string] => [p.id, p.uuid]), ...[...storedIds].map(([uuid, id]): [number, string] => [id, uuid])]);
+
+  await store.updatePersons(result.persons.filter((p) => !p.created && !p.deleted));
+  const moved = await store.moveDistinctIds(result.moves.map((m) => ({ from: m.from, into: storedId(m.into) })));
+  await store.insertDistinctIds(
+    teamId,
+    result.newDistinctIds.map((d) => ({ distinctId: d.distinctId, personId: storedId(d.personId), version: d.version })),
+  );
+  await store.deletePersons(result.persons.filter((p) => p.deleted && !p.created).map((p) => p.id));
+  await store.recordMerges(
+    teamId,
+    result.merges.map((m) => ({
+      survivorId: storedId(m.survivorId),
+      loserUuid: m.loserUuid,
+      distinctIds: [...new Set([...m.distinctIds, ...moved.filter((r) => r.from_id === m.loserId).map((r) => r.distinct_id)])],
+    })),
+  );
+
+  const alive = result.persons.filter((p): p is ChunkPerson => !p.deleted);
+  const idsOf = await store.distinctIdsOf(alive.map((p) => storedId(p.id)));
+  return {
+    outcomes: result.outcomes,
+    personRows: result.persons.map((p) => personRow({ uuid: p.uuid, team_id: teamId, properties: p.properties, is_identified: p.isIdentified, created_at: p.createdAt, version: p.version }, p.deleted)),
+    distinctIdRows: [
+      ...result.newDistinctIds.map((d) => ({ team_id: teamId, distinct_id: d.distinctId, person_id: uuidOfStored.get(storedId(d.personId))!, is_deleted: 0, version: d.version })),
+      ...moved.map((r) => ({ team_id: teamId, distinct_id: r.distinct_id, person_id: uuidOfStored.get(r.person_id)!, is_deleted: 0, version: r.version })),
+    ],
+    cache: alive.map((p) => ({ teamId, distinctIds: idsOf.get(storedId(p.id)) ?? [], person: { personId: storedId(p.id), personUuid: p.uuid, properties: p.properties } })),
+  };
+}

@@ -1,0 +1,37 @@
+import type { Logger } from '@tributary/logger';
+import { ConcurrentClaimError } from './persons/person-store.js';
+
+/**
+ * What a failure says about the work that hit it:
+ * - `unavailable`: a store is away; the same work must wait and run again, never be dropped;
+ * - `conflict`: another transaction got in the way (a claimed distinct id, a serialization
+ *   failure or deadlock); running it again soon will pass;
+ * - `permanent`: the work itself is at fault and will fail again.
+ */
+export type FailureKind = 'unavailable' | 'conflict' | 'permanent';
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+const CONFLICT_CODES = new Set(['40001', '40P01']);
+
+export function classifyFailure(error: unknown): FailureKind {
+  if (error instanceof ConcurrentClaimError) return 'conflict';
+  const code = String((error as { code?: unknown } | null)?.code ?? '');
+  if (CONFLICT_CODES.has(code)) return 'conflict';
+  // Postgres connection exceptions (class 08), admin shutdown and cannot-connect-now (57P0x).
+  if (NETWORK_CODES.has(code) || code.startsWith('08') || code.startsWith('57P')) return 'unavailable';
+  const message = (error as Error | null)?.message ?? '';
+  if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)) return 'unavailable';
+  return 'permanent';
+}
+
+/** Runs `work`, again on conflicts up to `attempts` times; other failures are thrown at once. */
+export async function retryConflicts<T>(work: () => Promise<T>, attempts: number, logger: Logger): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await work();
+    } catch (error) {
+      if (classifyFailure(error) !== 'conflict' || attempt >= attempts) throw error;
+      logger.debug({ err: error, attempt }, 'conflict with a concurrent transaction, retrying');
+    }
+  }
+}
