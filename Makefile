@@ -21,8 +21,9 @@ down:
 restart: node_modules
 	bash infra/services.sh restart
 
-## The whole suite against real stores: starts what it needs, typechecks, runs unit and integration tests.
+## The whole suite against real stores: starts what it needs (and Debian's chromium for the browser test), typechecks, runs unit and integration tests.
 test: up
+	bash infra/chromium.sh
 	npm run --silent typecheck
 	npm test --silent
 

@@ -10,7 +10,7 @@ import type { Logger } from '@tributary/logger';
 import { PublishError, type EventPublisher } from './event-publisher.js';
 
 /** Every path SDKs send events to; each also answers with a trailing slash. */
-export const CAPTURE_PATHS = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '/engage'];
+export const CAPTURE_PATHS = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '/engage', '/s'];
 
 export interface CaptureDeps {
   tokens: Pick<TokenResolver, 'resolve'>;

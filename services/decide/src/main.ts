@@ -8,6 +8,7 @@ import { startServiceRuntime } from '@tributary/http';
 import { decideRoutes } from './decide-routes.js';
 import { EvaluationData } from './evaluation-data.js';
 import { FlagDefinitions } from './flag-definitions.js';
+import { sdkConfigRoutes } from './sdk-config-routes.js';
 
 const config = loadConfig();
 const logger = createLogger('decide', config.logLevel);
@@ -18,6 +19,7 @@ const store = new ControlPlaneStore(pool, config.apiKeyPepper);
 const definitions = new FlagDefinitions({ pool, flags: new FeatureFlagStore(pool), logger });
 await definitions.subscribe(createRedis(config, { forQueues: true }));
 const geo = await openGeoIp();
+const tokens = new TokenResolver(store, redis);
 
 await startServiceRuntime({
   name: 'decide',
@@ -26,9 +28,9 @@ await startServiceRuntime({
   port: config.decidePort,
   shutdownTimeoutMs: config.shutdownTimeoutMs,
   routes: (app) =>
-    app.use(
+    app.use(sdkConfigRoutes({ tokens, definitions })).use(
       decideRoutes({
-        tokens: new TokenResolver(store, redis),
+        tokens,
         store,
         definitions,
         data: new EvaluationData({ pool, personCache: new PersonCache(redis), logger }),

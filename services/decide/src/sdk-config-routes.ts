@@ -1,0 +1,95 @@
+import { Router, type Request } from 'express';
+import cors from 'cors';
+import type { TokenResolver } from '@tributary/control-plane';
+import { unauthorized } from '@tributary/http';
+import { checkToken } from '@tributary/payload';
+import type { FlagDefinitions } from './flag-definitions.js';
+
+export interface SdkConfigDeps {
+  tokens: Pick<TokenResolver, 'resolve'>;
+  definitions: Pick<FlagDefinitions, 'forProject'>;
+}
+
+/** Public, read-only products posthog-js asks for by token; Tributary keeps none of them yet. */
+const EMPTY_PRODUCTS: Record<string, Record<string, unknown[]>> = {
+  '/api/surveys': { surveys: [] },
+  '/api/early_access_features': { earlyAccessFeatures: [] },
+  '/api/web_experiments': { experiments: [] },
+  '/api/product_tours': { product_tours: [] },
+};
+
+export const SDK_CONFIG_PATHS = ['/array/:token/config', '/array/:token/config.js', ...Object.keys(EMPTY_PRODUCTS)];
+
+/**
+ * PostHog's remote config, the settings posthog-js loads before its first flags call. Features
+ * Tributary has no store for (recordings, surveys, heatmaps, exception autocapture) are off, so
+ * the SDK never calls endpoints that would have nothing to answer.
+ */
+export function remoteConfig(token: string, hasFeatureFlags: boolean) {
+  return {
+    token,
+    supportedCompression: ['gzip', 'gzip-js'],
+    hasFeatureFlags,
+    captureDeadClicks: false,
+    capturePerformance: false,
+    autocapture_opt_out: false,
+    autocaptureExceptions: false,
+    analytics: { endpoint: '/i/v0/e/' },
+    elementsChainAsString: true,
+    errorTracking: { autocaptureExceptions: false, suppressionRules: [] },
+    logs: { captureConsoleLogs: false },
+    sessionRecording: false,
+    heatmaps: false,
+    conversations: false,
+    surveys: false,
+    productTours: false,
+    defaultIdentifiedOnly: true,
+    siteApps: [],
+  };
+}
+
+/** `/array/:token/config(.js)` and the token-scoped product lists, for browser SDKs on any origin. */
+export function sdkConfigRoutes(deps: SdkConfigDeps): Router {
+  const router = Router();
+  // The config script is loaded with crossorigin="anonymous", so it needs CORS like the JSON.
+  const corsMiddleware = cors({ origin: true, credentials: true, maxAge: 86_400 });
+  router.options(SDK_CONFIG_PATHS, corsMiddleware);
+
+  async function project(raw: unknown, where: string) {
+    const checked = checkToken(raw);
+    if (!checked.ok) throw unauthorized(`Project API key is missing or malformed: send it as ${where}.`, 'invalid_api_key');
+    const found = await deps.tokens.resolve(checked.token);
+    if (!found) throw unauthorized('Project API key is invalid: no project has this key.', 'invalid_api_key');
+    return { token: checked.token, id: found.id };
+  }
+
+  async function configFor(req: Request) {
+    const { token, id } = await project(req.params.token, 'the path segment after /array/');
+    const defs = await deps.definitions.forProject(id);
+    return remoteConfig(token, defs.flags.some((flag) => flag.active));
+  }
+
+  router.get('/array/:token/config', corsMiddleware, async (req, res) => {
+    res.json(await configFor(req));
+  });
+
+  router.get('/array/:token/config.js', corsMiddleware, async (req, res) => {
+    const config = await configFor(req);
+    // JSON is valid JavaScript, and escaping `<` keeps a value from closing an inline script.
+    const literal = (value: unknown) => JSON.stringify(value).replaceAll('<', '\\u003c');
+    res
+      .type('application/javascript')
+      .send(
+        `(function(){window._POSTHOG_REMOTE_CONFIG=window._POSTHOG_REMOTE_CONFIG||{};` +
+          `window._POSTHOG_REMOTE_CONFIG[${literal(config.token)}]={config:${literal(config)},siteApps:[]};})();`,
+      );
+  });
+
+  for (const [path, empty] of Object.entries(EMPTY_PRODUCTS)) {
+    router.get(path, corsMiddleware, async (req, res) => {
+      await project(req.query.token, 'the query parameter token');
+      res.json(empty);
+    });
+  }
+  return router;
+}
