@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createKey, createTestTenant, type TestTenant } from '@tributary/test-support';
-import { startApi, type ApiHarness } from './api-harness.js';
+import { useApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;
 let tenant: TestTenant;
@@ -40,17 +40,13 @@ const COLUMNS = [
 const list = (query = '', key: string | null = tenant.personalApiKey) => api.request('GET', `/api/environments/${tenant.project.id}/events/${query}`, key);
 const q = (params: Record<string, string>) => `?${new URLSearchParams(params).toString()}`;
 
+const setup = useApi();
+beforeAll(() => ({ api, tenant } = setup));
 beforeAll(async () => {
-  api = await startApi();
-  tenant = await createTestTenant(api.pool, api.config);
   const rows = Array.from({ length: 10 }, (_, i) => row(i));
   await api.clickhouse.insert('events', COLUMNS, rows);
   // A replayed copy of the newest event: the API must still show it once.
   await api.clickhouse.insert('events', COLUMNS, [rows[9]!]);
-});
-
-afterAll(async () => {
-  await api.close();
 });
 
 describe('GET /events/', () => {
