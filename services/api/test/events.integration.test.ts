@@ -112,6 +112,22 @@ describe('GET /events/', () => {
     expect((await list(q({ properties: JSON.stringify([{ value: 1 }]) }))).status).toBe(400);
   });
 
+  it('filters by a cohort using any operator cohorts accept, is_date_exact included, instead of failing', async () => {
+    const filters = { properties: { type: 'AND', values: [{ key: 'signed_up', type: 'person', operator: 'is_date_exact', value: '2026-01-01' }] } };
+    const cohort = await api.request('POST', `/api/environments/${tenant.project.id}/cohorts/`, tenant.personalApiKey, { name: 'signed up on new year', filters });
+    expect(cohort.status).toBe(201);
+    const { status, body } = await list(q({ properties: JSON.stringify([{ key: 'id', type: 'cohort', value: cohort.body.id }]) }));
+    expect(status).toBe(200);
+    expect(body.results).toEqual([]);
+  });
+
+  it('answers a method the path does not take with 405 and Allow', async () => {
+    const { status, headers, body } = await api.request('PUT', `/api/environments/${tenant.project.id}/events/`, tenant.personalApiKey);
+    expect(status).toBe(405);
+    expect(headers.get('allow')).toBe('GET, HEAD');
+    expect(body).toMatchObject({ type: 'invalid_request', code: 'method_not_allowed' });
+  });
+
   it('applies where expressions and returns select expressions as columns', async () => {
     const { status, body } = await list(q({ select: JSON.stringify(['event', 'properties.n * 2', "concat(distinct_id, '!')"]), where: JSON.stringify(['properties.n >= 8']) }));
     expect(status).toBe(200);
