@@ -1,13 +1,8 @@
-/** PostHog's flag definition shape, as the management API stores it. */
-export interface PropertyFilter {
-  key: string;
-  type?: 'person' | 'group' | 'cohort' | string;
-  operator?: string;
-  value?: unknown;
-  group_type_index?: number;
-  negation?: boolean;
-}
+import type { StoredPropertyFilter as PropertyFilter } from '@tributary/property-filters';
 
+export type { PropertyFilter };
+
+/** PostHog's flag definition shape, as the management API stores it. */
 export interface ConditionGroup {
   properties?: PropertyFilter[];
   rollout_percentage?: number | null;
@@ -50,7 +45,3 @@ export interface CohortFilterGroup {
   values?: (CohortFilterGroup | PropertyFilter)[];
 }
 
-export const OPERATORS = [
-  'exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'gte', 'lt', 'lte',
-  'is_set', 'is_not_set', 'is_date_before', 'is_date_after', 'is_date_exact', 'in', 'not_in',
-] as const;

@@ -1,6 +1,6 @@
 import type { CohortDefinition, CohortFilterGroup, ConditionGroup, FlagDefinition, PropertyFilter } from './definition.js';
 import { hashFor, holdoutHash } from './hash.js';
-import { matchProperty } from './property-match.js';
+import { matchProperty } from '@tributary/property-filters';
 
 export type ReasonCode =
   | 'condition_match'

@@ -1,4 +1,5 @@
-import { OPERATORS, type ConditionGroup, type FlagFilters } from './definition.js';
+import { propertyFilterProblem, type PropertyFilterType } from '@tributary/property-filters';
+import type { ConditionGroup, FlagFilters } from './definition.js';
 
 export interface DefinitionProblem {
   attr: string;
@@ -8,7 +9,10 @@ export interface DefinitionProblem {
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 const isPercentage = (value: unknown) => value === undefined || value === null || (typeof value === 'number' && value >= 0 && value <= 100);
 
-function checkGroups(groups: unknown, attr: string, variants: Set<string>, problems: DefinitionProblem[]): void {
+/** Flags read person properties by default; `event` is accepted because definitions stored before this check may use it. */
+const FLAG_FILTER_TYPES: readonly PropertyFilterType[] = ['person', 'group', 'cohort', 'event'];
+
+function checkGroups(groups: unknown, attr: string, variants: Set<string>, problems: DefinitionProblem[], now: Date): void {
   if (groups === undefined) return;
   if (!Array.isArray(groups)) {
     problems.push({ attr, detail: `${attr} must be a list of condition groups.` });
@@ -23,31 +27,14 @@ function checkGroups(groups: unknown, attr: string, variants: Set<string>, probl
     }
     if (group.properties !== undefined && !Array.isArray(group.properties)) return void problems.push({ attr: `${at}.properties`, detail: `${at}.properties must be a list.` });
     (group.properties ?? []).forEach((filter, j) => {
-      const fat = `${at}.properties[${j}]`;
-      if (!isObject(filter) || typeof filter.key !== 'string' || filter.key === '') return void problems.push({ attr: fat, detail: `${fat} needs a key.` });
-      const operator = String(filter.operator ?? 'exact');
-      if (!(OPERATORS as readonly string[]).includes(operator)) {
-        problems.push({ attr: `${fat}.operator`, detail: `${fat}.operator "${operator}" is not a known operator (${OPERATORS.join(', ')}).` });
-      }
-      if (operator !== 'is_set' && operator !== 'is_not_set' && (filter.value === undefined || filter.value === null)) {
-        problems.push({ attr: `${fat}.value`, detail: `${fat}.value is required for operator "${operator}".` });
-      }
-      if (operator === 'regex' || operator === 'not_regex') {
-        try {
-          new RegExp(String(filter.value));
-        } catch {
-          problems.push({ attr: `${fat}.value`, detail: `${fat}.value is not a valid regular expression.` });
-        }
-      }
-      if (filter.type !== undefined && !['person', 'group', 'cohort', 'event'].includes(String(filter.type))) {
-        problems.push({ attr: `${fat}.type`, detail: `${fat}.type must be person, group or cohort.` });
-      }
+      const problem = propertyFilterProblem(filter, `${at}.properties[${j}]`, { types: FLAG_FILTER_TYPES, now });
+      if (problem) problems.push(problem);
     });
   });
 }
 
 /** Problems with a flag definition, each naming the field, so the API can answer 400 with it. */
-export function validateFlagDefinition(input: { filters?: unknown }): DefinitionProblem[] {
+export function validateFlagDefinition(input: { filters?: unknown }, now = new Date()): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
   const filters = input.filters;
   if (filters === undefined) return problems;
@@ -78,8 +65,8 @@ export function validateFlagDefinition(input: { filters?: unknown }): Definition
   if (index !== undefined && index !== null && !(Number.isInteger(index) && index >= 0 && index <= 4)) {
     problems.push({ attr: 'filters.aggregation_group_type_index', detail: 'filters.aggregation_group_type_index must be a group type index from 0 to 4.' });
   }
-  checkGroups(f.groups, 'filters.groups', variants, problems);
-  checkGroups(f.super_groups, 'filters.super_groups', variants, problems);
+  checkGroups(f.groups, 'filters.groups', variants, problems, now);
+  checkGroups(f.super_groups, 'filters.super_groups', variants, problems, now);
   if (f.holdout !== undefined && f.holdout !== null && (!isObject(f.holdout) || !isPercentage(f.holdout.exclusion_percentage) || f.holdout.exclusion_percentage === undefined)) {
     problems.push({ attr: 'filters.holdout', detail: 'filters.holdout needs an id and an exclusion_percentage from 0 to 100.' });
   }

@@ -37,6 +37,8 @@ export const unauthorized = (detail: string, code = 'authentication_failed') =>
   new HttpError(401, 'authentication_error', code, detail);
 export const forbidden = (detail: string, code = 'permission_denied') => new HttpError(403, 'permission_denied', code, detail);
 export const notFound = (detail = 'Not found.') => new HttpError(404, 'invalid_request', 'not_found', detail);
+export const methodNotAllowed = (method: string, allowed: readonly string[]) =>
+  new HttpError(405, 'invalid_request', 'method_not_allowed', `Method ${method} is not allowed here; use ${allowed.join(', ')}.`, null, { Allow: allowed.join(', ') });
 export const payloadTooLarge = (detail: string) => new HttpError(413, 'invalid_request', 'payload_too_large', detail);
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new HttpError(429, 'throttled', 'throttled', `Request was throttled. Expected available in ${retryAfterSeconds} seconds.`, null, {

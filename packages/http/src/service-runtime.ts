@@ -2,6 +2,7 @@ import http from 'node:http';
 import express, { type Express } from 'express';
 import type { Logger } from '@tributary/logger';
 import { errorHandler, notFoundHandler } from './error-handler.js';
+import { methodNotAllowedHandler } from './method-not-allowed.js';
 
 export interface ServiceRuntimeOptions {
   name: string;
@@ -9,7 +10,7 @@ export interface ServiceRuntimeOptions {
   host: string;
   port: number;
   shutdownTimeoutMs: number;
-  /** Mounts the service's own routes; health and readiness come before them, the 404 and error handlers after. */
+  /** Mounts the service's own routes; health and readiness come before them, the 405, 404 and error handlers after. */
   routes?: (app: Express) => void;
   /** Resolves true when the service can take traffic (its stores answer). */
   ready: () => Promise<boolean>;
@@ -44,6 +45,7 @@ export async function startServiceRuntime(options: ServiceRuntimeOptions, handle
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', service: options.name });
   });
   options.routes?.(app);
+  app.use(methodNotAllowedHandler(app));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
 

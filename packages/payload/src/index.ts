@@ -2,3 +2,4 @@ export { decodeBody, type DecodeResult, type DecodeErrorKind, type RawRequest } 
 export { parseCaptureRequest, type ParseResult, type NormalisedEvent, type DroppedEvent, type ParseOptions } from './parse-capture-request.js';
 export { extractDistinctId, MAX_DISTINCT_ID_LENGTH } from './distinct-id.js';
 export { checkToken } from './token.js';
+export { CAPTURE_PATHS } from './capture-paths.js';

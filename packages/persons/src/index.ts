@@ -2,4 +2,4 @@ export { personDisplayName } from './display-name.js';
 export { propertyChanges, type PropertyChange } from './property-changes.js';
 export { propertiesTimeline, type PersonPropertiesSample, type TimelinePoint } from './properties-timeline.js';
 export { parseIdList, type IdListProblem } from './id-list.js';
-export type { PersonRecord } from './person-record.js';
+export { PERSON_RECORD_COLUMNS, type PersonRecord } from './person-record.js';

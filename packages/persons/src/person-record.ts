@@ -8,3 +8,9 @@ export interface PersonRecord {
   created_at: Date;
   version: number;
 }
+
+/**
+ * The columns of a `PersonRecord`, on `persons` aliased `p`: the one list every reader of
+ * persons selects, so a column added to the record is read everywhere.
+ */
+export const PERSON_RECORD_COLUMNS = 'p.id, p.uuid, p.team_id, p.properties, p.is_identified, p.created_at, p.version';

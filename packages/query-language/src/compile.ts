@@ -1,7 +1,6 @@
-import { inList, join, sql, Sql } from '@tributary/clickhouse';
+import { inList, join, propertyNumber, propertyText, sql, Sql } from '@tributary/clickhouse';
 import type { Expr } from './ast.js';
 import { QueryLanguageError } from './parse.js';
-import { propertyNumber, propertyText } from './property-sql.js';
 
 /** Columns of the events table an expression may name, and what each compiles to. */
 const COLUMNS: Record<string, Sql> = {

@@ -16,9 +16,13 @@ import { ProjectRoles } from './explicit-members/project-roles.js';
 import { featureFlagRoutes } from './feature-flags/feature-flag-routes.js';
 import { OrganizationMemberStore } from './organizations/organization-member-store.js';
 import { organizationRoutes } from './organizations/organization-routes.js';
+import { CohortStore } from './cohorts/cohort-store.js';
+import { PersonActivityLog } from './persons/person-activity.js';
 import { PersonCopies } from './persons/person-copies.js';
 import { PersonEventPublisher } from './persons/person-event-publisher.js';
 import { personRoutes } from './persons/person-routes.js';
+import { PersonService } from './persons/person-service.js';
+import { PersonStore } from './persons/person-store.js';
 import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-routes.js';
 import { projectRoutes } from './projects/project-routes.js';
 
@@ -55,18 +59,22 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
   app.use('/api/personal_api_keys', personalApiKeyRoutes(deps.store));
   app.use('/api/projects', projectRoutes(deps.store));
   app.use('/api/organizations', organizationRoutes(deps));
-  const personCopies = new PersonCopies(deps.clickhouse, new PersonCache(deps.redis));
+  const persons = new PersonStore(deps.pool);
+  const activity = new PersonActivityLog(deps.pool);
+  const cohorts = new CohortStore(deps.pool);
+  const copies = new PersonCopies(deps.clickhouse, new PersonCache(deps.redis));
+  const personService = new PersonService({ pool: deps.pool, clickhouse: deps.clickhouse, persons, activity, cohorts, copies, events: deps.personEvents });
   const roles = new ProjectRoles(deps.pool);
   const access = { access: new AccessControls(deps.pool, roles), members: new OrganizationMemberStore(deps.pool) };
   for (const base of ['/api/environments/:project_id', '/api/projects/:project_id']) {
     const project = express.Router({ mergeParams: true });
     project.use(projectAccess(deps.store));
-    project.use('/events', eventRoutes(deps));
+    project.use('/events', eventRoutes({ ...deps, cohorts, persons }));
     project.use('/feature_flags', featureFlagRoutes({ ...deps, ...access }));
     project.use('/dashboards', dashboardRoutes({ ...deps, ...access }));
     project.use('/explicit_members', explicitMemberRoutes({ pool: deps.pool, roles }));
-    project.use('/cohorts', cohortRoutes(deps));
-    project.use('/persons', personRoutes({ ...deps, copies: personCopies, events: deps.personEvents }));
+    project.use('/cohorts', cohortRoutes({ ...deps, cohorts }));
+    project.use('/persons', personRoutes({ persons, activity, service: personService, publicUrl: deps.publicUrl }));
     app.use(base, project);
   }
 }

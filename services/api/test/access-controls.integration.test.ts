@@ -1,6 +1,6 @@
 import { MEMBERSHIP_LEVEL } from '@tributary/control-plane';
 import { createKey, createMember, createTestTenant, uniqueName, type TestMember, type TestTenant } from '@tributary/test-support';
-import { startApi, type ApiHarness } from './api-harness.js';
+import { useApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;
 let tenant: TestTenant;
@@ -26,14 +26,10 @@ const resources = {
 
 const put = (path: string, body: unknown, key = tenant.personalApiKey) => api.request('PUT', `${path}access_controls/`, key, body);
 
+const setup = useApi();
+beforeAll(() => ({ api, tenant } = setup));
 beforeAll(async () => {
-  api = await startApi();
-  tenant = await createTestTenant(api.pool, api.config);
   member = await createMember(api.pool, api.config, tenant.organizationId);
-});
-
-afterAll(async () => {
-  await api.close();
 });
 
 describe.each(Object.entries(resources))('access controls on %s', (kind, resource) => {

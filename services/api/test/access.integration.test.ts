@@ -1,20 +1,16 @@
 import { ControlPlaneStore, type Project } from '@tributary/control-plane';
 import { createKey, createTestTenant, uniqueName, type TestTenant } from '@tributary/test-support';
-import { startApi, type ApiHarness } from './api-harness.js';
+import { startApi, useApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;
 let tenant: TestTenant;
 /** A second project in the tenant's organization, for keys limited to one of them. */
 let sibling: Project;
 
+const setup = useApi();
+beforeAll(() => ({ api, tenant } = setup));
 beforeAll(async () => {
-  api = await startApi();
-  tenant = await createTestTenant(api.pool, api.config);
   sibling = await new ControlPlaneStore(api.pool, api.config.apiKeyPepper).createProject(tenant.organizationId, uniqueName('sibling'));
-});
-
-afterAll(async () => {
-  await api.close();
 });
 
 const ERROR_KEYS = ['attr', 'code', 'detail', 'type'];

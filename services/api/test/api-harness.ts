@@ -1,12 +1,11 @@
-import { createClickHouse, type ClickHouse } from '@tributary/clickhouse';
-import { startServiceRuntime, type ServiceRuntime } from '@tributary/http';
-import { createKafka, createProducer } from '@tributary/kafka';
-import { createLogger } from '@tributary/logger';
-import { createPool, type Pool } from '@tributary/postgres';
-import { createRedis, type Redis } from '@tributary/redis';
-import { testConfig } from '@tributary/test-support';
+import type { ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
-import { apiDeps, mountApiRoutes } from '../src/api-app.js';
+import { startServiceRuntime } from '@tributary/http';
+import { createLogger } from '@tributary/logger';
+import type { Pool } from '@tributary/postgres';
+import type { Redis } from '@tributary/redis';
+import { createTestTenant, testConfig, type TestTenant } from '@tributary/test-support';
+import { apiService } from '../src/api-service.js';
 
 /** The api service in-process on a free port, against the real stores. */
 export interface ApiHarness {
@@ -19,41 +18,18 @@ export interface ApiHarness {
   close: () => Promise<void>;
 }
 
+/** Built by the same `apiService` as `main.ts`; the person changes it publishes go to the real topic, where the running ingest applies them. */
 export async function startApi(overrides: Partial<Config> = {}): Promise<ApiHarness> {
-  const config = testConfig({ apiPort: 0, ...overrides });
-  const pool = createPool(config, { max: 4 });
-  const clickhouse = createClickHouse(config);
-  const redis = createRedis(config);
-  const logger = createLogger('api-test', config.logLevel);
-  // The real topic: the running ingest service applies person changes the API publishes.
-  const producer = createProducer(createKafka(config, logger, 'api-test'));
-  await producer.connect();
-  const runtime: ServiceRuntime = await startServiceRuntime(
-    {
-      name: 'api-test',
-      logger,
-      host: '127.0.0.1',
-      port: 0,
-      shutdownTimeoutMs: 1000,
-      routes: (app) =>
-        mountApiRoutes(app, apiDeps(config, { pool, clickhouse, redis, producer })),
-      ready: async () => true,
-      stop: async () => {
-        await producer.disconnect();
-        await pool.end();
-        await clickhouse.close();
-        redis.disconnect();
-      },
-    },
-    false,
-  );
+  const config = testConfig({ apiPort: 0, host: '127.0.0.1', ...overrides });
+  const { options, stores } = await apiService(config, createLogger('api-test', config.logLevel));
+  const runtime = await startServiceRuntime({ ...options, shutdownTimeoutMs: 1000 }, false);
   const url = `http://127.0.0.1:${runtime.port}`;
   return {
     url,
     config,
-    pool,
-    clickhouse,
-    redis,
+    pool: stores.pool,
+    clickhouse: stores.clickhouse,
+    redis: stores.redis,
     async request(method, path, key, body) {
       const response = await fetch(`${url}${path}`, {
         method,
@@ -71,4 +47,20 @@ export async function startApi(overrides: Partial<Config> = {}): Promise<ApiHarn
     },
     close: () => runtime.shutdown('test finished'),
   };
+}
+
+/**
+ * The setup every api test file shares: one service for the file and a fresh tenant (organization,
+ * owner, project, key), stopped after the file's tests. Read `api` and `tenant` inside tests.
+ */
+export function useApi(overrides: Partial<Config> = {}): { readonly api: ApiHarness; readonly tenant: TestTenant } {
+  const context = {} as { api: ApiHarness; tenant: TestTenant };
+  beforeAll(async () => {
+    context.api = await startApi(overrides);
+    context.tenant = await createTestTenant(context.api.pool, context.api.config);
+  });
+  afterAll(async () => {
+    await context.api.close();
+  });
+  return context;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createKey, createTestTenant, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
-import { startApi, type ApiHarness } from './api-harness.js';
+import { useApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;
 let tenant: TestTenant;
@@ -30,14 +30,8 @@ async function members(cohortId: number): Promise<number[]> {
   return rows.map((r) => r.person_id);
 }
 
-beforeAll(async () => {
-  api = await startApi();
-  tenant = await createTestTenant(api.pool, api.config);
-});
-
-afterAll(async () => {
-  await api.close();
-});
+const setup = useApi();
+beforeAll(() => ({ api, tenant } = setup));
 
 describe('dynamic cohorts', () => {
   it('creates a cohort defined by person-property filters and retrieves it under both prefixes', async () => {

@@ -1,5 +1,5 @@
 import { createKey, createMember, createTestTenant, type TestTenant } from '@tributary/test-support';
-import { startApi, type ApiHarness } from './api-harness.js';
+import { useApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;
 let tenant: TestTenant;
@@ -22,14 +22,8 @@ const template = () => ({
 const insightsLive = async (ids: number[]) =>
   (await api.pool.query<{ id: number; deleted: boolean }>('SELECT id, deleted FROM insights WHERE id = ANY($1) ORDER BY id', [ids])).rows.map((r) => !r.deleted);
 
-beforeAll(async () => {
-  api = await startApi();
-  tenant = await createTestTenant(api.pool, api.config);
-});
-
-afterAll(async () => {
-  await api.close();
-});
+const setup = useApi();
+beforeAll(() => ({ api, tenant } = setup));
 
 describe('create_from_template_json', () => {
   it('creates the dashboard, one insight per tile and the tiles, and answers 200 with the dashboard', async () => {

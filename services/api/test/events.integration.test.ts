@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createKey, createTestTenant, type TestTenant } from '@tributary/test-support';
-import { startApi, type ApiHarness } from './api-harness.js';
+import { useApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;
 let tenant: TestTenant;
@@ -40,17 +40,13 @@ const COLUMNS = [
 const list = (query = '', key: string | null = tenant.personalApiKey) => api.request('GET', `/api/environments/${tenant.project.id}/events/${query}`, key);
 const q = (params: Record<string, string>) => `?${new URLSearchParams(params).toString()}`;
 
+const setup = useApi();
+beforeAll(() => ({ api, tenant } = setup));
 beforeAll(async () => {
-  api = await startApi();
-  tenant = await createTestTenant(api.pool, api.config);
   const rows = Array.from({ length: 10 }, (_, i) => row(i));
   await api.clickhouse.insert('events', COLUMNS, rows);
   // A replayed copy of the newest event: the API must still show it once.
   await api.clickhouse.insert('events', COLUMNS, [rows[9]!]);
-});
-
-afterAll(async () => {
-  await api.close();
 });
 
 describe('GET /events/', () => {
@@ -114,6 +110,22 @@ describe('GET /events/', () => {
     expect((await list(q({ properties: 'not json' }))).body).toMatchObject({ attr: 'properties', detail: expect.stringMatching(/JSON/) });
     expect((await list(q({ properties: JSON.stringify([{ key: 'a', operator: 'between', value: 1 }]) }))).body.detail).toMatch(/unknown operator "between"/);
     expect((await list(q({ properties: JSON.stringify([{ value: 1 }]) }))).status).toBe(400);
+  });
+
+  it('filters by a cohort using any operator cohorts accept, is_date_exact included, instead of failing', async () => {
+    const filters = { properties: { type: 'AND', values: [{ key: 'signed_up', type: 'person', operator: 'is_date_exact', value: '2026-01-01' }] } };
+    const cohort = await api.request('POST', `/api/environments/${tenant.project.id}/cohorts/`, tenant.personalApiKey, { name: 'signed up on new year', filters });
+    expect(cohort.status).toBe(201);
+    const { status, body } = await list(q({ properties: JSON.stringify([{ key: 'id', type: 'cohort', value: cohort.body.id }]) }));
+    expect(status).toBe(200);
+    expect(body.results).toEqual([]);
+  });
+
+  it('answers a method the path does not take with 405 and Allow', async () => {
+    const { status, headers, body } = await api.request('PUT', `/api/environments/${tenant.project.id}/events/`, tenant.personalApiKey);
+    expect(status).toBe(405);
+    expect(headers.get('allow')).toBe('GET, HEAD');
+    expect(body).toMatchObject({ type: 'invalid_request', code: 'method_not_allowed' });
   });
 
   it('applies where expressions and returns select expressions as columns', async () => {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ControlPlaneStore, MEMBERSHIP_LEVEL } from '@tributary/control-plane';
 import { createKey, createMember, createTestTenant, uniqueName, type TestTenant } from '@tributary/test-support';
-import { startApi, type ApiHarness } from './api-harness.js';
+import { useApi, type ApiHarness } from './api-harness.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../packages/cli/bin/tributary.js');
 const cli = (...args: string[]) => promisify(execFile)('node', [CLI, ...args], { env: { ...process.env, DATABASE_URL: api.config.databaseUrl } });
@@ -14,14 +14,8 @@ let tenant: TestTenant;
 
 const membersPath = (prefix: 'projects' | 'environments' = 'environments', project = tenant.project.id) => `/api/${prefix}/${project}/explicit_members/`;
 
-beforeAll(async () => {
-  api = await startApi();
-  tenant = await createTestTenant(api.pool, api.config);
-});
-
-afterAll(async () => {
-  await api.close();
-});
+const setup = useApi();
+beforeAll(() => ({ api, tenant } = setup));
 
 describe('organization members', () => {
   it('lists the users the CLI created and added to the organization under @current', async () => {

@@ -1,5 +1,5 @@
 import { createKey, createTestTenant, uniqueName, type TestTenant } from '@tributary/test-support';
-import { startApi, type ApiHarness } from './api-harness.js';
+import { useApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;
 let tenant: TestTenant;
@@ -8,14 +8,8 @@ const flagsPath = (prefix: 'projects' | 'environments' = 'projects') => `/api/${
 const rollout = (percentage: number) => ({ groups: [{ properties: [], rollout_percentage: percentage }] });
 const create = (body: Record<string, unknown>, key = tenant.personalApiKey) => api.request('POST', flagsPath(), key, body);
 
-beforeAll(async () => {
-  api = await startApi();
-  tenant = await createTestTenant(api.pool, api.config);
-});
-
-afterAll(async () => {
-  await api.close();
-});
+const setup = useApi();
+beforeAll(() => ({ api, tenant } = setup));
 
 describe('feature flag definitions', () => {
   it('creates a flag in the PostHog definition shape and retrieves it under both prefixes', async () => {

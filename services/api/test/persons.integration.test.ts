@@ -1,6 +1,6 @@
 import { createClickHouse, sql, type ClickHouse } from '@tributary/clickhouse';
-import { createKey, createTestTenant, waitFor, type TestTenant } from '@tributary/test-support';
-import { startApi, type ApiHarness } from './api-harness.js';
+import { createKey, waitFor, type TestTenant } from '@tributary/test-support';
+import { useApi, type ApiHarness } from './api-harness.js';
 
 /**
  * Persons endpoints on the running system (`make up`): events go in through the front door's
@@ -44,15 +44,14 @@ async function chPerson(uuid: string): Promise<{ is_deleted: number; version: nu
   return rows[0] ? { is_deleted: Number(rows[0].is_deleted), version: Number(rows[0].version) } : undefined;
 }
 
-beforeAll(async () => {
-  api = await startApi();
-  tenant = await createTestTenant(api.pool, api.config);
+const setup = useApi();
+beforeAll(() => ({ api, tenant } = setup));
+beforeAll(() => {
   clickhouse = createClickHouse(api.config);
-}, 60_000);
+});
 
 afterAll(async () => {
   await clickhouse.close();
-  await api.close();
 });
 
 describe('reading persons', () => {

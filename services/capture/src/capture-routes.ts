@@ -1,16 +1,13 @@
-import { Router, type Request } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import cors from 'cors';
 import getRawBody from 'raw-body';
 import { v7 as uuidv7 } from 'uuid';
-import { decodeBody, parseCaptureRequest } from '@tributary/payload';
+import { CAPTURE_PATHS, decodeBody, parseCaptureRequest } from '@tributary/payload';
 import type { CaptureMessage } from '@tributary/kafka';
 import type { TokenResolver } from '@tributary/control-plane';
-import { HttpError, badRequest, payloadTooLarge, serviceUnavailable, unauthorized } from '@tributary/http';
+import { badRequest, payloadTooLarge, serviceUnavailable, unauthorized } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
 import { PublishError, type EventPublisher } from './event-publisher.js';
-
-/** Every path SDKs send events to; each also answers with a trailing slash. */
-export const CAPTURE_PATHS = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '/engage', '/s'];
 
 export interface CaptureDeps {
   tokens: Pick<TokenResolver, 'resolve'>;
@@ -46,12 +43,9 @@ export function captureRoutes(deps: CaptureDeps): Router {
   const clock = deps.clock ?? (() => new Date());
   // Browsers send events cross-origin with credentials, so the origin is reflected rather than `*`.
   const corsMiddleware = cors({ origin: true, credentials: true, maxAge: 86_400 });
-  router.options(CAPTURE_PATHS, corsMiddleware);
+  router.options([...CAPTURE_PATHS], corsMiddleware);
 
-  router.all(CAPTURE_PATHS, corsMiddleware, async (req, res) => {
-    if (req.method !== 'POST' && req.method !== 'GET') {
-      throw new HttpError(405, 'invalid_request', 'method_not_allowed', `Method ${req.method} is not allowed; send events with POST (or GET with ?data=).`);
-    }
+  const capture: RequestHandler = async (req, res) => {
     const limit = req.path.startsWith('/batch') ? deps.maxBatchBytes : deps.maxEventBytes;
     const query = queryStrings(req);
     const body = req.method === 'POST' ? await readBody(req, limit) : Buffer.alloc(0);
@@ -93,6 +87,9 @@ export function captureRoutes(deps: CaptureDeps): Router {
     }
     if (parsed.dropped.length > 0) deps.logger.debug({ dropped: parsed.dropped }, 'events dropped at capture');
     res.json({ status: 1 });
-  });
+  };
+  // Events come as POST, or as GET with `?data=`; any other method is a 405 from the runtime.
+  router.get([...CAPTURE_PATHS], corsMiddleware, capture);
+  router.post([...CAPTURE_PATHS], corsMiddleware, capture);
   return router;
 }

@@ -57,6 +57,15 @@ describe('routes and formats', () => {
   });
 });
 
+describe('methods', () => {
+  it('answers a method other than GET and POST with 405 and Allow, in the one error shape', async () => {
+    const response = await fetch(`${capture.url}/batch/`, { method: 'PUT', body: '{}' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET, HEAD, POST, OPTIONS');
+    expect(await response.json()).toMatchObject({ type: 'invalid_request', code: 'method_not_allowed' });
+  });
+});
+
 describe('stamping and publishing', () => {
   it('keeps a client uuid, assigns UUIDv7 otherwise, stamps now, sent_at, ip and token, keyed by token:distinct_id', async () => {
     const token = capture.tenant.project.api_token;

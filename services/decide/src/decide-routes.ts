@@ -1,12 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Router, type Request } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import cors from 'cors';
 import getRawBody from 'raw-body';
-import { Ajv } from 'ajv';
 import { missingScopes } from '@tributary/auth';
 import type { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
 import { evaluateFlag, type FlagDefinition, type FlagResult } from '@tributary/flags';
-import { badRequest, forbidden, payloadTooLarge, unauthorized } from '@tributary/http';
+import { badRequest, forbidden, payloadTooLarge, unauthorized, validate } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
 import { checkToken, decodeBody } from '@tributary/payload';
 import type { EvaluationData, StoredPerson } from './evaluation-data.js';
@@ -24,7 +23,7 @@ interface DecideBody {
   geoip_disable?: boolean;
 }
 
-const validateBody = new Ajv({ allErrors: false, allowUnionTypes: true }).compile<DecideBody>({
+const bodySchema = {
   type: 'object',
   required: ['distinct_id'],
   properties: {
@@ -37,7 +36,7 @@ const validateBody = new Ajv({ allErrors: false, allowUnionTypes: true }).compil
     $anon_distinct_id: { type: ['string', 'number', 'null'] },
     geoip_disable: { type: 'boolean' },
   },
-});
+};
 
 export interface DecideDeps {
   tokens: Pick<TokenResolver, 'resolve'>;
@@ -71,12 +70,7 @@ async function readDecideBody(req: Request): Promise<DecideBody> {
   }
   const decoded = decodeBody({ body, contentType: req.get('content-type'), contentEncoding: req.get('content-encoding'), query }, { maxBytes: MAX_BODY });
   if (!decoded.ok) throw decoded.error.kind === 'too_large' ? payloadTooLarge(decoded.error.detail) : badRequest(decoded.error.detail, null, decoded.error.kind);
-  if (!validateBody(decoded.value)) {
-    const error = validateBody.errors?.[0];
-    const attr = error?.instancePath.slice(1) || (error?.params as { missingProperty?: string }).missingProperty || null;
-    throw badRequest(`${attr ?? 'body'} ${error?.message ?? 'is invalid'}.`, attr);
-  }
-  return decoded.value;
+  return validate<DecideBody>(bodySchema, decoded.value);
 }
 
 /** `/decide` (v1-v3) and `/flags` (v2): every flag of the project for one distinct id. */
@@ -154,8 +148,7 @@ export function decideRoutes(deps: DecideDeps): Router {
     return { results, errors };
   }
 
-  router.all(['/decide', '/flags'], corsMiddleware, async (req, res) => {
-    if (req.method !== 'POST' && req.method !== 'GET') throw badRequest(`Method ${req.method} is not allowed here; use POST.`, null, 'method_not_allowed');
+  const answer: RequestHandler = async (req, res) => {
     const { results, errors } = await evaluate(req);
     const version = Number(req.query.v ?? (req.path.startsWith('/flags') ? 2 : 1));
 
@@ -196,7 +189,9 @@ export function decideRoutes(deps: DecideDeps): Router {
       featureFlags: Object.fromEntries(shown.map(({ flag, result }) => [flag.key, value(result)])),
       featureFlagPayloads: Object.fromEntries(results.filter(({ result }) => result.payload !== null).map(({ flag, result }) => [flag.key, payloadText(result.payload)])),
     });
-  });
+  };
+  router.get(['/decide', '/flags'], corsMiddleware, answer);
+  router.post(['/decide', '/flags'], corsMiddleware, answer);
 
   /** Local evaluation for server SDKs: the definitions themselves, behind a personal API key. */
   router.get(['/flags/definitions', '/api/feature_flag/local_evaluation'], async (req, res) => {

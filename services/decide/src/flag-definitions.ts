@@ -1,5 +1,5 @@
 import type { Redis } from '@tributary/redis';
-import { FLAGS_CHANGED_CHANNEL, type FeatureFlagRecord, type FeatureFlagStore } from '@tributary/control-plane';
+import { FLAGS_CHANGED_CHANNEL, groupTypeIndexes, type FeatureFlagRecord, type FeatureFlagStore } from '@tributary/control-plane';
 import type { CohortDefinition, CohortFilterGroup, FlagDefinition } from '@tributary/flags';
 import type { Logger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
@@ -50,7 +50,7 @@ export class FlagDefinitions {
   private async load(teamId: number): Promise<ProjectFlags> {
     const records = await this.deps.flags.liveForTeam(teamId);
     const [mapping, cohortRows] = await Promise.all([
-      this.deps.pool.query<{ group_type: string; group_type_index: number }>('SELECT group_type, group_type_index FROM group_type_mappings WHERE team_id = $1', [teamId]),
+      groupTypeIndexes(this.deps.pool, teamId),
       this.deps.pool.query<{ id: number; is_static: boolean; filters: { properties?: CohortFilterGroup } }>(
         'SELECT id, is_static, filters FROM cohorts WHERE team_id = $1 AND NOT deleted',
         [teamId],
@@ -74,7 +74,7 @@ export class FlagDefinitions {
         version: r.version,
         filters: r.filters as FlagDefinition['filters'],
       })),
-      groupTypeMapping: Object.fromEntries(mapping.rows.map((m) => [m.group_type_index, m.group_type])),
+      groupTypeMapping: Object.fromEntries([...mapping].map(([type, index]) => [index, type])),
       cohorts,
       cohortFilters,
       loadedAt: this.clock(),

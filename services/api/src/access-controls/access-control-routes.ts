@@ -1,9 +1,7 @@
 import { Router, type Request } from 'express';
-import { Ajv } from 'ajv';
 import type { Scope } from '@tributary/auth';
-import { badRequest, forbidden, notFound } from '@tributary/http';
+import { badRequest, forbidden, notFound, validateBody } from '@tributary/http';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
-import { schemaError } from '../cohorts/cohort-filters.js';
 import { UUID_PATTERN } from '../http/uuid.js';
 import type { OrganizationMemberStore } from '../organizations/organization-member-store.js';
 import type { AccessControlRow, ResourceKind } from './access-control-store.js';
@@ -20,14 +18,14 @@ export interface AccessControlledResource {
   find(teamId: number, id: number): Promise<ProtectedResource | null>;
 }
 
-const validatePut = new Ajv().compile<{ access_level: AccessLevel | null; organization_member?: string | null }>({
+const putSchema = {
   type: 'object',
   required: ['access_level'],
   properties: {
     access_level: { type: 'string', nullable: true, enum: [...ACCESS_LEVELS, null] },
     organization_member: { type: 'string', nullable: true, pattern: UUID_PATTERN },
   },
-});
+};
 
 function presentEntry(row: AccessControlRow) {
   return {
@@ -76,8 +74,7 @@ export function accessControlRoutes(deps: { access: AccessControls; members: Org
   router.put('/', requireScopes(resource.scopes.write), async (req, res) => {
     const found = await visible(req);
     if (!(await access.canManage(req, found))) throw forbidden(`Only project admins and its creator can change who may use ${resource.label.toLowerCase()} ${found.id}.`);
-    const body = { ...(req.body as Record<string, unknown>) };
-    if (!validatePut(body)) schemaError(validatePut.errors);
+    const body = validateBody<{ access_level: AccessLevel | null; organization_member?: string | null }>(putSchema, req);
     const project = projectOf(req);
     const member = body.organization_member?.toLowerCase() ?? null;
     if (member !== null && !(await deps.members.find(project.organization_id, member))) {

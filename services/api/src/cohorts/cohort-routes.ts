@@ -1,18 +1,11 @@
 import { Router, type Request } from 'express';
-import { Ajv } from 'ajv';
 import { FLAGS_CHANGED_CHANNEL } from '@tributary/control-plane';
-import { badRequest, notFound } from '@tributary/http';
-import type { Pool } from '@tributary/postgres';
+import { badRequest, notFound, pageOf, validateBody } from '@tributary/http';
 import type { Redis } from '@tributary/redis';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { pageLinks } from '../http/responses.js';
-import { checkFilterValues, schemaError, validateCreate, validatePatch, type CohortFilters } from './cohort-filters.js';
-import { CohortStore, type CohortRecord } from './cohort-store.js';
-
-const pageQuery = new Ajv({ useDefaults: true }).compile<{ limit: number; offset: number }>({
-  type: 'object',
-  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, default: 0 } },
-});
+import { checkFilterValues, createSchema, patchSchema, type CohortCreateBody, type CohortFilters } from './cohort-filters.js';
+import type { CohortRecord, CohortStore } from './cohort-store.js';
 
 export function presentCohort(cohort: CohortRecord) {
   return {
@@ -42,26 +35,23 @@ const hasConditions = (filters: CohortFilters | undefined) => (filters?.properti
  * and dynamic ones (person-property filters). Flags target them by id, so every change is
  * announced on the flags channel and decide replicas reload the project's definitions.
  */
-export function cohortRoutes(deps: { pool: Pool; redis: Redis; publicUrl: string }): Router {
+export function cohortRoutes(deps: { cohorts: CohortStore; redis: Redis; publicUrl: string }): Router {
   const router = Router({ mergeParams: true });
-  const cohorts = new CohortStore(deps.pool);
+  const { cohorts } = deps;
   const announce = (teamId: number) => deps.redis.publish(FLAGS_CHANGED_CHANNEL, String(teamId)).catch(() => 0);
 
   router.get('/', requireScopes('cohort:read'), async (req, res) => {
-    const { limit, offset } = req.query;
-    const page = { limit: limit === undefined ? undefined : Number(limit), offset: offset === undefined ? undefined : Number(offset) };
-    if (!pageQuery(page)) schemaError(pageQuery.errors);
+    const page = pageOf(req);
     const { count, results } = await cohorts.list(projectOf(req).id, page.limit, page.offset);
     res.json({
       count,
-      ...pageLinks(deps.publicUrl, req, { limit: page.limit, offset: page.offset }, count),
+      ...pageLinks(deps.publicUrl, req, page, count),
       results: results.map(presentCohort),
     });
   });
 
   router.post('/', requireScopes('cohort:write'), async (req, res) => {
-    const body = { ...(req.body as Record<string, unknown>) };
-    if (!validateCreate(body)) schemaError(validateCreate.errors);
+    const body = validateBody<CohortCreateBody>(createSchema, req);
     if (body.is_static) {
       if (hasConditions(body.filters)) throw badRequest('A static cohort is a list of persons: give distinct_ids, not filters.', 'filters');
     } else {
@@ -87,8 +77,7 @@ export function cohortRoutes(deps: { pool: Pool; redis: Redis; publicUrl: string
   });
 
   router.patch('/:id', requireScopes('cohort:write'), async (req, res) => {
-    const body = { ...(req.body as Record<string, unknown>) };
-    if (!validatePatch(body)) schemaError(validatePatch.errors);
+    const body = validateBody<Partial<CohortCreateBody>>(patchSchema, req);
     const teamId = projectOf(req).id;
     const id = cohortId(req);
     const existing = await cohorts.get(teamId, id);

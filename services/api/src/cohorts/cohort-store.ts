@@ -23,9 +23,9 @@ export interface CohortInput {
   filters: CohortFilters | Record<string, never>;
 }
 
-const SELECT = `SELECT c.id, c.team_id, c.name, c.description, c.is_static, c.filters, c.deleted, c.created_by, c.created_at, c.updated_at,
-  CASE WHEN c.is_static THEN (SELECT count(*)::int FROM cohort_people p WHERE p.cohort_id = c.id) END AS count
-  FROM cohorts c`;
+const COLUMNS = `c.id, c.team_id, c.name, c.description, c.is_static, c.filters, c.deleted, c.created_by, c.created_at, c.updated_at,
+  CASE WHEN c.is_static THEN (SELECT count(*)::int FROM cohort_people p WHERE p.cohort_id = c.id) END AS count`;
+const SELECT = `SELECT ${COLUMNS} FROM cohorts c`;
 
 /** Cohorts and static cohort membership in Postgres, where decide and the events API read them. */
 export class CohortStore {
@@ -72,6 +72,31 @@ export class CohortStore {
       }
       return this.get(teamId, id, client);
     });
+  }
+
+  /** Every live cohort, oldest first, with whether the person is listed in it (static membership). */
+  async listWithListing(teamId: number, personId: number): Promise<{ cohort: CohortRecord; listed: boolean }[]> {
+    const { rows } = await this.pool.query<CohortRecord & { listed: boolean }>(
+      `SELECT ${COLUMNS}, EXISTS (SELECT 1 FROM cohort_people cp WHERE cp.cohort_id = c.id AND cp.person_id = $2) AS listed
+         FROM cohorts c WHERE c.team_id = $1 AND NOT c.deleted ORDER BY c.id`,
+      [teamId, personId],
+    );
+    return rows.map(({ listed, ...cohort }) => ({ cohort, listed }));
+  }
+
+  /** The live cohorts among `ids`, as the events API's cohort filter needs them. */
+  async definitions(teamId: number, ids: readonly number[]): Promise<Pick<CohortRecord, 'id' | 'is_static' | 'filters'>[]> {
+    const { rows } = await this.pool.query<CohortRecord>('SELECT id, is_static, filters FROM cohorts WHERE team_id = $1 AND id = ANY($2::int[]) AND NOT deleted', [teamId, ids]);
+    return rows;
+  }
+
+  /** Distinct ids of a static cohort's members, each of their ids, so events sent before a merge count too. */
+  async memberDistinctIds(cohortId: number): Promise<string[]> {
+    const { rows } = await this.pool.query<{ distinct_id: string }>(
+      'SELECT d.distinct_id FROM cohort_people c JOIN person_distinct_ids d ON d.person_id = c.person_id WHERE c.cohort_id = $1',
+      [cohortId],
+    );
+    return rows.map((r) => r.distinct_id);
   }
 
   async softDelete(teamId: number, id: number): Promise<boolean> {

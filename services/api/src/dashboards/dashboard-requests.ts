@@ -1,6 +1,4 @@
-import { Ajv } from 'ajv';
-import { badRequest } from '@tributary/http';
-import { schemaError } from '../cohorts/cohort-filters.js';
+import { badRequest, validate } from '@tributary/http';
 
 /** PostHog's restriction levels: 21 everyone in the project can edit, 37 only collaborators. */
 export const RESTRICTION_LEVEL = { everyoneCanEdit: 21, onlyCollaboratorsCanEdit: 37 } as const;
@@ -48,7 +46,6 @@ export interface PatchDashboardBody {
   delete_insights: boolean;
 }
 
-const ajv = new Ajv({ useDefaults: true });
 const name = { type: 'string', maxLength: 400 } as const;
 const description = { type: 'string', maxLength: 4000 } as const;
 const tags = { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 255 } } as const;
@@ -89,7 +86,7 @@ const template = {
   },
 } as const;
 
-const validateCreate = ajv.compile<CreateDashboardBody>({
+const createSchema = {
   type: 'object',
   properties: {
     name,
@@ -103,9 +100,9 @@ const validateCreate = ajv.compile<CreateDashboardBody>({
     restriction_level: { ...restrictionLevel, default: RESTRICTION_LEVEL.everyoneCanEdit },
     template,
   },
-});
+};
 
-const validatePatch = ajv.compile<PatchDashboardBody>({
+const patchSchema = {
   type: 'object',
   properties: {
     name,
@@ -117,7 +114,7 @@ const validatePatch = ajv.compile<PatchDashboardBody>({
     deleted: { type: 'boolean' },
     delete_insights: { type: 'boolean', default: false },
   },
-});
+};
 
 /** Postgres text and jsonb cannot hold U+0000; refuse it here rather than fail at the database. */
 function rejectNul(value: unknown, at: string): void {
@@ -135,8 +132,7 @@ function rejectNul(value: unknown, at: string): void {
 
 /** The create_from_template_json body, or a 400 naming the first field that is wrong. */
 export function parseCreateBody(raw: unknown): CreateDashboardBody {
-  const body = structuredClone(raw ?? {});
-  if (!validateCreate(body)) schemaError(validateCreate.errors);
+  const body = validate<CreateDashboardBody>(createSchema, structuredClone(raw ?? {}));
   rejectNul(body, '');
   if (body.deleted) throw badRequest('A dashboard cannot be created deleted.', 'deleted');
   // Built-in templates live in PostHog's cloud; a self-hosted server only has the JSON it is sent.
@@ -150,8 +146,7 @@ export function parseCreateBody(raw: unknown): CreateDashboardBody {
 }
 
 export function parsePatchBody(raw: unknown): PatchDashboardBody {
-  const body = structuredClone(raw ?? {});
-  if (!validatePatch(body)) schemaError(validatePatch.errors);
+  const body = validate<PatchDashboardBody>(patchSchema, structuredClone(raw ?? {}));
   rejectNul(body, '');
   return body;
 }

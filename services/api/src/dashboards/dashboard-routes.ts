@@ -1,11 +1,10 @@
 import { Router, type Request } from 'express';
-import { badRequest, forbidden, notFound } from '@tributary/http';
+import { badRequest, forbidden, notFound, pageOf } from '@tributary/http';
 import type { Pool } from '@tributary/postgres';
 import { accessControlRoutes } from '../access-controls/access-control-routes.js';
 import type { AccessControls, ProtectedResource } from '../access-controls/access-controls.js';
 import type { AccessLevel } from '../access-controls/access-level.js';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
-import { pageOf } from '../http/page-query.js';
 import { pageLinks } from '../http/responses.js';
 import type { OrganizationMemberStore } from '../organizations/organization-member-store.js';
 import { presentUser, type UserColumns } from '../organizations/organization-user.js';

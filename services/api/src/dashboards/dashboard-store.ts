@@ -3,15 +3,18 @@ import { withTransaction, type Pool, type PoolClient } from '@tributary/postgres
 import { USER_COLUMNS, type UserColumns } from '../organizations/organization-user.js';
 import type { TemplateTile } from './dashboard-requests.js';
 
-export interface DashboardRow extends Partial<UserColumns> {
-  id: number;
-  team_id: number;
+export interface DashboardFields {
   name: string;
   description: string;
   pinned: boolean;
   filters: Record<string, unknown>;
   tags: string[];
   restriction_level: number;
+}
+
+export interface DashboardRow extends Partial<UserColumns>, DashboardFields {
+  id: number;
+  team_id: number;
   creation_mode: 'template' | 'duplicate';
   deleted: boolean;
   created_by: number | null;
@@ -30,15 +33,6 @@ export interface TileRow {
   query: Record<string, unknown> | null;
   filters: Record<string, unknown>;
   created_at: Date;
-}
-
-export interface DashboardFields {
-  name: string;
-  description: string;
-  pinned: boolean;
-  filters: Record<string, unknown>;
-  tags: string[];
-  restriction_level: number;
 }
 
 const SELECT = `SELECT d.id, d.team_id, d.name, d.description, d.pinned, d.filters, d.tags, d.restriction_level, d.creation_mode,

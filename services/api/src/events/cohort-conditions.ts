@@ -1,23 +1,18 @@
 import { and, inList, sql, Sql } from '@tributary/clickhouse';
-import type { Pool } from '@tributary/postgres';
-import { propertyCondition, type PropertyFilter } from '@tributary/query-language';
+import type { CohortFilterGroup, PropertyFilter } from '@tributary/flags';
+import { clickhousePropertyCondition } from '@tributary/property-filters/clickhouse';
+import type { CohortStore } from '../cohorts/cohort-store.js';
 
-interface CohortRow {
-  id: number;
-  is_static: boolean;
-  filters: { properties?: FilterGroup };
+const isGroup = (value: CohortFilterGroup | PropertyFilter): value is CohortFilterGroup => !('key' in value);
+
+function filterCondition(filter: PropertyFilter, now: Date): Sql {
+  const condition = clickhousePropertyCondition(sql`properties`, filter, now);
+  return filter.negation ? sql`NOT (${condition})` : condition;
 }
 
-interface FilterGroup {
-  type?: 'AND' | 'OR';
-  values?: (FilterGroup | PropertyFilter)[];
-}
-
-const isGroup = (value: FilterGroup | PropertyFilter): value is FilterGroup => 'values' in value && !('key' in value);
-
-/** A dynamic cohort's nested AND/OR groups of person-property filters, on the ClickHouse person copy. */
-function groupCondition(group: FilterGroup, now: Date): Sql {
-  const parts = (group.values ?? []).map((value) => (isGroup(value) ? groupCondition(value, now) : propertyCondition(sql`properties`, value, now)));
+/** A dynamic cohort's nested AND/OR groups of person-property filters, on the ClickHouse person copy, as flags read them. */
+function groupCondition(group: CohortFilterGroup, now: Date): Sql {
+  const parts = (group.values ?? []).map((value) => (isGroup(value) ? groupCondition(value, now) : filterCondition(value, now)));
   if (parts.length === 0) return sql`1`;
   return group.type === 'OR' ? Sql.trusted(`(${parts.map((p) => `(${p.text})`).join(' OR ')})`) : and(parts);
 }
@@ -27,19 +22,15 @@ function groupCondition(group: FilterGroup, now: Date): Sql {
  * Postgres; a dynamic cohort's from its person-property filters over the latest person rows.
  * Both go through distinct ids, so events sent before a merge still count for the person.
  */
-export async function cohortConditions(pool: Pool, teamId: number, ids: readonly number[], now: Date): Promise<Map<number, Sql>> {
+export async function cohortConditions(cohorts: CohortStore, teamId: number, ids: readonly number[], now: Date): Promise<Map<number, Sql>> {
   const conditions = new Map<number, Sql>();
   if (ids.length === 0) return conditions;
-  const { rows } = await pool.query<CohortRow>('SELECT id, is_static, filters FROM cohorts WHERE team_id = $1 AND id = ANY($2::int[]) AND NOT deleted', [teamId, ids]);
-  for (const cohort of rows) {
+  for (const cohort of await cohorts.definitions(teamId, ids)) {
     if (cohort.is_static) {
-      const members = await pool.query<{ distinct_id: string }>(
-        `SELECT d.distinct_id FROM cohort_people c JOIN person_distinct_ids d ON d.person_id = c.person_id WHERE c.cohort_id = $1`,
-        [cohort.id],
-      );
-      conditions.set(cohort.id, inList(sql`distinct_id`, members.rows.map((r) => r.distinct_id)));
+      conditions.set(cohort.id, inList(sql`distinct_id`, await cohorts.memberDistinctIds(cohort.id)));
     } else {
-      const persons = sql`SELECT id FROM person FINAL WHERE team_id = ${teamId} AND is_deleted = 0 AND ${groupCondition(cohort.filters.properties ?? {}, now)}`;
+      const group = (cohort.filters as { properties?: CohortFilterGroup }).properties ?? {};
+      const persons = sql`SELECT id FROM person FINAL WHERE team_id = ${teamId} AND is_deleted = 0 AND ${groupCondition(group, now)}`;
       conditions.set(
         cohort.id,
         sql`distinct_id IN (SELECT distinct_id FROM person_distinct_id FINAL WHERE team_id = ${teamId} AND is_deleted = 0 AND person_id IN (${persons}))`,

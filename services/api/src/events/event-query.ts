@@ -1,8 +1,5 @@
-import { Sql, and, ident, inList, join, sql } from '@tributary/clickhouse';
-import { propertyText } from '@tributary/query-language';
+import { Sql, and, ident, inList, join, propertyText, sql } from '@tributary/clickhouse';
 
-export const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 1000;
 export const VALUES_LIMIT = 50;
 
 export interface EventFilters {

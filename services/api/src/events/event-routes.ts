@@ -1,21 +1,14 @@
-import { Router, type Request } from 'express';
-import { Ajv } from 'ajv';
+import { Router } from 'express';
 import type { ClickHouse, Sql } from '@tributary/clickhouse';
-import type { Pool } from '@tributary/postgres';
-import { badRequest, notFound } from '@tributary/http';
-import {
-  QueryLanguageError,
-  cohortIds,
-  compileExpression,
-  compilePropertyFilters,
-  parseDateInput,
-  parseExpression,
-  type PropertyFilter,
-} from '@tributary/query-language';
+import { PAGE_PROPERTIES, badRequest, notFound, validateJsonParam, validateQuery } from '@tributary/http';
+import { PropertyFilterError, type StoredPropertyFilter } from '@tributary/property-filters';
+import { QueryLanguageError, cohortIds, compileExpression, compilePropertyFilters, parseDateInput, parseExpression } from '@tributary/query-language';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
+import type { CohortStore } from '../cohorts/cohort-store.js';
 import { pageUrl, sendCsv } from '../http/responses.js';
+import type { PersonStore } from '../persons/person-store.js';
 import { cohortConditions } from './cohort-conditions.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, eventsByIdQuery, listEventsQuery, pageOfEventsQuery, propertyValuesQuery, type EventFilters } from './event-query.js';
+import { eventsByIdQuery, listEventsQuery, pageOfEventsQuery, propertyValuesQuery, type EventFilters } from './event-query.js';
 import { toStoredEvent, type EventRow, type StoredEvent } from './stored-event.js';
 
 interface ListQuery {
@@ -32,12 +25,10 @@ interface ListQuery {
   format: 'json' | 'csv';
 }
 
-const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true });
-const validateListQuery = ajv.compile<ListQuery>({
+const listQuerySchema = {
   type: 'object',
   properties: {
-    limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
-    offset: { type: 'integer', minimum: 0, default: 0 },
+    ...PAGE_PROPERTIES,
     event: { type: 'string' },
     distinct_id: { type: 'string' },
     person_id: { type: 'integer', minimum: 1 },
@@ -48,53 +39,25 @@ const validateListQuery = ajv.compile<ListQuery>({
     where: { type: 'string' },
     format: { type: 'string', enum: ['json', 'csv'], default: 'json' },
   },
-});
-const validateFilters = ajv.compile<PropertyFilter[]>({
+};
+const filtersSchema = {
   type: 'array',
   items: {
     type: 'object',
     required: ['key'],
     properties: { key: { type: 'string', minLength: 1 }, operator: { type: 'string' }, type: { type: 'string' }, group_type_index: { type: 'integer' } },
   },
-});
-const validateExpressions = ajv.compile<string[]>({ type: 'array', items: { type: 'string', minLength: 1 } });
+};
+const expressionsSchema = { type: 'array', items: { type: 'string', minLength: 1 } };
 
-function firstError(errors: typeof validateListQuery.errors, prefix = ''): { attr: string | null; message: string } {
-  const error = errors?.[0];
-  const attr = `${prefix}${error?.instancePath.slice(1) ?? ''}` || null;
-  return { attr, message: error?.message ?? 'is invalid' };
-}
-
-function parseListQuery(req: Request): ListQuery {
-  const query: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(req.query)) query[key] = Array.isArray(value) ? value[0] : value;
-  if (!validateListQuery(query)) {
-    const { attr, message } = firstError(validateListQuery.errors);
-    throw badRequest(`Query parameter ${attr} ${message}.`, attr);
-  }
-  return query;
-}
-
-function parseJsonParam<T>(raw: string | undefined, attr: string, validate: ((value: unknown) => value is T) & { errors?: typeof validateListQuery.errors }): T | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  let value: unknown;
+/** Compile errors (a filter or expression the backends cannot run) are the client's: a 400 naming the parameter. */
+async function compileOrReject<T>(attr: string, work: () => T | Promise<T>): Promise<T> {
   try {
-    value = JSON.parse(raw);
-  } catch {
-    throw badRequest(`Query parameter ${attr} must be a JSON-serialized array.`, attr);
-  }
-  if (!validate(value)) {
-    const { attr: where, message } = firstError(validate.errors, `${attr}/`);
-    throw badRequest(`Query parameter ${where} ${message}.`, attr);
-  }
-  return value;
-}
-
-function compileOrReject<T>(attr: string, work: () => T): T {
-  try {
-    return work();
+    return await work();
   } catch (error) {
-    if (error instanceof QueryLanguageError) throw badRequest(`Query parameter ${attr}: ${error.message}.`, attr, 'invalid_query');
+    if (error instanceof QueryLanguageError || error instanceof PropertyFilterError) {
+      throw badRequest(`Query parameter ${attr}: ${error.message}.`, attr, 'invalid_query');
+    }
     throw error;
   }
 }
@@ -138,7 +101,8 @@ async function eventsOfPage(clickhouse: ClickHouse, teamId: number, page: readon
 
 export interface EventRouteDeps {
   clickhouse: ClickHouse;
-  pool: Pool;
+  cohorts: CohortStore;
+  persons: PersonStore;
   publicUrl: string;
   clock?: () => Date;
 }
@@ -148,29 +112,24 @@ export function eventRoutes(deps: EventRouteDeps): Router {
   const router = Router({ mergeParams: true });
   const clock = deps.clock ?? (() => new Date());
 
-  async function distinctIdsOfPerson(teamId: number, personId: number): Promise<string[]> {
-    const { rows } = await deps.pool.query<{ distinct_id: string }>('SELECT distinct_id FROM person_distinct_ids WHERE team_id = $1 AND person_id = $2', [teamId, personId]);
-    return rows.map((r) => r.distinct_id);
-  }
-
   router.get('/', requireScopes('query:read'), async (req, res) => {
-    const query = parseListQuery(req);
+    const query = validateQuery<ListQuery>(listQuerySchema, req);
     const teamId = projectOf(req).id;
     const now = clock();
-    const propertyFilters = parseJsonParam(query.properties, 'properties', validateFilters) ?? [];
-    const whereSources = parseJsonParam(query.where, 'where', validateExpressions) ?? [];
-    const selectSources = parseJsonParam(query.select, 'select', validateExpressions);
-    const cohorts = await cohortConditions(deps.pool, teamId, cohortIds(propertyFilters), now);
+    const propertyFilters = validateJsonParam<StoredPropertyFilter[]>(filtersSchema, query.properties, 'properties') ?? [];
+    const whereSources = validateJsonParam<string[]>(expressionsSchema, query.where, 'where') ?? [];
+    const selectSources = validateJsonParam<string[]>(expressionsSchema, query.select, 'select');
+    const cohorts = await compileOrReject('properties', () => cohortConditions(deps.cohorts, teamId, cohortIds(propertyFilters), now));
     const conditions: Sql[] = [
-      compileOrReject('properties', () => compilePropertyFilters(propertyFilters, { teamId, now, cohorts })),
-      ...whereSources.map((source) => compileOrReject('where', () => compileExpression(parseExpression(source)))),
+      await compileOrReject('properties', () => compilePropertyFilters(propertyFilters, { teamId, now, cohorts })),
+      ...(await Promise.all(whereSources.map((source) => compileOrReject('where', () => compileExpression(parseExpression(source)))))),
     ];
-    const select = selectSources?.map((source) => compileOrReject('select', () => compileExpression(parseExpression(source))));
+    const select = selectSources && (await Promise.all(selectSources.map((source) => compileOrReject('select', () => compileExpression(parseExpression(source))))));
 
     let distinctIds: string[] | undefined;
     if (query.distinct_id !== undefined) distinctIds = [query.distinct_id];
     if (query.person_id !== undefined) {
-      const ofPerson = await distinctIdsOfPerson(teamId, query.person_id);
+      const ofPerson = (await deps.persons.get(teamId, query.person_id))?.distinct_ids ?? [];
       distinctIds = distinctIds ? distinctIds.filter((id) => ofPerson.includes(id)) : ofPerson;
     }
     const filters: EventFilters = {

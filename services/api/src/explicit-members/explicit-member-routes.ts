@@ -1,28 +1,25 @@
 import { Router, type Request } from 'express';
-import { Ajv } from 'ajv';
-import { badRequest, forbidden, notFound } from '@tributary/http';
+import { badRequest, forbidden, notFound, validateBody } from '@tributary/http';
 import type { Pool } from '@tributary/postgres';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
-import { schemaError } from '../cohorts/cohort-filters.js';
 import { isUuid, UUID_PATTERN } from '../http/uuid.js';
 import { presentUser } from '../organizations/organization-user.js';
 import { AlreadyMemberError, ExplicitMemberStore, LastAdminError, type ExplicitMemberRow } from './explicit-member-store.js';
 import type { ProjectRoles } from './project-roles.js';
 
-const ajv = new Ajv({ allErrors: false, useDefaults: true });
 // Explicit levels stop at admin: ownership is an organization matter.
 const level = { type: 'integer', enum: [1, 8] } as const;
 const userUuid = { type: 'string', pattern: UUID_PATTERN } as const;
-const validateCreate = ajv.compile<{ user_uuid: string; level: number }>({
+const createSchema = {
   type: 'object',
   required: ['user_uuid'],
   properties: { user_uuid: userUuid, level: { ...level, default: 1 } },
-});
-const validatePatch = ajv.compile<{ user_uuid?: string; level: number }>({
+};
+const patchSchema = {
   type: 'object',
   required: ['level'],
   properties: { user_uuid: userUuid, level },
-});
+};
 
 function present(row: ExplicitMemberRow) {
   return {
@@ -61,8 +58,7 @@ export function explicitMemberRoutes(deps: { pool: Pool; roles: ProjectRoles }):
 
   router.post('/', requireScopes('project:write'), async (req, res) => {
     await requireAdmin(req);
-    const body = { ...(req.body as Record<string, unknown>) };
-    if (!validateCreate(body)) schemaError(validateCreate.errors);
+    const body = validateBody<{ user_uuid: string; level: number }>(createSchema, req);
     const project = projectOf(req);
     const parent = await members.organizationMembershipId(project.organization_id, body.user_uuid.toLowerCase());
     if (!parent) throw badRequest(`User ${body.user_uuid} is not a member of the project's organization.`, 'user_uuid');
@@ -83,8 +79,7 @@ export function explicitMemberRoutes(deps: { pool: Pool; roles: ProjectRoles }):
   router.patch('/:user_uuid', requireScopes('project:write'), async (req, res) => {
     await requireAdmin(req);
     const uuid = memberUuid(req);
-    const body = { ...(req.body as Record<string, unknown>) };
-    if (!validatePatch(body)) schemaError(validatePatch.errors);
+    const body = validateBody<{ user_uuid?: string; level: number }>(patchSchema, req);
     if (body.user_uuid !== undefined && body.user_uuid.toLowerCase() !== uuid) {
       throw badRequest('A membership cannot move to another user; remove it and add the other user instead.', 'user_uuid');
     }

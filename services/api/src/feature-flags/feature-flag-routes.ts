@@ -1,16 +1,13 @@
 import { Router, type Request } from 'express';
-import { Ajv } from 'ajv';
 import type { Redis } from '@tributary/redis';
 import { validateFlagDefinition } from '@tributary/flags';
 import { DuplicateFlagKeyError, FLAGS_CHANGED_CHANNEL, type FeatureFlagInput, type FeatureFlagRecord, type FeatureFlagStore } from '@tributary/control-plane';
-import { badRequest, notFound } from '@tributary/http';
+import { badRequest, notFound, pageOf, validateBody } from '@tributary/http';
 import { accessControlRoutes } from '../access-controls/access-control-routes.js';
 import type { AccessControls } from '../access-controls/access-controls.js';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { pageLinks } from '../http/responses.js';
 import type { OrganizationMemberStore } from '../organizations/organization-member-store.js';
-
-const ajv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true });
 
 const flagProperties = {
   key: { type: 'string', minLength: 1, maxLength: 400, pattern: '^[A-Za-z0-9_-]+$' },
@@ -20,7 +17,7 @@ const flagProperties = {
   ensure_experience_continuity: { type: 'boolean' },
 } as const;
 
-const validateCreate = ajv.compile<FeatureFlagInput>({
+const createSchema = {
   type: 'object',
   required: ['key'],
   properties: {
@@ -30,19 +27,8 @@ const validateCreate = ajv.compile<FeatureFlagInput>({
     active: { type: 'boolean', default: true },
     ensure_experience_continuity: { type: 'boolean', default: false },
   },
-});
-const validatePatch = ajv.compile<Partial<FeatureFlagInput>>({ type: 'object', properties: flagProperties });
-
-const pageQuery = ajv.compile<{ limit: number; offset: number }>({
-  type: 'object',
-  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, default: 0 } },
-});
-
-function schemaError(errors: typeof validateCreate.errors): never {
-  const error = errors?.[0];
-  const attr = (error?.instancePath.slice(1).replaceAll('/', '.') || (error?.params as { missingProperty?: string })?.missingProperty) ?? null;
-  throw badRequest(`${attr ?? 'body'} ${error?.message ?? 'is invalid'}.`, attr);
-}
+};
+const patchSchema = { type: 'object', properties: flagProperties };
 
 function checkFilters(filters: Record<string, unknown> | undefined): void {
   if (filters === undefined) return;
@@ -90,17 +76,14 @@ export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis;
   };
 
   router.get('/', requireScopes('feature_flag:read'), async (req, res) => {
-    const query = { ...(req.query as Record<string, unknown>) };
-    const coerced = { limit: query.limit === undefined ? undefined : Number(query.limit), offset: query.offset === undefined ? undefined : Number(query.offset) };
-    if (!pageQuery(coerced)) schemaError(pageQuery.errors);
-    const { count, results } = await deps.flags.list(projectOf(req).id, coerced.limit, coerced.offset, await deps.access.hidden(req, 'feature_flag'));
-    const { next, previous } = pageLinks(deps.publicUrl, req, coerced, count);
+    const page = pageOf(req);
+    const { count, results } = await deps.flags.list(projectOf(req).id, page.limit, page.offset, await deps.access.hidden(req, 'feature_flag'));
+    const { next, previous } = pageLinks(deps.publicUrl, req, page, count);
     res.json({ count, next, previous, results: results.map(presentFlag) });
   });
 
   router.post('/', requireScopes('feature_flag:write'), async (req, res) => {
-    const body = { ...(req.body as Record<string, unknown>) };
-    if (!validateCreate(body)) schemaError(validateCreate.errors);
+    const body = validateBody<FeatureFlagInput>(createSchema, req);
     checkFilters(body.filters);
     try {
       const flag = await deps.flags.create(projectOf(req).id, body, principalOf(req).userId);
@@ -117,8 +100,7 @@ export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis;
   });
 
   router.patch('/:id', requireScopes('feature_flag:write'), async (req, res) => {
-    const body = { ...(req.body as Record<string, unknown>) };
-    if (!validatePatch(body)) schemaError(validatePatch.errors);
+    const body = validateBody<Partial<FeatureFlagInput>>(patchSchema, req);
     checkFilters(body.filters);
     await reachable(req, 'editor');
     try {

@@ -1,8 +1,7 @@
 import { Router } from 'express';
-import { notFound } from '@tributary/http';
+import { notFound, pageOf } from '@tributary/http';
 import type { Pool } from '@tributary/postgres';
 import { principalOf, requireScopes } from '../auth/authenticate.js';
-import { pageOf } from '../http/page-query.js';
 import { pageLinks } from '../http/responses.js';
 import { isUuid } from '../http/uuid.js';
 import { OrganizationMemberStore, type OrganizationMemberRow } from './organization-member-store.js';

@@ -1,8 +1,7 @@
 import { Router } from 'express';
-import { Ajv } from 'ajv';
 import { isGrantedScope, missingScopes, type GrantedScope } from '@tributary/auth';
 import type { ControlPlaneStore, PersonalApiKeyRecord } from '@tributary/control-plane';
-import { badRequest, forbidden, notFound } from '@tributary/http';
+import { badRequest, forbidden, notFound, validateBody } from '@tributary/http';
 import { principalOf, requireScopes } from '../auth/authenticate.js';
 
 interface CreateKeyBody {
@@ -11,7 +10,7 @@ interface CreateKeyBody {
   scoped_projects?: number[] | null;
 }
 
-const validateCreate = new Ajv({ allErrors: true }).compile<CreateKeyBody>({
+const createSchema = {
   type: 'object',
   required: ['label', 'scopes'],
   properties: {
@@ -19,7 +18,7 @@ const validateCreate = new Ajv({ allErrors: true }).compile<CreateKeyBody>({
     scopes: { type: 'array', minItems: 1, items: { type: 'string' } },
     scoped_projects: { type: 'array', nullable: true, items: { type: 'integer', minimum: 1 } },
   },
-});
+};
 
 function present(record: PersonalApiKeyRecord) {
   return {
@@ -60,12 +59,7 @@ export function personalApiKeyRoutes(store: ControlPlaneStore): Router {
   });
 
   router.post('/', requireScopes('personal_api_key:write'), async (req, res) => {
-    const body = { ...(req.body as Record<string, unknown>) };
-    if (!validateCreate(body)) {
-      const error = validateCreate.errors?.[0];
-      const attr = (error?.instancePath.slice(1) || (error?.params as { missingProperty?: string }).missingProperty) ?? null;
-      throw badRequest(`${attr ?? 'body'} ${error?.message ?? 'is invalid'}.`, attr);
-    }
+    const body = validateBody<CreateKeyBody>(createSchema, req);
     const unknown = body.scopes.filter((s) => !isGrantedScope(s));
     if (unknown.length > 0) throw badRequest(`Unknown scopes: ${unknown.join(', ')}.`, 'scopes');
     const { key: caller, userId } = principalOf(req);

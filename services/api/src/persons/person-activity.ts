@@ -49,18 +49,19 @@ export class PersonActivityLog {
     ]);
   }
 
-  async list(teamId: number, page: { limit: number; offset: number }, personId?: number): Promise<{ count: number; results: ActivityEntry[] }> {
+  async list(teamId: number, { limit, offset }: { limit: number; offset: number }, personId?: number): Promise<{ count: number; results: ActivityEntry[] }> {
     const params: unknown[] = [teamId];
     let where = `a.team_id = $1 AND a.scope = 'Person'`;
     if (personId !== undefined) {
       params.push(String(personId));
       where += ' AND a.item_id = $2';
     }
+    const page = params.length;
     const [rows, count] = await Promise.all([
       this.pool.query<ActivityRow>(
         `SELECT a.id, a.user_id, u.uuid AS user_uuid, u.email, u.first_name, u.last_name, a.activity, a.item_id, a.detail, a.created_at
-           FROM activity_log a LEFT JOIN users u ON u.id = a.user_id WHERE ${where} ORDER BY a.created_at DESC, a.id DESC LIMIT ${page.limit} OFFSET ${page.offset}`,
-        params,
+           FROM activity_log a LEFT JOIN users u ON u.id = a.user_id WHERE ${where} ORDER BY a.created_at DESC, a.id DESC LIMIT $${page + 1} OFFSET $${page + 2}`,
+        [...params, limit, offset],
       ),
       this.pool.query<{ count: number }>(`SELECT count(*)::int AS count FROM activity_log a WHERE ${where}`, params),
     ]);

@@ -1,6 +1,7 @@
-import type { PersonRecord as StoredPerson } from '@tributary/persons';
+import { PERSON_RECORD_COLUMNS, type PersonRecord as StoredPerson } from '@tributary/persons';
 import type { Pool, PoolClient } from '@tributary/postgres';
-import { personPropertyConditions, type PersonPropertyFilter } from './person-property-filters.js';
+import type { PropertyFilter } from '@tributary/property-filters';
+import { postgresPropertyConditions } from '@tributary/property-filters/postgres';
 
 export interface PersonRecord extends StoredPerson {
   /** In the order the person got them: the first is its display name fallback and what a split keeps. */
@@ -13,17 +14,17 @@ export interface PersonListQuery {
   search?: string;
   distinctId?: string;
   email?: string;
-  properties: PersonPropertyFilter[];
+  properties: PropertyFilter[];
 }
 
 /** A distinct id as it was when its person was deleted or split, for the ClickHouse copies. */
 export interface DistinctIdChange {
-  distinct_id: string;
-  person_uuid: string;
+  distinctId: string;
+  personUuid: string;
   version: number;
 }
 
-const SELECT = `SELECT p.id, p.uuid, p.team_id, p.properties, p.is_identified, p.created_at, p.version,
+const SELECT = `SELECT ${PERSON_RECORD_COLUMNS},
   COALESCE((SELECT array_agg(d.distinct_id ORDER BY d.seq) FROM person_distinct_ids d WHERE d.person_id = p.id), '{}') AS distinct_ids
   FROM persons p`;
 
@@ -37,7 +38,7 @@ const TOMBSTONE_STEP = 100;
 export class PersonStore {
   constructor(private readonly pool: Pool) {}
 
-  async list(teamId: number, query: PersonListQuery): Promise<{ count: number; results: PersonRecord[] }> {
+  async list(teamId: number, query: PersonListQuery, now: Date): Promise<{ count: number; results: PersonRecord[] }> {
     const params: unknown[] = [teamId];
     const where = ['p.team_id = $1'];
     const param = (value: unknown) => {
@@ -54,12 +55,13 @@ export class PersonStore {
       where.push(`(p.properties ->> 'email' ILIKE ${like} OR p.properties ->> 'name' ILIKE ${like} OR p.uuid::text = lower(${exact})
         OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.person_id = p.id AND d.team_id = $1 AND d.distinct_id = ${exact}))`);
     }
-    const filters = personPropertyConditions(query.properties, params.length + 1);
+    const filters = postgresPropertyConditions('p.properties', query.properties, params.length + 1, now);
     params.push(...filters.params);
     where.push(filters.text);
     const clause = where.join(' AND ');
+    const page = params.length;
     const [rows, count] = await Promise.all([
-      this.pool.query<PersonRecord>(`${SELECT} WHERE ${clause} ORDER BY p.id DESC LIMIT ${query.limit} OFFSET ${query.offset}`, params),
+      this.pool.query<PersonRecord>(`${SELECT} WHERE ${clause} ORDER BY p.id DESC LIMIT $${page + 1} OFFSET $${page + 2}`, [...params, query.limit, query.offset]),
       this.pool.query<{ count: number }>(`SELECT count(*)::int AS count FROM persons p WHERE ${clause}`, params),
     ]);
     return { count: count.rows[0]!.count, results: rows.rows };
@@ -90,7 +92,7 @@ export class PersonStore {
     const { rows: persons } = await client.query<PersonRecord>(`${SELECT} WHERE p.team_id = $1 AND p.id = ANY($2::bigint[]) ORDER BY p.id FOR UPDATE OF p`, [teamId, ids]);
     if (persons.length === 0) return { persons: [], distinctIds: [] };
     const { rows: distinctIds } = await client.query<DistinctIdChange>(
-      `SELECT d.distinct_id, p.uuid AS person_uuid, d.version + ${TOMBSTONE_STEP} AS version
+      `SELECT d.distinct_id AS "distinctId", p.uuid AS "personUuid", d.version + ${TOMBSTONE_STEP} AS version
          FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id WHERE d.person_id = ANY($1::bigint[])`,
       [persons.map((p) => p.id)],
     );
@@ -104,7 +106,7 @@ export class PersonStore {
     await client.query(
       `INSERT INTO distinct_id_tombstones (team_id, distinct_id, version) SELECT $1, unnest($2::text[]), unnest($3::bigint[])
        ON CONFLICT (team_id, distinct_id) DO UPDATE SET version = GREATEST(distinct_id_tombstones.version, EXCLUDED.version)`,
-      [teamId, distinctIds.map((d) => d.distinct_id), distinctIds.map((d) => d.version)],
+      [teamId, distinctIds.map((d) => d.distinctId), distinctIds.map((d) => d.version)],
     );
     return { persons: tombstones, distinctIds };
   }
@@ -132,6 +134,6 @@ export class PersonStore {
       [teamId, distinctId, uuid],
     );
     const { rows } = await client.query<PersonRecord>(`${SELECT} WHERE p.uuid = $1`, [uuid]);
-    return { person: rows[0]!, distinctId: { distinct_id: distinctId, person_uuid: uuid, version: moved[0]!.version } };
+    return { person: rows[0]!, distinctId: { distinctId, personUuid: uuid, version: moved[0]!.version } };
   }
 }

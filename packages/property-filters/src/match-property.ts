@@ -1,21 +1,13 @@
-import type { PropertyFilter } from './definition.js';
+import { asText, isNumeric, type StoredPropertyFilter, type ValueOperator } from './property-filter.js';
 import { parseFlagDate } from './relative-date.js';
 
-const lower = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value)).toLowerCase();
+const lower = (value: unknown) => asText(value).toLowerCase();
 const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
-const isNumber = (value: unknown) =>
-  typeof value === 'number' || (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)));
 
 function compare(override: unknown, value: unknown, operator: 'gt' | 'gte' | 'lt' | 'lte'): boolean {
-  let a: number | string;
-  let b: number | string;
-  if (isNumber(override) && isNumber(value)) {
-    a = Number(override);
-    b = Number(value);
-  } else {
-    a = String(override);
-    b = String(value);
-  }
+  const numbers = isNumeric(override) && isNumeric(value);
+  const a = numbers ? Number(override) : String(override);
+  const b = numbers ? Number(value) : String(value);
   switch (operator) {
     case 'gt':
       return a > b;
@@ -36,18 +28,21 @@ function safeRegex(pattern: unknown): RegExp | null {
   }
 }
 
+/** Operators that a missing property satisfies. */
+const NEGATIVE: ReadonlySet<ValueOperator> = new Set(['is_not', 'not_icontains', 'not_regex', 'is_not_set']);
+
 /**
  * One property filter against a property bag, with PostHog's operator semantics: string
  * comparisons ignore case, an array value means "any of", numbers compare as numbers when both
  * sides are numeric, an invalid regex never matches, and a missing property matches only the
- * negative operators (`is_not`, `is_not_set`, `not_icontains`, `not_regex`).
+ * negative operators (`is_not`, `is_not_set`, `not_icontains`, `not_regex`). This is the
+ * reference the ClickHouse and Postgres compilers are tested against.
  */
-export function matchProperty(filter: PropertyFilter, properties: Record<string, unknown>, now: Date): boolean {
-  const operator = filter.operator ?? 'exact';
+export function matchProperty(filter: StoredPropertyFilter, properties: Record<string, unknown>, now: Date): boolean {
+  const operator = (filter.operator ?? 'exact') as ValueOperator;
   const present = Object.prototype.hasOwnProperty.call(properties, filter.key) && properties[filter.key] !== undefined;
   if (operator === 'is_set') return present;
-  if (operator === 'is_not_set') return !present;
-  if (!present) return operator === 'is_not' || operator === 'not_icontains' || operator === 'not_regex';
+  if (!present) return NEGATIVE.has(operator);
   const override = properties[filter.key];
   const value = filter.value;
   // A filter stored before validation required a value may lack one: it matches nothing.
@@ -74,6 +69,8 @@ export function matchProperty(filter: PropertyFilter, properties: Record<string,
     case 'lt':
     case 'lte':
       return compare(override, value, operator);
+    case 'is_not_set':
+      return false;
     case 'is_date_before':
     case 'is_date_after':
     case 'is_date_exact': {
@@ -84,6 +81,7 @@ export function matchProperty(filter: PropertyFilter, properties: Record<string,
       return operator === 'is_date_before' ? actual < target : actual > target;
     }
     default:
+      // Cohort operators, or an operator a definition stored before validation may hold.
       return false;
   }
 }

@@ -1,4 +1,4 @@
-import { sql, type Sql } from '@tributary/clickhouse';
+import { sql, type Sql } from './sql.js';
 
 /**
  * A top-level property of a JSON text column, as text: strings unescaped, other JSON values as
@@ -12,6 +12,7 @@ export function propertyNumber(column: Sql, key: string): Sql {
   return sql`toFloat64OrNull(visitParamExtractRaw(${column}, ${key}))`;
 }
 
+/** Whether the property is there at all; a JSON `null` counts as set, as it does for flags. */
 export function propertyIsSet(column: Sql, key: string): Sql {
-  return sql`(visitParamHas(${column}, ${key}) AND visitParamExtractRaw(${column}, ${key}) != 'null')`;
+  return sql`visitParamHas(${column}, ${key})`;
 }

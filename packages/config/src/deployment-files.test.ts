@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CAPTURE_PATHS } from '@tributary/payload';
+import { ENV_VARIABLES } from './index.js';
+
+/**
+ * Ports and routes are written by hand in the config defaults, the start scripts, both nginx
+ * configs and docker-compose; the config defaults and the capture route list are the source,
+ * and every other copy must agree with them.
+ */
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
+
+const SERVICES = ['capture', 'decide', 'api', 'ingest', 'worker'] as const;
+const PROXIED = ['capture', 'decide', 'api'] as const;
+const portOf = (service: (typeof SERVICES)[number]) => {
+  const [variable, port] = ENV_VARIABLES[`${service}Port`];
+  return { variable, port };
+};
+const FRONT_PORT = new URL(ENV_VARIABLES.publicUrl[1]).port;
+
+/** nginx's location regex for the capture paths, each with an optional trailing slash. */
+const captureLocation = `location ~ ^/(${CAPTURE_PATHS.map((p) => p.slice(1)).join('|')})/?$ { proxy_pass http://capture; }`;
+const locations = (conf: string) => conf.split('\n').map((line) => line.trim()).filter((line) => /^(location|error_page)\b/.test(line));
+
+describe('deployment files agree with the config defaults', () => {
+  it('infra/services.sh waits on each service at its configured port', () => {
+    const script = read('infra/services.sh');
+    for (const service of SERVICES) {
+      const { variable, port } = portOf(service);
+      expect(script).toContain(`[${service}]=\${${variable}:-${port}}`);
+    }
+  });
+
+  it('infra/nginx/nginx.sh fills in the configured ports and the front port of PUBLIC_URL', () => {
+    const script = read('infra/nginx/nginx.sh');
+    for (const service of PROXIED) {
+      const { variable, port } = portOf(service);
+      expect(script).toContain(`s#__${variable}__#\${${variable}:-${port}}#`);
+    }
+    expect(script).toContain(`s#__FRONT_PORT__#\${FRONT_PORT:-${FRONT_PORT}}#`);
+    expect(read('infra/up.sh')).toContain(`\${FRONT_PORT:-${FRONT_PORT}}`);
+  });
+
+  it('the nginx template proxies each service to its port marker', () => {
+    const template = read('infra/nginx/nginx.conf.template');
+    for (const service of PROXIED) expect(template).toMatch(new RegExp(`upstream ${service}\\s+\\{ server 127\\.0\\.0\\.1:__${portOf(service).variable}__;`));
+  });
+
+  it('the docker nginx config proxies each service to its configured port and listens on the front port', () => {
+    const conf = read('infra/nginx/docker.conf');
+    for (const service of PROXIED) expect(conf).toMatch(new RegExp(`upstream ${service}\\s+\\{ server ${service}:${portOf(service).port};`));
+    expect(conf).toContain(`listen ${FRONT_PORT};`);
+  });
+
+  it('docker-compose runs each service on its configured port and publishes the front port', () => {
+    const compose = read('docker-compose.yml');
+    for (const service of SERVICES) {
+      const { variable, port } = portOf(service);
+      expect(compose).toContain(`SERVICE: ${service}, ${variable}: ${port} }`);
+    }
+    expect(compose).toContain(`ports: ["${FRONT_PORT}:${FRONT_PORT}"]`);
+    expect(compose).toContain(`PUBLIC_URL: http://localhost:${FRONT_PORT}`);
+  });
+
+  it('both nginx configs send every capture path to capture, and route everything else the same way', () => {
+    const template = read('infra/nginx/nginx.conf.template');
+    const docker = read('infra/nginx/docker.conf');
+    expect(locations(template)).toContain(captureLocation);
+    expect(locations(docker)).toEqual(locations(template));
+  });
+});

@@ -1,0 +1,46 @@
+import { createClickHouse, type ClickHouse } from '@tributary/clickhouse';
+import type { Config } from '@tributary/config';
+import type { ServiceRuntimeOptions } from '@tributary/http';
+import { createKafka, createProducer, type Producer } from '@tributary/kafka';
+import type { Logger } from '@tributary/logger';
+import { createPool, type Pool } from '@tributary/postgres';
+import { createRedis, type Redis } from '@tributary/redis';
+import { apiDeps, mountApiRoutes } from './api-app.js';
+
+export interface ApiStores {
+  pool: Pool;
+  clickhouse: ClickHouse;
+  redis: Redis;
+  producer: Producer;
+}
+
+/**
+ * The api service, connected: what `main.ts` runs and what the integration tests start on a free
+ * port, so both build it the same way. The stores are returned too, for tests to set up data.
+ */
+export async function apiService(config: Config, logger: Logger): Promise<{ options: ServiceRuntimeOptions; stores: ApiStores }> {
+  const pool = createPool(config);
+  const clickhouse = createClickHouse(config);
+  const redis = createRedis(config);
+  const producer = createProducer(createKafka(config, logger, 'api'));
+  await producer.connect();
+  const stores = { pool, clickhouse, redis, producer };
+  return {
+    stores,
+    options: {
+      name: 'api',
+      logger,
+      host: config.host,
+      port: config.apiPort,
+      shutdownTimeoutMs: config.shutdownTimeoutMs,
+      routes: (app) => mountApiRoutes(app, apiDeps(config, stores)),
+      ready: async () => (await pool.query('SELECT 1').then(() => true)) && (await clickhouse.ping()),
+      stop: async () => {
+        await producer.disconnect();
+        await pool.end();
+        await clickhouse.close();
+        redis.disconnect();
+      },
+    },
+  };
+}
