@@ -1,27 +1,41 @@
 /**
- * Ingest throughput end to end: produces 200,000 events for 10,000 distinct ids (10% $identify
- * with $set, 2% $create_alias, 1% $groupidentify, the rest page views and clicks) straight to
- * the realtime topic, then times until every one is queryable in ClickHouse. Needs `make up`
- * (the running ingest service consumes the topic). Run: npx tsx bench/ingest.ts [events]
+ * Ingest throughput, with its own baseline measured in the same run. 200,000 events for 10,000
+ * distinct ids (10% $identify with $set, 2% $create_alias, 1% $groupidentify, the rest page
+ * views and clicks) are produced to fresh topics first; then each phase times from the start of
+ * consumption (consumers started) until every event is queryable in ClickHouse:
+ *   bare      the same events consumed and inserted with no person processing (the baseline),
+ *   ingest    one ingest process (`services/ingest`),
+ *   replicas2 two ingest processes in one consumer group.
+ * Needs the stores of `make up` (the running services are not used).
+ * Run: npx tsx bench/ingest.ts [events] [--profile]   (--profile: CPU profile of the one-process phase)
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { openSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import type { KafkaMessage } from 'kafkajs';
 import { loadConfig } from '@tributary/config';
-import { createClickHouse, sql } from '@tributary/clickhouse';
-import { createKafka, createProducer, encodeCaptureMessage, messageKey, topicNames } from '@tributary/kafka';
+import { createClickHouse, formatDateTime, sql } from '@tributary/clickhouse';
+import { personlessPersonId } from '@tributary/ingestion';
+import { createKafka, createProducer, decodeCaptureMessage, encodeCaptureMessage, ensureTopics, messageKey, topicNames } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
-import { createPool, createTestTenant } from '@tributary/test-support';
+import { createPool, createTestTenant, uniqueName } from '@tributary/test-support';
+import { RowBuffer } from '../services/ingest/src/clickhouse-rows.js';
+import { RowWriter } from '../services/ingest/src/clickhouse-writer.js';
+import { IngestConsumer } from '../services/ingest/src/ingest-consumer.js';
 import { realisticEvent } from './events.js';
-import { pidOf, sampleRssWhile, table } from './lib.js';
+import { table } from './lib.js';
 
-const total = Number(process.argv[2] ?? 200_000);
+const total = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200_000);
+const profile = process.argv.includes('--profile');
 const distinctIds = 10_000;
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
 const logger = createLogger('bench-ingest', 'warn');
 const pool = createPool(config, { max: 2 });
 const clickhouse = createClickHouse(config);
-const tenant = await createTestTenant(pool, config);
-const token = tenant.project.api_token;
-const topic = topicNames(config.kafkaTopicPrefix).realtime;
+const kafka = createKafka(config, logger, 'bench-ingest');
+const producer = createProducer(kafka);
+await producer.connect();
 
 function eventAt(i: number): Record<string, unknown> {
   const user = `bench-${i % distinctIds}`;
@@ -33,57 +47,166 @@ function eventAt(i: number): Record<string, unknown> {
   return { ...event, distinct_id: user, properties: { ...event.properties, $groups: { company: `co-${i % 200}` } } };
 }
 
-const kafka = createKafka(config, logger, 'bench-ingest');
-const producer = createProducer(kafka);
-await producer.connect();
-
-async function countRows(): Promise<{ events: number; persons: number; distinctIds: number; groups: number }> {
-  const team = tenant.project.id;
-  const [[e], [p], [d], [g]] = await Promise.all([
-    clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM events WHERE team_id = ${team}`),
-    clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM person WHERE team_id = ${team}`),
-    clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM person_distinct_id WHERE team_id = ${team}`),
-    clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM groups WHERE team_id = ${team}`),
-  ]);
-  return { events: Number(e?.n), persons: Number(p?.n), distinctIds: Number(d?.n), groups: Number(g?.n) };
+interface Phase {
+  prefix: string;
+  teamId: number;
 }
 
-const started = Date.now();
-const { value: rows, peakRssMb } = await sampleRssWhile(await pidOf('ingest'), async () => {
+/** A fresh project and fresh topics holding all the events, produced before any timing starts. */
+async function preparePhase(): Promise<Phase> {
+  const tenant = await createTestTenant(pool, config);
+  const token = tenant.project.api_token;
+  const prefix = `${uniqueName('bench')}_`;
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, prefix, config.kafkaPartitions);
+  await admin.disconnect();
+  const topic = topicNames(prefix).realtime;
   const now = new Date().toISOString();
-  for (let offset = 0; offset < total; offset += 2_000) {
+  for (let offset = 0; offset < total; offset += 5_000) {
     const messages = [];
-    for (let i = offset; i < Math.min(total, offset + 2_000); i++) {
+    for (let i = offset; i < Math.min(total, offset + 5_000); i++) {
       const event = eventAt(i);
       const distinctId = String(event.distinct_id);
       const message = { uuid: randomUUID(), distinct_id: distinctId, ip: '127.0.0.1', data: JSON.stringify(event), now, sent_at: null, token, historical_migration: false };
       messages.push({ key: messageKey(token, distinctId), value: encodeCaptureMessage(message) });
     }
-    await producer.send({ topic, messages });
+    await producer.send({ topic, acks: -1, messages });
   }
-  const produced = Date.now();
-  console.log(`produced ${total} events in ${((produced - started) / 1000).toFixed(1)} s`);
+  return { prefix, teamId: tenant.project.id };
+}
+
+async function eventCount(teamId: number): Promise<number> {
+  const [row] = await clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM events WHERE team_id = ${teamId}`);
+  return Number(row?.n ?? 0);
+}
+
+async function untilAllQueryable(teamId: number, started: number): Promise<number> {
   for (;;) {
-    const counts = await countRows();
-    if (counts.events >= total) return counts;
-    if (Date.now() - started > 15 * 60_000) throw new Error(`only ${counts.events} of ${total} events arrived within 15 minutes`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    if ((await eventCount(teamId)) >= total) return total / ((Date.now() - started) / 1000);
+    if (Date.now() - started > 15 * 60_000) throw new Error(`not all ${total} events arrived within 15 minutes`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
-});
-const seconds = (Date.now() - started) / 1000;
+}
+
+/** The baseline: the same consumer and row writer, with a processor that does no person work. */
+async function bare(phase: Phase): Promise<number> {
+  const rowWriter = new RowWriter(clickhouse);
+  const consumer = new IngestConsumer({
+    kafka,
+    topics: topicNames(phase.prefix),
+    groupId: `${phase.prefix}bare`,
+    writeRows: (rows) => rowWriter.write(rows),
+    producer,
+    logger,
+    processor: {
+      async processBatch(messages: readonly KafkaMessage[], rows: RowBuffer) {
+        for (const message of messages) {
+          const decoded = decodeCaptureMessage(message.value);
+          if (!decoded.ok) continue;
+          const event = JSON.parse(decoded.message.data) as { event: string; distinct_id: string; properties?: Record<string, unknown> };
+          const now = formatDateTime(new Date(decoded.message.now));
+          rows.events.push({
+            uuid: decoded.message.uuid, event: event.event, properties: JSON.stringify(event.properties ?? {}), timestamp: now, timestamp_ms: 0,
+            team_id: phase.teamId, distinct_id: event.distinct_id, elements_chain: '', created_at: now, person_id: personlessPersonId(phase.teamId, event.distinct_id),
+            person_properties: '{}', person_created_at: now, group_0: '', group_1: '', group_2: '', group_3: '', group_4: '', inserted_at: now,
+          });
+        }
+      },
+    },
+  });
+  await consumer.start();
+  const started = Date.now();
+  const rate = await untilAllQueryable(phase.teamId, started);
+  await consumer.stop();
+  return rate;
+}
+
+const profileDir = '.tributary/profiles/ingest';
+
+/** Real ingest processes on the phase's topics; returns events/s and the highest RSS any of them reached. */
+async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Promise<{ rate: number; rssMb: number }> {
+  const base = 21_000 + Math.floor(Math.random() * 20_000);
+  const children: ChildProcess[] = [];
+  for (let r = 0; r < replicas; r++) {
+    const args = [...(cpuProfile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), '--import', 'tsx', 'services/ingest/src/main.ts'];
+    children.push(
+      spawn(process.execPath, args, {
+        env: { ...process.env, KAFKA_TOPIC_PREFIX: phase.prefix, INGEST_CONSUMER_GROUP: `${phase.prefix}ingest`, INGEST_PORT: String(base + r), LOG_LEVEL: 'warn' },
+        stdio: ['ignore', openSync(`.tributary/logs/bench-ingest-${replicas}-${r + 1}.log`, 'w'), 'inherit'],
+      }),
+    );
+  }
+  // Timing starts once every process has started its consumer (it serves health checks after),
+  // as the bare phase's does: start-up is the same for any throughput and is left out.
+  for (let r = 0; r < replicas; r++) {
+    const healthy = async () => (await fetch(`http://127.0.0.1:${base + r}/_health`).catch(() => null))?.ok === true;
+    while (!(await healthy())) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const started = Date.now();
+  let rssMb = 0;
+  const sample = setInterval(async () => {
+    for (const child of children) {
+      const status = await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => '');
+      const match = /VmRSS:\s+(\d+) kB/.exec(status);
+      if (match) rssMb = Math.max(rssMb, Number(match[1]) / 1024);
+    }
+  }, 250);
+  try {
+    return { rate: await untilAllQueryable(phase.teamId, started), rssMb };
+  } finally {
+    clearInterval(sample);
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
+  }
+}
+
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  samples: number[];
+}
+
+/** Self time per function of the phase's busiest CPU profile (tsx's loader thread writes an idle one beside it). */
+async function profileSummary(): Promise<{ function: string; 'self %': number }[]> {
+  const profiles: CpuProfile[] = [];
+  for (const file of (await readdir(profileDir)).filter((f) => f.endsWith('.cpuprofile'))) profiles.push(JSON.parse(await readFile(`${profileDir}/${file}`, 'utf8')) as CpuProfile);
+  const label = (prof: CpuProfile) =>
+    new Map(prof.nodes.map((n) => [n.id, `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^.*\/work\/[^/]+\//, '')}:${n.callFrame.lineNumber + 1}`]));
+  const busy = (prof: CpuProfile) => {
+    const names = label(prof);
+    return prof.samples.filter((id) => !names.get(id)!.startsWith('(idle)')).length;
+  };
+  const prof = profiles.sort((a, b) => busy(b) - busy(a))[0]!;
+  const names = label(prof);
+  const counts = new Map<string, number>();
+  for (const id of prof.samples) counts.set(names.get(id)!, (counts.get(names.get(id)!) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([fn, n]) => ({ function: fn.slice(0, 110), 'self %': (100 * n) / prof.samples.length }));
+}
+
+console.log(`producing ${total} events for each of three phases...`);
+const phases = [await preparePhase(), await preparePhase(), await preparePhase()];
+console.log('bare pipeline...');
+const bareRate = await bare(phases[0]!);
+if (profile) {
+  await rm(profileDir, { recursive: true, force: true });
+  await mkdir(profileDir, { recursive: true });
+}
+console.log('one ingest process...');
+const one = await ingest(phases[1]!, 1, profile);
+console.log('two ingest processes...');
+const two = await ingest(phases[2]!, 2, false);
 
 table([
-  {
-    events: total,
-    'seconds to queryable': seconds,
-    'events/s end to end': total / seconds,
-    'ingest peak RSS MB': peakRssMb,
-    'CH event rows': rows.events,
-    'CH person rows': rows.persons,
-    'CH distinct id rows': rows.distinctIds,
-    'CH group rows': rows.groups,
-  },
+  { phase: 'bare pipeline (no persons)', events: total, 'events/s': bareRate, 'peak RSS MB': Number.NaN },
+  { phase: 'ingest, 1 process', events: total, 'events/s': one.rate, 'peak RSS MB': one.rssMb },
+  { phase: 'ingest, 2 processes', events: total, 'events/s': two.rate, 'peak RSS MB': two.rssMb },
 ]);
+if (profile) table(await profileSummary());
 await producer.disconnect();
 await clickhouse.close();
 await pool.end();
+const rss = Math.max(one.rssMb, two.rssMb);
+console.log(
+  `RESULT ingest_events_per_s=${Math.round(one.rate)} bare_events_per_s=${Math.round(bareRate)} ratio=${(one.rate / bareRate).toFixed(2)} replicas2_events_per_s=${Math.round(two.rate)} rss_mb=${Math.round(rss)}`,
+);
+process.exit(0);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Starts or stops the five Tributary services in the background, with logs and pid files
-# under .tributary/, and waits until each answers its health endpoint.
+# under .tributary/, and waits until each answers its health endpoint. INGEST_REPLICAS (default 1)
+# ingest processes join one consumer group; replica N > 1 is named ingest-N and answers its
+# health checks on INGEST_PORT + 100 * (N - 1).
 source "$(dirname "$0")/lib.sh"
 
 SERVICES=(capture ingest decide api worker)
@@ -8,23 +10,37 @@ declare -A PORTS=([capture]=${CAPTURE_PORT:-8010} [decide]=${DECIDE_PORT:-8011} 
 
 healthy() { curl -fsS "http://127.0.0.1:$1/_health" >/dev/null 2>&1; }
 
-start() {
+# "name service port" for every process of the chosen services.
+instances() {
   for service in "${SERVICES[@]}"; do
-    local pidfile="$STATE/pids/$service.pid"
-    if pid_alive "$pidfile"; then log "$service already running"; continue; fi
-    log "starting $service"
+    echo "$service $service ${PORTS[$service]}"
+    if [ "$service" = ingest ]; then
+      for ((n = 2; n <= ${INGEST_REPLICAS:-1}; n++)); do echo "ingest-$n ingest $((PORTS[ingest] + 100 * (n - 1)))"; done
+    fi
+  done
+}
+
+start() {
+  while read -r name service port; do
+    local pidfile="$STATE/pids/$name.pid"
+    if pid_alive "$pidfile"; then log "$name already running"; continue; fi
+    log "starting $name"
     # `cd` on its own: `cd && node &` would background a subshell, and its pid is not node's.
     cd "$ROOT"
-    setsid nohup node --import tsx "services/$service/src/main.ts" < /dev/null >> "$STATE/logs/$service.log" 2>&1 &
+    local port_env=()
+    [ "$service" = ingest ] && port_env=("INGEST_PORT=$port")
+    env "${port_env[@]}" setsid nohup node --import tsx "services/$service/src/main.ts" < /dev/null >> "$STATE/logs/$name.log" 2>&1 &
     echo $! > "$pidfile"
-  done
-  for service in "${SERVICES[@]}"; do
-    wait_until 60 "$service (see $STATE/logs/$service.log)" healthy "${PORTS[$service]}"
-  done
+  done < <(instances)
+  while read -r name service port; do
+    wait_until 60 "$name (see $STATE/logs/$name.log)" healthy "$port"
+  done < <(instances)
   log "services are up"
 }
 
 stop() {
+  # Replicas a previous start ran beyond today's INGEST_REPLICAS are stopped too.
+  for pidfile in "$STATE"/pids/ingest-*.pid; do [ -e "$pidfile" ] && stop_pidfile "$pidfile" "$(basename "$pidfile" .pid)"; done
   for service in "${SERVICES[@]}"; do stop_pidfile "$STATE/pids/$service.pid" "$service"; done
 }
 

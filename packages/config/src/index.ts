@@ -53,7 +53,7 @@ export interface Config {
   captureOverflowEventsPerSecond: number;
   /** CAPTURE_KAFKA_PRODUCERS: Kafka producers capture spreads keys over; each has one produce request in flight. */
   captureKafkaProducers: number;
-  /** INGEST_PARTITIONS_CONCURRENTLY: Kafka partitions one ingest process works on at the same time. */
+  /** INGEST_PARTITIONS_CONCURRENTLY: partitions whose chunks one ingest process applies to Postgres at the same time (each holds a connection). */
   ingestPartitionsConcurrently: number;
   /** API_RATE_LIMIT_PER_MINUTE: management API requests one personal API key may make per minute. */
   apiRateLimitPerMinute: number;

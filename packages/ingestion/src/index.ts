@@ -16,3 +16,4 @@ export { parseEvent, surveyWarning, type ParsedEvent, type RawEvent } from './pa
 export { planSplit, splitPersonUuid } from './split-plan.js';
 export { groupByPersons, type GroupableEvent } from './person-groups.js';
 export { applyChunk, type ChunkEvent, type ChunkPerson, type ChunkResult, type ChunkState, type EventOutcome, type StoredPerson } from './person-chunk.js';
+export { withGeoip, addressOf } from './geoip-enrichment.js';

@@ -1,4 +1,4 @@
-import { applyChunk, extractPersonUpdates, groupByPersons, personlessPersonId, type ChunkEvent, type ChunkResult, type StoredPerson } from './index.js';
+import { addressOf, applyChunk, extractPersonUpdates, groupByPersons, personlessPersonId, withGeoip, type ChunkEvent, type ChunkResult, type StoredPerson } from './index.js';
 
 const TEAM = 1;
 const at = (second: number) => new Date(Date.UTC(2026, 5, 1, 12, 0, second));
@@ -160,5 +160,31 @@ describe('applying a chunk of events to persons', () => {
     const result = chunk(store, [event('e', 't', { $set: { a: 1 } }), event('e', 't', { $set: { a: 2 } }), event('e', 't', { $set: { a: 2 } })]);
     expect(result.newDistinctIds).toEqual([expect.objectContaining({ distinctId: 't', version: 7 })]);
     expect(store.personOf('t')).toMatchObject({ version: 1, properties: { a: 2 } });
+  });
+});
+
+describe('GeoIP enrichment', () => {
+  const location = { $geoip_country_code: 'GB', $geoip_city_name: 'London' };
+  const raw = (properties: Record<string, unknown>) => ({ event: 'e', distinct_id: 'd', uuid: 'u', properties });
+
+  it('puts the location on the event, as $set and as $initial_geoip_* $set_once, the client’s own values winning', () => {
+    expect(withGeoip(raw({ $set: { $geoip_city_name: 'Mine' }, $set_once: { $initial_geoip_country_code: 'FR' } }), location).properties).toEqual({
+      $geoip_country_code: 'GB',
+      $geoip_city_name: 'London',
+      $set: { $geoip_country_code: 'GB', $geoip_city_name: 'Mine' },
+      $set_once: { $initial_geoip_country_code: 'FR', $initial_geoip_city_name: 'London' },
+    });
+  });
+
+  it('does nothing with $geoip_disable or an unknown address', () => {
+    const disabled = raw({ $geoip_disable: true });
+    expect(withGeoip(disabled, location)).toBe(disabled);
+    const plain = raw({});
+    expect(withGeoip(plain, {})).toBe(plain);
+  });
+
+  it('locates by the event’s own $ip before the capturing address', () => {
+    expect(addressOf(raw({ $ip: '81.2.69.142' }), '10.0.0.1')).toBe('81.2.69.142');
+    expect(addressOf(raw({}), '10.0.0.1')).toBe('10.0.0.1');
   });
 });

@@ -1,4 +1,4 @@
-import { formatDateTime, type DistinctIdRowOut, type PersonRowOut } from '@tributary/clickhouse';
+import type { DistinctIdRowOut, PersonRowOut } from '@tributary/clickhouse';
 
 /** Rows as written to the ClickHouse tables of packages/clickhouse/migrations. */
 export interface EventRowOut {
@@ -72,16 +72,3 @@ export class RowBuffer {
   }
 }
 
-/** A person's ClickHouse copy; a deleted person keeps no properties and is never identified. */
-export const personRow = (
-  person: { uuid: string; team_id: number; properties: Record<string, unknown>; is_identified: boolean; created_at: Date; version: number },
-  deleted: boolean,
-): PersonRowOut => ({
-  id: person.uuid,
-  created_at: formatDateTime(person.created_at),
-  team_id: person.team_id,
-  properties: deleted ? '{}' : JSON.stringify(person.properties),
-  is_identified: !deleted && person.is_identified ? 1 : 0,
-  is_deleted: deleted ? 1 : 0,
-  version: person.version,
-});

@@ -25,7 +25,7 @@ export async function writeRows(clickhouse: ClickHouse, rows: RowBuffer): Promis
 export class RowWriter {
   private readonly commit: GroupCommit<RowBuffer>;
 
-  constructor(clickhouse: ClickHouse, maxRowsPerInsert = 50_000) {
+  constructor(clickhouse: ClickHouse, maxRowsPerInsert = 10_000) {
     this.commit = new GroupCommit<RowBuffer>((buffers) => writeRows(clickhouse, RowBuffer.concat(buffers)), (rows) => rows.size, maxRowsPerInsert);
   }
 

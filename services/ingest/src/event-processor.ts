@@ -1,8 +1,10 @@
 import type { KafkaMessage } from 'kafkajs';
 import { formatDateTime } from '@tributary/clickhouse';
 import type { PersonCache, TokenResolver } from '@tributary/control-plane';
+import type { GeoIp } from '@tributary/geoip';
 import {
   PERSON_EVENTS,
+  addressOf,
   computeTimestamp,
   extractPersonUpdates,
   groupByPersons,
@@ -14,6 +16,7 @@ import {
   surveyWarning,
   type EventOutcome,
   type RawEvent,
+  withGeoip,
 } from '@tributary/ingestion';
 import { decodeCaptureMessage, type CaptureMessage } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
@@ -29,6 +32,7 @@ export interface EventProcessorDeps {
   tokens: Pick<TokenResolver, 'resolve'>;
   groups: GroupStore;
   personCache: PersonCache;
+  geoip: GeoIp;
   logger: Logger;
   clock?: () => Date;
   /** Attempts at work that conflicts with concurrent transactions before it is split up or dead-lettered. */
@@ -78,9 +82,44 @@ export class EventProcessor implements MessageProcessor {
       if (ready) prepared.push(ready);
     }
     const outcomes = await this.persons(prepared, rows, deadLetters);
+    await this.groupIdentifies(prepared.filter((_, i) => outcomes[i]), rows);
     for (let i = 0; i < prepared.length; i += 1) {
       const outcome = outcomes[i];
-      if (outcome) await this.finish(prepared[i]!, outcome, rows);
+      if (outcome) this.eventRow(prepared[i]!, outcome, await this.deps.groups.mapping(prepared[i]!.teamId), rows);
+    }
+  }
+
+  /**
+   * `$groupidentify` events of the chunk: each group's `$group_set`s merged in event order, then
+   * every group written in one statement. Problems become warnings on the event.
+   */
+  private async groupIdentifies(prepared: readonly Prepared[], rows: RowBuffer): Promise<void> {
+    const merged = new Map<string, { teamId: number; index: number; key: string; properties: Record<string, unknown>; createdAt: Date }>();
+    for (const p of prepared) {
+      if (p.event.event !== '$groupidentify') continue;
+      const identify = readGroupIdentify(p.event.properties);
+      if (!identify.ok) {
+        p.warnings.push({ type: 'invalid_groupidentify', details: { reason: identify.warning } });
+        continue;
+      }
+      const index = await this.deps.groups.indexFor(p.teamId, identify.groupType);
+      if (index === null) {
+        p.warnings.push({ type: 'group_type_limit_reached', details: { groupType: identify.groupType } });
+        continue;
+      }
+      const k = `${p.teamId}\u0000${index}\u0000${identify.groupKey}`;
+      const earlier = merged.get(k);
+      merged.set(k, { teamId: p.teamId, index, key: identify.groupKey, properties: { ...earlier?.properties, ...identify.properties }, createdAt: earlier?.createdAt ?? p.timestamp });
+    }
+    for (const group of await this.deps.groups.upsertMany([...merged.values()])) {
+      rows.groups.push({
+        group_type_index: group.group_type_index,
+        group_key: group.group_key,
+        created_at: formatDateTime(group.created_at),
+        team_id: group.team_id,
+        group_properties: JSON.stringify(group.properties),
+        version: group.version,
+      });
     }
   }
 
@@ -107,7 +146,7 @@ export class EventProcessor implements MessageProcessor {
     if (computed.warning) warnings.push(computed.warning);
     const survey = surveyWarning(parsed.event);
     if (survey) warnings.push(survey);
-    let event: RawEvent = parsed.event;
+    let event = withGeoip(parsed.event, this.deps.geoip.properties(addressOf(parsed.event, capture.ip)));
     if (!processesPersonProfile(event.properties)) {
       if (PERSON_EVENTS.has(event.event)) return null;
       event = stripPersonUpdates(event);
@@ -181,31 +220,12 @@ export class EventProcessor implements MessageProcessor {
     });
   }
 
-  /** Groups, warnings and the event row itself, once the event's person is known. */
-  private async finish(p: Prepared, outcome: EventOutcome, rows: RowBuffer): Promise<void> {
+  /** Warnings and the event row itself, once the event's person is known. */
+  private eventRow(p: Prepared, outcome: EventOutcome, groupTypes: Map<string, number>, rows: RowBuffer): void {
     const { event, teamId, processedAt } = p;
     const person = outcome.person;
     const warnings = [...p.warnings, ...outcome.warnings];
-    if (event.event === '$groupidentify') {
-      const identify = readGroupIdentify(event.properties);
-      if (!identify.ok) warnings.push({ type: 'invalid_groupidentify', details: { reason: identify.warning } });
-      else {
-        const index = await this.deps.groups.indexFor(teamId, identify.groupType);
-        if (index === null) warnings.push({ type: 'group_type_limit_reached', details: { groupType: identify.groupType } });
-        else {
-          const group = await this.deps.groups.upsert(teamId, index, identify.groupKey, identify.properties, p.timestamp);
-          rows.groups.push({
-            group_type_index: index,
-            group_key: group.group_key,
-            created_at: formatDateTime(group.created_at),
-            team_id: teamId,
-            group_properties: JSON.stringify(group.properties),
-            version: group.version,
-          });
-        }
-      }
-    }
-    const groups = groupColumns(event.properties.$groups, await this.deps.groups.mapping(teamId));
+    const groups = groupColumns(event.properties.$groups, groupTypes);
     const elementsChain = typeof event.elements_chain === 'string' ? event.elements_chain : typeof event.properties.$elements_chain === 'string' ? event.properties.$elements_chain : '';
     for (const w of warnings) {
       rows.warnings.push({ team_id: teamId, source: 'ingest', type: w.type, details: JSON.stringify({ ...w.details, eventUuid: p.uuid }), timestamp: formatDateTime(processedAt) });

@@ -2,6 +2,7 @@ import type { Kafka, Producer } from 'kafkajs';
 import type { ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
 import { ControlPlaneStore, PersonCache, TokenResolver } from '@tributary/control-plane';
+import { openGeoIp } from '@tributary/geoip';
 import type { TopicNames } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
@@ -24,7 +25,7 @@ export interface IngestDeps {
 }
 
 /** The ingest consumer as the service runs it; tests may decorate the processor to observe or disturb it. */
-export function buildIngestConsumer(deps: IngestDeps, wrap: (processor: MessageProcessor) => MessageProcessor = (p) => p): IngestConsumer {
+export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: MessageProcessor) => MessageProcessor = (p) => p): Promise<IngestConsumer> {
   const { config, logger, pool, redis, clickhouse, kafka, producer, topics, groupId } = deps;
   const rowWriter = new RowWriter(clickhouse);
   return new IngestConsumer({
@@ -40,6 +41,7 @@ export function buildIngestConsumer(deps: IngestDeps, wrap: (processor: MessageP
         tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
         groups: new GroupStore(pool),
         personCache: new PersonCache(redis),
+        geoip: await openGeoIp(),
         logger,
       }),
     ),

@@ -55,6 +55,9 @@ export class IngestConsumer {
       // About a thousand typical events per partition and fetch; with the pipelines' queues this
       // bounds what a process holds in memory.
       maxBytesPerPartition: 1024 * 1024,
+      // kafkajs sleeps this long when every partition is paused, and a resumed partition waits it
+      // out: short, so a pipeline that drained gets its next messages at once.
+      maxWaitTimeInMs: 100,
       allowAutoTopicCreation: false,
     });
   }

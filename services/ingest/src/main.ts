@@ -17,7 +17,7 @@ const kafka = createKafka(config, logger, 'ingest');
 const producer = createProducer(kafka);
 await producer.connect();
 
-const consumer = buildIngestConsumer({
+const consumer = await buildIngestConsumer({
   config,
   logger,
   pool,

@@ -31,7 +31,7 @@ export interface IngestHarness {
   redis: Redis;
   kafka: Kafka;
   producer: Producer;
-  send: (events: Record<string, unknown>[], options?: { historical?: boolean; now?: string; sentAt?: string | null; topic?: string }) => Promise<string[]>;
+  send: (events: Record<string, unknown>[], options?: { historical?: boolean; now?: string; sentAt?: string | null; topic?: string; ip?: string }) => Promise<string[]>;
   /** `wrap` decorates the real processor, to observe or disturb what the consumer hands it. */
   startConsumer: (clickhouseOverride?: ClickHouse, wrap?: (processor: MessageProcessor) => MessageProcessor) => Promise<IngestConsumer>;
   events: () => Promise<StoredEventRow[]>;
@@ -71,7 +71,7 @@ export async function startIngestHarness(): Promise<IngestHarness> {
       const messages: CaptureMessage[] = events.map((event) => ({
         uuid: (event.uuid as string | undefined) ?? randomUUID(),
         distinct_id: String(event.distinct_id),
-        ip: '127.0.0.1',
+        ip: options.ip ?? '127.0.0.1',
         data: JSON.stringify(event),
         now,
         sent_at: options.sentAt ?? null,
@@ -86,7 +86,7 @@ export async function startIngestHarness(): Promise<IngestHarness> {
       return messages.map((m) => m.uuid);
     },
     async startConsumer(clickhouseOverride, wrap) {
-      const consumer = buildIngestConsumer(
+      const consumer = await buildIngestConsumer(
         { config, logger, pool, redis, clickhouse: clickhouseOverride ?? clickhouse, kafka, producer, topics, groupId },
         wrap,
       );

@@ -136,6 +136,29 @@ describe('persons', () => {
   });
 });
 
+describe('GeoIP', () => {
+  it('adds the capturing address’s $geoip_* to the event, and to its person as $set and $initial_geoip_* as $set_once', async () => {
+    const user = id('geo');
+    const [first] = await h.send([{ event: '$pageview', distinct_id: user, properties: {} }], { ip: '81.2.69.142' });
+    const event = await eventByUuid(first!);
+    expect(JSON.parse(event.properties)).toMatchObject({ $geoip_country_code: 'GB', $geoip_country_name: 'United Kingdom', $geoip_continent_code: 'EU' });
+    expect((await personOf(user)).properties).toMatchObject({ $geoip_country_code: 'GB', $initial_geoip_country_code: 'GB' });
+
+    const [moved] = await h.send([{ event: '$pageview', distinct_id: user, properties: { $set: { $geoip_city_name: 'Client says' } } }], { ip: '8.8.8.8' });
+    await eventByUuid(moved!);
+    const person = (await personOf(user)).properties;
+    expect(person).toMatchObject({ $geoip_country_code: 'US', $initial_geoip_country_code: 'GB', $geoip_city_name: 'Client says' });
+  });
+
+  it('leaves events with $geoip_disable, and events from private addresses, without location', async () => {
+    const user = id('nogeo');
+    const [disabled] = await h.send([{ event: '$pageview', distinct_id: user, properties: { $geoip_disable: true } }], { ip: '81.2.69.142' });
+    const [local] = await h.send([{ event: '$pageview', distinct_id: user, properties: {} }], { ip: '10.1.2.3' });
+    for (const uuid of [disabled!, local!]) expect(Object.keys(JSON.parse((await eventByUuid(uuid)).properties)).filter((k) => k.includes('geoip_') && k !== '$geoip_disable')).toEqual([]);
+    expect(Object.keys((await personOf(user)).properties).filter((k) => k.includes('geoip'))).toEqual([]);
+  });
+});
+
 describe('groups, timestamps and warnings', () => {
   it('$groupidentify creates the group and $groups fills the $group_N column', async () => {
     const user = id('user');

@@ -1,3 +1,4 @@
+import { groupTypeIndexes } from '@tributary/control-plane';
 import { nextGroupTypeIndex } from '@tributary/ingestion';
 import type { Pool } from '@tributary/postgres';
 
@@ -22,11 +23,7 @@ export class GroupStore {
   async mapping(teamId: number): Promise<Map<string, number>> {
     const cached = this.mappings.get(teamId);
     if (cached) return cached;
-    const { rows } = await this.pool.query<{ group_type: string; group_type_index: number }>(
-      'SELECT group_type, group_type_index FROM group_type_mappings WHERE team_id = $1',
-      [teamId],
-    );
-    const mapping = new Map(rows.map((r) => [r.group_type, r.group_type_index]));
+    const mapping = await groupTypeIndexes(this.pool, teamId);
     this.mappings.set(teamId, mapping);
     return mapping;
   }
@@ -45,15 +42,23 @@ export class GroupStore {
     return (await this.mapping(teamId)).get(groupType) ?? null;
   }
 
-  /** Creates the group or merges `$group_set` into it, bumping its version. */
-  async upsert(teamId: number, index: number, key: string, properties: Record<string, unknown>, createdAt: Date): Promise<GroupRecord> {
-    const { rows } = await this.pool.query<GroupRecord>(
-      `INSERT INTO groups (team_id, group_type_index, group_key, properties, created_at, version) VALUES ($1, $2, $3, $4, $5, 0)
+  /**
+   * Creates each group or merges its `$group_set` into it, bumping its version, in one statement.
+   * Rows are written in key order so that two replicas never wait on each other in a cycle.
+   */
+  async upsertMany(entries: readonly { teamId: number; index: number; key: string; properties: Record<string, unknown>; createdAt: Date }[]): Promise<(GroupRecord & { team_id: number })[]> {
+    if (entries.length === 0) return [];
+    const sorted = [...entries].sort((a, b) => a.teamId - b.teamId || a.index - b.index || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const { rows } = await this.pool.query<GroupRecord & { team_id: number }>(
+      `INSERT INTO groups (team_id, group_type_index, group_key, properties, created_at, version)
+       SELECT g.team_id, g.group_type_index, g.group_key, g.properties::jsonb, g.created_at, 0
+         FROM unnest($1::int[], $2::smallint[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS g (team_id, group_type_index, group_key, properties, created_at, n)
+        ORDER BY g.n
        ON CONFLICT (team_id, group_type_index, group_key)
        DO UPDATE SET properties = groups.properties || EXCLUDED.properties, version = groups.version + 1
-       RETURNING group_type_index, group_key, properties, created_at, version`,
-      [teamId, index, key, properties, createdAt],
+       RETURNING team_id, group_type_index, group_key, properties, created_at, version`,
+      [sorted.map((e) => e.teamId), sorted.map((e) => e.index), sorted.map((e) => e.key), sorted.map((e) => JSON.stringify(e.properties)), sorted.map((e) => e.createdAt)],
     );
-    return rows[0]!;
+    return rows;
   }
 }

@@ -1,8 +1,7 @@
-import type { DistinctIdRowOut, PersonRowOut } from '@tributary/clickhouse';
+import { distinctIdRow, personRow, type DistinctIdRowOut, type PersonRowOut } from '@tributary/clickhouse';
 import { applyChunk, mergeIdsOf, personlessPersonId, type ChunkEvent, type ChunkPerson, type EventOutcome } from '@tributary/ingestion';
 import type { CachedPerson } from '@tributary/control-plane';
 import type { PoolClient } from '@tributary/postgres';
-import { personRow } from '../clickhouse-rows.js';
 import { PersonStore } from './person-store.js';
 
 export interface PersonChunkChanges {
@@ -66,10 +65,10 @@ export async function applyPersonChunk(client: PoolClient, teamId: number, event
   const idsOf = await store.distinctIdsOf(alive.map((p) => storedId(p.id)));
   return {
     outcomes: result.outcomes,
-    personRows: result.persons.map((p) => personRow({ uuid: p.uuid, team_id: teamId, properties: p.properties, is_identified: p.isIdentified, created_at: p.createdAt, version: p.version }, p.deleted)),
+    personRows: result.persons.map((p) => personRow({ uuid: p.uuid, team_id: teamId, properties: p.properties, is_identified: p.isIdentified, created_at: p.createdAt, version: p.version }, { deleted: p.deleted })),
     distinctIdRows: [
-      ...result.newDistinctIds.map((d) => ({ team_id: teamId, distinct_id: d.distinctId, person_id: uuidOfStored.get(storedId(d.personId))!, is_deleted: 0, version: d.version })),
-      ...moved.map((r) => ({ team_id: teamId, distinct_id: r.distinct_id, person_id: uuidOfStored.get(r.person_id)!, is_deleted: 0, version: r.version })),
+      ...result.newDistinctIds.map((d) => distinctIdRow(teamId, { distinctId: d.distinctId, personUuid: uuidOfStored.get(storedId(d.personId))!, version: d.version }, { deleted: false })),
+      ...moved.map((r) => distinctIdRow(teamId, { distinctId: r.distinct_id, personUuid: uuidOfStored.get(r.person_id)!, version: r.version }, { deleted: false })),
     ],
     cache: alive.map((p) => ({ teamId, distinctIds: idsOf.get(storedId(p.id)) ?? [], person: { personId: storedId(p.id), personUuid: p.uuid, properties: p.properties } })),
   };

@@ -1,10 +1,8 @@
 import type { ChunkPerson } from '@tributary/ingestion';
-import type { PersonRecord } from '@tributary/persons';
+import { PERSON_RECORD_COLUMNS, type PersonRecord } from '@tributary/persons';
 import type { PoolClient } from '@tributary/postgres';
 
 export type { PersonRecord };
-
-const PERSON_COLUMNS = 'p.id, p.uuid, p.team_id, p.properties, p.is_identified, p.created_at, p.version';
 
 /** Thrown when a concurrent transaction claimed a distinct id first; the caller retries. */
 export class ConcurrentClaimError extends Error {}
@@ -22,7 +20,7 @@ export class PersonStore {
   /** The persons of these distinct ids, locked in id order (one statement, so no lock cycles). */
   async lockByDistinctIds(teamId: number, distinctIds: readonly string[]): Promise<Map<string, PersonRecord>> {
     const { rows } = await this.client.query<PersonRecord & { distinct_id: string }>(
-      `SELECT d.distinct_id, ${PERSON_COLUMNS}
+      `SELECT d.distinct_id, ${PERSON_RECORD_COLUMNS}
          FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
         WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[])
         ORDER BY p.id
