@@ -46,7 +46,8 @@ export function hasPersonUpdates(updates: PersonUpdates): boolean {
   return Object.keys(updates.set).length > 0 || Object.keys(updates.setOnce).length > 0 || updates.unset.length > 0;
 }
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+// Most values are strings and numbers: compared directly, only objects go through JSON.
+const same = (a: unknown, b: unknown) => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b));
 
 /** `$set_once` only fills keys the person lacks, `$set` overwrites, `$unset` removes. */
 export function applyPersonUpdates(current: Properties, updates: PersonUpdates): { properties: Properties; changed: boolean } {

@@ -51,8 +51,23 @@ interface Prepared {
   event: RawEvent;
   teamId: number;
   timestamp: Date;
-  processedAt: Date;
+  /** When ingest took the chunk, as ClickHouse reads it. */
+  processedAt: string;
   warnings: Warning[];
+}
+
+/** Remembers a function's answer per object, for as long as the object lives. */
+class Memo<K extends object, V> {
+  private readonly answers = new WeakMap<K, V>();
+
+  of(key: K, compute: (key: K) => V): V {
+    let value = this.answers.get(key);
+    if (value === undefined) {
+      value = compute(key);
+      this.answers.set(key, value);
+    }
+    return value;
+  }
 }
 
 /**
@@ -64,6 +79,10 @@ interface Prepared {
 export class EventProcessor implements MessageProcessor {
   private readonly clock: () => Date;
   private readonly maxAttempts: number;
+  // Consecutive events of a person share its unchanged properties and creation time objects,
+  // so each is serialised once instead of once per event row.
+  private readonly personJson = new Memo<object, string>();
+  private readonly personCreatedAt = new Memo<Date, string>();
 
   constructor(private readonly deps: EventProcessorDeps) {
     this.clock = deps.clock ?? (() => new Date());
@@ -72,13 +91,14 @@ export class EventProcessor implements MessageProcessor {
 
   async processBatch(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void> {
     const prepared: Prepared[] = [];
+    const processedAt = formatDateTime(this.clock());
     for (const message of messages) {
       const decoded = decodeCaptureMessage(message.value);
       if (!decoded.ok) {
         deadLetters.push({ message, reason: decoded.reason });
         continue;
       }
-      const ready = await this.prepare(message, decoded.message, (reason) => deadLetters.push({ message, reason }));
+      const ready = await this.prepare(message, decoded.message, processedAt, (reason) => deadLetters.push({ message, reason }));
       if (ready) prepared.push(ready);
     }
     const outcomes = await this.persons(prepared, rows, deadLetters);
@@ -124,7 +144,7 @@ export class EventProcessor implements MessageProcessor {
   }
 
   /** Parsing, project and timestamp: everything about an event that needs no person. */
-  private async prepare(message: KafkaMessage, capture: CaptureMessage, deadLetter: (reason: string) => void): Promise<Prepared | null> {
+  private async prepare(message: KafkaMessage, capture: CaptureMessage, processedAt: string, deadLetter: (reason: string) => void): Promise<Prepared | null> {
     const parsed = parseEvent(capture);
     if (parsed.kind === 'dlq') {
       deadLetter(parsed.reason);
@@ -151,7 +171,7 @@ export class EventProcessor implements MessageProcessor {
       if (PERSON_EVENTS.has(event.event)) return null;
       event = stripPersonUpdates(event);
     }
-    return { message, uuid: capture.uuid, event, teamId: project.id, timestamp: computed.timestamp, processedAt: this.clock(), warnings };
+    return { message, uuid: capture.uuid, event, teamId: project.id, timestamp: computed.timestamp, processedAt, warnings };
   }
 
   /** Each event's person outcome, in order; null for an event dead-lettered here. */
@@ -228,7 +248,7 @@ export class EventProcessor implements MessageProcessor {
     const groups = groupColumns(event.properties.$groups, groupTypes);
     const elementsChain = typeof event.elements_chain === 'string' ? event.elements_chain : typeof event.properties.$elements_chain === 'string' ? event.properties.$elements_chain : '';
     for (const w of warnings) {
-      rows.warnings.push({ team_id: teamId, source: 'ingest', type: w.type, details: JSON.stringify({ ...w.details, eventUuid: p.uuid }), timestamp: formatDateTime(processedAt) });
+      rows.warnings.push({ team_id: teamId, source: 'ingest', type: w.type, details: JSON.stringify({ ...w.details, eventUuid: p.uuid }), timestamp: processedAt });
     }
     rows.events.push({
       uuid: p.uuid,
@@ -239,16 +259,16 @@ export class EventProcessor implements MessageProcessor {
       team_id: teamId,
       distinct_id: event.distinct_id,
       elements_chain: elementsChain,
-      created_at: formatDateTime(processedAt),
+      created_at: processedAt,
       person_id: person.uuid,
-      person_properties: JSON.stringify(person.properties),
-      person_created_at: formatDateTime(person.createdAt),
+      person_properties: this.personJson.of(person.properties, JSON.stringify),
+      person_created_at: this.personCreatedAt.of(person.createdAt, formatDateTime),
       group_0: groups[0],
       group_1: groups[1],
       group_2: groups[2],
       group_3: groups[3],
       group_4: groups[4],
-      inserted_at: formatDateTime(processedAt),
+      inserted_at: processedAt,
     });
   }
 }

@@ -52,10 +52,9 @@ export class PersonStore {
     if (persons.length === 0) return new Map();
     const { rows } = await this.client.query<{ id: number; uuid: string }>(
       `INSERT INTO persons (uuid, team_id, properties, is_identified, created_at, version)
-       SELECT e.uuid, $1, e.properties::jsonb, e.is_identified, e.created_at, e.version
-         FROM unnest($2::uuid[], $3::text[], $4::boolean[], $5::timestamptz[], $6::bigint[]) AS e (uuid, properties, is_identified, created_at, version)
+       SELECT e.uuid, $1, e.properties, e.is_identified, e.created_at, e.version FROM json_to_recordset($2::json) AS e (${RECORD})
        RETURNING id, uuid`,
-      [teamId, ...columnsOf(persons)],
+      [teamId, recordsOf(persons)],
     );
     return new Map(rows.map((r) => [r.uuid, r.id]));
   }
@@ -63,12 +62,10 @@ export class PersonStore {
   /** Writes stored persons' final state in one statement. */
   async updatePersons(persons: readonly ChunkPerson[]): Promise<void> {
     if (persons.length === 0) return;
-    const [, properties, identified, createdAt, versions] = columnsOf(persons);
     await this.client.query(
-      `UPDATE persons AS p SET properties = v.properties::jsonb, is_identified = v.is_identified, created_at = v.created_at, version = v.version
-         FROM unnest($1::bigint[], $2::text[], $3::boolean[], $4::timestamptz[], $5::bigint[]) AS v (id, properties, is_identified, created_at, version)
-        WHERE p.id = v.id`,
-      [persons.map((p) => p.id), properties, identified, createdAt, versions],
+      `UPDATE persons AS p SET properties = v.properties, is_identified = v.is_identified, created_at = v.created_at, version = v.version
+         FROM json_to_recordset($1::json) AS v (${RECORD}) WHERE p.id = v.id`,
+      [recordsOf(persons)],
     );
   }
 
@@ -124,6 +121,10 @@ export class PersonStore {
   }
 }
 
-function columnsOf(persons: readonly ChunkPerson[]): [string[], string[], boolean[], Date[], number[]] {
-  return [persons.map((p) => p.uuid), persons.map((p) => JSON.stringify(p.properties)), persons.map((p) => p.isIdentified), persons.map((p) => p.createdAt), persons.map((p) => p.version)];
+// Persons travel as one JSON document: a text array parameter would escape each person's
+// properties character by character, which costs more than the statement itself.
+const RECORD = 'id bigint, uuid uuid, properties jsonb, is_identified boolean, created_at timestamptz, version bigint';
+
+function recordsOf(persons: readonly ChunkPerson[]): string {
+  return JSON.stringify(persons.map((p) => ({ id: p.id, uuid: p.uuid, properties: p.properties, is_identified: p.isIdentified, created_at: p.createdAt, version: p.version })));
 }
