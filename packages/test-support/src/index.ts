@@ -76,3 +76,21 @@ export async function createMember(pool: Pool, config: Config, organizationId: s
 }
 
 export { createPool };
+
+/**
+ * Calls the management API through a running front door as the tenant's key, for tests that
+ * drive the whole system as an SDK user would; a non-2xx answer throws with its body.
+ */
+export function frontDoorApi(front: string, tenant: () => TestTenant, scope: 'environments' | 'projects' = 'environments') {
+  // Responses are whatever the route returns; tests read fields they assert on.
+  return async (method: string, path: string, body?: unknown): Promise<any> => {
+    const { project, personalApiKey } = tenant();
+    const response = await fetch(`${front}/api/${scope}/${project.id}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${personalApiKey}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+}

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import type { Page } from 'puppeteer-core';
-import { createPool, createTestTenant, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
+import { createPool, createTestTenant, frontDoorApi, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
 import { launchChromium, type HeadlessChromium } from './headless-chromium.js';
 
 /**
@@ -58,15 +58,7 @@ function pageHtml(): string {
 </head><body><button id="buy" class="btn primary">Buy now</button><a id="next" href="/next">Next</a></body></html>`;
 }
 
-async function api(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${front}/api/environments/${tenant.project.id}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${tenant.personalApiKey}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return response.json();
-}
+const api = frontDoorApi(front, () => tenant);
 
 interface StoredEvent {
   event: string;

@@ -1,5 +1,5 @@
 import { PostHog as PostHogV4 } from 'posthog-node-v4';
-import { createPool, createTestTenant, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
+import { createPool, createTestTenant, frontDoorApi, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
 
 /**
  * posthog-node 4.10 as a new user configures it for a short-lived server process: a personal
@@ -19,15 +19,7 @@ const front = config.publicUrl.replace(/\/$/, '');
 const pool = createPool(config, { max: 2 });
 let tenant: TestTenant;
 
-async function api(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${front}/api/environments/${tenant.project.id}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${tenant.personalApiKey}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return response.json();
-}
+const api = frontDoorApi(front, () => tenant);
 
 async function storedEvent(event: string, distinctId: string): Promise<Record<string, any>> {
   return waitFor(

@@ -1,6 +1,6 @@
 import { PostHog } from 'posthog-node';
 import { PostHog as PostHogV4 } from 'posthog-node-v4';
-import { createPool, createTestTenant, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
+import { createPool, createTestTenant, frontDoorApi, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
 
 /**
  * The real posthog-node SDKs (5.x calls /flags/?v=2 and /flags/definitions, 4.10 calls
@@ -29,15 +29,7 @@ const flags = [
   { key: 'switched-off', active: false, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } },
 ];
 
-async function api(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${front}/api/projects/${tenant.project.id}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${tenant.personalApiKey}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return response.json();
-}
+const api = frontDoorApi(front, () => tenant, 'projects');
 
 beforeAll(async () => {
   tenant = await createTestTenant(pool, config);

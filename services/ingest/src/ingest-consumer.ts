@@ -52,9 +52,11 @@ export class IngestConsumer {
       groupId: options.groupId,
       sessionTimeout: 30_000,
       heartbeatInterval: 3_000,
-      // About a thousand typical events per partition and fetch; with the pipelines' queues this
-      // bounds what a process holds in memory.
+      // About a thousand typical events per partition and fetch, and a few MB per fetch in all:
+      // queued messages are slices of their fetch's buffer and keep all of it alive, so this and
+      // the pipelines' queues bound what a process holds in memory.
       maxBytesPerPartition: 1024 * 1024,
+      maxBytes: 4 * 1024 * 1024,
       // kafkajs sleeps this long when every partition is paused, and a resumed partition waits it
       // out: short, so a pipeline that drained gets its next messages at once.
       maxWaitTimeInMs: 100,
@@ -112,7 +114,7 @@ export class IngestConsumer {
         resume: () => this.consumer.resume([{ topic, partitions: [partition] }]),
         logger: this.options.logger,
         chunkSize: this.options.chunkSize ?? 1_000,
-        maxQueued: this.options.maxQueuedPerPartition ?? 2_000,
+        maxQueued: this.options.maxQueuedPerPartition ?? 1_000,
       });
       this.pipelines.set(k, pipeline);
     }
