@@ -9,7 +9,7 @@ export {
   type PersonUpdates,
   type Properties,
 } from './person-property-updates.js';
-export { planMerge, mergeIdsOf, type MergePlan, type MergeRequest, type PersonSnapshot } from './merge-plan.js';
+export { planMerge, mergeIdsOf, IDENTIFYING_EVENTS, type MergePlan, type MergeRequest, type PersonSnapshot } from './merge-plan.js';
 export { personlessPersonId, processesPersonProfile, stripPersonUpdates, PERSON_EVENTS } from './personless.js';
 export { nextGroupTypeIndex, groupColumns, readGroupIdentify, mergeGroupProperties, MAX_GROUP_TYPES, type GroupColumns, type GroupIdentify } from './groups.js';
 export { parseEvent, surveyWarning, type ParsedEvent, type RawEvent } from './parse-event.js';

@@ -54,6 +54,9 @@ export function planMerge(request: MergeRequest): MergePlan {
   };
 }
 
+/** Events that link two distinct ids and mark their person identified. */
+export const IDENTIFYING_EVENTS: ReadonlySet<string> = new Set(['$identify', '$create_alias']);
+
 /** The two ids an identity event links, with the surviving one first; null for other events. */
 export function mergeIdsOf(event: string, distinctId: string, properties: Properties): { intoId: string; otherId: string } | null {
   const text = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? String(value) : null);

@@ -1,4 +1,4 @@
-import { mergeIdsOf, planMerge, type PersonSnapshot } from './merge-plan.js';
+import { IDENTIFYING_EVENTS, mergeIdsOf, planMerge, type PersonSnapshot } from './merge-plan.js';
 import { applyPersonUpdates, initialPersonProperties, type PersonUpdates, type Properties } from './person-property-updates.js';
 import { personlessPersonId } from './personless.js';
 
@@ -124,7 +124,7 @@ export function applyChunk(state: ChunkState, events: readonly ChunkEvent[]): Ch
       );
       continue;
     }
-    const identify = e.event === '$identify' || e.event === '$create_alias';
+    const identify = IDENTIFYING_EVENTS.has(e.event);
     const link = mergeIdsOf(e.event, e.distinctId, e.properties);
     let person = personOf(e.distinctId);
 

@@ -1,4 +1,5 @@
 import { v5 as uuidv5 } from 'uuid';
+import { IDENTIFYING_EVENTS } from './merge-plan.js';
 
 const PERSONLESS_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22';
 
@@ -8,7 +9,7 @@ export function personlessPersonId(teamId: number, distinctId: string): string {
 }
 
 /** Identity events make no sense without a profile, so personless ones are dropped. */
-export const PERSON_EVENTS = new Set(['$identify', '$create_alias', '$groupidentify', '$merge_dangerously']);
+export const PERSON_EVENTS: ReadonlySet<string> = new Set([...IDENTIFYING_EVENTS, '$groupidentify', '$merge_dangerously']);
 
 export function processesPersonProfile(properties: Record<string, unknown>): boolean {
   return properties.$process_person_profile !== false;
