@@ -14,6 +14,9 @@ export const INITIAL_PROPERTIES = [
   'wbraid', 'fbclid', 'msclkid', 'twclid', 'li_fat_id', 'mc_cid', 'igshid', 'ttclid', 'rdt_cid',
 ] as const;
 
+/** Each initial property with the `$initial_*` name it gets, worked out once: this runs for every event. */
+const INITIAL_KEYS = INITIAL_PROPERTIES.map((key) => [key, `$initial_${key.replace(/^\$/, '')}`] as const);
+
 const isObject = (value: unknown): value is Properties => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 function unsetKeys(value: unknown): string[] {
@@ -31,10 +34,10 @@ export function extractPersonUpdates(event: { properties?: Properties | null; $s
   const properties = event.properties ?? {};
   const fromEventProperties: Properties = {};
   const initial: Properties = {};
-  for (const key of INITIAL_PROPERTIES) {
+  for (const [key, initialKey] of INITIAL_KEYS) {
     if (properties[key] === undefined) continue;
     fromEventProperties[key] = properties[key];
-    initial[`$initial_${key.replace(/^\$/, '')}`] = properties[key];
+    initial[initialKey] = properties[key];
   }
   const set = { ...fromEventProperties, ...(isObject(properties.$set) ? properties.$set : {}), ...(isObject(event.$set) ? event.$set : {}) };
   const setOnce = { ...initial, ...(isObject(properties.$set_once) ? properties.$set_once : {}), ...(isObject(event.$set_once) ? event.$set_once : {}) };

@@ -1,5 +1,5 @@
 import { distinctIdRow, personRow, type DistinctIdRowOut, type PersonRowOut } from '@tributary/clickhouse';
-import { applyChunk, mergeIdsOf, personlessPersonId, type ChunkEvent, type ChunkPerson, type EventOutcome } from '@tributary/ingestion';
+import { applyChunk, mergeIdsOf, personlessPersonId, type ChunkEvent, type EventOutcome } from '@tributary/ingestion';
 import type { CachedPerson } from '@tributary/control-plane';
 import type { PoolClient } from '@tributary/postgres';
 import { PersonStore } from './person-store.js';
@@ -61,7 +61,7 @@ export async function applyPersonChunk(client: PoolClient, teamId: number, event
     })),
   );
 
-  const alive = result.persons.filter((p): p is ChunkPerson => !p.deleted);
+  const alive = result.persons.filter((p) => !p.deleted);
   const idsOf = await store.distinctIdsOf(alive.map((p) => storedId(p.id)));
   return {
     outcomes: result.outcomes,
