@@ -86,7 +86,7 @@ export class EventProcessor implements MessageProcessor {
 
   constructor(private readonly deps: EventProcessorDeps) {
     this.clock = deps.clock ?? (() => new Date());
-    this.maxAttempts = deps.maxAttempts ?? 3;
+    this.maxAttempts = deps.maxAttempts ?? 5;
   }
 
   async processBatch(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void> {

@@ -24,7 +24,10 @@ export function classifyFailure(error: unknown): FailureKind {
   return 'permanent';
 }
 
-/** Runs `work`, again on conflicts up to `attempts` times; other failures are thrown at once. */
+/**
+ * Runs `work`, again on conflicts up to `attempts` times; other failures are thrown at once. A
+ * short random wait lets the transaction that won finish, so two replicas do not collide again.
+ */
 export async function retryConflicts<T>(work: () => Promise<T>, attempts: number, logger: Logger): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     try {
@@ -32,6 +35,7 @@ export async function retryConflicts<T>(work: () => Promise<T>, attempts: number
     } catch (error) {
       if (classifyFailure(error) !== 'conflict' || attempt >= attempts) throw error;
       logger.debug({ err: error, attempt }, 'conflict with a concurrent transaction, retrying');
+      await new Promise((resolve) => setTimeout(resolve, attempt * (10 + Math.random() * 40)));
     }
   }
 }
