@@ -7,6 +7,7 @@ import type { CaptureMessage } from '@tributary/kafka';
 import type { TokenResolver } from '@tributary/control-plane';
 import { badRequest, payloadTooLarge, serviceUnavailable, unauthorized } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
+import type { CaptureMetrics } from './capture-metrics.js';
 import { PublishError, type EventPublisher } from './event-publisher.js';
 
 export interface CaptureDeps {
@@ -16,6 +17,7 @@ export interface CaptureDeps {
   maxBatchBytes: number;
   maxEventBytes: number;
   clock?: () => Date;
+  metrics?: CaptureMetrics;
 }
 
 /** Reads the body while it streams, stopping at the limit instead of buffering all of it. */
@@ -63,7 +65,10 @@ export function captureRoutes(deps: CaptureDeps): Router {
       throw parsed.status === 401 ? unauthorized(parsed.detail, parsed.code) : badRequest(parsed.detail, null, parsed.code);
     }
     const project = await deps.tokens.resolve(parsed.token);
-    if (!project) throw unauthorized('Project API key is invalid: no project has this key.', 'invalid_api_key');
+    if (!project) {
+      deps.metrics?.dropped('invalid_api_key', parsed.events.length + parsed.dropped.length);
+      throw unauthorized('Project API key is invalid: no project has this key.', 'invalid_api_key');
+    }
 
     const ip = req.ip ?? null;
     const messages: CaptureMessage[] = parsed.events.map((event) => ({
@@ -80,11 +85,14 @@ export function captureRoutes(deps: CaptureDeps): Router {
       await deps.publisher.publish(messages);
     } catch (error) {
       if (error instanceof PublishError) {
+        deps.metrics?.dropped('kafka_unavailable', messages.length);
         deps.logger.error({ err: error, events: messages.length }, 'events not acknowledged by Kafka');
         throw serviceUnavailable('The event log cannot take events right now; nothing was accepted, retry later.');
       }
       throw error;
     }
+    deps.metrics?.accepted(messages.length, parsed.historicalMigration);
+    for (const { reason } of parsed.dropped) deps.metrics?.dropped(reason, 1);
     if (parsed.dropped.length > 0) deps.logger.debug({ dropped: parsed.dropped }, 'events dropped at capture');
     res.json({ status: 1 });
   };

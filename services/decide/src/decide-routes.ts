@@ -8,6 +8,7 @@ import { evaluateFlag, type FlagDefinition, type FlagResult } from '@tributary/f
 import { badRequest, forbidden, payloadTooLarge, unauthorized, validate } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
 import { checkToken, decodeBody } from '@tributary/payload';
+import type { DecideMetrics } from './decide-metrics.js';
 import type { EvaluationData, StoredPerson } from './evaluation-data.js';
 import type { FlagDefinitions } from './flag-definitions.js';
 
@@ -47,6 +48,7 @@ export interface DecideDeps {
   clock?: () => Date;
   /** `$geoip_*` person properties of the client's address (spec rules 2 and 3). */
   geoip?: (ip: string | undefined) => Record<string, unknown>;
+  metrics?: DecideMetrics;
 }
 
 const MAX_BODY = 2 * 1024 * 1024;
@@ -150,6 +152,8 @@ export function decideRoutes(deps: DecideDeps): Router {
 
   const answer: RequestHandler = async (req, res) => {
     const { results, errors } = await evaluate(req);
+    const enabled = results.filter(({ result }) => result.enabled).length;
+    deps.metrics?.evaluated(enabled, results.length - enabled);
     const version = Number(req.query.v ?? (req.path.startsWith('/flags') ? 2 : 1));
 
     if (req.path.startsWith('/flags')) {
