@@ -32,7 +32,7 @@ const hostPort = (value: string) => {
   const url = new URL(/^\w+:\/\//.test(value) ? value : `tcp://${value}`);
   return { host: url.hostname, port: url.port };
 };
-const defaultPort = (key: keyof typeof STORES) => hostPort(ENV_VARIABLES[key][1].split(',')[0]!).port;
+const defaultPort = (key: (typeof STORES)[keyof typeof STORES]) => hostPort(ENV_VARIABLES[key][1].split(',')[0]!).port;
 
 describe('docker-compose.yml runs what make up runs', () => {
   it('has the services make up starts, and only the stores, set-up job and front door beside them', () => {
