@@ -46,12 +46,14 @@ export function requestObservability(app: Express, registry: Registry, logger: L
     res.setHeader('X-Request-Id', id);
     res.once('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const route = routePattern(app, req.method, req.path) ?? 'unmatched';
+      // Inside a mounted router `req.path` is relative to the mount, and stays so once answered.
+      const path = req.originalUrl.split('?', 1)[0]!;
+      const route = routePattern(app, req.method, path) ?? 'unmatched';
       const labels = { method: req.method, route, status: String(res.statusCode) };
       requests.inc(labels);
       duration.observe(labels, seconds);
-      const line = { req_id: id, method: req.method, route, path: req.path, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 };
-      if (probes.has(req.path)) logger.debug(line, 'request');
+      const line = { req_id: id, method: req.method, route, path, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 };
+      if (probes.has(path)) logger.debug(line, 'request');
       else logger.info(line, 'request');
     });
     next();
