@@ -39,7 +39,7 @@ const DOCS_PAGE = `<!doctype html>
 <link rel="stylesheet" href="assets/swagger-ui.css"></head>
 <body><div id="ui"></div>
 <script src="assets/swagger-ui-bundle.js"></script>
-<script src="init.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: '../', dom_id: '#ui', deepLinking: true });</script>
 </body></html>`;
 
 /** `/api/schema/` (the OpenAPI document) and `/api/schema/docs/` (Swagger UI, served from its npm package): public, as PostHog's are. */
@@ -55,9 +55,6 @@ export function schemaRoutes(publicUrl: string): Router {
     // Relative asset paths resolve against the trailing slash.
     if (!req.originalUrl.split('?')[0]!.endsWith('/')) return res.redirect(301, '/api/schema/docs/');
     res.type('html').send(DOCS_PAGE);
-  });
-  router.get('/api/schema/docs/init.js', (_req, res) => {
-    res.type('application/javascript').send("window.ui = SwaggerUIBundle({ url: '../', dom_id: '#ui', deepLinking: true });");
   });
   router.use('/api/schema/docs/assets', express.static(SWAGGER_UI, { index: false, maxAge: '1d' }));
   return router;
