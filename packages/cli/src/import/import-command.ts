@@ -28,6 +28,9 @@ export async function runImport(options: ImportCommandOptions): Promise<ImportRe
     etaBuffer: 50,
     fps: 5,
     stream: process.stderr,
+    // Without a terminal (CI, a log file) a line every 10 s instead of a redrawn bar.
+    noTTYOutput: true,
+    notTTYSchedule: 10_000,
   });
   const started = Date.now();
   let note = '';

@@ -11,7 +11,7 @@ export type ImportFormat = 'ndjson' | 'csv';
 /** One record of the file, numbered from 0 in file order (blank lines are not records). */
 export interface FileRecord {
   index: number;
-  /** 1-based line of an NDJSON record, or the CSV record number, for messages. */
+  /** 1-based line of the file where the record ends, for messages. */
   line: number;
   result: RecordResult;
 }
@@ -65,10 +65,10 @@ export async function* readRecords(file: string, format: ImportFormat, onBytes: 
     }
     return;
   }
-  const rows = stream.pipe(parseCsv({ columns: true, skip_empty_lines: true, relax_column_count: true, bom: true }));
-  for await (const row of rows as AsyncIterable<Record<string, string>>) {
+  const rows = stream.pipe(parseCsv({ columns: true, skip_empty_lines: true, relax_column_count: true, bom: true, info: true }));
+  for await (const { record: row, info } of rows as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
     const value = fromCsvRow(row);
-    const line = index + 1;
+    const line = info.lines;
     yield { index, line, result: 'error' in value ? { ok: false, reason: String(value.error) } : toImportEvent(value, index, JSON.stringify(row)) };
     index++;
   }
