@@ -11,6 +11,7 @@ import { createClickHouse } from '@tributary/clickhouse';
 import { listDeletionRequests, runDeletionBatch } from '@tributary/deletions';
 import { bootstrap } from './bootstrap.js';
 import { formatCredentials } from './credentials-file.js';
+import { runImport } from './import/import-command.js';
 
 const config = loadConfig();
 const logger = createLogger('cli', 'warn');
@@ -181,6 +182,47 @@ deletions
     } finally {
       await clickhouse.close();
     }
+  });
+
+function parsePositive(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+program
+  .command('import')
+  .description('load exported events (PostHog NDJSON or CSV, gzipped or not) through /batch/ as a historical migration, in order')
+  .argument('<file>', 'NDJSON (event, distinct_id, properties, timestamp, uuid per line) or .csv; gzip is detected')
+  .requiredOption('--project <id>', 'the project the events belong to', parsePositive)
+  .option('--url <url>', 'where capture is reached (the front door)', config.publicUrl)
+  .option('--format <format>', 'ndjson or csv (default: csv for .csv/.csv.gz, else ndjson)')
+  .option('--batch-size <n>', 'events per /batch/ request', parsePositive, 1000)
+  .option('--resume', 'continue after the last batch the checkpoint file records as sent')
+  .option('--checkpoint <path>', 'checkpoint file (default: FILE.import-checkpoint.json)')
+  .option('--dry-run', 'read and check every record, send nothing')
+  .action(async (file: string, options: { project: number; url: string; format?: string; batchSize: number; resume?: boolean; checkpoint?: string; dryRun?: boolean }) => {
+    if (options.format !== undefined && options.format !== 'ndjson' && options.format !== 'csv') throw new InvalidArgumentError('--format must be ndjson or csv');
+    const project = await withPool((pool) => new ControlPlaneStore(pool, config.apiKeyPepper).findProject(options.project));
+    if (!project) throw new Error(`project ${options.project} does not exist`);
+    const result = await runImport({
+      file,
+      project: project.id,
+      apiKey: project.api_token,
+      url: options.url,
+      ...(options.format ? { format: options.format as 'ndjson' | 'csv' } : {}),
+      batchSize: options.batchSize,
+      resume: options.resume ?? false,
+      dryRun: options.dryRun ?? false,
+      ...(options.checkpoint ? { checkpoint: options.checkpoint } : {}),
+    });
+    const rate = Math.round(result.thisRun / Math.max(result.seconds, 0.001));
+    const verb = options.dryRun ? 'valid, ready to send' : 'sent';
+    console.log(
+      `${result.events} events ${verb}${result.resumedFrom ? ` (resumed after record ${result.resumedFrom})` : ''}; ${result.invalid} invalid records skipped; ` +
+        `${result.seconds.toFixed(1)} s, ${rate} events/s; peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`,
+    );
+    if (result.invalid > 0) process.exitCode = 2;
   });
 
 program.parseAsync().catch((error: unknown) => {

@@ -14,6 +14,16 @@ describe('loadConfig', () => {
     expect(config.kafkaBrokers).toEqual(['a:1', 'b:2']);
   });
 
+  it('finds each service at its port on this machine unless SERVICE_URLS names another place', () => {
+    expect(loadConfig({ INGEST_PORT: '9113' }).serviceUrls).toMatchObject({ capture: 'http://127.0.0.1:8010', ingest: 'http://127.0.0.1:9113' });
+    expect(loadConfig({ SERVICE_URLS: 'capture=http://capture:8010,worker=https://w.internal:1' }).serviceUrls).toMatchObject({
+      capture: 'http://capture:8010',
+      worker: 'https://w.internal:1',
+      api: 'http://127.0.0.1:8012',
+    });
+    expect(() => loadConfig({ SERVICE_URLS: 'kafka=http://x' })).toThrow(/SERVICE_URLS/);
+  });
+
   it('names the variable that is invalid', () => {
     expect(() => loadConfig({ API_PORT: 'eighty' })).toThrow(ConfigError);
     expect(() => loadConfig({ API_PORT: 'eighty' })).toThrow(/API_PORT/);

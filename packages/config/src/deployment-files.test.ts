@@ -64,6 +64,21 @@ describe('deployment files agree with the config defaults', () => {
     expect(compose).toContain(`PUBLIC_URL: http://localhost:${FRONT_PORT}`);
   });
 
+  it('nginx sends the status page to the api and keeps every service\'s metrics and probes off the public paths', () => {
+    const conf = read('infra/nginx/nginx.conf.template');
+    const routed = (path: string) =>
+      locations(conf).filter((line) => {
+        const regex = /^location ~ (\S+) \{/.exec(line)?.[1];
+        if (regex) return new RegExp(regex).test(path);
+        const exact = /^location = (\S+) \{/.exec(line)?.[1];
+        if (exact) return exact === path;
+        const prefix = /^location (\/\S*) \{/.exec(line)?.[1];
+        return prefix !== undefined && prefix !== '/' && path.startsWith(prefix);
+      });
+    expect(routed('/status')).toEqual(['location ~ ^/status/?$ { proxy_pass http://api; }']);
+    for (const internal of ['/metrics', '/metrics/', '/_ready']) expect(routed(internal)).toEqual([]);
+  });
+
   it('both nginx configs send every capture path to capture, and route everything else the same way', () => {
     const template = read('infra/nginx/nginx.conf.template');
     const docker = read('infra/nginx/docker.conf');

@@ -59,7 +59,16 @@ export interface Config {
   apiRateLimitPerMinute: number;
   /** KAFKA_PRODUCE_TIMEOUT_MS: how long capture waits for Kafka's acknowledgement before answering 503. */
   kafkaProduceTimeoutMs: number;
+  /**
+   * SERVICE_URLS: where the status page reaches each service's `/_health` and `/_ready`, as
+   * `name=url` pairs separated by commas (`capture=http://capture:8010,...`); a service not named
+   * is at `http://127.0.0.1:<its port>`, as on one machine.
+   */
+  serviceUrls: Record<ServiceName, string>;
 }
+
+export const SERVICE_NAMES = ['capture', 'decide', 'api', 'ingest', 'worker'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 /** Environment variable name for every config key, and its default. */
 export const ENV_VARIABLES = {
@@ -92,9 +101,10 @@ export const ENV_VARIABLES = {
   kafkaProduceTimeoutMs: ['KAFKA_PRODUCE_TIMEOUT_MS', '10000'],
   ingestPartitionsConcurrently: ['INGEST_PARTITIONS_CONCURRENTLY', '8'],
   apiRateLimitPerMinute: ['API_RATE_LIMIT_PER_MINUTE', '480'],
+  serviceUrls: ['SERVICE_URLS', ''],
 } as const satisfies Record<keyof Config, readonly [string, string]>;
 
-type RawConfig = Omit<Config, 'kafkaBrokers'> & { kafkaBrokers: string };
+type RawConfig = Omit<Config, 'kafkaBrokers' | 'serviceUrls'> & { kafkaBrokers: string; serviceUrls: string };
 
 const port = { type: 'integer', minimum: 1, maximum: 65535 } as const;
 const schema: JSONSchemaType<RawConfig> = {
@@ -131,6 +141,7 @@ const schema: JSONSchemaType<RawConfig> = {
     kafkaProduceTimeoutMs: { type: 'integer', minimum: 100 },
     ingestPartitionsConcurrently: { type: 'integer', minimum: 1, maximum: 64 },
     apiRateLimitPerMinute: { type: 'integer', minimum: 1 },
+    serviceUrls: { type: 'string', pattern: `^((${SERVICE_NAMES.join('|')})=https?://[^,=\\s]+(,|$))*$` },
   },
 };
 
@@ -155,5 +166,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrid
   }
   const typed = raw as unknown as RawConfig;
   const kafkaBrokers = typed.kafkaBrokers.split(',').map((b) => b.trim()).filter(Boolean);
-  return { ...typed, kafkaBrokers, ...overrides };
+  const named = new Map(typed.serviceUrls.split(',').filter(Boolean).map((pair) => pair.split('=') as [string, string]));
+  const serviceUrls = Object.fromEntries(SERVICE_NAMES.map((name) => [name, named.get(name) ?? `http://127.0.0.1:${typed[`${name}Port`]}`])) as Record<ServiceName, string>;
+  return { ...typed, kafkaBrokers, serviceUrls, ...overrides };
 }

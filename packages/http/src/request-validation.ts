@@ -102,10 +102,11 @@ export interface Page {
   offset: number;
 }
 
-const pageSchema = { type: 'object', properties: PAGE_PROPERTIES };
+/** The query string of a plain list: `limit` and `offset`. */
+export const PAGE_SCHEMA = { type: 'object', properties: PAGE_PROPERTIES };
 
 /** `limit` and `offset` of a list request, or a 400 naming the bad one. */
 export function pageOf(req: Request): Page {
-  const { limit, offset } = validateQuery<Page>(pageSchema, req);
+  const { limit, offset } = validateQuery<Page>(PAGE_SCHEMA, req);
   return { limit, offset };
 }

@@ -3,6 +3,7 @@ import express, { type Express } from 'express';
 import type { Logger } from '@tributary/logger';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { methodNotAllowedHandler } from './method-not-allowed.js';
+import { createMetrics, requestObservability, type Registry } from './observability.js';
 
 export interface ServiceRuntimeOptions {
   name: string;
@@ -10,6 +11,8 @@ export interface ServiceRuntimeOptions {
   host: string;
   port: number;
   shutdownTimeoutMs: number;
+  /** The service's metrics registry, for its own figures beside the HTTP and process ones; one is made when absent. */
+  metrics?: Registry;
   /** Mounts the service's own routes; health and readiness come before them, the 405, 404 and error handlers after. */
   routes?: (app: Express) => void;
   /** Resolves true when the service can take traffic (its stores answer). */
@@ -21,14 +24,16 @@ export interface ServiceRuntimeOptions {
 export interface ServiceRuntime {
   app: Express;
   server: http.Server;
+  metrics: Registry;
   /** The port actually bound (useful with port 0 in tests). */
   port: number;
   shutdown: (reason: string) => Promise<void>;
 }
 
 /**
- * Starts an HTTP service with `/_health` (the process is alive) and `/_ready` (its stores
- * answer), and drains it on SIGTERM/SIGINT: stop accepting, finish in-flight requests, run the
+ * Starts an HTTP service with `/_health` (the process is alive), `/_ready` (its stores
+ * answer) and `/metrics` (Prometheus text; nginx does not route it), logs and counts every
+ * request, and drains it on SIGTERM/SIGINT: stop accepting, finish in-flight requests, run the
  * service's own `stop`, then exit.
  */
 export async function startServiceRuntime(options: ServiceRuntimeOptions, handleSignals = true): Promise<ServiceRuntime> {
@@ -37,12 +42,17 @@ export async function startServiceRuntime(options: ServiceRuntimeOptions, handle
   app.disable('x-powered-by');
   // The front door (nginx) is on loopback; trusting it makes req.ip the client's address.
   app.set('trust proxy', 'loopback');
+  const metrics = options.metrics ?? createMetrics(options.name);
+  app.use(requestObservability(app, metrics, logger));
   app.get('/_health', (_req, res) => {
     res.json({ status: 'ok', service: options.name });
   });
   app.get('/_ready', async (_req, res) => {
     const ready = await options.ready().catch(() => false);
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', service: options.name });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.contentType).send(await metrics.metrics());
   });
   options.routes?.(app);
   app.use(methodNotAllowedHandler(app));
@@ -87,5 +97,5 @@ export async function startServiceRuntime(options: ServiceRuntimeOptions, handle
       });
     }
   }
-  return { app, server, port, shutdown };
+  return { app, server, metrics, port, shutdown };
 }

@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Admin, type Producer, type LogEntry } from 'kafkajs';
+import { Kafka, Partitioners, logLevel, type Admin, type Producer, type LogEntry } from 'kafkajs';
 import type { Config } from '@tributary/config';
 import type { Logger } from '@tributary/logger';
 import { TOPIC_KINDS, topicNames } from './topics.js';
@@ -10,11 +10,18 @@ const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.DEBUG]: 'debug',
 };
 
+/**
+ * Producers stop retrying after `retry.retries` on purpose (see `createProducer`); kafkajs warns
+ * about that on every start, which would teach operators to ignore its warnings.
+ */
+const DELIBERATE = 'Limiting retries for the idempotent producer may invalidate EoS guarantees';
+
 /** kafkajs logs through the service's pino logger instead of its own console output. */
 function pinoLogCreator(logger: Logger) {
   return () =>
     ({ level, log }: LogEntry) => {
       const { message, ...extra } = log;
+      if (message === DELIBERATE) return;
       logger[levels[level] ?? 'info']({ kafka: extra }, message);
     };
 }
@@ -34,9 +41,23 @@ export function createKafka(config: Pick<Config, 'kafkaBrokers' | 'kafkaClientId
 /**
  * A producer for acknowledged writes: idempotent (so retries never duplicate a message) and
  * waiting for every in-sync replica.
+ *
+ * The partitioner is named rather than left to kafkajs's default: ingest relies on a key always
+ * landing on the same partition, so a change of default must never change it silently. This is
+ * the Java client's murmur2 partitioner, the one kafkajs 2 has used since it started.
+ *
+ * Retries are bounded (the client's 5) rather than endless as kafkajs suggests for idempotent
+ * producers: a send to a broker that is away must fail, so capture answers 503 and the queue of
+ * waiting requests stays bounded. Giving up may leave a batch written but unacknowledged; the
+ * client's retry then writes it again, and uuid-keyed event rows absorb the duplicate.
  */
 export function createProducer(kafka: Kafka): Producer {
-  return kafka.producer({ idempotent: true, maxInFlightRequests: 5, allowAutoTopicCreation: false });
+  return kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 5,
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
 }
 
 /** Creates any missing event topic; existing topics are left as they are. */

@@ -1,5 +1,5 @@
 export { decodeBody, type DecodeResult, type DecodeErrorKind, type RawRequest } from './decode-body.js';
-export { parseCaptureRequest, type ParseResult, type NormalisedEvent, type DroppedEvent, type ParseOptions } from './parse-capture-request.js';
+export { BATCH_ENVELOPE_SCHEMA, CAPTURE_EVENT_SCHEMA, parseCaptureRequest, type ParseResult, type NormalisedEvent, type DroppedEvent, type ParseOptions } from './parse-capture-request.js';
 export { extractDistinctId, MAX_DISTINCT_ID_LENGTH } from './distinct-id.js';
 export { checkToken } from './token.js';
 export { CAPTURE_PATHS } from './capture-paths.js';

@@ -29,7 +29,7 @@ const TOKEN_FIELDS = ['api_key', 'token', '$token'] as const;
 
 const ajv = new Ajv({ allErrors: false, allowUnionTypes: true });
 /** The shapes the edge accepts: events are objects; a batch envelope has an array `batch`. */
-const validateEvent = ajv.compile<Record<string, unknown>>({
+export const CAPTURE_EVENT_SCHEMA = {
   type: 'object',
   properties: {
     event: {},
@@ -40,8 +40,8 @@ const validateEvent = ajv.compile<Record<string, unknown>>({
     $set: { type: ['object', 'null'] },
     $set_once: { type: ['object', 'null'] },
   },
-});
-const validateEnvelope = ajv.compile<{ batch: unknown[]; historical_migration?: boolean; sent_at?: string }>({
+} as const;
+export const BATCH_ENVELOPE_SCHEMA = {
   type: 'object',
   required: ['batch'],
   properties: {
@@ -49,7 +49,9 @@ const validateEnvelope = ajv.compile<{ batch: unknown[]; historical_migration?: 
     historical_migration: { type: ['boolean', 'null'] },
     sent_at: { type: ['string', 'null'] },
   },
-});
+} as const;
+const validateEvent = ajv.compile<Record<string, unknown>>(CAPTURE_EVENT_SCHEMA);
+const validateEnvelope = ajv.compile<{ batch: unknown[]; historical_migration?: boolean; sent_at?: string }>(BATCH_ENVELOPE_SCHEMA);
 
 const bad = (status: 400 | 401, code: string, detail: string): ParseResult => ({ ok: false, status, code, detail });
 

@@ -2,9 +2,10 @@ import express, { type Express } from 'express';
 import type { ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
 import { ControlPlaneStore, FeatureFlagStore, PersonCache } from '@tributary/control-plane';
-import { topicNames, type Producer } from '@tributary/kafka';
+import { topicNames, type Admin, type Producer } from '@tributary/kafka';
 import type { Pool } from '@tributary/postgres';
 import type { Redis } from '@tributary/redis';
+import type { Queue } from 'bullmq';
 import { AccessControls } from './access-controls/access-controls.js';
 import { authenticate, projectAccess } from './auth/authenticate.js';
 import { rateLimit } from './auth/rate-limit.js';
@@ -13,6 +14,9 @@ import { dashboardRoutes } from './dashboards/dashboard-routes.js';
 import { eventRoutes } from './events/event-routes.js';
 import { explicitMemberRoutes } from './explicit-members/explicit-member-routes.js';
 import { ProjectRoles } from './explicit-members/project-roles.js';
+import { schemaRoutes } from './operations/schema-routes.js';
+import type { StatusDeps } from './operations/status-report.js';
+import { statusPageRoutes, statusRoutes } from './operations/status-routes.js';
 import { featureFlagRoutes } from './feature-flags/feature-flag-routes.js';
 import { OrganizationMemberStore } from './organizations/organization-member-store.js';
 import { organizationRoutes } from './organizations/organization-routes.js';
@@ -36,26 +40,43 @@ export interface ApiDeps {
   personEvents: PersonEventPublisher;
   publicUrl: string;
   rateLimitPerMinute: number;
+  status: StatusDeps;
 }
 
 /** The api's dependencies from its connections, the same in the service and in tests. */
-export function apiDeps(config: Config, stores: { pool: Pool; clickhouse: ClickHouse; redis: Redis; producer: Producer }): ApiDeps {
+export function apiDeps(
+  config: Config,
+  stores: { pool: Pool; clickhouse: ClickHouse; redis: Redis; producer: Producer; admin: Admin; deletionQueue: Pick<Queue, 'getJobScheduler'> },
+): ApiDeps {
+  const topics = topicNames(config.kafkaTopicPrefix);
   return {
     store: new ControlPlaneStore(stores.pool, config.apiKeyPepper),
     flags: new FeatureFlagStore(stores.pool),
     clickhouse: stores.clickhouse,
     pool: stores.pool,
     redis: stores.redis,
-    personEvents: new PersonEventPublisher(stores.producer, topicNames(config.kafkaTopicPrefix).realtime, config.kafkaProduceTimeoutMs),
+    personEvents: new PersonEventPublisher(stores.producer, topics.realtime, config.kafkaProduceTimeoutMs),
     publicUrl: config.publicUrl,
     rateLimitPerMinute: config.apiRateLimitPerMinute,
+    status: {
+      serviceUrls: config.serviceUrls,
+      admin: stores.admin,
+      groupId: config.ingestConsumerGroup,
+      topics,
+      clickhouse: stores.clickhouse,
+      pool: stores.pool,
+      deletionQueue: stores.deletionQueue,
+    },
   };
 }
 
 /** Mounts every management route; `/api/projects/:project_id/...` and `/api/environments/...` are the same resources. */
 export function mountApiRoutes(app: Express, deps: ApiDeps): void {
   app.use(express.json({ limit: '1mb' }));
+  // The schema and the status page shell are public; everything else under /api/ takes a key.
+  app.use(schemaRoutes(deps.publicUrl), statusPageRoutes());
   app.use('/api', authenticate(deps.store), rateLimit(deps.redis, deps.rateLimitPerMinute));
+  app.use('/api/status', statusRoutes(deps.status));
   app.use('/api/personal_api_keys', personalApiKeyRoutes(deps.store));
   app.use('/api/projects', projectRoutes(deps.store));
   app.use('/api/organizations', organizationRoutes(deps));

@@ -1,7 +1,9 @@
+import { Queue } from 'bullmq';
 import { createClickHouse, type ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
 import type { ServiceRuntimeOptions } from '@tributary/http';
-import { createKafka, createProducer, type Producer } from '@tributary/kafka';
+import { DELETION_QUEUE } from '@tributary/deletions';
+import { createKafka, createProducer, type Admin, type Producer } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import { createPool, type Pool } from '@tributary/postgres';
 import { createRedis, type Redis } from '@tributary/redis';
@@ -12,6 +14,8 @@ export interface ApiStores {
   clickhouse: ClickHouse;
   redis: Redis;
   producer: Producer;
+  admin: Admin;
+  deletionQueue: Queue;
 }
 
 /**
@@ -22,9 +26,14 @@ export async function apiService(config: Config, logger: Logger): Promise<{ opti
   const pool = createPool(config);
   const clickhouse = createClickHouse(config);
   const redis = createRedis(config);
-  const producer = createProducer(createKafka(config, logger, 'api'));
+  const kafka = createKafka(config, logger, 'api');
+  const producer = createProducer(kafka);
   await producer.connect();
-  const stores = { pool, clickhouse, redis, producer };
+  // The status report's: Kafka offsets, and the deletion schedule the worker registered.
+  const admin = kafka.admin();
+  const queueConnection = createRedis(config, { forQueues: true });
+  const deletionQueue = new Queue(DELETION_QUEUE, { connection: queueConnection });
+  const stores = { pool, clickhouse, redis, producer, admin, deletionQueue };
   return {
     stores,
     options: {
@@ -37,6 +46,9 @@ export async function apiService(config: Config, logger: Logger): Promise<{ opti
       ready: async () => (await pool.query('SELECT 1').then(() => true)) && (await clickhouse.ping()),
       stop: async () => {
         await producer.disconnect();
+        await admin.disconnect();
+        await deletionQueue.close();
+        queueConnection.disconnect();
         await pool.end();
         await clickhouse.close();
         redis.disconnect();

@@ -2,11 +2,12 @@ import { Router, type Request, type RequestHandler } from 'express';
 import cors from 'cors';
 import getRawBody from 'raw-body';
 import { v7 as uuidv7 } from 'uuid';
-import { CAPTURE_PATHS, decodeBody, parseCaptureRequest } from '@tributary/payload';
+import { BATCH_ENVELOPE_SCHEMA, CAPTURE_EVENT_SCHEMA, CAPTURE_PATHS, decodeBody, parseCaptureRequest } from '@tributary/payload';
 import type { CaptureMessage } from '@tributary/kafka';
 import type { TokenResolver } from '@tributary/control-plane';
-import { badRequest, payloadTooLarge, serviceUnavailable, unauthorized } from '@tributary/http';
+import { badRequest, documented, payloadTooLarge, serviceUnavailable, unauthorized } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
+import type { CaptureMetrics } from './capture-metrics.js';
 import { PublishError, type EventPublisher } from './event-publisher.js';
 
 export interface CaptureDeps {
@@ -16,6 +17,7 @@ export interface CaptureDeps {
   maxBatchBytes: number;
   maxEventBytes: number;
   clock?: () => Date;
+  metrics?: CaptureMetrics;
 }
 
 /** Reads the body while it streams, stopping at the limit instead of buffering all of it. */
@@ -37,6 +39,20 @@ function queryStrings(req: Request): Record<string, string | undefined> {
   }
   return out;
 }
+
+/** Bodies may also come gzip- or lz64-compressed, or form-encoded as `data=`; the schema is of what they decode to. */
+const CAPTURE_DOC = {
+  summary: 'Capture one event, an array of events, or a batch',
+  tags: ['capture'],
+  projectKey: true,
+  description:
+    'Answers `{"status": 1}` once Kafka has acknowledged the events, also when events without a name or distinct id were dropped; ' +
+    '503 when the event log cannot take them (retry: events carry uuids, so a retry never counts twice). ' +
+    '`historical_migration: true` on a batch sends it, in order, to the historical topic.',
+  body: { oneOf: [CAPTURE_EVENT_SCHEMA, BATCH_ENVELOPE_SCHEMA, { type: 'array', items: CAPTURE_EVENT_SCHEMA }] },
+  bodyTypes: ['application/json', 'text/plain', 'application/x-www-form-urlencoded'],
+  responses: { 200: { description: 'Accepted.', schema: { type: 'object', properties: { status: { const: 1 } } } } },
+};
 
 export function captureRoutes(deps: CaptureDeps): Router {
   const router = Router();
@@ -63,7 +79,10 @@ export function captureRoutes(deps: CaptureDeps): Router {
       throw parsed.status === 401 ? unauthorized(parsed.detail, parsed.code) : badRequest(parsed.detail, null, parsed.code);
     }
     const project = await deps.tokens.resolve(parsed.token);
-    if (!project) throw unauthorized('Project API key is invalid: no project has this key.', 'invalid_api_key');
+    if (!project) {
+      deps.metrics?.dropped('invalid_api_key', parsed.events.length + parsed.dropped.length);
+      throw unauthorized('Project API key is invalid: no project has this key.', 'invalid_api_key');
+    }
 
     const ip = req.ip ?? null;
     const messages: CaptureMessage[] = parsed.events.map((event) => ({
@@ -80,16 +99,19 @@ export function captureRoutes(deps: CaptureDeps): Router {
       await deps.publisher.publish(messages);
     } catch (error) {
       if (error instanceof PublishError) {
+        deps.metrics?.dropped('kafka_unavailable', messages.length);
         deps.logger.error({ err: error, events: messages.length }, 'events not acknowledged by Kafka');
         throw serviceUnavailable('The event log cannot take events right now; nothing was accepted, retry later.');
       }
       throw error;
     }
+    deps.metrics?.accepted(messages.length, parsed.historicalMigration);
+    for (const { reason } of parsed.dropped) deps.metrics?.dropped(reason, 1);
     if (parsed.dropped.length > 0) deps.logger.debug({ dropped: parsed.dropped }, 'events dropped at capture');
     res.json({ status: 1 });
   };
   // Events come as POST, or as GET with `?data=`; any other method is a 405 from the runtime.
-  router.get([...CAPTURE_PATHS], corsMiddleware, capture);
-  router.post([...CAPTURE_PATHS], corsMiddleware, capture);
+  router.get([...CAPTURE_PATHS], corsMiddleware, documented(CAPTURE_DOC), capture);
+  router.post([...CAPTURE_PATHS], corsMiddleware, documented(CAPTURE_DOC), capture);
   return router;
 }

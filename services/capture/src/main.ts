@@ -3,18 +3,21 @@ import { createLogger } from '@tributary/logger';
 import { createPool } from '@tributary/postgres';
 import { createRedis } from '@tributary/redis';
 import { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
-import { createKafka, createProducer, topicNames } from '@tributary/kafka';
-import { startServiceRuntime } from '@tributary/http';
+import { createKafka, createProducer, produceMetrics, topicNames } from '@tributary/kafka';
+import { createMetrics, startServiceRuntime } from '@tributary/http';
+import { captureMetrics } from './capture-metrics.js';
 import { captureRoutes } from './capture-routes.js';
 import { EventPublisher } from './event-publisher.js';
 import { OverflowDetector } from './overflow-detector.js';
 
 const config = loadConfig();
 const logger = createLogger('capture', config.logLevel);
+const metrics = createMetrics('capture');
 const pool = createPool(config, { max: 5 });
 const redis = createRedis(config);
 const kafka = createKafka(config, logger, 'capture');
-const producers = Array.from({ length: config.captureKafkaProducers }, () => createProducer(kafka));
+const instrument = produceMetrics(metrics);
+const producers = Array.from({ length: config.captureKafkaProducers }, () => instrument(createProducer(kafka)));
 await Promise.all(producers.map((producer) => producer.connect()));
 
 const publisher = new EventPublisher(
@@ -28,10 +31,11 @@ const tokens = new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper
 await startServiceRuntime({
   name: 'capture',
   logger,
+  metrics,
   host: config.host,
   port: config.capturePort,
   shutdownTimeoutMs: config.shutdownTimeoutMs,
-  routes: (app) => app.use(captureRoutes({ tokens, publisher, logger, maxBatchBytes: config.captureMaxBatchBytes, maxEventBytes: config.captureMaxEventBytes })),
+  routes: (app) => app.use(captureRoutes({ tokens, publisher, logger, metrics: captureMetrics(metrics), maxBatchBytes: config.captureMaxBatchBytes, maxEventBytes: config.captureMaxEventBytes })),
   ready: async () => (await redis.ping()) === 'PONG' && (await pool.query('SELECT 1').then(() => true)),
   stop: async () => {
     // In-flight requests have finished, so every acknowledged event is already in Kafka.

@@ -5,9 +5,10 @@ import getRawBody from 'raw-body';
 import { missingScopes } from '@tributary/auth';
 import type { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
 import { evaluateFlag, type FlagDefinition, type FlagResult } from '@tributary/flags';
-import { badRequest, forbidden, payloadTooLarge, unauthorized, validate } from '@tributary/http';
+import { badRequest, documented, forbidden, payloadTooLarge, unauthorized, validate } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
 import { checkToken, decodeBody } from '@tributary/payload';
+import type { DecideMetrics } from './decide-metrics.js';
 import type { EvaluationData, StoredPerson } from './evaluation-data.js';
 import type { FlagDefinitions } from './flag-definitions.js';
 
@@ -47,6 +48,7 @@ export interface DecideDeps {
   clock?: () => Date;
   /** `$geoip_*` person properties of the client's address (spec rules 2 and 3). */
   geoip?: (ip: string | undefined) => Record<string, unknown>;
+  metrics?: DecideMetrics;
 }
 
 const MAX_BODY = 2 * 1024 * 1024;
@@ -150,6 +152,8 @@ export function decideRoutes(deps: DecideDeps): Router {
 
   const answer: RequestHandler = async (req, res) => {
     const { results, errors } = await evaluate(req);
+    const enabled = results.filter(({ result }) => result.enabled).length;
+    deps.metrics?.evaluated(enabled, results.length - enabled);
     const version = Number(req.query.v ?? (req.path.startsWith('/flags') ? 2 : 1));
 
     if (req.path.startsWith('/flags')) {
@@ -190,8 +194,15 @@ export function decideRoutes(deps: DecideDeps): Router {
       featureFlagPayloads: Object.fromEntries(results.filter(({ result }) => result.payload !== null).map(({ flag, result }) => [flag.key, payloadText(result.payload)])),
     });
   };
-  router.get(['/decide', '/flags'], corsMiddleware, answer);
-  router.post(['/decide', '/flags'], corsMiddleware, answer);
+  const doc = documented({
+    summary: 'Evaluate every flag of the project for one distinct id',
+    tags: ['flags'],
+    projectKey: true,
+    description: '`/decide/?v=3` answers featureFlags and featureFlagPayloads; `/flags/?v=2` answers flags with reasons. Properties in the body override stored ones for this evaluation.',
+    body: bodySchema,
+  });
+  router.get(['/decide', '/flags'], corsMiddleware, doc, answer);
+  router.post(['/decide', '/flags'], corsMiddleware, doc, answer);
 
   /** Local evaluation for server SDKs: the definitions themselves, behind a personal API key. */
   router.get(['/flags/definitions', '/api/feature_flag/local_evaluation'], async (req, res) => {

@@ -1,6 +1,7 @@
 import type { PersonCache } from '@tributary/control-plane';
 import type { Logger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
+import type { DecideMetrics } from './decide-metrics.js';
 
 export interface StoredPerson {
   personId: number;
@@ -13,10 +14,11 @@ export interface StoredPerson {
  * pool's statement timeout, so an unreachable store costs a bounded delay, then an error.
  */
 export class EvaluationData {
-  constructor(private readonly deps: { pool: Pool; personCache: PersonCache; logger: Logger }) {}
+  constructor(private readonly deps: { pool: Pool; personCache: PersonCache; logger: Logger; metrics?: DecideMetrics }) {}
 
   async person(teamId: number, distinctId: string): Promise<StoredPerson | null> {
     const cached = await this.deps.personCache.get(teamId, distinctId).catch(() => null);
+    this.deps.metrics?.cacheLookup('person_properties', cached !== null);
     if (cached) return { personId: cached.personId, properties: cached.properties };
     const { rows } = await this.deps.pool.query<{ id: number; properties: Record<string, unknown> }>(
       'SELECT p.id, p.properties FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id WHERE d.team_id = $1 AND d.distinct_id = $2',

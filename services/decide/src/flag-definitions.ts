@@ -3,6 +3,7 @@ import { FLAGS_CHANGED_CHANNEL, groupTypeIndexes, type FeatureFlagRecord, type F
 import type { CohortDefinition, CohortFilterGroup, FlagDefinition } from '@tributary/flags';
 import type { Logger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
+import type { DecideMetrics } from './decide-metrics.js';
 
 export interface ProjectFlags {
   flags: FlagDefinition[];
@@ -23,7 +24,7 @@ export class FlagDefinitions {
   private subscriber: Redis | null = null;
 
   constructor(
-    private readonly deps: { pool: Pool; flags: FeatureFlagStore; logger: Logger },
+    private readonly deps: { pool: Pool; flags: FeatureFlagStore; logger: Logger; metrics?: DecideMetrics },
     private readonly maxAgeMs = 30_000,
     private readonly clock: () => number = Date.now,
   ) {}
@@ -38,8 +39,12 @@ export class FlagDefinitions {
     const cached = this.cache.get(teamId);
     if (cached) {
       const value = await cached.catch(() => null);
-      if (value && this.clock() - value.loadedAt < this.maxAgeMs) return value;
+      const fresh = value !== null && this.clock() - value.loadedAt < this.maxAgeMs;
+      this.deps.metrics?.cacheLookup('flag_definitions', fresh);
+      if (fresh) return value;
       this.cache.delete(teamId);
+    } else {
+      this.deps.metrics?.cacheLookup('flag_definitions', false);
     }
     const loading = this.load(teamId);
     this.cache.set(teamId, loading);

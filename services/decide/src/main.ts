@@ -4,7 +4,8 @@ import { createPool } from '@tributary/postgres';
 import { createRedis } from '@tributary/redis';
 import { ControlPlaneStore, FeatureFlagStore, PersonCache, TokenResolver } from '@tributary/control-plane';
 import { openGeoIp } from '@tributary/geoip';
-import { startServiceRuntime } from '@tributary/http';
+import { createMetrics, startServiceRuntime } from '@tributary/http';
+import { decideMetrics } from './decide-metrics.js';
 import { decideRoutes } from './decide-routes.js';
 import { EvaluationData } from './evaluation-data.js';
 import { FlagDefinitions } from './flag-definitions.js';
@@ -12,11 +13,13 @@ import { sdkConfigRoutes } from './sdk-config-routes.js';
 
 const config = loadConfig();
 const logger = createLogger('decide', config.logLevel);
+const registry = createMetrics('decide');
+const metrics = decideMetrics(registry);
 // Short timeouts: an unreachable store must cost a flag answer, never the whole response.
 const pool = createPool(config, { max: 10, statementTimeoutMs: 1_000 });
 const redis = createRedis(config, { commandTimeoutMs: 300 });
 const store = new ControlPlaneStore(pool, config.apiKeyPepper);
-const definitions = new FlagDefinitions({ pool, flags: new FeatureFlagStore(pool), logger });
+const definitions = new FlagDefinitions({ pool, flags: new FeatureFlagStore(pool), logger, metrics });
 await definitions.subscribe(createRedis(config, { forQueues: true }));
 const geo = await openGeoIp();
 const tokens = new TokenResolver(store, redis);
@@ -24,6 +27,7 @@ const tokens = new TokenResolver(store, redis);
 await startServiceRuntime({
   name: 'decide',
   logger,
+  metrics: registry,
   host: config.host,
   port: config.decidePort,
   shutdownTimeoutMs: config.shutdownTimeoutMs,
@@ -33,9 +37,10 @@ await startServiceRuntime({
         tokens,
         store,
         definitions,
-        data: new EvaluationData({ pool, personCache: new PersonCache(redis), logger }),
+        data: new EvaluationData({ pool, personCache: new PersonCache(redis), logger, metrics }),
         geoip: (ip) => geo.properties(ip),
         logger,
+        metrics,
       }),
     ),
   ready: async () => (await pool.query('SELECT 1').then(() => true)) && (await redis.ping()) === 'PONG',

@@ -11,6 +11,7 @@ import { RowWriter } from './clickhouse-writer.js';
 import { EventProcessor } from './event-processor.js';
 import { GroupStore } from './groups/group-store.js';
 import { IngestConsumer, type MessageProcessor } from './ingest-consumer.js';
+import type { IngestMetrics } from './ingest-metrics.js';
 
 export interface IngestDeps {
   config: Pick<Config, 'apiKeyPepper'>;
@@ -22,17 +23,18 @@ export interface IngestDeps {
   producer: Producer;
   topics: TopicNames;
   groupId: string;
+  metrics?: IngestMetrics;
 }
 
 /** The ingest consumer as the service runs it; tests may decorate the processor to observe or disturb it. */
 export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: MessageProcessor) => MessageProcessor = (p) => p): Promise<IngestConsumer> {
-  const { config, logger, pool, redis, clickhouse, kafka, producer, topics, groupId } = deps;
+  const { config, logger, pool, redis, clickhouse, kafka, producer, topics, groupId, metrics } = deps;
   const rowWriter = new RowWriter(clickhouse);
   return new IngestConsumer({
     kafka,
     topics,
     groupId,
-    writeRows: (rows) => rowWriter.write(rows),
+    writeRows: (rows) => rowWriter.write(rows).then(() => metrics?.written(rows)),
     producer,
     logger,
     processor: wrap(

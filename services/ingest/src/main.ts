@@ -3,18 +3,22 @@ import { createLogger } from '@tributary/logger';
 import { createPool } from '@tributary/postgres';
 import { createRedis } from '@tributary/redis';
 import { createClickHouse } from '@tributary/clickhouse';
-import { createKafka, createProducer, topicNames } from '@tributary/kafka';
-import { startServiceRuntime } from '@tributary/http';
+import { createKafka, createProducer, produceMetrics, topicNames } from '@tributary/kafka';
+import { createMetrics, startServiceRuntime } from '@tributary/http';
 import { buildIngestConsumer } from './ingest-app.js';
+import { ingestMetrics } from './ingest-metrics.js';
 
 const config = loadConfig();
 const logger = createLogger('ingest', config.logLevel);
+const registry = createMetrics('ingest');
 // Each partition being worked on holds a connection for its chunk's transaction.
 const pool = createPool(config, { max: config.ingestPartitionsConcurrently + 2 });
 const redis = createRedis(config);
 const clickhouse = createClickHouse(config);
 const kafka = createKafka(config, logger, 'ingest');
-const producer = createProducer(kafka);
+const producer = produceMetrics(registry)(createProducer(kafka));
+const admin = kafka.admin();
+const topics = topicNames(config.kafkaTopicPrefix);
 await producer.connect();
 
 const consumer = await buildIngestConsumer({
@@ -25,14 +29,16 @@ const consumer = await buildIngestConsumer({
   clickhouse,
   kafka,
   producer,
-  topics: topicNames(config.kafkaTopicPrefix),
+  topics,
   groupId: config.ingestConsumerGroup,
+  metrics: ingestMetrics(registry, { admin, groupId: config.ingestConsumerGroup, topics, logger }),
 });
 await consumer.start();
 
 await startServiceRuntime({
   name: 'ingest',
   logger,
+  metrics: registry,
   host: config.host,
   port: config.ingestPort,
   shutdownTimeoutMs: config.shutdownTimeoutMs,
@@ -40,6 +46,7 @@ await startServiceRuntime({
   stop: async () => {
     // The consumer writes and commits what it has taken before leaving the group.
     await consumer.stop();
+    await admin.disconnect();
     await producer.disconnect();
     await pool.end();
     await clickhouse.close();

@@ -3,8 +3,9 @@ import { createLogger } from '@tributary/logger';
 import { createRedis } from '@tributary/redis';
 import { createPool } from '@tributary/postgres';
 import { createClickHouse } from '@tributary/clickhouse';
-import { startServiceRuntime } from '@tributary/http';
+import { createMetrics, startServiceRuntime } from '@tributary/http';
 import { startDeletionScheduler } from './deletion-scheduler.js';
+import { queueMetrics } from './worker-metrics.js';
 
 const config = loadConfig();
 const logger = createLogger('worker', config.logLevel);
@@ -13,10 +14,13 @@ const pool = createPool(config, { max: 3 });
 const clickhouse = createClickHouse(config, { requestTimeoutMs: 120_000 });
 const connection = createRedis(config, { forQueues: true });
 const scheduler = await startDeletionScheduler({ connection, pool, clickhouse, database: config.clickhouseDatabase, logger });
+const metrics = createMetrics('worker');
+queueMetrics(metrics, { queue: scheduler.queue, worker: scheduler.worker, logger });
 
 await startServiceRuntime({
   name: 'worker',
   logger,
+  metrics,
   host: config.host,
   port: config.workerPort,
   shutdownTimeoutMs: config.shutdownTimeoutMs,

@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import type { Scope } from '@tributary/auth';
-import { badRequest, forbidden, notFound, validateBody } from '@tributary/http';
+import { badRequest, documented, forbidden, notFound, validateBody } from '@tributary/http';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { UUID_PATTERN } from '../http/uuid.js';
 import type { OrganizationMemberStore } from '../organizations/organization-member-store.js';
@@ -67,11 +67,11 @@ export function accessControlRoutes(deps: { access: AccessControls; members: Org
     };
   };
 
-  router.get('/', requireScopes(resource.scopes.read), async (req, res) => {
+  router.get('/', requireScopes(resource.scopes.read), documented({ summary: 'Access controls of this resource' }), async (req, res) => {
     res.json(await document(req, await visible(req)));
   });
 
-  router.put('/', requireScopes(resource.scopes.write), async (req, res) => {
+  router.put('/', requireScopes(resource.scopes.write), documented({ summary: 'Set an access level for the project or one member', body: putSchema }), async (req, res) => {
     const found = await visible(req);
     if (!(await access.canManage(req, found))) throw forbidden(`Only project admins and its creator can change who may use ${resource.label.toLowerCase()} ${found.id}.`);
     const body = validateBody<{ access_level: AccessLevel | null; organization_member?: string | null }>(putSchema, req);

@@ -1,7 +1,7 @@
 import type { RequestHandler, Request } from 'express';
 import { PERSONAL_API_KEY_PREFIX, PROJECT_API_KEY_PREFIX, missingScopes, type Scope } from '@tributary/auth';
 import type { ControlPlaneStore, PersonalApiKeyRecord, Project } from '@tributary/control-plane';
-import { forbidden, notFound, unauthorized } from '@tributary/http';
+import { forbidden, notFound, unauthorized, withDoc } from '@tributary/http';
 
 export interface Principal {
   key: PersonalApiKeyRecord;
@@ -43,15 +43,16 @@ export function authenticate(store: Pick<ControlPlaneStore, 'findPersonalApiKey'
   };
 }
 
+/** Also names the scopes in the OpenAPI document, so the route's doc cannot disagree with its check. */
 export function requireScopes(...required: Scope[]): RequestHandler {
-  return (req, _res, next) => {
+  return withDoc((req, _res, next) => {
     const missing = missingScopes(principalOf(req).key.scopes, required);
     if (missing.length > 0) {
       next(forbidden(`This action requires the scope${missing.length > 1 ? 's' : ''} ${missing.map((s) => `'${s}'`).join(', ')}, which this personal API key does not have.`, 'missing_scope'));
       return;
     }
     next();
-  };
+  }, { scopes: required });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import { FLAGS_CHANGED_CHANNEL } from '@tributary/control-plane';
-import { badRequest, notFound, pageOf, validateBody } from '@tributary/http';
+import { PAGE_SCHEMA, badRequest, documented, notFound, pageOf, validateBody } from '@tributary/http';
 import type { Redis } from '@tributary/redis';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { pageLinks } from '../http/responses.js';
@@ -40,7 +40,7 @@ export function cohortRoutes(deps: { cohorts: CohortStore; redis: Redis; publicU
   const { cohorts } = deps;
   const announce = (teamId: number) => deps.redis.publish(FLAGS_CHANGED_CHANNEL, String(teamId)).catch(() => 0);
 
-  router.get('/', requireScopes('cohort:read'), async (req, res) => {
+  router.get('/', requireScopes('cohort:read'), documented({ summary: 'List cohorts', query: PAGE_SCHEMA }), async (req, res) => {
     const page = pageOf(req);
     const { count, results } = await cohorts.list(projectOf(req).id, page.limit, page.offset);
     res.json({
@@ -50,7 +50,7 @@ export function cohortRoutes(deps: { cohorts: CohortStore; redis: Redis; publicU
     });
   });
 
-  router.post('/', requireScopes('cohort:write'), async (req, res) => {
+  router.post('/', requireScopes('cohort:write'), documented({ summary: 'Create a static or dynamic cohort', body: createSchema }), async (req, res) => {
     const body = validateBody<CohortCreateBody>(createSchema, req);
     if (body.is_static) {
       if (hasConditions(body.filters)) throw badRequest('A static cohort is a list of persons: give distinct_ids, not filters.', 'filters');
@@ -70,13 +70,13 @@ export function cohortRoutes(deps: { cohorts: CohortStore; redis: Redis; publicU
     res.status(201).json(presentCohort(cohort));
   });
 
-  router.get('/:id', requireScopes('cohort:read'), async (req, res) => {
+  router.get('/:id', requireScopes('cohort:read'), documented({ summary: 'Retrieve a cohort' }), async (req, res) => {
     const cohort = await cohorts.get(projectOf(req).id, cohortId(req));
     if (!cohort) throw notFound(`Cohort ${req.params.id} does not exist.`);
     res.json(presentCohort(cohort));
   });
 
-  router.patch('/:id', requireScopes('cohort:write'), async (req, res) => {
+  router.patch('/:id', requireScopes('cohort:write'), documented({ summary: 'Update a cohort', body: patchSchema }), async (req, res) => {
     const body = validateBody<Partial<CohortCreateBody>>(patchSchema, req);
     const teamId = projectOf(req).id;
     const id = cohortId(req);
@@ -94,7 +94,7 @@ export function cohortRoutes(deps: { cohorts: CohortStore; redis: Redis; publicU
     res.json(presentCohort(cohort));
   });
 
-  router.delete('/:id', requireScopes('cohort:write'), async (req, res) => {
+  router.delete('/:id', requireScopes('cohort:write'), documented({ summary: 'Delete a cohort' }), async (req, res) => {
     const teamId = projectOf(req).id;
     if (!(await cohorts.softDelete(teamId, cohortId(req)))) throw notFound(`Cohort ${req.params.id} does not exist.`);
     await announce(teamId);

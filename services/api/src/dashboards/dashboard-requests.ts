@@ -86,7 +86,7 @@ const template = {
   },
 } as const;
 
-const createSchema = {
+export const createDashboardSchema = {
   type: 'object',
   properties: {
     name,
@@ -102,7 +102,7 @@ const createSchema = {
   },
 };
 
-const patchSchema = {
+export const patchDashboardSchema = {
   type: 'object',
   properties: {
     name,
@@ -132,7 +132,7 @@ function rejectNul(value: unknown, at: string): void {
 
 /** The create_from_template_json body, or a 400 naming the first field that is wrong. */
 export function parseCreateBody(raw: unknown): CreateDashboardBody {
-  const body = validate<CreateDashboardBody>(createSchema, structuredClone(raw ?? {}));
+  const body = validate<CreateDashboardBody>(createDashboardSchema, structuredClone(raw ?? {}));
   rejectNul(body, '');
   if (body.deleted) throw badRequest('A dashboard cannot be created deleted.', 'deleted');
   // Built-in templates live in PostHog's cloud; a self-hosted server only has the JSON it is sent.
@@ -146,7 +146,7 @@ export function parseCreateBody(raw: unknown): CreateDashboardBody {
 }
 
 export function parsePatchBody(raw: unknown): PatchDashboardBody {
-  const body = validate<PatchDashboardBody>(patchSchema, structuredClone(raw ?? {}));
+  const body = validate<PatchDashboardBody>(patchDashboardSchema, structuredClone(raw ?? {}));
   rejectNul(body, '');
   return body;
 }

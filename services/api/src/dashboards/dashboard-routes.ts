@@ -1,5 +1,5 @@
 import { Router, type Request } from 'express';
-import { badRequest, forbidden, notFound, pageOf } from '@tributary/http';
+import { PAGE_SCHEMA, badRequest, documented, forbidden, notFound, pageOf } from '@tributary/http';
 import type { Pool } from '@tributary/postgres';
 import { accessControlRoutes } from '../access-controls/access-control-routes.js';
 import type { AccessControls, ProtectedResource } from '../access-controls/access-controls.js';
@@ -8,7 +8,7 @@ import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { pageLinks } from '../http/responses.js';
 import type { OrganizationMemberStore } from '../organizations/organization-member-store.js';
 import { presentUser, type UserColumns } from '../organizations/organization-user.js';
-import { normaliseTags, parseCreateBody, parsePatchBody, RESTRICTION_LEVEL } from './dashboard-requests.js';
+import { createDashboardSchema, normaliseTags, parseCreateBody, parsePatchBody, patchDashboardSchema, RESTRICTION_LEVEL } from './dashboard-requests.js';
 import { DashboardStore, type DashboardRow, type TileRow } from './dashboard-store.js';
 
 function presentDashboard(row: DashboardRow) {
@@ -77,13 +77,13 @@ export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: A
     tiles: (await dashboards.tiles(row.id)).map(presentTile),
   });
 
-  router.get('/', requireScopes('dashboard:read'), async (req, res) => {
+  router.get('/', requireScopes('dashboard:read'), documented({ summary: 'List dashboards', query: PAGE_SCHEMA }), async (req, res) => {
     const page = pageOf(req);
     const { count, results } = await dashboards.list(projectOf(req).id, page.limit, page.offset, await access.hidden(req, 'dashboard'));
     res.json({ count, ...pageLinks(deps.publicUrl, req, page, count), results: results.map(presentDashboard) });
   });
 
-  router.post('/create_from_template_json', requireScopes('dashboard:write'), async (req, res) => {
+  router.post('/create_from_template_json', requireScopes('dashboard:write'), documented({ summary: 'Create a dashboard from a JSON template', body: createDashboardSchema }), async (req, res) => {
     const body = parseCreateBody(req.body);
     const teamId = projectOf(req).id;
     const userId = principalOf(req).userId;
@@ -108,12 +108,12 @@ export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: A
     res.status(200).json(await full(created, 'editor'));
   });
 
-  router.get('/:id', requireScopes('dashboard:read'), async (req, res) => {
+  router.get('/:id', requireScopes('dashboard:read'), documented({ summary: 'Retrieve a dashboard' }), async (req, res) => {
     const { row, level } = await reachable(req, dashboardId(req.params.id), 'viewer');
     res.json(await full(row, level));
   });
 
-  router.patch('/:id', requireScopes('dashboard:write'), async (req, res) => {
+  router.patch('/:id', requireScopes('dashboard:write'), documented({ summary: 'Update a dashboard', body: patchDashboardSchema }), async (req, res) => {
     const id = dashboardId(req.params.id);
     const { row, level } = await reachable(req, id, 'editor');
     const body = parsePatchBody(req.body);
@@ -131,7 +131,7 @@ export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: A
     res.json(await full(updated, level));
   });
 
-  router.delete('/:id', requireScopes('dashboard:write'), async (req, res) => {
+  router.delete('/:id', requireScopes('dashboard:write'), documented({ summary: 'Delete a dashboard' }), async (req, res) => {
     const flag = req.query.delete_insights;
     if (flag !== undefined && flag !== 'true' && flag !== 'false') throw badRequest('delete_insights must be true or false.', 'delete_insights');
     const id = dashboardId(req.params.id);

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { ClickHouse, Sql } from '@tributary/clickhouse';
-import { PAGE_PROPERTIES, badRequest, notFound, validateJsonParam, validateQuery } from '@tributary/http';
+import { PAGE_PROPERTIES, badRequest, documented, notFound, validateJsonParam, validateQuery } from '@tributary/http';
 import { PropertyFilterError, type StoredPropertyFilter } from '@tributary/property-filters';
 import { QueryLanguageError, cohortIds, compileExpression, compilePropertyFilters, parseDateInput, parseExpression } from '@tributary/query-language';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
@@ -112,7 +112,7 @@ export function eventRoutes(deps: EventRouteDeps): Router {
   const router = Router({ mergeParams: true });
   const clock = deps.clock ?? (() => new Date());
 
-  router.get('/', requireScopes('query:read'), async (req, res) => {
+  router.get('/', requireScopes('query:read'), documented({ summary: 'List stored events (deprecated; kept for compatibility)', query: listQuerySchema }), async (req, res) => {
     const query = validateQuery<ListQuery>(listQuerySchema, req);
     const teamId = projectOf(req).id;
     const now = clock();
@@ -156,7 +156,7 @@ export function eventRoutes(deps: EventRouteDeps): Router {
     res.json({ next: next(page.length), results });
   });
 
-  router.get('/values', requireScopes('query:read'), async (req, res) => {
+  router.get('/values', requireScopes('query:read'), documented({ summary: 'Values seen for an event property' }), async (req, res) => {
     const key = typeof req.query.key === 'string' ? req.query.key : '';
     if (!key) throw badRequest('Query parameter key is required: the property whose values to list.', 'key');
     const value = typeof req.query.value === 'string' ? req.query.value : undefined;
@@ -167,7 +167,7 @@ export function eventRoutes(deps: EventRouteDeps): Router {
     res.json(results);
   });
 
-  router.get('/:id', requireScopes('query:read'), async (req, res) => {
+  router.get('/:id', requireScopes('query:read'), documented({ summary: 'Retrieve one stored event' }), async (req, res) => {
     const rows = await deps.clickhouse.query<EventRow>(listEventsQuery({ teamId: projectOf(req).id, uuid: String(req.params.id) }, 1, 0));
     const row = rows[0];
     if (!row) throw notFound(`Event ${req.params.id} does not exist in this project.`);

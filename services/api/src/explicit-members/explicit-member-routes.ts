@@ -1,5 +1,5 @@
 import { Router, type Request } from 'express';
-import { badRequest, forbidden, notFound, validateBody } from '@tributary/http';
+import { badRequest, documented, forbidden, notFound, validateBody } from '@tributary/http';
 import type { Pool } from '@tributary/postgres';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import { isUuid, UUID_PATTERN } from '../http/uuid.js';
@@ -52,11 +52,11 @@ export function explicitMemberRoutes(deps: { pool: Pool; roles: ProjectRoles }):
     if (!(await deps.roles.of(req)).isAdmin) throw forbidden('Only project admins can add, change or remove explicit members.');
   };
 
-  router.get('/', requireScopes('project:read'), async (req, res) => {
+  router.get('/', requireScopes('project:read'), documented({ summary: 'List explicit project members' }), async (req, res) => {
     res.json((await members.list(projectOf(req).id)).map(present));
   });
 
-  router.post('/', requireScopes('project:write'), async (req, res) => {
+  router.post('/', requireScopes('project:write'), documented({ summary: 'Add an explicit project member', body: createSchema }), async (req, res) => {
     await requireAdmin(req);
     const body = validateBody<{ user_uuid: string; level: number }>(createSchema, req);
     const project = projectOf(req);
@@ -70,13 +70,13 @@ export function explicitMemberRoutes(deps: { pool: Pool; roles: ProjectRoles }):
     }
   });
 
-  router.get('/:user_uuid', requireScopes('project:read'), async (req, res) => {
+  router.get('/:user_uuid', requireScopes('project:read'), documented({ summary: 'Retrieve an explicit project member' }), async (req, res) => {
     const member = await members.find(projectOf(req).id, memberUuid(req));
     if (!member) throw notFound(`User ${req.params.user_uuid} is not an explicit member of this project.`);
     res.json(present(member));
   });
 
-  router.patch('/:user_uuid', requireScopes('project:write'), async (req, res) => {
+  router.patch('/:user_uuid', requireScopes('project:write'), documented({ summary: 'Change an explicit member’s level', body: patchSchema }), async (req, res) => {
     await requireAdmin(req);
     const uuid = memberUuid(req);
     const body = validateBody<{ user_uuid?: string; level: number }>(patchSchema, req);
@@ -93,7 +93,7 @@ export function explicitMemberRoutes(deps: { pool: Pool; roles: ProjectRoles }):
     }
   });
 
-  router.delete('/:user_uuid', requireScopes('project:write'), async (req, res) => {
+  router.delete('/:user_uuid', requireScopes('project:write'), documented({ summary: 'Remove an explicit project member' }), async (req, res) => {
     await requireAdmin(req);
     try {
       if (!(await members.remove(projectOf(req).id, memberUuid(req)))) throw notFound(`User ${req.params.user_uuid} is not an explicit member of this project.`);

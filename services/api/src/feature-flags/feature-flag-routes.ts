@@ -2,7 +2,7 @@ import { Router, type Request } from 'express';
 import type { Redis } from '@tributary/redis';
 import { validateFlagDefinition } from '@tributary/flags';
 import { DuplicateFlagKeyError, FLAGS_CHANGED_CHANNEL, type FeatureFlagInput, type FeatureFlagRecord, type FeatureFlagStore } from '@tributary/control-plane';
-import { badRequest, notFound, pageOf, validateBody } from '@tributary/http';
+import { PAGE_SCHEMA, badRequest, documented, notFound, pageOf, validateBody } from '@tributary/http';
 import { accessControlRoutes } from '../access-controls/access-control-routes.js';
 import type { AccessControls } from '../access-controls/access-controls.js';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
@@ -75,14 +75,14 @@ export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis;
     return flag;
   };
 
-  router.get('/', requireScopes('feature_flag:read'), async (req, res) => {
+  router.get('/', requireScopes('feature_flag:read'), documented({ summary: 'List feature flags', query: PAGE_SCHEMA }), async (req, res) => {
     const page = pageOf(req);
     const { count, results } = await deps.flags.list(projectOf(req).id, page.limit, page.offset, await deps.access.hidden(req, 'feature_flag'));
     const { next, previous } = pageLinks(deps.publicUrl, req, page, count);
     res.json({ count, next, previous, results: results.map(presentFlag) });
   });
 
-  router.post('/', requireScopes('feature_flag:write'), async (req, res) => {
+  router.post('/', requireScopes('feature_flag:write'), documented({ summary: 'Create a feature flag', body: createSchema }), async (req, res) => {
     const body = validateBody<FeatureFlagInput>(createSchema, req);
     checkFilters(body.filters);
     try {
@@ -95,11 +95,11 @@ export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis;
     }
   });
 
-  router.get('/:id', requireScopes('feature_flag:read'), async (req, res) => {
+  router.get('/:id', requireScopes('feature_flag:read'), documented({ summary: 'Retrieve a feature flag' }), async (req, res) => {
     res.json(presentFlag(await reachable(req, 'viewer')));
   });
 
-  router.patch('/:id', requireScopes('feature_flag:write'), async (req, res) => {
+  router.patch('/:id', requireScopes('feature_flag:write'), documented({ summary: 'Update a feature flag', body: patchSchema }), async (req, res) => {
     const body = validateBody<Partial<FeatureFlagInput>>(patchSchema, req);
     checkFilters(body.filters);
     await reachable(req, 'editor');
@@ -114,7 +114,7 @@ export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis;
     }
   });
 
-  router.delete('/:id', requireScopes('feature_flag:write'), async (req, res) => {
+  router.delete('/:id', requireScopes('feature_flag:write'), documented({ summary: 'Delete a feature flag' }), async (req, res) => {
     const teamId = projectOf(req).id;
     await reachable(req, 'editor');
     if (!(await deps.flags.softDelete(teamId, flagId(req)))) throw notFound(`Feature flag ${req.params.id} does not exist.`);

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { notFound, pageOf } from '@tributary/http';
+import { PAGE_SCHEMA, documented, notFound, pageOf } from '@tributary/http';
 import type { Pool } from '@tributary/postgres';
 import { principalOf, requireScopes } from '../auth/authenticate.js';
 import { pageLinks } from '../http/responses.js';
@@ -16,7 +16,7 @@ export function organizationRoutes(deps: { pool: Pool; publicUrl: string }): Rou
   const router = Router();
   const members = new OrganizationMemberStore(deps.pool);
 
-  router.get('/:organization_id/members', requireScopes('organization_member:read'), async (req, res) => {
+  router.get('/:organization_id/members', requireScopes('organization_member:read'), documented({ summary: 'List an organization’s members', query: PAGE_SCHEMA }), async (req, res) => {
     const { key, userId } = principalOf(req);
     const raw = String(req.params.organization_id);
     const organizationId = raw === '@current' ? await members.currentOrganizationId(userId, key.scoped_projects) : raw;

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { isGrantedScope, missingScopes, type GrantedScope } from '@tributary/auth';
 import type { ControlPlaneStore, PersonalApiKeyRecord } from '@tributary/control-plane';
-import { badRequest, forbidden, notFound, validateBody } from '@tributary/http';
+import { badRequest, documented, forbidden, notFound, validateBody } from '@tributary/http';
 import { principalOf, requireScopes } from '../auth/authenticate.js';
 
 interface CreateKeyBody {
@@ -54,11 +54,11 @@ function checkNoEscalation(caller: PersonalApiKeyRecord, scopes: GrantedScope[],
 export function personalApiKeyRoutes(store: ControlPlaneStore): Router {
   const router = Router();
 
-  router.get('/', requireScopes('personal_api_key:read'), async (req, res) => {
+  router.get('/', requireScopes('personal_api_key:read'), documented({ summary: 'List your personal API keys' }), async (req, res) => {
     res.json((await store.keysOfUser(principalOf(req).userId)).map(present));
   });
 
-  router.post('/', requireScopes('personal_api_key:write'), async (req, res) => {
+  router.post('/', requireScopes('personal_api_key:write'), documented({ summary: 'Create a personal API key (its value is shown once)', body: createSchema }), async (req, res) => {
     const body = validateBody<CreateKeyBody>(createSchema, req);
     const unknown = body.scopes.filter((s) => !isGrantedScope(s));
     if (unknown.length > 0) throw badRequest(`Unknown scopes: ${unknown.join(', ')}.`, 'scopes');
@@ -78,7 +78,7 @@ export function personalApiKeyRoutes(store: ControlPlaneStore): Router {
     res.status(201).json({ ...present(record), value: key });
   });
 
-  router.delete('/:id', requireScopes('personal_api_key:write'), async (req, res) => {
+  router.delete('/:id', requireScopes('personal_api_key:write'), documented({ summary: 'Delete a personal API key' }), async (req, res) => {
     if (!(await store.deleteKeyOfUser(principalOf(req).userId, String(req.params.id)))) throw notFound('Personal API key does not exist.');
     res.status(204).end();
   });

@@ -1,5 +1,5 @@
 import { Router, type Request, type Response } from 'express';
-import { PAGE_PROPERTIES, badRequest, notFound, validateBody, validateJsonParam, validateQuery, type Page } from '@tributary/http';
+import { PAGE_PROPERTIES, badRequest, documented, notFound, validateBody, validateJsonParam, validateQuery, type Page } from '@tributary/http';
 import { parseIdList, personDisplayName } from '@tributary/persons';
 import { propertyFilterProblem, type PropertyFilter } from '@tributary/property-filters';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
@@ -99,7 +99,7 @@ export function personRoutes(deps: PersonRouteDeps): Router {
     res.json({ count, ...pageLinks(deps.publicUrl, req, query, count), results });
   }
 
-  router.get('/', requireScopes('person:read'), async (req, res) => {
+  router.get('/', requireScopes('person:read'), documented({ summary: 'List persons', query: listSchema }), async (req, res) => {
     const query = validateQuery<ListQuery>(listSchema, req);
     const { count, results } = await persons.list(
       projectOf(req).id,
@@ -116,9 +116,9 @@ export function personRoutes(deps: PersonRouteDeps): Router {
     sendPersons(req, res, results, (presented) => ({ count, ...pageLinks(deps.publicUrl, req, query, count), results: presented }));
   });
 
-  router.get('/activity', requireScopes('activity_log:read'), (req, res) => sendActivity(req, res));
+  router.get('/activity', requireScopes('activity_log:read'), documented({ summary: 'Activity log of the project’s persons', query: pageSchema }), (req, res) => sendActivity(req, res));
 
-  router.get('/cohorts', requireScopes('person:read', 'cohort:read'), async (req, res) => {
+  router.get('/cohorts', requireScopes('person:read', 'cohort:read'), documented({ summary: 'Cohorts a person belongs to' }), async (req, res) => {
     const raw = req.query.person_id;
     const value = Array.isArray(raw) ? raw[0] : raw;
     if (value === undefined || value === '') throw badRequest('person_id is required: the person whose cohorts to list.', 'person_id');
@@ -131,7 +131,7 @@ export function personRoutes(deps: PersonRouteDeps): Router {
     res.json({ results });
   });
 
-  router.post('/bulk_delete', requireScopes('person:write'), async (req, res) => {
+  router.post('/bulk_delete', requireScopes('person:write'), documented({ summary: 'Delete up to 100 persons by id or distinct id' }), async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const lists: Record<'ids' | 'distinct_ids', string[]> = { ids: [], distinct_ids: [] };
     for (const name of ['ids', 'distinct_ids'] as const) {
@@ -146,17 +146,17 @@ export function personRoutes(deps: PersonRouteDeps): Router {
     res.json({ persons_found: found.length, persons_deleted: deleted, deletions_queued: queued });
   });
 
-  router.get('/:id', requireScopes('person:read'), async (req, res) => {
+  router.get('/:id', requireScopes('person:read'), documented({ summary: 'Retrieve a person' }), async (req, res) => {
     sendPersons(req, res, [await existing(req)], (results) => results[0]);
   });
 
-  router.patch('/:id', requireScopes('person:write'), async (req, res) => {
+  router.patch('/:id', requireScopes('person:write'), documented({ summary: 'Update person properties (through ingestion)', body: patchSchema }), async (req, res) => {
     const body = validateBody<{ properties: Record<string, unknown> }>(patchSchema, req);
     const person = await service.setProperties(actorOf(req), await existing(req), body.properties);
     sendPersons(req, res, [person], (results) => results[0]);
   });
 
-  router.post('/:id/update_property', requireScopes('person:write'), async (req, res) => {
+  router.post('/:id/update_property', requireScopes('person:write'), documented({ summary: 'Set one person property (through ingestion)' }), async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const key = body.key ?? req.query.key;
     if (typeof key !== 'string' || key === '') throw badRequest('key is required: the name of the property to set.', 'key');
@@ -166,7 +166,7 @@ export function personRoutes(deps: PersonRouteDeps): Router {
     res.status(200).end();
   });
 
-  router.post('/:id/delete_property', requireScopes('person:write'), async (req, res) => {
+  router.post('/:id/delete_property', requireScopes('person:write'), documented({ summary: 'Unset one person property (through ingestion)' }), async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const key = req.query.$unset ?? body.$unset;
     if (typeof key !== 'string' || key === '') throw badRequest('$unset is required: the name of the property to delete.', '$unset');
@@ -174,25 +174,25 @@ export function personRoutes(deps: PersonRouteDeps): Router {
     res.status(200).end();
   });
 
-  router.delete('/:id', requireScopes('person:write'), async (req, res) => {
+  router.delete('/:id', requireScopes('person:write'), documented({ summary: 'Delete a person; `delete_events=true` queues its events for the weekly deletion batch' }), async (req, res) => {
     const { deleted } = await service.delete(actorOf(req), [personId(req)], isTrue(req.query.delete_events));
     if (deleted === 0) throw notFound(`Person ${req.params.id} does not exist.`);
     res.status(204).end();
   });
 
-  router.post('/:id/split', requireScopes('person:write'), async (req, res) => {
+  router.post('/:id/split', requireScopes('person:write'), documented({ summary: 'Split a merged person into one person per distinct id' }), async (req, res) => {
     const main = ((req.body ?? {}) as Record<string, unknown>).main_distinct_id;
     if (main !== undefined && main !== null && typeof main !== 'string') throw badRequest('main_distinct_id must be a string.', 'main_distinct_id');
     if (!(await service.split(actorOf(req), personId(req), main ?? undefined))) throw notFound(`Person ${req.params.id} does not exist.`);
     res.status(200).end();
   });
 
-  router.get('/:id/activity', requireScopes('activity_log:read'), async (req, res) => {
+  router.get('/:id/activity', requireScopes('activity_log:read'), documented({ summary: 'Activity log of one person', query: pageSchema }), async (req, res) => {
     const person = await existing(req).catch(() => null);
     await sendActivity(req, res, person?.id ?? personId(req), person !== null);
   });
 
-  router.get('/:id/properties_timeline', requireScopes('person:read'), async (req, res) => {
+  router.get('/:id/properties_timeline', requireScopes('person:read'), documented({ summary: 'How a person’s properties changed over time' }), async (req, res) => {
     const points = await service.propertiesTimeline(await existing(req));
     if (req.query.format === 'csv') return sendCsv(res, ['timestamp', 'properties', 'relevant_event_count', 'start_event_timestamp', 'end_event_timestamp'], points.map((p) => [p.timestamp, p.properties, p.relevant_event_count, p.start_event_timestamp, p.end_event_timestamp]));
     res.json({

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { ControlPlaneStore, Project } from '@tributary/control-plane';
-import { forbidden, notFound } from '@tributary/http';
+import { documented, forbidden, notFound } from '@tributary/http';
 import { principalOf, requireScopes } from '../auth/authenticate.js';
 
 function present(project: Project) {
@@ -20,14 +20,14 @@ export function projectRoutes(store: Pick<ControlPlaneStore, 'projectsForUser' |
   const visible = async (userId: number, scopedProjects: number[] | null) =>
     (await store.projectsForUser(userId)).filter((p) => scopedProjects === null || scopedProjects.includes(p.id));
 
-  router.get('/', requireScopes('project:read'), async (req, res) => {
+  router.get('/', requireScopes('project:read'), documented({ summary: 'List the projects this key reaches' }), async (req, res) => {
     const { key, userId } = principalOf(req);
     const results = (await visible(userId, key.scoped_projects)).map(present);
     res.json({ count: results.length, next: null, previous: null, results });
   });
 
   // 404 only when no such project exists, as for every project route; 403 when it exists out of reach.
-  router.get('/:id', requireScopes('project:read'), async (req, res) => {
+  router.get('/:id', requireScopes('project:read'), documented({ summary: 'Retrieve a project' }), async (req, res) => {
     const { key, userId } = principalOf(req);
     const raw = String(req.params.id);
     const id = /^\d{1,9}$/.test(raw) ? Number(raw) : Number.NaN;

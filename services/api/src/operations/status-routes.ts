@@ -1,0 +1,44 @@
+import { Router } from 'express';
+import { documented, forbidden } from '@tributary/http';
+import { principalOf } from '../auth/authenticate.js';
+import { STATUS_PAGE_HTML } from './status-page.js';
+import { statusReport, type StatusDeps, type StatusReport } from './status-report.js';
+
+/** Many open status pages cost the stores one report per interval, not one per page. */
+const REPORT_TTL_MS = 2_000;
+
+/** `/status`: the page itself holds no data, so it is public; browsers read the report with a key. */
+export function statusPageRoutes(): Router {
+  const router = Router();
+  router.get('/status', documented({ summary: 'Status page for operators (HTML; reads /api/status/ with a personal API key)', tags: ['operations'], responses: { 200: { description: 'An HTML page.', contentType: 'text/html', schema: { type: 'string' } } } }), (_req, res) => {
+    res.type('html').set('Cache-Control', 'no-store').send(STATUS_PAGE_HTML);
+  });
+  return router;
+}
+
+/**
+ * `/api/status/`: installation-wide figures (every project's events), so only for a key that can
+ * already see everything: all scopes, no project restriction.
+ */
+export function statusRoutes(deps: StatusDeps): Router {
+  const router = Router();
+  let cached: { at: number; report: Promise<StatusReport> } | null = null;
+  router.get(
+    '/',
+    (req, _res, next) => {
+      const { key } = principalOf(req);
+      if (!key.scopes.includes('*') || key.scoped_projects !== null) {
+        next(forbidden('The status report covers every project: it needs a personal API key with all scopes (*) and no project restriction.', 'status_forbidden'));
+        return;
+      }
+      next();
+    },
+    documented({ summary: 'Status report: services, consumer lag, throughput, warnings, dead letters, deletions', tags: ['operations'], scopes: ['*'] }),
+    async (_req, res) => {
+      const now = Date.now();
+      if (!cached || now - cached.at > REPORT_TTL_MS) cached = { at: now, report: statusReport(deps) };
+      res.set('Cache-Control', 'no-store').json(await cached.report);
+    },
+  );
+  return router;
+}

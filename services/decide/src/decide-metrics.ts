@@ -1,0 +1,31 @@
+import { Counter, type Registry } from '@tributary/http';
+
+export type DecideCache = 'flag_definitions' | 'person_properties';
+
+/** What decide counts beside its HTTP requests: flags evaluated, and how often its caches answered. */
+export interface DecideMetrics {
+  evaluated(enabled: number, disabled: number): void;
+  cacheLookup(cache: DecideCache, hit: boolean): void;
+}
+
+export function decideMetrics(registry: Registry): DecideMetrics {
+  const evaluations = new Counter({
+    name: 'tributary_decide_flag_evaluations_total',
+    help: 'Flags evaluated for a distinct id, by whether the flag came out enabled.',
+    labelNames: ['enabled'] as const,
+    registers: [registry],
+  });
+  const lookups = new Counter({
+    name: 'tributary_decide_cache_lookups_total',
+    help: 'Lookups in decide caches (flag definitions in memory, person properties in Redis), by hit or miss.',
+    labelNames: ['cache', 'outcome'] as const,
+    registers: [registry],
+  });
+  return {
+    evaluated: (enabled, disabled) => {
+      evaluations.inc({ enabled: 'true' }, enabled);
+      evaluations.inc({ enabled: 'false' }, disabled);
+    },
+    cacheLookup: (cache, hit) => lookups.inc({ cache, outcome: hit ? 'hit' : 'miss' }),
+  };
+}
