@@ -2,6 +2,7 @@ import { Kafka, logLevel, type Admin, type Producer, type LogEntry } from 'kafka
 import type { Config } from '@tributary/config';
 import type { Logger } from '@tributary/logger';
 import { TOPIC_KINDS, topicNames } from './topics.js';
+import { keyHashPartitioner } from './partitioner.js';
 
 const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error',
@@ -36,7 +37,7 @@ export function createKafka(config: Pick<Config, 'kafkaBrokers' | 'kafkaClientId
  * waiting for every in-sync replica.
  */
 export function createProducer(kafka: Kafka): Producer {
-  return kafka.producer({ idempotent: true, maxInFlightRequests: 5, allowAutoTopicCreation: false });
+  return kafka.producer({ idempotent: true, maxInFlightRequests: 5, allowAutoTopicCreation: false, createPartitioner: keyHashPartitioner });
 }
 
 /** Creates any missing event topic; existing topics are left as they are. */

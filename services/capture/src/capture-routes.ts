@@ -66,13 +66,15 @@ export function captureRoutes(deps: CaptureDeps): Router {
     if (!project) throw unauthorized('Project API key is invalid: no project has this key.', 'invalid_api_key');
 
     const ip = req.ip ?? null;
+    const receivedAt = now.toISOString();
+    const sentAt = parsed.sentAt ? parsed.sentAt.toISOString() : null;
     const messages: CaptureMessage[] = parsed.events.map((event) => ({
       uuid: event.uuid,
       distinct_id: event.distinctId,
       ip,
       data: event.data,
-      now: now.toISOString(),
-      sent_at: parsed.sentAt ? parsed.sentAt.toISOString() : null,
+      now: receivedAt,
+      sent_at: sentAt,
       token: parsed.token,
       historical_migration: parsed.historicalMigration,
     }));
