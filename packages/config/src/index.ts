@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Ajv, type JSONSchemaType } from 'ajv';
 
 /**
@@ -53,6 +54,13 @@ export interface Config {
   captureOverflowEventsPerSecond: number;
   /** CAPTURE_KAFKA_PRODUCERS: Kafka producers capture spreads keys over; each has one produce request in flight. */
   captureKafkaProducers: number;
+  /**
+   * CAPTURE_WORKERS, DECIDE_WORKERS: processes (node:cluster workers sharing the port) per
+   * service; 0 means one per core. Both are CPU-bound per request, and one Node process uses one
+   * core, so a machine runs them best with one process per core; a container given one core sets 1.
+   */
+  captureWorkers: number;
+  decideWorkers: number;
   /** INGEST_PARTITIONS_CONCURRENTLY: Kafka partitions one ingest process works on at the same time. */
   ingestPartitionsConcurrently: number;
   /** API_RATE_LIMIT_PER_MINUTE: management API requests one personal API key may make per minute. */
@@ -90,6 +98,8 @@ export const ENV_VARIABLES = {
   captureOverflowEventsPerSecond: ['CAPTURE_OVERFLOW_EVENTS_PER_SECOND', '1000'],
   captureKafkaProducers: ['CAPTURE_KAFKA_PRODUCERS', '4'],
   kafkaProduceTimeoutMs: ['KAFKA_PRODUCE_TIMEOUT_MS', '10000'],
+  captureWorkers: ['CAPTURE_WORKERS', '0'],
+  decideWorkers: ['DECIDE_WORKERS', '0'],
   ingestPartitionsConcurrently: ['INGEST_PARTITIONS_CONCURRENTLY', '8'],
   apiRateLimitPerMinute: ['API_RATE_LIMIT_PER_MINUTE', '480'],
 } as const satisfies Record<keyof Config, readonly [string, string]>;
@@ -129,6 +139,8 @@ const schema: JSONSchemaType<RawConfig> = {
     captureOverflowEventsPerSecond: { type: 'integer', minimum: 1 },
     captureKafkaProducers: { type: 'integer', minimum: 1, maximum: 32 },
     kafkaProduceTimeoutMs: { type: 'integer', minimum: 100 },
+    captureWorkers: { type: 'integer', minimum: 0, maximum: 256 },
+    decideWorkers: { type: 'integer', minimum: 0, maximum: 256 },
     ingestPartitionsConcurrently: { type: 'integer', minimum: 1, maximum: 64 },
     apiRateLimitPerMinute: { type: 'integer', minimum: 1 },
   },
@@ -155,5 +167,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrid
   }
   const typed = raw as unknown as RawConfig;
   const kafkaBrokers = typed.kafkaBrokers.split(',').map((b) => b.trim()).filter(Boolean);
-  return { ...typed, kafkaBrokers, ...overrides };
+  const captureWorkers = typed.captureWorkers || availableParallelism();
+  const decideWorkers = typed.decideWorkers || availableParallelism();
+  return { ...typed, kafkaBrokers, captureWorkers, decideWorkers, ...overrides };
 }

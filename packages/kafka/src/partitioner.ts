@@ -19,17 +19,10 @@ export function murmur2(data: Buffer): number {
     k = Math.imul(k, M);
     h = Math.imul(h, M) ^ k;
   }
-  switch (length & 3) {
-    case 3:
-      h ^= data[whole + 2]! << 16;
-    // falls through
-    case 2:
-      h ^= data[whole + 1]! << 8;
-    // falls through
-    case 1:
-      h ^= data[whole]!;
-      h = Math.imul(h, M);
-  }
+  const rest = length & 3;
+  if (rest === 3) h ^= data[whole + 2]! << 16;
+  if (rest >= 2) h ^= data[whole + 1]! << 8;
+  if (rest >= 1) h = Math.imul(h ^ data[whole]!, M);
   h ^= h >>> 13;
   h = Math.imul(h, M);
   h ^= h >>> 15;

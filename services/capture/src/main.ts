@@ -4,13 +4,14 @@ import { createPool } from '@tributary/postgres';
 import { createRedis } from '@tributary/redis';
 import { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
 import { createKafka, createProducer, topicNames } from '@tributary/kafka';
-import { startServiceRuntime } from '@tributary/http';
+import { runAsWorkers, startServiceRuntime } from '@tributary/http';
 import { captureRoutes } from './capture-routes.js';
 import { EventPublisher } from './event-publisher.js';
 import { OverflowDetector } from './overflow-detector.js';
 
 const config = loadConfig();
 const logger = createLogger('capture', config.logLevel);
+await runAsWorkers('capture', config.captureWorkers, logger);
 const pool = createPool(config, { max: 5 });
 const redis = createRedis(config);
 const kafka = createKafka(config, logger, 'capture');

@@ -4,7 +4,7 @@ import { createPool } from '@tributary/postgres';
 import { createRedis } from '@tributary/redis';
 import { ControlPlaneStore, FeatureFlagStore, PersonCache, TokenResolver } from '@tributary/control-plane';
 import { openGeoIp } from '@tributary/geoip';
-import { startServiceRuntime } from '@tributary/http';
+import { runAsWorkers, startServiceRuntime } from '@tributary/http';
 import { decideRoutes } from './decide-routes.js';
 import { EvaluationData } from './evaluation-data.js';
 import { FlagDefinitions } from './flag-definitions.js';
@@ -12,6 +12,7 @@ import { sdkConfigRoutes } from './sdk-config-routes.js';
 
 const config = loadConfig();
 const logger = createLogger('decide', config.logLevel);
+await runAsWorkers('decide', config.decideWorkers, logger);
 // Short timeouts: an unreachable store must cost a flag answer, never the whole response.
 const pool = createPool(config, { max: 10, statementTimeoutMs: 1_000 });
 const redis = createRedis(config, { commandTimeoutMs: 300 });
