@@ -4,7 +4,7 @@
  * drain; with `fail` every worker throws before listening.
  */
 import { createLogger } from '@tributary/logger';
-import { runAsWorkers, startServiceRuntime } from '../src/index.js';
+import { runAsWorkers, startServiceRuntime } from './index.js';
 
 const logger = createLogger('workers-fixture', 'silent');
 await runAsWorkers('fixture', Number(process.argv[2]), logger);
