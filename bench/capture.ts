@@ -1,32 +1,26 @@
 /**
- * Capture throughput through the front door against the real broker, and in the same run a bare
- * Node HTTP server that only reads and parses the same bodies (the baseline). Needs `make up`.
+ * Capture throughput against the real broker, through the front door and on capture's own port,
+ * and in the same run a bare Node HTTP server (bench/bare-server.ts, its own process) that only
+ * reads and parses the same bodies (the baseline, reached directly like capture's port). Needs `make up`.
  * The ingest consumer is paused (SIGSTOP) while it runs, so that draining the flood into Postgres
  * and ClickHouse does not compete with capture for this machine's two cores; it resumes after.
- * Run: npx tsx bench/capture.ts [seconds]
+ * Both run with the same number of connections (default 16, a busy site's SDK traffic behind a
+ * load balancer; a fixed concurrency sets the latency: p99 is that many requests queued).
+ * Ends with one line: RESULT capture_batch_events_per_s=... bare_events_per_s=... ratio=... p99_ms=... rss_mb=...
+ * Run: npx tsx bench/capture.ts [seconds] [connections]
  */
-import http from 'node:http';
-import { once } from 'node:events';
+import { loadConfig } from '@tributary/config';
 import { readCredentialsOrExit, realisticEvent } from './events.js';
-import { drive, peakRssMb, pidOf, table, type LoadResult } from './lib.js';
+import { drive, peakRssPerProcessMb, pidOf, startBareServer, table, type LoadResult } from './lib.js';
 
 const seconds = Number(process.argv[2] ?? 15);
+const connections = Number(process.argv[3] ?? 16);
 const credentials = await readCredentialsOrExit();
+const serviceUrl = `http://127.0.0.1:${loadConfig().capturePort}`;
 const batchBody = JSON.stringify({ api_key: credentials.TRIBUTARY_PROJECT_API_KEY, batch: Array.from({ length: 100 }, (_, i) => realisticEvent(i)) });
 const singleBody = JSON.stringify({ api_key: credentials.TRIBUTARY_PROJECT_API_KEY, ...realisticEvent(0) });
 
-const bare = http.createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    JSON.parse(Buffer.concat(chunks).toString());
-    res.setHeader('content-type', 'application/json');
-    res.end('{"status":1}');
-  });
-});
-bare.listen(0, '127.0.0.1');
-await once(bare, 'listening');
-const barePort = (bare.address() as { port: number }).port;
+const bare = await startBareServer('{"status":1}');
 
 const runs: [string, string, string, number][] = [
   ['/batch/ (100 events)', `${credentials.TRIBUTARY_URL}/batch/`, batchBody, 100],
@@ -37,21 +31,34 @@ const ingestPid = await pidOf('ingest');
 process.kill(ingestPid, 'SIGSTOP');
 const resumeIngest = () => process.kill(ingestPid, 'SIGCONT');
 process.once('exit', resumeIngest);
+const results = new Map<string, { real: LoadResult; direct: LoadResult; baseline: LoadResult }>();
 for (const [name, url, body, eventsPerRequest] of runs) {
-  const baseline: LoadResult = await drive({ url: `http://127.0.0.1:${barePort}/`, body, connections: 32, seconds });
-  const real: LoadResult = await drive({ url, body, connections: 32, seconds });
+  const baseline: LoadResult = await drive({ url: `${bare.url}/`, body, connections, seconds });
+  const direct: LoadResult = await drive({ url: `${serviceUrl}${new URL(url).pathname}`, body, connections, seconds });
+  const real: LoadResult = await drive({ url, body, connections, seconds });
+  results.set(name, { real, direct, baseline });
   rows.push({
     route: name,
     'events/s': real.requestsPerSecond * eventsPerRequest,
-    'req/s': real.requestsPerSecond,
-    'p50 ms': real.p50,
     'p99 ms': real.p99,
-    'non-2xx': real.non2xx + real.errors,
+    'non-2xx': real.non2xx + real.errors + direct.non2xx + direct.errors,
+    'direct events/s': direct.requestsPerSecond * eventsPerRequest,
+    'direct p99 ms': direct.p99,
     'bare events/s': baseline.requestsPerSecond * eventsPerRequest,
-    'ratio to bare': real.requestsPerSecond / baseline.requestsPerSecond,
+    'bare p99 ms': baseline.p99,
+    'front door/bare': real.requestsPerSecond / baseline.requestsPerSecond,
+    'direct/bare': direct.requestsPerSecond / baseline.requestsPerSecond,
   });
 }
 resumeIngest();
-bare.close();
+bare.stop();
 table(rows);
-console.log(`capture peak RSS: ${(await peakRssMb(await pidOf('capture'))).toFixed(1)} MB`);
+const rssMb = await peakRssPerProcessMb(await pidOf('capture'));
+console.log(`capture peak RSS of its largest process: ${rssMb.toFixed(1)} MB`);
+const batch = results.get(runs[0]![0])!;
+// The line compares like with like: the service's own port against the bare server's; the
+// table above also gives the figures through nginx.
+console.log(
+  `RESULT capture_batch_events_per_s=${Math.round(batch.direct.requestsPerSecond * 100)} bare_events_per_s=${Math.round(batch.baseline.requestsPerSecond * 100)}` +
+    ` ratio=${(batch.direct.requestsPerSecond / batch.baseline.requestsPerSecond).toFixed(3)} p99_ms=${batch.direct.p99} rss_mb=${rssMb.toFixed(1)}`,
+);

@@ -1,17 +1,22 @@
 /**
- * Decide throughput through the front door: 50 active flags (rollouts, person-property filters,
- * multivariate, one group flag) and 10,000 persons with properties, each request for a random
- * person. Also times the pure engine on the same flag set. Needs `make up`.
- * Run: npx tsx bench/decide.ts [seconds]
+ * Decide throughput on decide's own port and through the front door: 50 active flags (rollouts,
+ * person-property filters, multivariate, one group flag) and 10,000 persons with properties, each request for a random
+ * person, and in the same run a bare Node server (bench/bare-server.ts, its own process) that
+ * parses the same bodies and answers a fixed JSON of the same size (the baseline); both take the
+ * same number of connections (default 8). Also times the pure engine on the same flag set.
+ * Needs `make up`. Ends with one line, for the route that fares worse:
+ * RESULT decide_req_per_s=... bare_req_per_s=... ratio=... p99_ms=... rss_mb=...
+ * Run: npx tsx bench/decide.ts [seconds] [connections]
  */
 import { loadConfig } from '@tributary/config';
 import { FeatureFlagStore, PersonCache, type FeatureFlagInput } from '@tributary/control-plane';
 import { evaluateFlag, type FlagDefinition } from '@tributary/flags';
 import { createRedis } from '@tributary/redis';
 import { createPool, createTestTenant } from '@tributary/test-support';
-import { drive, pidOf, sampleRssWhile, table } from './lib.js';
+import { drive, peakRssPerProcessMb, pidOf, startBareServer, table, type LoadResult } from './lib.js';
 
 const seconds = Number(process.argv[2] ?? 15);
+const connections = Number(process.argv[3] ?? 8);
 const persons = 10_000;
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
 const pool = createPool(config, { max: 4 });
@@ -48,18 +53,13 @@ for (const input of flagSet()) definitions.push(await store.create(team, input, 
 await pool.query('INSERT INTO group_type_mappings (team_id, group_type, group_type_index) VALUES ($1, $2, 0)', [team, 'company']);
 
 // Persons as ingest leaves them: rows in Postgres and the Redis cache decide reads first.
-const { rows: created } = await pool.query<{ id: string; uuid: string; i: number }>(
+const { rows: created } = await pool.query<{ id: number; uuid: string; i: number }>(
   `INSERT INTO persons (uuid, team_id, properties, is_identified, created_at)
-   SELECT gen_random_uuid(), $1, '{}'::jsonb, true, now() FROM generate_series(0, $2 - 1) RETURNING id, uuid`,
-  [team, persons],
+   SELECT gen_random_uuid(), $1, p, true, now() FROM unnest($2::jsonb[]) WITH ORDINALITY AS t(p, i) ORDER BY i RETURNING id, uuid`,
+  [team, Array.from({ length: persons }, (_, i) => JSON.stringify(personProperties(i)))],
 );
-const cache = new PersonCache(redis);
-for (let i = 0; i < created.length; i++) {
-  const row = created[i]!;
-  await pool.query('UPDATE persons SET properties = $2 WHERE id = $1', [row.id, personProperties(i)]);
-  await pool.query('INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2, $3)', [team, `person-${i}`, row.id]);
-  await cache.set(team, [`person-${i}`], { personId: Number(row.id), personUuid: row.uuid, properties: personProperties(i) });
-}
+await pool.query('INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) SELECT $1, d, p FROM unnest($2::text[], $3::bigint[]) AS t(d, p)', [team, created.map((_, i) => `person-${i}`), created.map((row) => row.id)]);
+await new PersonCache(redis).setMany(created.map((row, i) => ({ teamId: team, distinctIds: [`person-${i}`], person: { personId: Number(row.id), personUuid: row.uuid, properties: personProperties(i) } })));
 
 const token = tenant.project.api_token;
 const randomBody = () => {
@@ -68,12 +68,35 @@ const randomBody = () => {
 };
 const decidePid = await pidOf('decide');
 const rows = [];
+const results: { path: string; real: LoadResult; direct: LoadResult; baseline: LoadResult }[] = [];
 for (const path of ['/decide/?v=3', '/flags/?v=2']) {
-  await drive({ url: `${config.publicUrl}${path}`, body: randomBody(), nextBody: randomBody, connections: 8, seconds: 2 });
-  const { value, peakRssMb } = await sampleRssWhile(decidePid, () => drive({ url: `${config.publicUrl}${path}`, body: randomBody(), nextBody: randomBody, connections: 16, seconds }));
-  rows.push({ route: path, 'req/s': value.requestsPerSecond, 'p50 ms': value.p50, 'p99 ms': value.p99, 'non-2xx': value.non2xx + value.errors, 'decide peak RSS MB': peakRssMb });
+  const url = `${config.publicUrl}${path}`;
+  const directUrl = `http://127.0.0.1:${config.decidePort}${path}`;
+  // Warm-up: definitions loaded, connections open, code optimised, in every worker.
+  await drive({ url: directUrl, body: randomBody(), nextBody: randomBody, connections, seconds: 2 });
+  const sample = await fetch(url, { method: 'POST', body: randomBody() });
+  const bare = await startBareServer(await sample.text());
+  const baseline = await drive({ url: `${bare.url}${path}`, body: randomBody(), nextBody: randomBody, connections, seconds });
+  bare.stop();
+  const direct = await drive({ url: directUrl, body: randomBody(), nextBody: randomBody, connections, seconds });
+  const real = await drive({ url, body: randomBody(), nextBody: randomBody, connections, seconds });
+  results.push({ path, real, direct, baseline });
+  rows.push({
+    route: path,
+    'req/s': real.requestsPerSecond,
+    'p99 ms': real.p99,
+    'non-2xx': real.non2xx + real.errors + direct.non2xx + direct.errors,
+    'direct req/s': direct.requestsPerSecond,
+    'direct p99 ms': direct.p99,
+    'bare req/s': baseline.requestsPerSecond,
+    'bare p99 ms': baseline.p99,
+    'front door/bare': real.requestsPerSecond / baseline.requestsPerSecond,
+    'direct/bare': direct.requestsPerSecond / baseline.requestsPerSecond,
+  });
 }
 table(rows);
+const rssMb = await peakRssPerProcessMb(decidePid);
+console.log(`decide peak RSS of its largest process: ${rssMb.toFixed(1)} MB`);
 
 const flagsForEngine = definitions.map((d) => ({ ...d, filters: d.filters })) as unknown as FlagDefinition[];
 const engineStart = process.hrtime.bigint();
@@ -89,3 +112,11 @@ const engineSeconds = Number(process.hrtime.bigint() - engineStart) / 1e9;
 console.log(`pure engine: ${Math.round(evaluations / engineSeconds)} flag evaluations/s (${flagsForEngine.length} flags, ${Math.round(evaluations / flagsForEngine.length / engineSeconds)} full flag sets/s)`);
 redis.disconnect();
 await pool.end();
+// The route that fares worse speaks for both; like with like: decide's own port against the
+// bare server's (the table above also gives the figures through nginx).
+const ratio = (r: (typeof results)[number]) => r.direct.requestsPerSecond / r.baseline.requestsPerSecond;
+const worst = results.reduce((a, b) => (ratio(b) < ratio(a) ? b : a));
+console.log(
+  `RESULT decide_req_per_s=${Math.round(worst.direct.requestsPerSecond)} bare_req_per_s=${Math.round(worst.baseline.requestsPerSecond)}` +
+    ` ratio=${ratio(worst).toFixed(3)} p99_ms=${Math.max(...results.map((r) => r.direct.p99))} rss_mb=${rssMb.toFixed(1)}`,
+);

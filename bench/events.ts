@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { STATE_DIR } from './lib.js';
 
 export interface BenchCredentials {
   TRIBUTARY_URL: string;
@@ -9,13 +10,13 @@ export interface BenchCredentials {
 
 export async function readCredentialsOrExit(): Promise<BenchCredentials> {
   try {
-    const text = await readFile('.tributary/credentials.env', 'utf8');
+    const text = await readFile(`${STATE_DIR}/credentials.env`, 'utf8');
     return Object.fromEntries(text.trim().split('\n').map((line) => {
       const [key, value] = line.split('=');
       return [key, value!.replace(/^'|'$/g, '')];
     })) as unknown as BenchCredentials;
   } catch {
-    console.error('No .tributary/credentials.env: run `make up` first.');
+    console.error(`No ${STATE_DIR}/credentials.env: run \`make up\` first.`);
     process.exit(1);
   }
 }

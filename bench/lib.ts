@@ -1,4 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
 /** Peak resident memory of a process, read from /proc (VmHWM is the kernel's own high-water mark). */
@@ -8,8 +12,30 @@ export async function peakRssMb(pid: number): Promise<number> {
   return match ? Number(match[1]) / 1024 : Number.NaN;
 }
 
+/** Where `make up` (or a copy started with TRIBUTARY_STATE_DIR) keeps pid files and credentials. */
+export const STATE_DIR = process.env.TRIBUTARY_STATE_DIR ?? '.tributary';
+
 export async function pidOf(service: string): Promise<number> {
-  return Number((await readFile(`.tributary/pids/${service}.pid`, 'utf8')).trim());
+  return Number((await readFile(`${STATE_DIR}/pids/${service}.pid`, 'utf8')).trim());
+}
+
+/** A service's pid and its children's: the primary and its cluster workers, which do the work. */
+export async function processesOf(pid: number): Promise<number[]> {
+  const children: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    // The command name (field 2) may hold spaces, so fields are counted after its closing paren.
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (parent === pid) children.push(Number(entry));
+  }
+  return [pid, ...children];
+}
+
+/** The highest peak resident memory of any one process of a service (the primary or a worker). */
+export async function peakRssPerProcessMb(pid: number): Promise<number> {
+  const peaks = await Promise.all((await processesOf(pid)).map((p) => peakRssMb(p).catch(() => 0)));
+  return Math.max(...peaks);
 }
 
 export interface LoadResult {
@@ -77,4 +103,14 @@ export async function sampleRssWhile<T>(pid: number, work: () => Promise<T>): Pr
 export function percentile(samples: readonly number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** Starts bench/bare-server.ts answering `answer` to every request; returns its URL and a stop. */
+export async function startBareServer(answer: string): Promise<{ url: string; pid: number; stop: () => void }> {
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bare-server.ts');
+  const child = spawn(process.execPath, ['--import', 'tsx', script, answer], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
+  const stop = () => child.kill('SIGTERM');
+  process.once('exit', stop);
+  return { url: `http://127.0.0.1:${Number(chunk.toString().trim())}`, pid: child.pid!, stop };
 }

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { loadConfig, ConfigError, ENV_VARIABLES } from './index.js';
 
 describe('loadConfig', () => {
@@ -28,5 +29,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ API_PORT: 'eighty' })).toThrow(ConfigError);
     expect(() => loadConfig({ API_PORT: 'eighty' })).toThrow(/API_PORT/);
     expect(() => loadConfig({ CLICKHOUSE_DATABASE: 'x; DROP' })).toThrow(/CLICKHOUSE_DATABASE/);
+  });
+
+  it('runs capture and decide as one process per core unless told how many', () => {
+    expect(loadConfig({})).toMatchObject({ captureWorkers: availableParallelism(), decideWorkers: availableParallelism() });
+    expect(loadConfig({ CAPTURE_WORKERS: '0', DECIDE_WORKERS: '0' })).toMatchObject({ captureWorkers: availableParallelism(), decideWorkers: availableParallelism() });
+    expect(loadConfig({ CAPTURE_WORKERS: '3', DECIDE_WORKERS: '1' })).toMatchObject({ captureWorkers: 3, decideWorkers: 1 });
+    expect(() => loadConfig({ CAPTURE_WORKERS: 'many' })).toThrow(/CAPTURE_WORKERS/);
+    expect(() => loadConfig({ DECIDE_WORKERS: '-1' })).toThrow(/DECIDE_WORKERS/);
   });
 });

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Ajv, type JSONSchemaType } from 'ajv';
 
 /**
@@ -53,6 +54,13 @@ export interface Config {
   captureOverflowEventsPerSecond: number;
   /** CAPTURE_KAFKA_PRODUCERS: Kafka producers capture spreads keys over; each has one produce request in flight. */
   captureKafkaProducers: number;
+  /**
+   * CAPTURE_WORKERS, DECIDE_WORKERS: processes (node:cluster workers sharing the port) per
+   * service; 0 means one per core. Both are CPU-bound per request, and one Node process uses one
+   * core, so a machine runs them best with one process per core; a container given one core sets 1.
+   */
+  captureWorkers: number;
+  decideWorkers: number;
   /** INGEST_PARTITIONS_CONCURRENTLY: partitions whose chunks one ingest process applies to Postgres at the same time (each holds a connection). */
   ingestPartitionsConcurrently: number;
   /** API_RATE_LIMIT_PER_MINUTE: management API requests one personal API key may make per minute. */
@@ -99,6 +107,8 @@ export const ENV_VARIABLES = {
   captureOverflowEventsPerSecond: ['CAPTURE_OVERFLOW_EVENTS_PER_SECOND', '1000'],
   captureKafkaProducers: ['CAPTURE_KAFKA_PRODUCERS', '4'],
   kafkaProduceTimeoutMs: ['KAFKA_PRODUCE_TIMEOUT_MS', '10000'],
+  captureWorkers: ['CAPTURE_WORKERS', '0'],
+  decideWorkers: ['DECIDE_WORKERS', '0'],
   ingestPartitionsConcurrently: ['INGEST_PARTITIONS_CONCURRENTLY', '8'],
   apiRateLimitPerMinute: ['API_RATE_LIMIT_PER_MINUTE', '480'],
   serviceUrls: ['SERVICE_URLS', ''],
@@ -139,6 +149,8 @@ const schema: JSONSchemaType<RawConfig> = {
     captureOverflowEventsPerSecond: { type: 'integer', minimum: 1 },
     captureKafkaProducers: { type: 'integer', minimum: 1, maximum: 32 },
     kafkaProduceTimeoutMs: { type: 'integer', minimum: 100 },
+    captureWorkers: { type: 'integer', minimum: 0, maximum: 256 },
+    decideWorkers: { type: 'integer', minimum: 0, maximum: 256 },
     ingestPartitionsConcurrently: { type: 'integer', minimum: 1, maximum: 64 },
     apiRateLimitPerMinute: { type: 'integer', minimum: 1 },
     serviceUrls: { type: 'string', pattern: `^((${SERVICE_NAMES.join('|')})=https?://[^,=\\s]+(,|$))*$` },
@@ -168,5 +180,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrid
   const kafkaBrokers = typed.kafkaBrokers.split(',').map((b) => b.trim()).filter(Boolean);
   const named = new Map(typed.serviceUrls.split(',').filter(Boolean).map((pair) => pair.split('=') as [string, string]));
   const serviceUrls = Object.fromEntries(SERVICE_NAMES.map((name) => [name, named.get(name) ?? `http://127.0.0.1:${typed[`${name}Port`]}`])) as Record<ServiceName, string>;
-  return { ...typed, kafkaBrokers, serviceUrls, ...overrides };
+  const captureWorkers = typed.captureWorkers || availableParallelism();
+  const decideWorkers = typed.decideWorkers || availableParallelism();
+  return { ...typed, kafkaBrokers, serviceUrls, captureWorkers, decideWorkers, ...overrides };
 }

@@ -6,3 +6,4 @@ export { startServiceRuntime, type ServiceRuntime, type ServiceRuntimeOptions } 
 export { Counter, Gauge, Histogram, Registry, RUNTIME_PATHS, createMetrics, requestObservability } from './observability.js';
 export { mountedRoutes, routePattern, type MountedRoute } from './route-table.js';
 export { documented, openApiDocument, openApiPath, withDoc, type DocumentInfo, type OperationDoc } from './openapi.js';
+export { runAsWorkers } from './workers.js';

@@ -1,7 +1,8 @@
-import { Kafka, Partitioners, logLevel, type Admin, type Producer, type LogEntry } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type Producer, type LogEntry } from 'kafkajs';
 import type { Config } from '@tributary/config';
 import type { Logger } from '@tributary/logger';
 import { TOPIC_KINDS, topicNames } from './topics.js';
+import { keyHashPartitioner } from './partitioner.js';
 
 const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error',
@@ -56,7 +57,7 @@ export function createProducer(kafka: Kafka): Producer {
     idempotent: true,
     maxInFlightRequests: 5,
     allowAutoTopicCreation: false,
-    createPartitioner: Partitioners.DefaultPartitioner,
+    createPartitioner: keyHashPartitioner,
   });
 }
 

@@ -75,6 +75,10 @@ export function decodeBody(request: RawRequest, limits: { maxBytes: number }): D
   let compression = compressionOf(query.compression) ?? compressionOf(formCompression) ?? compressionOf(request.contentEncoding) ?? 'none';
   if (compression === 'none' && isGzip(payload)) compression = 'gzip';
 
+  const tooLarge = () => fail('too_large', `Payload is larger than the limit of ${limits.maxBytes} bytes once decompressed.`);
+  // Base64 and plain text are never longer than their payload, and gunzip stops at the limit, so
+  // only lz-string output needs measuring: no second pass over a large text.
+  if ((compression === 'none' || compression === 'base64') && payload.length > limits.maxBytes) return tooLarge();
   let text: string;
   try {
     switch (compression) {
@@ -84,6 +88,7 @@ export function decodeBody(request: RawRequest, limits: { maxBytes: number }): D
       case 'lz64': {
         const decompressed = LZString.decompressFromBase64(payload.toString('latin1').trim());
         if (!decompressed) return fail('invalid_payload', 'Payload is not valid lz-string base64 (compression lz64).');
+        if (Buffer.byteLength(decompressed, 'utf8') > limits.maxBytes) return tooLarge();
         text = decompressed;
         break;
       }
@@ -101,12 +106,9 @@ export function decodeBody(request: RawRequest, limits: { maxBytes: number }): D
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === 'ERR_BUFFER_TOO_LARGE' || (error as Error).message.includes('maxOutputLength')) {
-      return fail('too_large', `Payload is larger than the limit of ${limits.maxBytes} bytes once decompressed.`);
+      return tooLarge();
     }
     return fail('invalid_payload', `Payload could not be decompressed as ${compression}: ${(error as Error).message}.`);
-  }
-  if (Buffer.byteLength(text, 'utf8') > limits.maxBytes) {
-    return fail('too_large', `Payload is larger than the limit of ${limits.maxBytes} bytes once decompressed.`);
   }
   try {
     return { ok: true, value: JSON.parse(text) as unknown };

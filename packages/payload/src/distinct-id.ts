@@ -15,7 +15,9 @@ export function extractDistinctId(event: Record<string, unknown>): string | null
     else if (typeof candidate === 'number' && Number.isFinite(candidate)) text = String(candidate);
     else if (typeof candidate === 'boolean' || typeof candidate === 'bigint') text = String(candidate);
     else text = JSON.stringify(candidate);
-    const cut = [...text].slice(0, MAX_DISTINCT_ID_LENGTH).join('');
+    // Cut by code points, not UTF-16 units, so a surrogate pair is never split; a string of at
+    // most 200 units has at most 200 code points, so short ids skip the copy.
+    const cut = text.length <= MAX_DISTINCT_ID_LENGTH ? text : [...text].slice(0, MAX_DISTINCT_ID_LENGTH).join('');
     return cut.trim() === '' ? null : cut;
   }
   return null;

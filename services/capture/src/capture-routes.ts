@@ -85,13 +85,15 @@ export function captureRoutes(deps: CaptureDeps): Router {
     }
 
     const ip = req.ip ?? null;
+    const receivedAt = now.toISOString();
+    const sentAt = parsed.sentAt ? parsed.sentAt.toISOString() : null;
     const messages: CaptureMessage[] = parsed.events.map((event) => ({
       uuid: event.uuid,
       distinct_id: event.distinctId,
       ip,
       data: event.data,
-      now: now.toISOString(),
-      sent_at: parsed.sentAt ? parsed.sentAt.toISOString() : null,
+      now: receivedAt,
+      sent_at: sentAt,
       token: parsed.token,
       historical_migration: parsed.historicalMigration,
     }));

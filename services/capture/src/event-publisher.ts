@@ -1,4 +1,4 @@
-import type { Producer, TopicMessages } from 'kafkajs';
+import type { Message, Producer, TopicMessages } from 'kafkajs';
 import { GroupCommit, encodeCaptureMessage, mergeTopicMessages, sizeOfTopicMessages, messageKey, type CaptureMessage, type TopicNames } from '@tributary/kafka';
 import type { OverflowDetector } from './overflow-detector.js';
 
@@ -40,30 +40,26 @@ export class EventPublisher {
 
   async publish(messages: readonly CaptureMessage[]): Promise<void> {
     if (messages.length === 0) return;
-    const byShard = new Map<number, Map<string, { key: string | null; value: string }[]>>();
-    const add = (topic: string, key: string | null, message: CaptureMessage) => {
-      // Unkeyed (overflow) messages have no order to keep: they take the producers in turn.
-      const shard = key === null ? this.unkeyed++ % this.commits.length : shardOf(key, this.commits.length);
-      const byTopic = byShard.get(shard) ?? new Map<string, { key: string | null; value: string }[]>();
-      const list = byTopic.get(topic) ?? [];
-      list.push({ key, value: encodeCaptureMessage(message) });
-      byTopic.set(topic, list);
-      byShard.set(shard, byTopic);
-    };
-
-    const realtime = messages.filter((m) => !m.historical_migration);
+    const keys = messages.map((m) => messageKey(m.token, m.distinct_id));
     const counts = new Map<string, number>();
-    for (const m of realtime) {
-      const key = messageKey(m.token, m.distinct_id);
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-    }
+    messages.forEach((m, i) => {
+      if (!m.historical_migration) counts.set(keys[i]!, (counts.get(keys[i]!) ?? 0) + 1);
+    });
     const hot = await this.overflow.hotKeys(counts);
-    for (const message of messages) {
-      const key = messageKey(message.token, message.distinct_id);
-      if (message.historical_migration) add(this.topics.historical, key, message);
-      else if (hot.has(key)) add(this.topics.overflow, null, message);
-      else add(this.topics.realtime, key, message);
-    }
+
+    const byShard = new Map<number, Map<string, Message[]>>();
+    messages.forEach((message, i) => {
+      const key = keys[i]!;
+      const topic = message.historical_migration ? this.topics.historical : hot.has(key) ? this.topics.overflow : this.topics.realtime;
+      const keyed = topic !== this.topics.overflow;
+      // Unkeyed (overflow) messages have no order to keep: they take the producers in turn.
+      const shard = keyed ? shardOf(key, this.commits.length) : this.unkeyed++ % this.commits.length;
+      let byTopic = byShard.get(shard);
+      if (!byTopic) byShard.set(shard, (byTopic = new Map()));
+      let list = byTopic.get(topic);
+      if (!list) byTopic.set(topic, (list = []));
+      list.push({ key: keyed ? key : null, value: encodeCaptureMessage(message) });
+    });
 
     // kafkajs retries a broker that is away for longer than a client should wait; past the
     // deadline the client gets a 503 and retries, and uuids make a late duplicate harmless.

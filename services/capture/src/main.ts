@@ -4,7 +4,7 @@ import { createPool } from '@tributary/postgres';
 import { createRedis } from '@tributary/redis';
 import { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
 import { createKafka, createProducer, produceMetrics, topicNames } from '@tributary/kafka';
-import { createMetrics, startServiceRuntime } from '@tributary/http';
+import { createMetrics, runAsWorkers, startServiceRuntime } from '@tributary/http';
 import { captureMetrics } from './capture-metrics.js';
 import { captureRoutes } from './capture-routes.js';
 import { EventPublisher } from './event-publisher.js';
@@ -12,6 +12,7 @@ import { OverflowDetector } from './overflow-detector.js';
 
 const config = loadConfig();
 const logger = createLogger('capture', config.logLevel);
+await runAsWorkers('capture', config.captureWorkers, logger);
 const metrics = createMetrics('capture');
 const pool = createPool(config, { max: 5 });
 const redis = createRedis(config);

@@ -99,3 +99,34 @@ describe('event publisher over several producers', () => {
     for (const id of ids) expect(seen.get(id)).toEqual(Array.from({ length: 40 }, (_, i) => i));
   });
 });
+
+describe('spike detection', () => {
+  it('counts a whole request in one Redis call, and routes only the ids over the rate to overflow', async () => {
+    const counted = createRedis(config);
+    const sent: string[] = [];
+    const send = counted.sendCommand.bind(counted);
+    counted.sendCommand = ((command: Parameters<Redis['sendCommand']>[0]) => {
+      sent.push(command.name);
+      return send(command);
+    }) as Redis['sendCommand'];
+    const detector = new OverflowDetector(counted, 5);
+    const busy = `phc_test:${uniqueName('busy')}`;
+    const quiet = Array.from({ length: 50 }, (_, i) => `phc_test:${uniqueName('quiet')}-${i}`);
+    const counts = new Map([[busy, 4], ...quiet.map((key) => [key, 1] as [string, number])]);
+
+    expect(await detector.hotKeys(counts)).toEqual(new Set());
+    expect(await detector.hotKeys(counts)).toEqual(new Set([busy]));
+    // The script is loaded once (EVALSHA answers NOSCRIPT, then EVAL); after that, one call a request.
+    sent.length = 0;
+    expect(await detector.hotKeys(new Map([[busy, 1]]))).toEqual(new Set([busy]));
+    expect(sent).toEqual(['evalsha']);
+    counted.disconnect();
+  });
+
+  it('reroutes nothing when Redis cannot answer', async () => {
+    // A closed connection rejects every command at once, as a client does when Redis is away.
+    const down = createRedis(config);
+    await down.quit();
+    expect(await new OverflowDetector(down, 1).hotKeys(new Map([['phc_test:x', 100]]))).toEqual(new Set());
+  });
+});

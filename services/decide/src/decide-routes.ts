@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Router, type Request, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import cors from 'cors';
 import getRawBody from 'raw-body';
 import { missingScopes } from '@tributary/auth';
 import type { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
-import { evaluateFlag, type FlagDefinition, type FlagResult } from '@tributary/flags';
+import { evaluateFlag, groupsToFetch, type FlagDefinition, type FlagResult } from '@tributary/flags';
 import { badRequest, documented, forbidden, payloadTooLarge, unauthorized, validate } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
 import { checkToken, decodeBody } from '@tributary/payload';
@@ -75,6 +75,12 @@ async function readDecideBody(req: Request): Promise<DecideBody> {
   return validate<DecideBody>(bodySchema, decoded.value);
 }
 
+/** JSON without Express's send, which hashes every body for an ETag no flags client sends back. */
+function sendJson(res: Response, value: unknown): void {
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify(value));
+}
+
 /** `/decide` (v1-v3) and `/flags` (v2): every flag of the project for one distinct id. */
 export function decideRoutes(deps: DecideDeps): Router {
   const router = Router();
@@ -108,7 +114,7 @@ export function decideRoutes(deps: DecideDeps): Router {
     const typeIndexes = Object.fromEntries(Object.entries(defs.groupTypeMapping).map(([i, t]) => [t, Number(i)]));
     let groupProperties: Record<string, Record<string, unknown>> = {};
     try {
-      groupProperties = await deps.data.groupProperties(teamId, groups, typeIndexes);
+      groupProperties = await deps.data.groupProperties(teamId, groupsToFetch(defs.needs, groups, body.group_properties ?? {}), typeIndexes);
     } catch (error) {
       errors = true;
       deps.logger.warn({ err: error }, 'group properties unavailable');
@@ -119,7 +125,7 @@ export function decideRoutes(deps: DecideDeps): Router {
     let hashKeyOverrides: Record<string, string> = {};
     if (stored) {
       try {
-        staticCohortIds = await deps.data.staticCohortIds(stored.personId);
+        if (defs.needs.staticCohorts) staticCohortIds = await deps.data.staticCohortIds(stored.personId);
         const continuity = defs.flags.filter((f) => f.ensure_experience_continuity && f.active).map((f) => f.key);
         const anon = body.$anon_distinct_id === undefined || body.$anon_distinct_id === null ? null : String(body.$anon_distinct_id);
         hashKeyOverrides = await deps.data.hashKeyOverrides(teamId, stored.personId, anon, continuity);
@@ -157,7 +163,7 @@ export function decideRoutes(deps: DecideDeps): Router {
     const version = Number(req.query.v ?? (req.path.startsWith('/flags') ? 2 : 1));
 
     if (req.path.startsWith('/flags')) {
-      res.json({
+      sendJson(res, {
         flags: Object.fromEntries(
           results.map(({ flag, result }) => [
             flag.key,
@@ -184,11 +190,11 @@ export function decideRoutes(deps: DecideDeps): Router {
       errorsWhileComputingFlags: errors,
     };
     if (version <= 1) {
-      res.json({ ...common, featureFlags: results.filter(({ result }) => result.enabled).map(({ flag }) => flag.key) });
+      sendJson(res, { ...common, featureFlags: results.filter(({ result }) => result.enabled).map(({ flag }) => flag.key) });
       return;
     }
     const shown = version === 2 ? results.filter(({ result }) => result.enabled) : results;
-    res.json({
+    sendJson(res, {
       ...common,
       featureFlags: Object.fromEntries(shown.map(({ flag, result }) => [flag.key, value(result)])),
       featureFlagPayloads: Object.fromEntries(results.filter(({ result }) => result.payload !== null).map(({ flag, result }) => [flag.key, payloadText(result.payload)])),

@@ -1,6 +1,6 @@
 import type { Redis } from '@tributary/redis';
 import { FLAGS_CHANGED_CHANNEL, groupTypeIndexes, type FeatureFlagRecord, type FeatureFlagStore } from '@tributary/control-plane';
-import type { CohortDefinition, CohortFilterGroup, FlagDefinition } from '@tributary/flags';
+import { storedDataNeeds, type CohortDefinition, type CohortFilterGroup, type FlagDefinition, type StoredDataNeeds } from '@tributary/flags';
 import type { Logger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
 import type { DecideMetrics } from './decide-metrics.js';
@@ -11,16 +11,23 @@ export interface ProjectFlags {
   groupTypeMapping: Record<number, string>;
   cohorts: Map<number, CohortDefinition>;
   cohortFilters: Record<string, unknown>;
+  /** Which stored data these flags read, so a request fetches nothing they do not. */
+  needs: StoredDataNeeds;
   loadedAt: number;
+}
+
+interface CacheEntry {
+  current: Promise<ProjectFlags>;
+  refreshing: boolean;
 }
 
 /**
  * Flag definitions per project, held in memory. A change made through the api is announced on
- * a Redis channel and drops the project's entry at once on every replica; entries also expire
- * after `maxAgeMs`, in case an announcement was missed while Redis was away.
+ * a Redis channel and drops the project's entry at once on every replica (and every worker);
+ * entries are also reloaded after `maxAgeMs`, in case an announcement was missed while Redis was away.
  */
 export class FlagDefinitions {
-  private readonly cache = new Map<number, Promise<ProjectFlags>>();
+  private readonly cache = new Map<number, CacheEntry>();
   private subscriber: Redis | null = null;
 
   constructor(
@@ -36,20 +43,40 @@ export class FlagDefinitions {
   }
 
   async forProject(teamId: number): Promise<ProjectFlags> {
-    const cached = this.cache.get(teamId);
-    if (cached) {
-      const value = await cached.catch(() => null);
-      const fresh = value !== null && this.clock() - value.loadedAt < this.maxAgeMs;
-      this.deps.metrics?.cacheLookup('flag_definitions', fresh);
-      if (fresh) return value;
-      this.cache.delete(teamId);
+    const entry = this.cache.get(teamId);
+    if (entry) {
+      const value = await entry.current.catch(() => null);
+      this.deps.metrics?.cacheLookup('flag_definitions', value !== null);
+      if (value) {
+        // Past its age the entry is still served while one reload runs, so no request waits on Postgres.
+        if (this.clock() - value.loadedAt >= this.maxAgeMs && !entry.refreshing) this.refresh(teamId, entry);
+        return value;
+      }
+      if (this.cache.get(teamId) === entry) this.cache.delete(teamId);
     } else {
       this.deps.metrics?.cacheLookup('flag_definitions', false);
     }
-    const loading = this.load(teamId);
-    this.cache.set(teamId, loading);
-    loading.catch(() => this.cache.delete(teamId));
-    return loading;
+    const current = this.load(teamId);
+    const loaded = { current, refreshing: false };
+    this.cache.set(teamId, loaded);
+    current.catch(() => {
+      if (this.cache.get(teamId) === loaded) this.cache.delete(teamId);
+    });
+    return current;
+  }
+
+  /** An announcement that arrives meanwhile drops the entry, and the reload's result with it. */
+  private refresh(teamId: number, entry: CacheEntry): void {
+    entry.refreshing = true;
+    this.load(teamId).then(
+      (value) => {
+        if (this.cache.get(teamId) === entry) this.cache.set(teamId, { current: Promise.resolve(value), refreshing: false });
+      },
+      (error: unknown) => {
+        entry.refreshing = false;
+        this.deps.logger.warn({ err: error, teamId }, 'flag definitions not reloaded; serving the previous ones');
+      },
+    );
   }
 
   private async load(teamId: number): Promise<ProjectFlags> {
@@ -67,9 +94,8 @@ export class FlagDefinitions {
       cohorts.set(row.id, row.is_static ? { id: row.id, kind: 'static' } : { id: row.id, kind: 'dynamic', filters: row.filters.properties ?? {} });
       if (!row.is_static) cohortFilters[String(row.id)] = row.filters.properties ?? {};
     }
-    return {
-      records,
-      flags: records.map((r) => ({
+    const flags = records.map(
+      (r): FlagDefinition => ({
         id: r.id,
         key: r.key,
         name: r.name,
@@ -78,12 +104,10 @@ export class FlagDefinitions {
         ensure_experience_continuity: r.ensure_experience_continuity,
         version: r.version,
         filters: r.filters as FlagDefinition['filters'],
-      })),
-      groupTypeMapping: Object.fromEntries([...mapping].map(([type, index]) => [index, type])),
-      cohorts,
-      cohortFilters,
-      loadedAt: this.clock(),
-    };
+      }),
+    );
+    const groupTypeMapping: Record<number, string> = Object.fromEntries([...mapping].map(([type, index]) => [index, type]));
+    return { records, flags, groupTypeMapping, cohorts, cohortFilters, needs: storedDataNeeds(flags, cohorts, groupTypeMapping), loadedAt: this.clock() };
   }
 
   async close(): Promise<void> {

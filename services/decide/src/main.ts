@@ -4,7 +4,7 @@ import { createPool } from '@tributary/postgres';
 import { createRedis } from '@tributary/redis';
 import { ControlPlaneStore, FeatureFlagStore, PersonCache, TokenResolver } from '@tributary/control-plane';
 import { openGeoIp } from '@tributary/geoip';
-import { createMetrics, startServiceRuntime } from '@tributary/http';
+import { createMetrics, runAsWorkers, startServiceRuntime } from '@tributary/http';
 import { decideMetrics } from './decide-metrics.js';
 import { decideRoutes } from './decide-routes.js';
 import { EvaluationData } from './evaluation-data.js';
@@ -13,6 +13,7 @@ import { sdkConfigRoutes } from './sdk-config-routes.js';
 
 const config = loadConfig();
 const logger = createLogger('decide', config.logLevel);
+await runAsWorkers('decide', config.decideWorkers, logger);
 const registry = createMetrics('decide');
 const metrics = decideMetrics(registry);
 // Short timeouts: an unreachable store must cost a flag answer, never the whole response.

@@ -1,0 +1,31 @@
+import type { CohortDefinition, FlagDefinition } from './definition.js';
+import { groupsToFetch, storedDataNeeds } from './stored-data-needs.js';
+
+const flag = (key: string, filters: FlagDefinition['filters'], active = true): FlagDefinition => ({ id: 1, key, active, filters });
+const mapping = { 0: 'company', 1: 'team' };
+const staticCohort = new Map<number, CohortDefinition>([[7, { id: 7, kind: 'static' }]]);
+const dynamicOnly = new Map<number, CohortDefinition>([[8, { id: 8, kind: 'dynamic', filters: {} }]]);
+const cohortFlag = flag('in-cohort', { groups: [{ properties: [{ key: 'id', type: 'cohort', value: 7 }] }] });
+const companyFlag = flag('big', { aggregation_group_type_index: 0, groups: [{ properties: [{ key: 'seats', value: 10, operator: 'gte', type: 'group', group_type_index: 0 }] }, { properties: [{ key: 'plan', value: 'pro', type: 'group', group_type_index: 0 }] }] });
+
+describe('stored data a project’s flags read', () => {
+  it('needs static cohort membership only when a live flag filters on a cohort and a static cohort exists', () => {
+    expect(storedDataNeeds([cohortFlag], staticCohort, mapping).staticCohorts).toBe(true);
+    expect(storedDataNeeds([cohortFlag], dynamicOnly, mapping).staticCohorts).toBe(false);
+    expect(storedDataNeeds([companyFlag], staticCohort, mapping).staticCohorts).toBe(false);
+    expect(storedDataNeeds([{ ...cohortFlag, active: false }], staticCohort, mapping).staticCohorts).toBe(false);
+  });
+
+  it('lists the group property keys of live group flags by group type name', () => {
+    const needs = storedDataNeeds([companyFlag, flag('rollout', { aggregation_group_type_index: 1, groups: [{ properties: [], rollout_percentage: 50 }] })], new Map(), mapping);
+    expect(needs.groupKeys).toEqual(new Map([['company', new Set(['seats', 'plan'])], ['team', new Set()]]));
+  });
+
+  it('fetches a group’s stored properties only when the request leaves out a key the flags compare', () => {
+    const needs = storedDataNeeds([companyFlag], new Map(), mapping);
+    const groups = { company: 'acme', team: 'core' };
+    expect(groupsToFetch(needs, groups, {})).toEqual({ company: 'acme' });
+    expect(groupsToFetch(needs, groups, { company: { seats: 3 } })).toEqual({ company: 'acme' });
+    expect(groupsToFetch(needs, groups, { company: { seats: 3, plan: null } })).toEqual({});
+  });
+});

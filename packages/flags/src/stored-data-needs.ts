@@ -1,0 +1,47 @@
+import type { CohortDefinition, FlagDefinition } from './definition.js';
+
+/**
+ * What stored data a project's flags can read beyond what a request carries, so decide reads
+ * only that: a store round trip per request for data no flag looks at is the cost of decide.
+ */
+export interface StoredDataNeeds {
+  /** Some live flag has a cohort filter (which may nest others) and the project has a static cohort. */
+  staticCohorts: boolean;
+  /** Group type name -> the group property keys live flags aggregated by that type compare. */
+  groupKeys: Map<string, Set<string>>;
+}
+
+const live = (flag: FlagDefinition) => flag.active && !flag.deleted;
+
+export function storedDataNeeds(flags: readonly FlagDefinition[], cohorts: ReadonlyMap<number, CohortDefinition>, groupTypeMapping: Record<number, string>): StoredDataNeeds {
+  const hasStatic = [...cohorts.values()].some((cohort) => cohort.kind === 'static');
+  const filtersOf = (flag: FlagDefinition) => [...(flag.filters.groups ?? []), ...(flag.filters.super_groups ?? [])].flatMap((group) => group.properties ?? []);
+  const staticCohorts = hasStatic && flags.some((flag) => live(flag) && filtersOf(flag).some((filter) => filter.type === 'cohort'));
+
+  const groupKeys = new Map<string, Set<string>>();
+  for (const flag of flags) {
+    const index = flag.filters.aggregation_group_type_index;
+    const type = index === undefined || index === null ? undefined : groupTypeMapping[index];
+    if (!live(flag) || type === undefined) continue;
+    const keys = groupKeys.get(type) ?? new Set<string>();
+    // Condition groups of a group flag compare the group's properties; cohorts are about persons.
+    for (const group of flag.filters.groups ?? []) for (const filter of group.properties ?? []) if (filter.type !== 'cohort') keys.add(filter.key);
+    groupKeys.set(type, keys);
+  }
+  return { staticCohorts, groupKeys };
+}
+
+/**
+ * The request's groups whose stored properties could change an answer: a live flag reads a key
+ * of that type the request did not send. Sent properties win over stored ones, so when the
+ * request carries every key the flags compare, the stored ones cannot matter.
+ */
+export function groupsToFetch(needs: StoredDataNeeds, groups: Record<string, string>, sent: Record<string, Record<string, unknown>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [type, key] of Object.entries(groups)) {
+    const keys = needs.groupKeys.get(type);
+    const given = sent[type] ?? {};
+    if (keys && [...keys].some((k) => !Object.prototype.hasOwnProperty.call(given, k))) out[type] = key;
+  }
+  return out;
+}

@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import { ControlPlaneStore, FeatureFlagStore, PersonCache, TokenResolver } from '@tributary/control-plane';
+import { startServiceRuntime } from '@tributary/http';
+import { createLogger } from '@tributary/logger';
+import type { Pool } from '@tributary/postgres';
+import { createRedis } from '@tributary/redis';
+import { createPool, testConfig, waitFor } from '@tributary/test-support';
+import { useApi } from '../../api/test/api-harness.js';
+import { decideRoutes } from '../src/decide-routes.js';
+import { EvaluationData } from '../src/evaluation-data.js';
+import { FlagDefinitions } from '../src/flag-definitions.js';
+
+/**
+ * Decide's hot path: flag definitions and cohorts come from each process's memory, persons from
+ * one Redis read, and Postgres only when a flag needs what nothing else holds. A change made
+ * through the api reaches every decide process through Redis pub/sub. Two decide processes are
+ * built here as main.ts builds one, each counting the statements it sends to Postgres.
+ */
+const config = testConfig();
+const logger = createLogger('decide-cache-test', config.logLevel);
+const setup = useApi();
+
+interface Decide {
+  url: string;
+  statements: string[];
+  close: () => Promise<void>;
+}
+
+/** The pool as decide uses it, recording every statement. */
+function counting(pool: Pool, statements: string[]): Pool {
+  return new Proxy(pool, {
+    get(target, property) {
+      if (property === 'query') {
+        return (...args: Parameters<Pool['query']>) => {
+          const [text] = args as unknown as [string | { text: string }];
+          statements.push(typeof text === 'string' ? text : text.text);
+          return (target.query as (...a: unknown[]) => unknown)(...args);
+        };
+      }
+      const value = Reflect.get(target, property) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+async function startDecide(): Promise<Decide> {
+  const pool = createPool(config, { max: 2 });
+  const statements: string[] = [];
+  const counted = counting(pool, statements);
+  const redis = createRedis(config);
+  const store = new ControlPlaneStore(counted, config.apiKeyPepper);
+  const definitions = new FlagDefinitions({ pool: counted, flags: new FeatureFlagStore(counted), logger });
+  await definitions.subscribe(createRedis(config, { forQueues: true }));
+  const data = new EvaluationData({ pool: counted, personCache: new PersonCache(redis), logger });
+  const runtime = await startServiceRuntime(
+    {
+      name: 'decide-test',
+      logger,
+      host: '127.0.0.1',
+      port: 0,
+      shutdownTimeoutMs: 1_000,
+      routes: (app) => app.use(decideRoutes({ tokens: new TokenResolver(store, redis), store, definitions, data, logger })),
+      ready: async () => true,
+      stop: async () => {
+        await definitions.close();
+        await pool.end();
+        redis.disconnect();
+      },
+    },
+    false,
+  );
+  return { url: `http://127.0.0.1:${runtime.port}`, statements, close: () => runtime.shutdown('test finished') };
+}
+
+let decides: Decide[];
+let token: string;
+let projectId: number;
+
+const flagsFor = async (decide: Decide, body: Record<string, unknown>): Promise<Record<string, boolean>> => {
+  const response = await fetch(`${decide.url}/flags/?v=2`, { method: 'POST', body: JSON.stringify({ token, ...body }) });
+  expect(response.status).toBe(200);
+  const answer = (await response.json()) as { flags: Record<string, { enabled: boolean }>; errorsWhileComputingFlags: boolean };
+  expect(answer.errorsWhileComputingFlags).toBe(false);
+  return Object.fromEntries(Object.entries(answer.flags).map(([key, flag]) => [key, flag.enabled]));
+};
+const flagsPath = () => `/api/projects/${projectId}/feature_flags/`;
+
+beforeAll(async () => {
+  const { api, tenant } = setup;
+  token = tenant.project.api_token;
+  projectId = tenant.project.id;
+  await api.pool.query('INSERT INTO group_type_mappings (team_id, group_type, group_type_index) VALUES ($1, $2, 0)', [projectId, 'company']);
+  await api.pool.query(`INSERT INTO groups (team_id, group_type_index, group_key, properties, created_at) VALUES ($1, 0, 'acme', '{"seats": 50}', now())`, [projectId]);
+  const cache = new PersonCache(api.redis);
+  await cache.set(projectId, ['ann'], { personId: 1, personUuid: randomUUID(), properties: { plan: 'pro' } });
+  await cache.set(projectId, ['bob'], { personId: 2, personUuid: randomUUID(), properties: { plan: 'free' } });
+  const flags = [
+    { key: 'pro-plan', filters: { groups: [{ properties: [{ key: 'plan', value: ['pro'], operator: 'exact', type: 'person' }], rollout_percentage: 100 }] } },
+    { key: 'big-company', filters: { aggregation_group_type_index: 0, groups: [{ properties: [{ key: 'seats', value: 10, operator: 'gte', type: 'group', group_type_index: 0 }], rollout_percentage: 100 }] } },
+  ];
+  for (const flag of flags) expect((await api.request('POST', flagsPath(), tenant.personalApiKey, flag)).status).toBe(201);
+  decides = [await startDecide(), await startDecide()];
+});
+
+afterAll(async () => {
+  await Promise.all(decides.map((decide) => decide.close()));
+});
+
+describe('decide answers from memory and Redis', () => {
+  it('sends no statement to Postgres per request once a project’s definitions are loaded', async () => {
+    const withCompany = { groups: { company: 'acme' }, group_properties: { company: { seats: 50 } } };
+    for (const decide of decides) await flagsFor(decide, { distinct_id: 'ann', ...withCompany });
+    for (const decide of decides) decide.statements.length = 0;
+    for (let i = 0; i < 10; i++) {
+      for (const decide of decides) {
+        expect(await flagsFor(decide, { distinct_id: 'ann', ...withCompany })).toEqual({ 'pro-plan': true, 'big-company': true });
+        expect(await flagsFor(decide, { distinct_id: 'bob', groups: { company: 'acme' }, group_properties: { company: { seats: 2 } } })).toEqual({ 'pro-plan': false, 'big-company': false });
+        expect(await flagsFor(decide, { distinct_id: 'someone-new' })).toMatchObject({ 'pro-plan': false });
+      }
+    }
+    // An id no person has is looked up in Postgres (the cache holds persons, not their absence); nothing else is.
+    expect(decides.flatMap((decide) => decide.statements).filter((s) => !s.includes('person_distinct_ids'))).toEqual([]);
+  });
+
+  it('reads a group’s stored properties only when the request leaves out a key the flags compare', async () => {
+    const [decide] = decides;
+    decide!.statements.length = 0;
+    expect(await flagsFor(decide!, { distinct_id: 'bob', groups: { company: 'acme' } })).toEqual({ 'pro-plan': false, 'big-company': true });
+    expect(decide!.statements).toHaveLength(1);
+    expect(decide!.statements[0]).toMatch(/FROM groups/);
+  });
+
+  it('sees a flag changed through the api in every decide process at once', async () => {
+    const { api, tenant } = setup;
+    const { body: listed } = await api.request('GET', flagsPath(), tenant.personalApiKey);
+    const proPlan = (listed.results as { id: number; key: string }[]).find((flag) => flag.key === 'pro-plan')!;
+    const changed = await api.request('PATCH', `${flagsPath()}${proPlan.id}/`, tenant.personalApiKey, { filters: { groups: [{ properties: [], rollout_percentage: 0 }] } });
+    expect(changed.status).toBe(200);
+    for (const decide of decides) {
+      await waitFor(async () => (await flagsFor(decide, { distinct_id: 'ann' }))['pro-plan'] === false, { timeoutMs: 5_000, what: 'decide to see the changed flag' });
+    }
+  });
+});
