@@ -56,8 +56,10 @@ export interface Config {
   captureKafkaProducers: number;
   /**
    * CAPTURE_WORKERS, DECIDE_WORKERS: processes (node:cluster workers sharing the port) per
-   * service; 0 means one per core. Both are CPU-bound per request, and one Node process uses one
-   * core, so a machine runs them best with one process per core; a container given one core sets 1.
+   * service; 0 means one per core. Default 1: each worker keeps its own `/metrics`, so a scrape of
+   * the shared port would see one worker's counters, and on a machine that also runs the stores
+   * (as `make up` does) a second worker measured no faster. A machine given to capture or decide
+   * alone runs best with 0, one per core.
    */
   captureWorkers: number;
   decideWorkers: number;
@@ -107,8 +109,8 @@ export const ENV_VARIABLES = {
   captureOverflowEventsPerSecond: ['CAPTURE_OVERFLOW_EVENTS_PER_SECOND', '1000'],
   captureKafkaProducers: ['CAPTURE_KAFKA_PRODUCERS', '4'],
   kafkaProduceTimeoutMs: ['KAFKA_PRODUCE_TIMEOUT_MS', '10000'],
-  captureWorkers: ['CAPTURE_WORKERS', '0'],
-  decideWorkers: ['DECIDE_WORKERS', '0'],
+  captureWorkers: ['CAPTURE_WORKERS', '1'],
+  decideWorkers: ['DECIDE_WORKERS', '1'],
   ingestPartitionsConcurrently: ['INGEST_PARTITIONS_CONCURRENTLY', '8'],
   apiRateLimitPerMinute: ['API_RATE_LIMIT_PER_MINUTE', '480'],
   serviceUrls: ['SERVICE_URLS', ''],
