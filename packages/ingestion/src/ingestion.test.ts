@@ -201,6 +201,11 @@ describe('parsing messages', () => {
 
   it('reads the event with the message’s uuid and distinct id', () => {
     expect(parseEvent(message('{"event":"e","properties":{"a":1}}'))).toEqual({ kind: 'ok', event: { event: 'e', distinct_id: 'd', uuid: 'u', properties: { a: 1 } } });
+    // posthog-js sends $identify's $set beside properties; the stored event keeps it in properties.
+    expect(parseEvent(message('{"event":"$identify","properties":{"$set":{"a":1,"b":1}},"$set":{"b":2},"$set_once":{"c":3}}'))).toEqual({
+      kind: 'ok',
+      event: { event: '$identify', distinct_id: 'd', uuid: 'u', properties: { $set: { a: 1, b: 2 }, $set_once: { c: 3 } } },
+    });
   });
 
   it('dead-letters data that is not an event object', () => {

@@ -31,10 +31,34 @@ export function parseEvent(message: CaptureMessage): ParsedEvent {
   if (properties !== undefined && properties !== null && (typeof properties !== 'object' || Array.isArray(properties))) {
     return { kind: 'dlq', reason: 'event properties are not an object' };
   }
+  const { $set, $set_once, ...rest } = raw;
   return {
     kind: 'ok',
-    event: { ...raw, event: raw.event, distinct_id: message.distinct_id, uuid: message.uuid, properties: (properties as Record<string, unknown> | null) ?? {} },
+    event: {
+      ...rest,
+      event: raw.event,
+      distinct_id: message.distinct_id,
+      uuid: message.uuid,
+      properties: withTopLevelUpdates((properties as Record<string, unknown> | null) ?? {}, { $set, $set_once }),
+    },
   };
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * SDKs may send `$set` and `$set_once` beside `properties` (posthog-js does for `$identify`); like
+ * PostHog, the stored event keeps them in its properties, the top level winning key by key.
+ */
+function withTopLevelUpdates(properties: Record<string, unknown>, topLevel: { $set: unknown; $set_once: unknown }): Record<string, unknown> {
+  let merged = properties;
+  for (const key of ['$set', '$set_once'] as const) {
+    const top = topLevel[key];
+    if (!isObject(top)) continue;
+    const inner = merged[key];
+    merged = { ...merged, [key]: { ...(isObject(inner) ? inner : {}), ...top } };
+  }
+  return merged;
 }
 
 const SURVEY_EVENTS = new Set(['survey sent', 'survey shown', 'survey dismissed']);

@@ -208,7 +208,7 @@ describe('posthog-js in headless Chromium against the front door', () => {
     expect(click).toMatchObject({ distinct_id: anonymous.distinctId, properties: { $event_type: 'click' } });
     expect(click.elements_chain).toMatch(/^button\.btn\.primary:.*attr__id="buy"/);
     expect(click.elements_chain).toContain('text="Buy now"');
-    expect(one('$identify')).toMatchObject({ distinct_id: user, properties: { $anon_distinct_id: anonymous.distinctId } });
+    expect(one('$identify')).toMatchObject({ distinct_id: user, properties: { $anon_distinct_id: anonymous.distinctId, $set: { email: `${user}@example.test`, plan: 'pro' } } });
     expect(one('$create_alias')).toMatchObject({ distinct_id: user, properties: { alias } });
     expect(one('$groupidentify')).toMatchObject({ distinct_id: user, properties: { $group_type: 'company', $group_key: company, $group_set: { name: 'Acme' } } });
     expect(one('survey sent')).toMatchObject({ distinct_id: user, properties: { $survey_id: 'survey-1', $survey_response: 'Love it', $groups: { company } } });

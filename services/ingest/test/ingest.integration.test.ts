@@ -46,6 +46,7 @@ describe('persons', () => {
     expect(person.is_identified).toBe(false);
     expect(event.person_id).toBe(person.uuid);
     expect(JSON.parse(event.person_properties)).toEqual(person.properties);
+    expect(JSON.parse(event.properties).$set).toEqual({ plan: 'pro', name: 'A' });
   });
 
   it('records an existing person on an event without person updates, leaving the person untouched', async () => {
