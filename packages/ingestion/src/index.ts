@@ -4,7 +4,6 @@ export {
   extractPersonUpdates,
   applyPersonUpdates,
   initialPersonProperties,
-  hasPersonUpdates,
   INITIAL_PROPERTIES,
   type PersonUpdates,
   type Properties,

@@ -45,10 +45,6 @@ export function extractPersonUpdates(event: { properties?: Properties | null; $s
   return { set, setOnce, unset };
 }
 
-export function hasPersonUpdates(updates: PersonUpdates): boolean {
-  return Object.keys(updates.set).length > 0 || Object.keys(updates.setOnce).length > 0 || updates.unset.length > 0;
-}
-
 // Most values are strings and numbers: compared directly, only objects go through JSON.
 const same = (a: unknown, b: unknown) => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b));
 

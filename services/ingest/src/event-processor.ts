@@ -9,6 +9,7 @@ import {
   extractPersonUpdates,
   groupByPersons,
   groupColumns,
+  mergeGroupProperties,
   parseEvent,
   processesPersonProfile,
   readGroupIdentify,
@@ -129,7 +130,7 @@ export class EventProcessor implements MessageProcessor {
       }
       const k = `${p.teamId}\u0000${index}\u0000${identify.groupKey}`;
       const earlier = merged.get(k);
-      merged.set(k, { teamId: p.teamId, index, key: identify.groupKey, properties: { ...earlier?.properties, ...identify.properties }, createdAt: earlier?.createdAt ?? p.timestamp });
+      merged.set(k, { teamId: p.teamId, index, key: identify.groupKey, properties: mergeGroupProperties(earlier?.properties ?? {}, identify.properties).properties, createdAt: earlier?.createdAt ?? p.timestamp });
     }
     for (const group of await this.deps.groups.upsertMany([...merged.values()])) {
       rows.groups.push({
