@@ -20,7 +20,13 @@ wait_until() {
 
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 
-pid_alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# A zombie is dead: where PID 1 does not reap orphans (as on these machines), a killed service
+# lingers as one, and its pid still answers kill -0.
+pid_alive() {
+  [[ -f "$1" ]] || return 1
+  local pid; pid=$(cat "$1")
+  kill -0 "$pid" 2>/dev/null && [[ "$(sed -E 's/.*\) ([A-Za-z]).*/\1/' "/proc/$pid/stat" 2>/dev/null)" != Z ]]
+}
 
 # stop_pidfile FILE NAME: SIGTERM, wait up to 20s, then SIGKILL.
 stop_pidfile() {

@@ -47,15 +47,21 @@ export class PersonStore {
     return { distinctIds: toMap(ids.rows), uuids: toMap(persons.rows) };
   }
 
-  /** Stores new persons in one statement; returns each one's id by uuid. */
+  /**
+   * Stores new persons in one statement; returns each one's id by uuid. A person's uuid derives
+   * from its first distinct id, so two partitions that both meet a new id create the same uuid:
+   * the one that commits second is told to retry, and then finds the person.
+   */
   async insertPersons(teamId: number, persons: readonly ChunkPerson[]): Promise<Map<string, number>> {
     if (persons.length === 0) return new Map();
     const { rows } = await this.client.query<{ id: number; uuid: string }>(
       `INSERT INTO persons (uuid, team_id, properties, is_identified, created_at, version)
        SELECT e.uuid, $1, e.properties, e.is_identified, e.created_at, e.version FROM json_to_recordset($2::json) AS e (${RECORD})
+       ON CONFLICT (uuid) DO NOTHING
        RETURNING id, uuid`,
       [teamId, recordsOf(persons)],
     );
+    if (rows.length !== persons.length) throw new ConcurrentClaimError(`${persons.length - rows.length} of ${persons.length} new persons were created concurrently`);
     return new Map(rows.map((r) => [r.uuid, r.id]));
   }
 
