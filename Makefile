@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make up` and `make test`. See README.md.
-.PHONY: up down test unit typecheck install restart logs
+.PHONY: up down test unit typecheck install restart logs chaos
 
 NPM_FLAGS := --no-audit --no-fund --loglevel=error
 
@@ -30,3 +30,7 @@ test: up
 ## Pure unit tests only, no stores needed.
 unit: node_modules
 	npm run --silent test:unit
+
+## The fault-injection and hostile-input suite (about 12 minutes), on a stack of its own; not part of `make test`.
+chaos: node_modules
+	bash infra/chaos/run.sh

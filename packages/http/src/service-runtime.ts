@@ -4,6 +4,7 @@ import type { Logger } from '@tributary/logger';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { methodNotAllowedHandler } from './method-not-allowed.js';
 import { createMetrics, requestObservability, type Registry } from './observability.js';
+import { assessReadiness, type Dependencies } from './readiness.js';
 
 export interface ServiceRuntimeOptions {
   name: string;
@@ -15,8 +16,8 @@ export interface ServiceRuntimeOptions {
   metrics?: Registry;
   /** Mounts the service's own routes; health and readiness come before them, the 405, 404 and error handlers after. */
   routes?: (app: Express) => void;
-  /** Resolves true when the service can take traffic (its stores answer). */
-  ready: () => Promise<boolean>;
+  /** The stores the service uses, for `/_ready`: required ones decide whether it takes traffic. */
+  dependencies: Dependencies;
   /** Runs after the HTTP server stopped taking requests: flush producers, commit offsets, close pools. */
   stop: () => Promise<void>;
 }
@@ -32,7 +33,7 @@ export interface ServiceRuntime {
 
 /**
  * Starts an HTTP service with `/_health` (the process is alive), `/_ready` (its stores
- * answer) and `/metrics` (Prometheus text; nginx does not route it), logs and counts every
+ * answer, see readiness.ts) and `/metrics` (Prometheus text; nginx does not route it), logs and counts every
  * request, and drains it on SIGTERM/SIGINT: stop accepting, finish in-flight requests, run the
  * service's own `stop`, then exit.
  */
@@ -48,8 +49,8 @@ export async function startServiceRuntime(options: ServiceRuntimeOptions, handle
     res.json({ status: 'ok', service: options.name });
   });
   app.get('/_ready', async (_req, res) => {
-    const ready = await options.ready().catch(() => false);
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', service: options.name });
+    const report = await assessReadiness(options.dependencies);
+    res.status(report.status === 'not_ready' ? 503 : 200).json({ status: report.status, service: options.name, checks: report.checks });
   });
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.contentType).send(await metrics.metrics());

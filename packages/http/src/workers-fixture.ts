@@ -19,7 +19,7 @@ const runtime = await startServiceRuntime({
     app.get('/pid', (_req, res) => res.json({ pid: process.pid }));
     app.get('/slow', (_req, res) => setTimeout(() => res.json({ pid: process.pid }), 500));
   },
-  ready: async () => true,
+  dependencies: {},
   stop: async () => undefined,
 });
 console.log(JSON.stringify({ pid: process.pid, port: runtime.port }));

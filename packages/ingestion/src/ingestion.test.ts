@@ -106,9 +106,9 @@ describe('merges', () => {
     ...overrides,
   });
 
-  it('reads $identify as anon into distinct id, and $create_alias as distinct id into alias', () => {
+  it('reads $identify as anon into distinct id, and $create_alias as alias into distinct id', () => {
     expect(mergeIdsOf('$identify', 'user', { $anon_distinct_id: 'anon' })).toEqual({ intoId: 'user', otherId: 'anon' });
-    expect(mergeIdsOf('$create_alias', 'first', { alias: 'main' })).toEqual({ intoId: 'main', otherId: 'first' });
+    expect(mergeIdsOf('$create_alias', 'user', { alias: 'device' })).toEqual({ intoId: 'user', otherId: 'device' });
     expect(mergeIdsOf('$identify', 'user', {})).toBeNull();
     expect(mergeIdsOf('clicked', 'user', { alias: 'x' })).toBeNull();
   });

@@ -65,9 +65,14 @@ export function mergeIdsOf(event: string, distinctId: string, properties: Proper
     return anon === null ? null : { intoId: distinctId, otherId: anon };
   }
   if (event === '$create_alias') {
-    // The spec: the event's distinct id is merged into the alias, which becomes the main id.
+    // As PostHog does (and the reference says): the alias's person is merged into the event's
+    // distinct id's person. Both ids end up on one person either way; this decides which person
+    // record survives and whose identified flag can refuse the merge. An identified user who
+    // aliases an id that already has an anonymous person of its own (its events reached ingest
+    // first, from another partition) must still be joined with it, which the other way round
+    // refused (found by the chaos suite).
     const alias = text(properties.alias);
-    return alias === null ? null : { intoId: alias, otherId: distinctId };
+    return alias === null ? null : { intoId: distinctId, otherId: alias };
   }
   return null;
 }

@@ -130,19 +130,30 @@ describe('applying a chunk of events to persons', () => {
   it('sees the merges of earlier events in the chunk: a survivor is identified and is not merged away later', () => {
     const store = new ReferenceStore();
     chunk(store, [event('e', 'x', { $set: { x: 1 } }), event('e', 'y', { $set: { y: 1 } }), event('e', 'z', { $set: { z: 1 } })]);
-    const result = chunk(store, [event('$create_alias', 'x', { alias: 'y' }, 1), event('$create_alias', 'y', { alias: 'z' }, 2)]);
-    expect(result.moves).toEqual([{ from: store.state().persons.get('y')!.id - 1, into: store.state().persons.get('y')!.id }]);
+    const [x, y] = [store.state().persons.get('x')!.id, store.state().persons.get('y')!.id];
+    const result = chunk(store, [event('$create_alias', 'x', { alias: 'y' }, 1), event('$create_alias', 'z', { alias: 'y' }, 2)]);
+    expect(result.moves).toEqual([{ from: y, into: x }]);
     expect(result.outcomes[1]!.warnings).toEqual([expect.objectContaining({ type: 'cannot_merge_already_identified' })]);
-    expect(store.personOf('x')).toEqual(store.personOf('y'));
-    expect(store.personOf('y')!.properties).toEqual({ x: 1, y: 1 });
+    expect(store.personOf('y')).toEqual(store.personOf('x'));
+    expect(store.personOf('x')!.properties).toEqual({ x: 1, y: 1 });
     expect(store.personOf('z')!.properties).toEqual({ z: 1 });
+  });
+
+  it('merges the person an alias already has into an identified user’s person, whichever reached ingest first', () => {
+    const store = new ReferenceStore();
+    chunk(store, [event('$identify', 'user', { $anon_distinct_id: 'anon', $set: { email: 'a@b.c' } }), event('signed in', 'alias', { $set_once: { first: 'alias' } })]);
+    const result = chunk(store, [event('$create_alias', 'user', { alias: 'alias' }, 1)]);
+    expect(result.outcomes[0]!.warnings).toEqual([]);
+    expect(store.personOf('alias')).toEqual(store.personOf('user'));
+    expect(store.personOf('anon')).toEqual(store.personOf('user'));
+    expect(store.personOf('user')).toMatchObject({ isIdentified: true, properties: { email: 'a@b.c', first: 'alias' } });
   });
 
   it('creates one identified person for two unknown ids, named after the event’s distinct id', () => {
     const store = new ReferenceStore();
     const result = chunk(store, [event('$create_alias', 'device', { alias: 'user' })]);
     expect(result.outcomes[0]!.person.uuid).toBe(personlessPersonId(TEAM, 'device'));
-    expect(result.newDistinctIds.map((d) => d.distinctId)).toEqual(['user', 'device']);
+    expect(result.newDistinctIds.map((d) => d.distinctId)).toEqual(['device', 'user']);
     expect(store.personOf('user')).toMatchObject({ isIdentified: true });
   });
 

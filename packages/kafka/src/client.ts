@@ -82,3 +82,31 @@ export async function ensureTopics(admin: Admin, prefix: string, partitions: num
   }
   return missing;
 }
+
+/**
+ * Whether a broker answers, for `/_ready`: an admin client of its own that never retries, so an
+ * unreachable broker answers "no" within the connection timeout rather than after the shared
+ * client's retry schedule. A failed check drops the connection and the next one starts afresh.
+ */
+export function kafkaReachability(kafka: Kafka): { check: () => Promise<boolean>; close: () => Promise<void> } {
+  let admin: Admin | null = null;
+  return {
+    async check() {
+      try {
+        admin ??= kafka.admin({ retry: { retries: 0 } });
+        await admin.connect();
+        await admin.describeCluster();
+        return true;
+      } catch {
+        const broken = admin;
+        admin = null;
+        await broken?.disconnect().catch(() => undefined);
+        return false;
+      }
+    },
+    async close() {
+      await admin?.disconnect();
+      admin = null;
+    },
+  };
+}

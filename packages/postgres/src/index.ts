@@ -1,2 +1,2 @@
-export { createPool, withTransaction, ensureDatabase, type Pool, type PoolClient } from './pool.js';
+export { createPool, withTransaction, ensureDatabase, postgresAnswers, type Pool, type PoolClient } from './pool.js';
 export { migratePostgres, MIGRATIONS_DIR } from './migrate.js';

@@ -18,3 +18,8 @@ export function createRedis(config: Pick<Config, 'redisUrl'>, options: { command
     connectTimeout: 2_000,
   });
 }
+
+/** Whether Redis answers a PING, for `/_ready`. */
+export function redisAnswers(redis: Redis): Promise<boolean> {
+  return redis.ping().then((reply) => reply === 'PONG');
+}

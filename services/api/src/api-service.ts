@@ -3,10 +3,10 @@ import { createClickHouse, type ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
 import type { ServiceRuntimeOptions } from '@tributary/http';
 import { DELETION_QUEUE } from '@tributary/deletions';
-import { createKafka, createProducer, type Admin, type Producer } from '@tributary/kafka';
+import { createKafka, createProducer, kafkaReachability, type Admin, type Producer } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
-import { createPool, type Pool } from '@tributary/postgres';
-import { createRedis, type Redis } from '@tributary/redis';
+import { createPool, postgresAnswers, type Pool } from '@tributary/postgres';
+import { createRedis, redisAnswers, type Redis } from '@tributary/redis';
 import { apiDeps, mountApiRoutes } from './api-app.js';
 
 export interface ApiStores {
@@ -33,6 +33,7 @@ export async function apiService(config: Config, logger: Logger): Promise<{ opti
   const admin = kafka.admin();
   const queueConnection = createRedis(config, { forQueues: true });
   const deletionQueue = new Queue(DELETION_QUEUE, { connection: queueConnection });
+  const kafkaReachable = kafkaReachability(kafka);
   const stores = { pool, clickhouse, redis, producer, admin, deletionQueue };
   return {
     stores,
@@ -43,10 +44,18 @@ export async function apiService(config: Config, logger: Logger): Promise<{ opti
       port: config.apiPort,
       shutdownTimeoutMs: config.shutdownTimeoutMs,
       routes: (app) => mountApiRoutes(app, apiDeps(config, stores)),
-      ready: async () => (await pool.query('SELECT 1').then(() => true)) && (await clickhouse.ping()),
+      // Kafka carries only person edits and Redis only rate limits and the deletion queue: the
+      // rest of the API works without them.
+      dependencies: {
+        postgres: { check: () => postgresAnswers(pool), required: true },
+        clickhouse: { check: () => clickhouse.ping(), required: true },
+        kafka: { check: kafkaReachable.check, required: false },
+        redis: { check: () => redisAnswers(redis), required: false },
+      },
       stop: async () => {
         await producer.disconnect();
         await admin.disconnect();
+        await kafkaReachable.close();
         await deletionQueue.close();
         queueConnection.disconnect();
         await pool.end();

@@ -1,9 +1,9 @@
 import { loadConfig } from '@tributary/config';
 import { createLogger } from '@tributary/logger';
-import { createPool } from '@tributary/postgres';
-import { createRedis } from '@tributary/redis';
+import { createPool, postgresAnswers } from '@tributary/postgres';
+import { createRedis, redisAnswers } from '@tributary/redis';
 import { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
-import { createKafka, createProducer, produceMetrics, topicNames } from '@tributary/kafka';
+import { createKafka, createProducer, kafkaReachability, produceMetrics, topicNames } from '@tributary/kafka';
 import { createMetrics, runAsWorkers, startServiceRuntime } from '@tributary/http';
 import { captureMetrics } from './capture-metrics.js';
 import { captureRoutes } from './capture-routes.js';
@@ -27,6 +27,7 @@ const publisher = new EventPublisher(
   new OverflowDetector(redis, config.captureOverflowEventsPerSecond),
   config.kafkaProduceTimeoutMs,
 );
+const kafkaReachable = kafkaReachability(kafka);
 const tokens = new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis);
 
 await startServiceRuntime({
@@ -37,10 +38,16 @@ await startServiceRuntime({
   port: config.capturePort,
   shutdownTimeoutMs: config.shutdownTimeoutMs,
   routes: (app) => app.use(captureRoutes({ tokens, publisher, logger, metrics: captureMetrics(metrics), maxBatchBytes: config.captureMaxBatchBytes, maxEventBytes: config.captureMaxEventBytes })),
-  ready: async () => (await redis.ping()) === 'PONG' && (await pool.query('SELECT 1').then(() => true)),
+  // Tokens are cached and the overflow counter fails open: only Kafka is needed to take events.
+  dependencies: {
+    kafka: { check: kafkaReachable.check, required: true },
+    postgres: { check: () => postgresAnswers(pool), required: false },
+    redis: { check: () => redisAnswers(redis), required: false },
+  },
   stop: async () => {
     // In-flight requests have finished, so every acknowledged event is already in Kafka.
     await Promise.all(producers.map((producer) => producer.disconnect()));
+    await kafkaReachable.close();
     await pool.end();
     redis.disconnect();
   },

@@ -55,7 +55,7 @@ export async function startCapture(overrides: Partial<Config> = {}, brokers?: st
             maxEventBytes: config.captureMaxEventBytes,
           }),
         ),
-      ready: async () => true,
+      dependencies: {},
       stop: async () => {
         await producer.disconnect().catch(() => undefined);
         await pool.end();

@@ -1,7 +1,7 @@
 import { loadConfig } from '@tributary/config';
 import { createLogger } from '@tributary/logger';
-import { createPool } from '@tributary/postgres';
-import { createRedis } from '@tributary/redis';
+import { createPool, postgresAnswers } from '@tributary/postgres';
+import { createRedis, redisAnswers } from '@tributary/redis';
 import { ControlPlaneStore, FeatureFlagStore, PersonCache, TokenResolver } from '@tributary/control-plane';
 import { openGeoIp } from '@tributary/geoip';
 import { createMetrics, runAsWorkers, startServiceRuntime } from '@tributary/http';
@@ -44,7 +44,12 @@ await startServiceRuntime({
         metrics,
       }),
     ),
-  ready: async () => (await pool.query('SELECT 1').then(() => true)) && (await redis.ping()) === 'PONG',
+  // Decide answers from its caches while either store is away (see EvaluationData), so neither
+  // takes it out of rotation.
+  dependencies: {
+    postgres: { check: () => postgresAnswers(pool), required: false },
+    redis: { check: () => redisAnswers(redis), required: false },
+  },
   stop: async () => {
     await definitions.close();
     await pool.end();

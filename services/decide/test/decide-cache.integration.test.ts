@@ -60,7 +60,7 @@ async function startDecide(): Promise<Decide> {
       port: 0,
       shutdownTimeoutMs: 1_000,
       routes: (app) => app.use(decideRoutes({ tokens: new TokenResolver(store, redis), store, definitions, data, logger })),
-      ready: async () => true,
+      dependencies: {},
       stop: async () => {
         await definitions.close();
         await pool.end();

@@ -50,7 +50,9 @@ export class IngestConsumer {
   constructor(private readonly options: IngestConsumerOptions) {
     this.consumer = options.kafka.consumer({
       groupId: options.groupId,
-      sessionTimeout: 30_000,
+      // A crashed process's partitions wait this long for another member: short, because the
+      // fetch loop only hands messages over and so heartbeats every few hundred milliseconds.
+      sessionTimeout: 10_000,
       heartbeatInterval: 3_000,
       // About a thousand typical events per partition and fetch, and a few MB per fetch in all:
       // queued messages are slices of their fetch's buffer and keep all of it alive, so this and

@@ -1,9 +1,9 @@
 import { loadConfig } from '@tributary/config';
 import { createLogger } from '@tributary/logger';
-import { createPool } from '@tributary/postgres';
-import { createRedis } from '@tributary/redis';
+import { createPool, postgresAnswers } from '@tributary/postgres';
+import { createRedis, redisAnswers } from '@tributary/redis';
 import { createClickHouse } from '@tributary/clickhouse';
-import { createKafka, createProducer, produceMetrics, topicNames } from '@tributary/kafka';
+import { createKafka, createProducer, kafkaReachability, produceMetrics, topicNames } from '@tributary/kafka';
 import { createMetrics, startServiceRuntime } from '@tributary/http';
 import { buildIngestConsumer } from './ingest-app.js';
 import { ingestMetrics } from './ingest-metrics.js';
@@ -19,6 +19,7 @@ const kafka = createKafka(config, logger, 'ingest');
 const producer = produceMetrics(registry)(createProducer(kafka));
 const admin = kafka.admin();
 const topics = topicNames(config.kafkaTopicPrefix);
+const kafkaReachable = kafkaReachability(kafka);
 await producer.connect();
 
 const consumer = await buildIngestConsumer({
@@ -33,8 +34,6 @@ const consumer = await buildIngestConsumer({
   groupId: config.ingestConsumerGroup,
   metrics: ingestMetrics(registry, { admin, groupId: config.ingestConsumerGroup, topics, logger }),
 });
-await consumer.start();
-
 await startServiceRuntime({
   name: 'ingest',
   logger,
@@ -42,14 +41,25 @@ await startServiceRuntime({
   host: config.host,
   port: config.ingestPort,
   shutdownTimeoutMs: config.shutdownTimeoutMs,
-  ready: async () => consumer.isRunning && (await clickhouse.ping()),
+  // Every event needs Kafka, Postgres (persons) and ClickHouse (rows); Redis holds only the
+  // person cache that decide reads, and a miss there falls back to Postgres.
+  dependencies: {
+    kafka: { check: async () => consumer.isRunning && (await kafkaReachable.check()), required: true },
+    postgres: { check: () => postgresAnswers(pool), required: true },
+    clickhouse: { check: () => clickhouse.ping(), required: true },
+    redis: { check: () => redisAnswers(redis), required: false },
+  },
   stop: async () => {
     // The consumer writes and commits what it has taken before leaving the group.
     await consumer.stop();
     await admin.disconnect();
+    await kafkaReachable.close();
     await producer.disconnect();
     await pool.end();
     await clickhouse.close();
     redis.disconnect();
   },
 });
+// Joining the group waits for a crashed member's session to expire; health answers meanwhile and
+// readiness says "not ready" until the consumer runs.
+await consumer.start();

@@ -102,7 +102,7 @@ describe('persons', () => {
     expect(refused.some((w) => w.details.includes(b))).toBe(true);
   });
 
-  it('$create_alias merges the distinct id into the alias and attaches unknown ids', async () => {
+  it('$create_alias attaches an unknown distinct id to the alias’s person', async () => {
     const main = id('main');
     const other = id('other');
     await h.send([{ event: 'x', distinct_id: main, properties: {} }]);

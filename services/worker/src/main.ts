@@ -1,7 +1,7 @@
 import { loadConfig } from '@tributary/config';
 import { createLogger } from '@tributary/logger';
-import { createRedis } from '@tributary/redis';
-import { createPool } from '@tributary/postgres';
+import { createRedis, redisAnswers } from '@tributary/redis';
+import { createPool, postgresAnswers } from '@tributary/postgres';
 import { createClickHouse } from '@tributary/clickhouse';
 import { createMetrics, startServiceRuntime } from '@tributary/http';
 import { startDeletionScheduler } from './deletion-scheduler.js';
@@ -24,7 +24,12 @@ await startServiceRuntime({
   host: config.host,
   port: config.workerPort,
   shutdownTimeoutMs: config.shutdownTimeoutMs,
-  ready: async () => (await redis.ping()) === 'PONG' && scheduler.worker.isRunning(),
+  // The queue lives in Redis; Postgres and ClickHouse are needed only while the weekly batch runs.
+  dependencies: {
+    redis: { check: async () => (await redisAnswers(redis)) && scheduler.worker.isRunning(), required: true },
+    postgres: { check: () => postgresAnswers(pool), required: false },
+    clickhouse: { check: () => clickhouse.ping(), required: false },
+  },
   stop: async () => {
     await scheduler.close();
     connection.disconnect();

@@ -1,0 +1,153 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '@tributary/config';
+import { createClickHouse } from '@tributary/clickhouse';
+import { runHostileInput } from './hostile.js';
+import { LoadGenerator } from './load-generator.js';
+import { DecideProbe, ReadinessSampler } from './observers.js';
+import { SCENARIOS, type ChaosContext, type ScenarioOutcome } from './scenarios.js';
+import { Stack, type Service } from './stack.js';
+import { getJson, settle, verify } from './verify.js';
+
+/**
+ * `make chaos`: under continuous SDK-like load, kills every service with SIGKILL and takes every
+ * store away in turn, throws hostile input at every route, then checks that every acknowledged
+ * event is stored exactly once and every identity sequence merged. `infra/chaos/run.sh` brings up
+ * the isolated stack this runs against. Ends with one RESULT line; exits non-zero on any loss,
+ * duplicate, unexpected 5xx or crash, and on any other broken expectation (printed above it).
+ */
+
+const started = Date.now();
+const log = (line: string) => console.log(`[chaos +${((Date.now() - started) / 1000).toFixed(1)}s] ${line}`);
+
+const config = loadConfig();
+const stateDir = process.env.TRIBUTARY_STATE_DIR ?? '.tributary';
+const credentials = Object.fromEntries(
+  readFileSync(path.join(stateDir, 'credentials.env'), 'utf8')
+    .split('\n')
+    .map((line) => /^(\w+)='(.*)'$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => [m[1], m[2]]),
+) as Record<string, string>;
+const frontUrl = config.publicUrl;
+const projectId = Number(credentials.TRIBUTARY_PROJECT_ID);
+const projectApiKey = credentials.TRIBUTARY_PROJECT_API_KEY!;
+const personalApiKey = credentials.TRIBUTARY_PERSONAL_API_KEY!;
+const api = { frontUrl, projectId, personalApiKey };
+const clickhouse = createClickHouse(config);
+const runId = `chaos${started.toString(36)}`;
+
+/** A flag any request can compute, and one that needs the person's stored properties. */
+async function createFlags(): Promise<void> {
+  const flags = [
+    { key: 'chaos-rollout', filters: { groups: [{ properties: [], rollout_percentage: 50 }] } },
+    { key: 'chaos-email', filters: { groups: [{ properties: [{ key: 'email', type: 'person', operator: 'icontains', value: '@' }], rollout_percentage: 100 }] } },
+  ];
+  for (const flag of flags) {
+    const response = await fetch(`${frontUrl}/api/projects/${projectId}/feature_flags/`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${personalApiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...flag, name: flag.key, active: true }),
+    });
+    if (!response.ok) throw new Error(`creating flag ${flag.key}: ${response.status} ${await response.text()}`);
+  }
+}
+
+/** A person decide has computed flags for, so it is in the person cache before Postgres goes away. */
+async function knownPerson(decide: DecideProbe): Promise<void> {
+  const body = { api_key: projectApiKey, event: '$identify', distinct_id: `${runId}-known`, properties: { $set: { email: `known@${runId}.example` } } };
+  const response = await fetch(`${frontUrl}/capture/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!response.ok) throw new Error(`capturing the known person: ${response.status}`);
+  for (let i = 0; i < 120; i++) {
+    if ((await decide.ask(`${runId}-known`)).flags?.['chaos-email'] === true) return;
+    await sleep(500);
+  }
+  throw new Error('decide never saw the known person');
+}
+
+const SERVICES: Service[] = ['capture', 'ingest', 'decide', 'api', 'worker'];
+
+async function main(): Promise<number> {
+  const stack = new Stack(config, log);
+  const decide = new DecideProbe(frontUrl, projectApiKey, `${runId}-known`);
+  const readiness = new ReadinessSampler(stack, () => SERVICES);
+  const load = new LoadGenerator({ frontUrl, apiKey: projectApiKey, senders: 6, eventsPerSecond: 200, runId, log });
+  const context: ChaosContext = { stack, load, readiness, decide, clickhouse, api, projectApiKey, log };
+
+  await createFlags();
+  await knownPerson(decide);
+  await stack.startWatching(SERVICES);
+  readiness.start();
+  decide.start();
+  load.start();
+  log('load running; warming up');
+  await sleep(10_000);
+
+  const outcomes: ScenarioOutcome[] = [];
+  for (const scenario of SCENARIOS) {
+    log(`scenario: ${scenario.name}`);
+    const outcome = await scenario.run(context);
+    log(`  recovered in ${outcome.recoveryMs === null ? 'never' : `${outcome.recoveryMs} ms`}${outcome.failures.map((f) => `\n  FAILED: ${f}`).join('')}`);
+    outcomes.push(outcome);
+    await sleep(5000);
+  }
+
+  log('scenario: hostile input on every route');
+  const hostileStarted = Date.now();
+  const hostile = await runHostileInput({ frontUrl, projectId, projectApiKey, personalApiKey }, { log });
+  outcomes.push({
+    name: `hostile input (${hostile.requests} requests)`,
+    recoveryMs: null,
+    failures: [
+      ...(hostile.unexpected5xx > 0 ? [`${hostile.unexpected5xx} answers were 5xx`] : []),
+      ...(hostile.non_json_4xx > 0 ? [`${hostile.non_json_4xx} 4xx answers had no JSON body naming the problem`] : []),
+      ...hostile.failures.slice(0, 10).map((f) => `${f.method} ${f.path} (${f.case}): ${f.status} ${f.body.slice(0, 200)}`),
+    ],
+  });
+  log(`  ${hostile.requests} hostile requests in ${((Date.now() - hostileStarted) / 1000).toFixed(0)} s`);
+
+  log('stopping the load');
+  await load.stop();
+  decide.stop();
+  readiness.stop();
+  log(`${load.acked.size} events acknowledged; waiting for ingest to settle`);
+  await settle(clickhouse, projectId, load.acked.size, log);
+  stack.stopWatching();
+  const verdict = await verify(clickhouse, api, load.acked, load.abandoned, load.completedSequences);
+  for (const note of verdict.notes) log(note);
+
+  const decide5xx = [...decide.answers.known, ...decide.answers.fresh].filter((a) => a.status >= 500 && !(a.status === 503 && a.jsonError));
+  const load5xx = load.unexpected.filter((r) => r.status >= 500);
+  const otherLoadFailures = load.unexpected.filter((r) => r.status < 500);
+  const unexpected5xx = load5xx.length + decide5xx.length + hostile.unexpected5xx;
+
+  console.log('\n| scenario | recovery | result |\n|---|---|---|');
+  for (const o of outcomes) console.log(`| ${o.name} | ${o.recoveryMs === null ? '–' : `${(o.recoveryMs / 1000).toFixed(1)} s`} | ${o.failures.length === 0 ? 'ok' : o.failures.join('; ')} |`);
+  console.log(`\n${verdict.personFailures.length === 0 ? 'all' : 'NOT all'} ${load.completedSequences.length} identity sequences merged correctly`);
+
+  const problems = [
+    ...outcomes.flatMap((o) => o.failures.map((f) => `${o.name}: ${f}`)),
+    ...verdict.personFailures.slice(0, 20),
+    ...otherLoadFailures.slice(0, 20).map((r) => `load: ${r.path} answered ${r.status === 0 ? 'nothing' : r.status}`),
+    ...load5xx.slice(0, 20).map((r) => `load: ${r.path} answered ${r.status}${r.jsonError ? '' : ' without a JSON body'}`),
+    ...decide5xx.slice(0, 5).map((a) => `decide: answered ${a.status}`),
+    ...verdict.lost.slice(0, 10).map((uuid) => `lost: ${uuid}`),
+    ...verdict.duplicated.slice(0, 10).map((uuid) => `duplicated: ${uuid}`),
+    ...stack.crashes.map((service) => `crash: ${service}`),
+  ];
+  for (const problem of problems) console.log(`PROBLEM ${problem}`);
+  console.log(
+    `RESULT acked=${load.acked.size} lost=${verdict.lost.length} duplicated=${verdict.duplicated.length} hostile_requests=${hostile.requests} ` +
+      `unexpected_5xx=${unexpected5xx} crashes=${stack.crashes.length} scenarios=${outcomes.length}`,
+  );
+  return problems.length === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,136 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { inList, sql, type ClickHouse } from '@tributary/clickhouse';
+import type { IdentitySequence } from './load-generator.js';
+
+/**
+ * What the suite checks once the load has stopped and ingest has settled: every acknowledged
+ * uuid stored exactly once, in ClickHouse (with the table's own deduplication, FINAL) and through
+ * the events API (which dedupes at read time), no unacknowledged uuid stored twice, and the
+ * persons of the identity sequences merged as they should be.
+ */
+
+export interface ApiTarget {
+  frontUrl: string;
+  projectId: number;
+  personalApiKey: string;
+}
+
+export interface Verdict {
+  lost: string[];
+  duplicated: string[];
+  personFailures: string[];
+  notes: string[];
+}
+
+const SETTLE_QUIET_MS = 20_000;
+const SETTLE_MAX_MS = 300_000;
+
+/** Waits until every acknowledged uuid is in ClickHouse, or the count has not moved for a while. */
+export async function settle(clickhouse: ClickHouse, teamId: number, expected: number, log: (line: string) => void): Promise<void> {
+  const started = Date.now();
+  let last = -1;
+  let lastChange = Date.now();
+  while (Date.now() - started < SETTLE_MAX_MS) {
+    const [row] = await clickhouse.query<{ n: string }>(sql`SELECT uniqExact(uuid) AS n FROM events WHERE team_id = ${teamId}`);
+    const count = Number(row?.n ?? 0);
+    if (count >= expected) return;
+    if (count !== last) {
+      last = count;
+      lastChange = Date.now();
+      log(`settling: ${count} of ${expected} acknowledged events stored`);
+    } else if (Date.now() - lastChange > SETTLE_QUIET_MS) {
+      return;
+    }
+    await sleep(2000);
+  }
+}
+
+export async function verify(
+  clickhouse: ClickHouse,
+  api: ApiTarget,
+  acked: ReadonlySet<string>,
+  abandoned: ReadonlySet<string>,
+  sequences: readonly IdentitySequence[],
+): Promise<Verdict> {
+  const notes: string[] = [];
+  const stored = new Map<string, number>();
+  const rows = await clickhouse.query<{ uuid: string; copies: string }>(
+    sql`SELECT toString(uuid) AS uuid, count() AS copies FROM events FINAL WHERE team_id = ${api.projectId} GROUP BY uuid`,
+  );
+  for (const row of rows) stored.set(row.uuid, Number(row.copies));
+  const [raw] = await clickhouse.query<{ rows: string; uuids: string }>(sql`SELECT count() AS rows, uniqExact(uuid) AS uuids FROM events WHERE team_id = ${api.projectId}`);
+  notes.push(`ClickHouse: ${raw?.uuids} distinct uuids in ${raw?.rows} rows before merges (replays that ReplacingMergeTree folds away)`);
+
+  const listed = await listAllEvents(api);
+  notes.push(`events API: ${listed.length} events listed`);
+  const seen = new Map<string, number>();
+  for (const id of listed) seen.set(id, (seen.get(id) ?? 0) + 1);
+
+  const lost = new Set<string>();
+  const duplicated = new Set<string>();
+  for (const uuid of acked) {
+    if (!stored.has(uuid) || !seen.has(uuid)) lost.add(uuid);
+  }
+  for (const [uuid, copies] of stored) if (copies > 1) duplicated.add(uuid);
+  for (const [uuid, times] of seen) if (times > 1) duplicated.add(uuid);
+  const abandonedStored = [...abandoned].filter((uuid) => stored.has(uuid)).length;
+  notes.push(`${abandoned.size} events never acknowledged (sending stopped), ${abandonedStored} of them stored once`);
+  if (listed.length !== seen.size) notes.push(`events API listed ${listed.length - seen.size} rows twice`);
+  if (seen.size !== stored.size) notes.push(`events API count ${seen.size} differs from ClickHouse's ${stored.size}`);
+
+  const personFailures = [...(await checkPersonsInClickHouse(clickhouse, api.projectId, sequences)), ...(await checkPersonsThroughApi(api, sequences))];
+  return { lost: [...lost], duplicated: [...duplicated], personFailures, notes };
+}
+
+async function listAllEvents(api: ApiTarget): Promise<string[]> {
+  const ids: string[] = [];
+  let url: string | null = `${api.frontUrl}/api/projects/${api.projectId}/events/?limit=1000`;
+  while (url) {
+    const page = (await getJson(url, api.personalApiKey)) as { results: { id: string }[]; next: string | null };
+    ids.push(...page.results.map((e) => e.id));
+    url = page.next;
+  }
+  return ids;
+}
+
+async function checkPersonsInClickHouse(clickhouse: ClickHouse, teamId: number, sequences: readonly IdentitySequence[]): Promise<string[]> {
+  const ids = sequences.flatMap((s) => [s.anonymous, s.user, s.alias]);
+  const owner = new Map<string, string>();
+  for (let i = 0; i < ids.length; i += 3000) {
+    const rows = await clickhouse.query<{ distinct_id: string; person_id: string }>(
+      sql`SELECT distinct_id, toString(argMax(person_id, version)) AS person_id FROM person_distinct_id
+          WHERE team_id = ${teamId} AND ${inList(sql`distinct_id`, ids.slice(i, i + 3000))}
+          GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0`,
+    );
+    for (const row of rows) owner.set(row.distinct_id, row.person_id);
+  }
+  const failures: string[] = [];
+  for (const s of sequences) {
+    const persons = new Set([s.anonymous, s.user, s.alias].map((id) => owner.get(id)));
+    if (persons.size !== 1 || persons.has(undefined)) failures.push(`ClickHouse: ${s.user}'s distinct ids map to ${[...persons].join(', ')}`);
+  }
+  return failures;
+}
+
+async function checkPersonsThroughApi(api: ApiTarget, sequences: readonly IdentitySequence[]): Promise<string[]> {
+  const failures: string[] = [];
+  for (const s of sequences) {
+    const page = (await getJson(`${api.frontUrl}/api/projects/${api.projectId}/persons/?distinct_id=${encodeURIComponent(s.alias)}`, api.personalApiKey)) as {
+      results: { distinct_ids: string[]; properties: Record<string, unknown> }[];
+    };
+    const person = page.results[0];
+    const missing = [s.anonymous, s.user, s.alias].filter((id) => !person?.distinct_ids.includes(id));
+    if (page.results.length !== 1 || missing.length > 0) failures.push(`persons API: ${s.alias} has ${page.results.length} persons, missing ids ${missing.join(', ')}`);
+    else if (person?.properties.email !== s.email || person.properties.first_alias !== s.alias) failures.push(`persons API: ${s.user}'s properties are ${JSON.stringify(person?.properties)}`);
+  }
+  return failures;
+}
+
+export async function getJson(url: string, personalApiKey: string): Promise<unknown> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await fetch(url, { headers: { authorization: `Bearer ${personalApiKey}` }, signal: AbortSignal.timeout(60_000) });
+    if (response.ok) return response.json();
+    if (attempt >= 5) throw new Error(`GET ${url}: ${response.status} ${await response.text()}`);
+    await sleep(1000);
+  }
+}
