@@ -14,11 +14,13 @@ export function createPool(config: Pick<Config, 'databaseUrl'>, options: { max?:
     connectionTimeoutMillis: 5_000,
     statement_timeout: options.statementTimeoutMs ?? 30_000,
   });
-  // An idle connection that the server closes (a restart, a failover) is reported here, and an
-  // 'error' event nobody listens to kills the process: every service crashed on a Postgres
-  // restart (found by the chaos suite). The pool has already dropped that connection; the next
-  // query opens a new one, and queries that fail meanwhile report the outage themselves.
+  // A connection that the server closes (a restart, a failover) emits 'error', on the pool while
+  // it is idle and on the client while it is checked out between two queries of a transaction;
+  // an 'error' event nobody listens to kills the process, and every service crashed on a
+  // Postgres restart (found by the chaos suite). The pool drops such a connection, the next
+  // query opens a new one, and the work that was using it fails with its own error.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

@@ -55,6 +55,8 @@ export class RowBuffer {
   distinctIds: DistinctIdRowOut[] = [];
   groups: GroupRowOut[] = [];
   warnings: WarningRowOut[] = [];
+  /** Person outbox entries these rows settle (see PersonOutbox). */
+  outbox: number[] = [];
 
   get size(): number {
     return this.events.length + this.persons.length + this.distinctIds.length + this.groups.length + this.warnings.length;
@@ -68,6 +70,7 @@ export class RowBuffer {
     all.distinctIds = all.distinctIds.concat(...buffers.map((b) => b.distinctIds));
     all.groups = all.groups.concat(...buffers.map((b) => b.groups));
     all.warnings = all.warnings.concat(...buffers.map((b) => b.warnings));
+    all.outbox = all.outbox.concat(...buffers.map((b) => b.outbox));
     return all;
   }
 }

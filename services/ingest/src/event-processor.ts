@@ -26,6 +26,7 @@ import type { RowBuffer } from './clickhouse-rows.js';
 import type { GroupStore } from './groups/group-store.js';
 import type { DeadLetter, MessageProcessor } from './ingest-consumer.js';
 import { applyPersonChunk, type PersonChunkChanges } from './persons/apply-person-chunk.js';
+import { recordOutboxEntry } from './persons/person-outbox.js';
 import { classifyFailure, retryConflicts } from './retry-policy.js';
 
 export interface EventProcessorDeps {
@@ -179,10 +180,11 @@ export class EventProcessor implements MessageProcessor {
   private async persons(prepared: readonly Prepared[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<(EventOutcome | null)[]> {
     const outcomes: (EventOutcome | null)[] = new Array(prepared.length).fill(null);
     const apply = async (indexes: readonly number[]) => {
-      const changes = await retryConflicts(() => this.applyPersons(indexes.map((i) => prepared[i]!)), this.maxAttempts, this.deps.logger);
+      const { changes, outboxId } = await retryConflicts(() => this.applyPersons(indexes.map((i) => prepared[i]!)), this.maxAttempts, this.deps.logger);
       indexes.forEach((index, k) => (outcomes[index] = changes.outcomes[k]!));
       rows.persons.push(...changes.personRows);
       rows.distinctIds.push(...changes.distinctIdRows);
+      if (outboxId !== null) rows.outbox.push(outboxId);
       await this.deps.personCache.setMany(changes.cache).catch((error: unknown) => this.deps.logger.warn({ err: error }, 'person cache not updated'));
     };
     const all = prepared.map((_, i) => i);
@@ -210,8 +212,11 @@ export class EventProcessor implements MessageProcessor {
     }
   }
 
-  /** Applies the persons of these events, every project's in the same transaction. */
-  private async applyPersons(events: readonly Prepared[]): Promise<PersonChunkChanges> {
+  /**
+   * Applies the persons of these events, every project's in the same transaction, which also
+   * records the ClickHouse copies the changes owe (see PersonOutbox).
+   */
+  private async applyPersons(events: readonly Prepared[]): Promise<{ changes: PersonChunkChanges; outboxId: number | null }> {
     const byTeam = new Map<number, number[]>();
     events.forEach((p, i) => byTeam.set(p.teamId, [...(byTeam.get(p.teamId) ?? []), i]));
     return withTransaction(this.deps.pool, async (client) => {
@@ -237,7 +242,9 @@ export class EventProcessor implements MessageProcessor {
         merged.distinctIdRows.push(...changes.distinctIdRows);
         merged.cache.push(...changes.cache);
       }
-      return merged;
+      const cached = merged.cache.map((c) => ({ teamId: c.teamId, distinctIds: c.distinctIds }));
+      const outboxId = await recordOutboxEntry(client, { persons: merged.personRows, distinctIds: merged.distinctIdRows, cached });
+      return { changes: merged, outboxId };
     });
   }
 

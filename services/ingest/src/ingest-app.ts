@@ -11,6 +11,7 @@ import { RowWriter } from './clickhouse-writer.js';
 import { EventProcessor } from './event-processor.js';
 import { GroupStore } from './groups/group-store.js';
 import { IngestConsumer, type MessageProcessor } from './ingest-consumer.js';
+import { PersonOutbox } from './persons/person-outbox.js';
 import type { IngestMetrics } from './ingest-metrics.js';
 
 export interface IngestDeps {
@@ -30,11 +31,18 @@ export interface IngestDeps {
 export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: MessageProcessor) => MessageProcessor = (p) => p): Promise<IngestConsumer> {
   const { config, logger, pool, redis, clickhouse, kafka, producer, topics, groupId, metrics } = deps;
   const rowWriter = new RowWriter(clickhouse);
+  const personCache = new PersonCache(redis);
+  const outbox = new PersonOutbox({ pool, clickhouse, personCache, logger });
   return new IngestConsumer({
     kafka,
     topics,
     groupId,
-    writeRows: (rows) => rowWriter.write(rows).then(() => metrics?.written(rows)),
+    writeRows: async (rows) => {
+      await rowWriter.write(rows);
+      await outbox.acknowledge(rows.outbox);
+      metrics?.written(rows);
+    },
+    companions: [outbox],
     producer,
     logger,
     processor: wrap(
@@ -42,7 +50,7 @@ export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: Me
         pool,
         tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
         groups: new GroupStore(pool),
-        personCache: new PersonCache(redis),
+        personCache,
         geoip: await openGeoIp(),
         logger,
       }),

@@ -26,6 +26,8 @@ export interface IngestConsumerOptions {
   writeRows: (rows: RowBuffer) => Promise<void>;
   producer: Producer;
   logger: Logger;
+  /** Work that runs while the consumer does, such as the person outbox sweeper. */
+  companions?: readonly { start(): void; stop(): Promise<void> }[];
   /** Messages processed together: large enough to share statements, small enough to commit often. */
   chunkSize?: number;
   /** Messages a partition may hold before it is paused. */
@@ -99,6 +101,7 @@ export class IngestConsumer {
         if (!hasRoom) pause();
       },
     });
+    for (const companion of this.options.companions ?? []) companion.start();
     this.running = true;
   }
 
@@ -143,6 +146,7 @@ export class IngestConsumer {
   async stop(): Promise<void> {
     this.stopping = true;
     await Promise.all([...this.pipelines.values()].map((p) => p.settled()));
+    await Promise.all((this.options.companions ?? []).map((companion) => companion.stop()));
     this.running = false;
     await this.consumer.disconnect();
   }

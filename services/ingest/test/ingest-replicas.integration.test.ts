@@ -62,7 +62,9 @@ it('two ingest processes share the partitions and leave every merged person corr
   }
   for (let i = 0; i < USERS; i++) {
     events.push({ event: '$identify', distinct_id: `user-${i}`, properties: { $anon_distinct_id: `anon-${i}`, $set: { u: i } } });
-    events.push({ event: '$create_alias', distinct_id: `device-${i}`, properties: { alias: `user-${i}` } });
+    // The identified user aliases a device id with an anonymous person of its own, as posthog-js's
+    // alias() does: whichever partition is first, the device's person joins the user's.
+    events.push({ event: '$create_alias', distinct_id: `user-${i}`, properties: { alias: `device-${i}` } });
     events.push({ event: 'purchase', distinct_id: `anon-${i}`, properties: { $set: { bought: true } } });
   }
   const now = new Date().toISOString();

@@ -1,6 +1,10 @@
 import { sql, type ClickHouse } from '@tributary/clickhouse';
+import { PersonCache } from '@tributary/control-plane';
 import { personlessPersonId } from '@tributary/ingestion';
+import { createLogger } from '@tributary/logger';
 import { waitFor } from '@tributary/test-support';
+import { RowBuffer } from '../src/clickhouse-rows.js';
+import { PersonOutbox } from '../src/persons/person-outbox.js';
 import { startIngestHarness, type IngestHarness } from './ingest-harness.js';
 
 let h: IngestHarness;
@@ -286,6 +290,40 @@ describe('delivery', () => {
       expect(failures).toBeLessThan(1);
       const raw = await isolated.clickhouse.query<{ c: string }>(sql`SELECT count() AS c FROM events WHERE team_id = ${isolated.tenant.project.id}`);
       expect(Number(raw[0]!.c)).toBeGreaterThanOrEqual(20);
+    } finally {
+      await isolated.close();
+    }
+  });
+
+  it('writes the ClickHouse copies of person changes that committed just before the process died', async () => {
+    const isolated = await startIngestHarness();
+    try {
+      const [anon, user] = [id('outbox-anon'), id('outbox-user')];
+      await isolated.send([
+        { event: 'page', distinct_id: anon },
+        { event: '$identify', distinct_id: user, properties: { $anon_distinct_id: anon, $set: { email: 'o@x.io' } } },
+      ]);
+      let died = false;
+      // The first attempt commits the persons in Postgres, then its rows are lost as if the
+      // process died before the insert; the replay finds the persons already changed.
+      await isolated.startConsumer(undefined, (processor) => ({
+        async processBatch(messages, rows, deadLetters) {
+          if (died) return processor.processBatch(messages, rows, deadLetters);
+          await processor.processBatch(messages, new RowBuffer(), []);
+          died = true;
+          throw Object.assign(new Error('simulated death after the Postgres commit'), { code: 'ECONNRESET' });
+        },
+      }));
+      await isolated.waitForEvents(2);
+      const copies = () =>
+        isolated.clickhouse.query<{ distinct_id: string }>(
+          sql`SELECT distinct_id FROM person_distinct_id WHERE team_id = ${isolated.tenant.project.id} AND distinct_id IN (${anon}, ${user})`,
+        );
+      expect(await copies()).toEqual([]);
+
+      const outbox = new PersonOutbox({ pool: isolated.pool, clickhouse: isolated.clickhouse, personCache: new PersonCache(isolated.redis), logger: createLogger('outbox-test', 'silent'), staleAfterMs: 0 });
+      expect(await outbox.sweep()).toBeGreaterThanOrEqual(1);
+      expect((await copies()).map((r) => r.distinct_id).sort()).toEqual([anon, user].sort());
     } finally {
       await isolated.close();
     }
