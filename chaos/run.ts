@@ -3,12 +3,13 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '@tributary/config';
 import { createClickHouse } from '@tributary/clickhouse';
+import { createPool } from '@tributary/postgres';
 import { runHostileInput } from './hostile.js';
 import { LoadGenerator } from './load-generator.js';
 import { DecideProbe, ReadinessSampler } from './observers.js';
 import { SCENARIOS, type ChaosContext, type ScenarioOutcome } from './scenarios.js';
 import { Stack, type Service } from './stack.js';
-import { getJson, settle, verify } from './verify.js';
+import { drainOutbox, settle, verify } from './verify.js';
 
 /**
  * `make chaos`: under continuous SDK-like load, kills every service with SIGKILL and takes every
@@ -113,6 +114,9 @@ async function main(): Promise<number> {
   readiness.stop();
   log(`${load.acked.size} events acknowledged; waiting for ingest to settle`);
   await settle(clickhouse, projectId, load.acked.size, log);
+  const pool = createPool(config, { max: 1 });
+  await drainOutbox(pool, log);
+  await pool.end();
   stack.stopWatching();
   const verdict = await verify(clickhouse, api, load.acked, load.abandoned, load.completedSequences);
   for (const note of verdict.notes) log(note);

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inList, sql, type ClickHouse } from '@tributary/clickhouse';
+import type { Pool } from '@tributary/postgres';
 import type { IdentitySequence } from './load-generator.js';
 
 /**
@@ -24,6 +25,20 @@ export interface Verdict {
 
 const SETTLE_QUIET_MS = 20_000;
 const SETTLE_MAX_MS = 300_000;
+
+/**
+ * Waits until ingest owes ClickHouse no person copies: a process killed between its Postgres
+ * commit and its insert leaves them in the outbox, which a live process writes within a minute or so.
+ */
+export async function drainOutbox(pool: Pool, log: (line: string) => void): Promise<void> {
+  const started = Date.now();
+  while (Date.now() - started < SETTLE_MAX_MS) {
+    const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM ingest_outbox');
+    if (rows[0]!.n === 0) return;
+    log(`settling: ${rows[0]!.n} person outbox entries still owed to ClickHouse`);
+    await sleep(5000);
+  }
+}
 
 /** Waits until every acknowledged uuid is in ClickHouse, or the count has not moved for a while. */
 export async function settle(clickhouse: ClickHouse, teamId: number, expected: number, log: (line: string) => void): Promise<void> {
