@@ -19,7 +19,8 @@ export interface ReadinessReport {
   checks: Record<string, 'ok' | 'unavailable'>;
 }
 
-export const READINESS_CHECK_TIMEOUT_MS = 2_000;
+/** Below the 2 s that the status page (and a typical orchestrator probe) waits for the whole answer. */
+export const READINESS_CHECK_TIMEOUT_MS = 1_500;
 
 export async function assessReadiness(dependencies: Dependencies, timeoutMs = READINESS_CHECK_TIMEOUT_MS): Promise<ReadinessReport> {
   const entries = await Promise.all(
