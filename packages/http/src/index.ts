@@ -7,3 +7,4 @@ export { Counter, Gauge, Histogram, Registry, RUNTIME_PATHS, createMetrics, requ
 export { mountedRoutes, routePattern, type MountedRoute } from './route-table.js';
 export { documented, openApiDocument, openApiPath, withDoc, type DocumentInfo, type OperationDoc } from './openapi.js';
 export { runAsWorkers } from './workers.js';
+export { MAX_JSON_DEPTH, jsonProblem, storableRequest, type JsonProblem } from './json-problem.js';
