@@ -45,7 +45,10 @@ export interface HostileResult {
   /** Answers with a 5xx, and requests that got no answer at all (status 0: reset or timed out). */
   unexpected5xx: number;
   non_json_4xx: number;
-  byRoute: Record<string, { requests: number; status: Record<string, number> }>;
+  /** Per route: requests, answers by status (`no_response` when none came), and the seconds they took in all. */
+  byRoute: Record<string, { requests: number; status: Record<string, number>; seconds: number }>;
+  /** Every finding counted by status and case family (`500 body filters.groups…`), beyond the capped list. */
+  findings: Record<string, number>;
   /** The first findings, enough to reproduce each by hand. */
   failures: HostileFailure[];
 }
@@ -104,13 +107,12 @@ export async function runHostileInput(target: Target, options: HostileOptions = 
   const cases = schedule([...lists, frontDoor]);
   log(`hostile: ${cases.length} requests over ${operations.length} operations and the front door, seed ${seed}, ${concurrency} at a time`);
 
-  const result: HostileResult = { requests: 0, unexpected5xx: 0, non_json_4xx: 0, byRoute: {}, failures: [] };
+  const result: HostileResult = { requests: 0, unexpected5xx: 0, non_json_4xx: 0, byRoute: {}, findings: {}, failures: [] };
   const created = emptyCreated();
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const started = Date.now();
   let next = 0;
   let progressAt = Date.now();
-  const seen = new Set<string>();
 
   const headersOf = (c: HostileCase, turn: number): Record<string, string> => {
     const headers = { ...c.headers };
@@ -125,11 +127,13 @@ export async function runHostileInput(target: Target, options: HostileOptions = 
       const turn = next++;
       const c = cases[turn];
       if (!c) return;
+      const sentAt = Date.now();
       const answer = 'raw' in c ? await sendRaw(front, (c as RawCase).raw, REQUEST_TIMEOUT_MS) : await sendHttp(agent, front, c.method, c.path, headersOf(c, turn), c.body, REQUEST_TIMEOUT_MS);
       // node:http would not write it at all; nothing reached the server, so nothing is judged.
       if (answer.status === -1) continue;
       recordCreated(created, c, answer);
-      const route = (result.byRoute[c.route] ??= { requests: 0, status: {} });
+      const route = (result.byRoute[c.route] ??= { requests: 0, status: {}, seconds: 0 });
+      route.seconds += (Date.now() - sentAt) / 1000;
       const status = answer.status === 0 ? 'no_response' : String(answer.status);
       route.requests++;
       route.status[status] = (route.status[status] ?? 0) + 1;
@@ -137,10 +141,10 @@ export async function runHostileInput(target: Target, options: HostileOptions = 
       const verdict = judge(c.method, answer);
       if (verdict === 'unexpected_5xx' || verdict === 'no_response') result.unexpected5xx++;
       if (verdict === 'non_json_4xx') result.non_json_4xx++;
-      // One failure per route, status and case family: a broken handler fails the same way many times.
-      const kind = `${c.route} ${status} ${c.name.split(/[ =]/, 2).join(' ')}`;
-      if (verdict !== 'ok' && result.failures.length < MAX_FAILURES && !seen.has(kind)) {
-        seen.add(kind);
+      // One listed failure per status and case family: a broken handler fails the same way on many routes.
+      const kind = `${status} ${c.name.split(/[ =]/, 3).join(' ')}`;
+      if (verdict !== 'ok') result.findings[kind] = (result.findings[kind] ?? 0) + 1;
+      if (verdict !== 'ok' && result.failures.length < MAX_FAILURES && result.findings[kind] === 1) {
         result.failures.push({ method: c.method, path: 'raw' in c ? (c as RawCase).raw.subarray(0, 120).toString('latin1') : c.path.slice(0, 300), status: answer.status, body: (answer.error ?? answer.body).slice(0, 300), case: c.name });
       }
       if (Date.now() - progressAt > 10_000) {
@@ -250,8 +254,9 @@ async function main(): Promise<void> {
 
   const rows = Object.entries(result.byRoute)
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([route, r]) => `${String(r.requests).padStart(6)}  ${route}  ${Object.entries(r.status).map(([s, n]) => `${s}:${n}`).join(' ')}`);
+    .map(([route, r]) => `${String(r.requests).padStart(6)} ${r.seconds.toFixed(0).padStart(5)} s  ${route}  ${Object.entries(r.status).map(([s, n]) => `${s}:${n}`).join(' ')}`);
   console.log(rows.join('\n'));
+  for (const [kind, count] of Object.entries(result.findings).sort(([, a], [, b]) => b - a)) console.log(`FOUND ${String(count).padStart(5)}  ${kind}`);
   for (const f of result.failures) console.log(`FAIL ${f.status} ${f.method} ${f.path} [${f.case}] ${JSON.stringify(f.body)}`);
   if (crashes.length > 0) console.log(`CRASHED ${crashes.join(', ')}`);
   console.log(`HOSTILE requests=${result.requests} routes=${Object.keys(result.byRoute).length} unexpected_5xx=${result.unexpected5xx} non_json_4xx=${result.non_json_4xx} crashes=${crashes.length}`);

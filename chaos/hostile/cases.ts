@@ -361,8 +361,10 @@ export function casesFor(op: Operation, fx: Fixtures, seed: number): HostileCase
   // Capture's extra paths and GET forms share its handler: they get a lighter share.
   const light = op.projectKey && !/^\/(capture|batch|decide|flags)\/$/.test(op.template) ? 0.5 : 1;
   const share = (count: number) => Math.max(1, Math.round(count * light));
-  const push = (name: string, path: string, headers: Record<string, string>, body?: Buffer | readonly Buffer[], extra: Partial<HostileCase> = {}) =>
-    out.push({ name, route, method: op.method, path, headers, ...(body ? { body } : {}), auth, ...(destructive && path.startsWith(realPath) ? { last: true } : {}), ...extra });
+  const push = (name: string, path: string, headers: Record<string, string>, body?: Buffer | readonly Buffer[], extra: Partial<HostileCase> = {}) => {
+    const method = extra.method ?? op.method;
+    out.push({ name, route, method, path, headers, ...(body ? { body } : {}), auth, ...((method === 'DELETE' || destructive) && path.startsWith(realPath) ? { last: true } : {}), ...extra });
+  };
   const bodyOf = (value: unknown) => (sendsBody ? Buffer.from(toJson(value)) : undefined);
 
   // Path parameters: every bad id in each position, the others real.
@@ -412,7 +414,8 @@ export function casesFor(op: Operation, fx: Fixtures, seed: number): HostileCase
     push('no content-type', realPath, {}, Buffer.from(goodText));
     for (const [name, headers, bytes] of pick(encodings(goodText), share(6))) push(`content-encoding ${name}`, realPath, { ...JSON_TYPE, ...headers }, bytes);
     // Oversized: memory must stay bounded whatever arrives.
-    const field = Object.keys(good)[0] ?? 'x';
+    // The last object-valued field (properties, filters, person_properties...): where nesting reaches furthest.
+    const field = Object.keys(good).filter((k) => good[k] !== null && typeof good[k] === 'object').at(-1) ?? Object.keys(good)[0] ?? 'x';
     push('body 10 MB string', realPath, JSON_TYPE, withRawField(good, field, tenMegabyteString()));
     push('body deep nesting 100k arrays', realPath, JSON_TYPE, withRawField(good, field, deepJson(100_000, 'array')));
     push('body deep nesting 20k objects', realPath, JSON_TYPE, withRawField(good, field, deepJson(20_000, 'object')));

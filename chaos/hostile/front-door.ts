@@ -24,7 +24,6 @@ export function frontDoorCases(host: string): (HostileCase | RawCase)[] {
   raw('http/2.0 version', `GET /capture/ HTTP/2.0\r\n${h}\r\n`);
   raw('http/3.7 version', `GET /api/projects/ HTTP/3.7\r\n${h}\r\n`);
   raw('http/1.1x version', `GET / HTTP/1.1x\r\n${h}\r\n`);
-  raw('http/0.9', 'GET /capture/\r\n\r\n');
   raw('uri too long', `GET /api/${'a'.repeat(20_000)} HTTP/1.1\r\n${h}\r\n`);
   raw('query too long', `GET /decide/?x=${'a'.repeat(20_000)} HTTP/1.1\r\n${h}\r\n`);
   raw('header too large', `GET /api/projects/ HTTP/1.1\r\n${h}X-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
