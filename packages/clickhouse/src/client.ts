@@ -21,6 +21,44 @@ function wrapError(error: unknown): ClickHouseError {
   return new ClickHouseError(message, code === undefined ? null : Number(code));
 }
 
+/**
+ * ClickHouse's codes for a statement that is wrong about its data rather than broken: types
+ * that do not fit, text that does not parse as the date or number it is compared with, a pattern
+ * RE2 cannot compile, an expression too large. Where a client wrote the expressions or filters of
+ * a query, these are its mistake, answered with a 400 that says which kind.
+ */
+const INPUT_ERRORS: Record<number, string> = {
+  6: 'a value cannot be read as the type it is compared with',
+  27: 'a value cannot be read as the type it is compared with',
+  38: 'a value cannot be read as a date',
+  41: 'a value cannot be read as a date and time',
+  72: 'a value cannot be read as a number',
+  70: 'a value cannot be converted to the type it is compared with',
+  321: 'a value is out of range for its type',
+  43: 'the types of an expression do not fit (text used as a number, say)',
+  53: 'the types of an expression do not fit (text used as a number, say)',
+  386: 'the values compared have no common type',
+  44: 'a column cannot be used that way',
+  34: 'a function has too many arguments',
+  35: 'a function has too few arguments',
+  42: 'a function has the wrong number of arguments',
+  36: 'a function argument is not valid',
+  49: 'a function cannot compute with these arguments',
+  69: 'a function argument is out of range',
+  153: 'an integer division by zero',
+  427: 'a regular expression uses syntax ClickHouse (RE2) cannot compile',
+  128: 'an array is too large',
+  131: 'a string is too large',
+  167: 'the query nests too deeply',
+  168: 'the query is too large',
+  306: 'the query nests too deeply',
+};
+
+/** What was wrong with a query a client's input shaped, when ClickHouse refused it for its data; null for any other failure. */
+export function queryInputProblem(error: unknown): string | null {
+  return error instanceof ClickHouseError && error.code !== null ? (INPUT_ERRORS[error.code] ?? null) : null;
+}
+
 /** Narrow interface the services use: SQL goes in only as `Sql` built by `sql.ts`. */
 export interface ClickHouse {
   query<Row>(statement: Sql): Promise<Row[]>;

@@ -79,6 +79,23 @@ describe('deployment files agree with the config defaults', () => {
     for (const internal of ['/metrics', '/metrics/', '/_ready']) expect(routed(internal)).toEqual([]);
   });
 
+  it('every answer nginx makes by itself is JSON in the one error shape, not its HTML page', () => {
+    const conf = read('infra/nginx/nginx.conf.template');
+    const pages = new Map<string, string>();
+    for (const [, codes, uri] of conf.matchAll(/error_page ([\d ]+?) (?:=\d+ )?(\S+);/g)) for (const code of codes!.split(' ')) pages.set(code, uri!);
+    // Malformed requests, headers or URIs too large, bodies past the limit, protocols it does not
+    // speak, a method it refuses (TRACE), a path nothing routes, and a service that is down.
+    for (const code of ['400', '404', '405', '408', '411', '413', '414', '494', '500', '501', '502', '504', '505']) {
+      const uri = pages.get(code);
+      expect({ code, uri }).toEqual({ code, uri: expect.stringMatching(/^\/_errors\//) });
+      const body = new RegExp(`location = ${uri} \\{ internal; default_type application/json; return (\\d{3}) '([^']*)'; \\}`).exec(conf);
+      expect({ code, found: Boolean(body) }).toEqual({ code, found: true });
+      expect(JSON.parse(body![2]!)).toEqual({ type: expect.any(String), code: expect.any(String), detail: expect.stringMatching(/\w/), attr: null });
+      // A client's malformed request is a 4xx whatever nginx's own code: only the services' faults are 5xx.
+      if (!['500', '502', '504'].includes(code)) expect(Number(body![1])).toBeLessThan(500);
+    }
+  });
+
   it('both nginx configs send every capture path to capture, and route everything else the same way', () => {
     const template = read('infra/nginx/nginx.conf.template');
     const docker = read('infra/nginx/docker.conf');

@@ -25,10 +25,23 @@ function fromBodyParser(error: BodyParserError): HttpError | null {
   }
 }
 
+/**
+ * Express and its router mark a request's own faults with a 4xx `status`: a path parameter that
+ * is not valid percent-encoded UTF-8 is a `URIError` with status 400. Only messages meant for the
+ * client (`expose`, the http-errors convention) are passed on.
+ */
+function fromRequestFault(error: BodyParserError & { statusCode?: number; expose?: boolean }): HttpError | null {
+  const status = error.status ?? error.statusCode;
+  if (typeof status !== 'number' || status < 400 || status > 499) return null;
+  if (error instanceof URIError) return badRequest(`The path is not valid percent-encoded UTF-8: ${error.message}.`, null, 'invalid_path');
+  return new HttpError(status, 'invalid_request', 'invalid_request', error.expose ? error.message : 'The request is malformed.');
+}
+
 /** The one place an error becomes a response. Internal details are logged, never returned. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
-    const known = error instanceof HttpError ? error : fromBodyParser(error as BodyParserError);
+    const fault = (error !== null && typeof error === 'object' ? error : {}) as BodyParserError;
+    const known = error instanceof HttpError ? error : (fromBodyParser(fault) ?? fromRequestFault(fault));
     if (known) {
       if (known.status >= 500) logger.warn({ err: error, path: req.path }, known.detail);
       res.status(known.status).set(known.headers).json(known.toBody());

@@ -43,6 +43,10 @@ describe('405 with Allow', () => {
     expect(outcome('DELETE', '/capture').next).toMatchObject({ status: 405, headers: { Allow: 'POST' } });
   });
 
+  it('reads a path whose parameter is not valid percent-encoding without throwing', () => {
+    expect(outcome('PUT', '/api/projects/%C0%80/items/%zz').next).toMatchObject({ status: 405, headers: { Allow: 'GET, HEAD, DELETE' } });
+  });
+
   it('passes on a path no route takes, so it stays a 404', () => {
     expect(outcome('PUT', '/nowhere').next).toBe('next');
     expect(outcome('GET', '/api/projects/1/other').next).toBe('next');

@@ -1,6 +1,6 @@
 import type { Express, RequestHandler } from 'express';
 import { methodNotAllowed } from './errors.js';
-import { stackOf, type Layer } from './route-table.js';
+import { stackOf, undecodedPath, type Layer } from './route-table.js';
 
 /** Methods the routes at `path` answer, looking into mounted routers; '*' when one answers every method. */
 function allowedMethods(stack: readonly Layer[], path: string, allowed: Set<string>): Set<string> {
@@ -26,7 +26,7 @@ const ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
  */
 export function methodNotAllowedHandler(app: Express): RequestHandler {
   return (req, res, next) => {
-    const allowed = allowedMethods(stackOf(app), req.path, new Set());
+    const allowed = allowedMethods(stackOf(app), undecodedPath(req.path), new Set());
     if (allowed.size === 0 || allowed.has('*') || allowed.has(req.method)) return next();
     const methods = [...allowed].sort((a, b) => ORDER.indexOf(a) - ORDER.indexOf(b));
     if (req.method === 'OPTIONS') {

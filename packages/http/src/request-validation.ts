@@ -91,10 +91,14 @@ export function validateJsonParam<T>(schema: object, raw: string | undefined, at
   return validate<T>(schema, value, attr);
 }
 
-/** The page of a list: `limit` (default 100, at most 1000) and `offset`. Spread into a route's query schema. */
+/**
+ * The page of a list: `limit` (default 100, at most 1000) and `offset`, at most Postgres's
+ * largest integer: a larger one is out of range for the database, not an empty page. Spread into
+ * a route's query schema.
+ */
 export const PAGE_PROPERTIES = {
   limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
-  offset: { type: 'integer', minimum: 0, default: 0 },
+  offset: { type: 'integer', minimum: 0, maximum: 2_147_483_647, default: 0 },
 } as const;
 
 export interface Page {

@@ -25,6 +25,12 @@ describe('the route table read from Express', () => {
     expect(routePattern(a, 'GET', '/decide')).toBe('/decide');
   });
 
+  it('names the pattern of a path whose parameter is not valid percent-encoding, instead of throwing after the response', () => {
+    const a = app();
+    expect(routePattern(a, 'GET', '/api/projects/%C0%80/items/%FF%FE')).toBe('/api/projects/:project_id/items/:id');
+    expect(routePattern(a, 'GET', '/api/projects/7/items/%')).toBe('/api/projects/:project_id/items/:id');
+  });
+
   it('names no pattern for a method or path no route takes', () => {
     const a = app();
     expect(routePattern(a, 'PUT', '/api/projects/7/items/42')).toBeUndefined();

@@ -14,6 +14,14 @@ export interface Layer {
 
 export const stackOf = (app: Express): Layer[] => (app.router as unknown as { stack: Layer[] }).stack;
 
+/**
+ * A path these readers can match without the router decoding its parameters: the router throws
+ * on a parameter that is not valid percent-encoded UTF-8 (`/persons/%C0%80`), and the readers run
+ * outside its error handling (the metrics label is read once the response is sent). Which route
+ * matches never depends on a parameter's decoded value, so escaping `%` changes no answer.
+ */
+export const undecodedPath = (path: string) => path.replaceAll('%', '%25');
+
 const takes = (route: NonNullable<Layer['route']>, method: string) =>
   Boolean(route.methods._all || route.methods[method.toLowerCase()] || (method === 'HEAD' && route.methods.get));
 
@@ -37,7 +45,7 @@ export function routePattern(app: Express, method: string, path: string): string
     }
     return undefined;
   };
-  return find(stackOf(app), path, '');
+  return find(stackOf(app), undecodedPath(path), '');
 }
 
 export interface MountedRoute {

@@ -1,4 +1,5 @@
 import type { CaptureMessage } from '@tributary/kafka';
+import { parseStorableJson, storableText } from './storable-text.js';
 
 /** The event fields ingest reads from a message's `data`. */
 export interface RawEvent {
@@ -16,11 +17,14 @@ export interface RawEvent {
 
 export type ParsedEvent = { kind: 'ok'; event: RawEvent } | { kind: 'drop'; reason: string } | { kind: 'dlq'; reason: string };
 
-/** Reads a message's event; what capture should never have published goes to the dead-letter topic. */
+/**
+ * Reads a message's event, its text made storable (see `storableText`); what capture should
+ * never have published goes to the dead-letter topic.
+ */
 export function parseEvent(message: CaptureMessage): ParsedEvent {
   let data: unknown;
   try {
-    data = JSON.parse(message.data);
+    data = parseStorableJson(message.data);
   } catch (error) {
     return { kind: 'dlq', reason: `event data is not JSON: ${(error as Error).message}` };
   }
@@ -37,7 +41,7 @@ export function parseEvent(message: CaptureMessage): ParsedEvent {
     event: {
       ...rest,
       event: raw.event,
-      distinct_id: message.distinct_id,
+      distinct_id: storableText(message.distinct_id),
       uuid: message.uuid,
       properties: withTopLevelUpdates((properties as Record<string, unknown> | null) ?? {}, { $set, $set_once }),
     },

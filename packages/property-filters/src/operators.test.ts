@@ -47,8 +47,26 @@ describe('every operator the APIs accept runs on every backend', () => {
     const problem = (operator: string, value: unknown) => propertyFilterProblem({ key: 'p', operator, value }, 'f', { types: ['person'], now })?.detail;
     expect(problem('is_date_exact', 'last tuesday')).toMatch(/ISO 8601/);
     expect(problem('regex', '(?=a)')).toMatch(/lookaround/);
+    // What ClickHouse's RE2 refused from the hostile-input run, each a 500 before: JavaScript takes them all.
+    for (const pattern of ['(?<name>a)', '[[:foo:]]', '[\\b]', '\\p{Foo}', '\\u0041', 'a{1001}', 'a{2,5000}', '\\Q.*\\E', '\\cA']) {
+      expect([pattern, problem('regex', pattern)]).toEqual([pattern, expect.stringMatching(/ClickHouse \(RE2\) cannot run/)]);
+    }
+    expect(problem('regex', '^a{2,1000}[a-z:]\\d$')).toBeUndefined();
     expect(problem('regex', '(')).toMatch(/not a valid regular expression/);
     expect(problem('gt', { a: 1 })).toMatch(/string, number or boolean/);
     expect(problem('exact', [])).toMatch(/non-empty list/);
+    // Relative dates past what a Date can hold were an invalid date rendered into SQL, a 500.
+    expect(problem('is_date_before', '-99999999999y')).toMatch(/ISO 8601/);
+    // Cohort ids are Postgres integers: a larger one was a database error.
+    const cohort = (value: unknown) => propertyFilterProblem({ key: 'id', type: 'cohort', value }, 'f', { types: ['cohort'], now })?.detail;
+    expect(cohort(2 ** 63)).toMatch(/cohort id/);
+    expect(cohort(1.5)).toMatch(/cohort id/);
+    expect(cohort(999_999_999)).toBeUndefined();
+  });
+
+  it('compares a number too large for a double as text, on every backend, instead of rendering Infinity into SQL', () => {
+    const filter = { key: 'p', operator: 'gt', value: '1e999' };
+    for (const backend of Object.values(compiles)) expect(() => backend(filter)).not.toThrow();
+    expect(clickhousePropertyCondition(sql`properties`, filter as never, now).text).not.toContain('multiIf');
   });
 });

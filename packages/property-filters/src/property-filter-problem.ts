@@ -1,4 +1,4 @@
-import { PROPERTY_OPERATORS, VALUE_OPERATORS, VALUE_SHAPES, isCohortOperator, type PropertyFilterType, type PropertyOperator } from './property-filter.js';
+import { PROPERTY_OPERATORS, VALUE_OPERATORS, VALUE_SHAPES, isCohortId, isCohortOperator, type PropertyFilterType, type PropertyOperator } from './property-filter.js';
 import { parseDateInput } from './relative-date.js';
 
 export interface FilterProblem {
@@ -16,10 +16,13 @@ const isObject = (value: unknown): value is Record<string, unknown> => value !==
 const isScalar = (value: unknown) => typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
 
 /**
- * Lookaround and back-references: JavaScript runs them, ClickHouse's RE2 refuses them, so a
- * pattern using them would match in flags and fail in the events API.
+ * Syntax JavaScript runs and ClickHouse's RE2 refuses or reads otherwise, so a pattern using it
+ * would match in flags and fail in the events API: lookaround, back-references, named groups,
+ * `\p` classes, escapes RE2 lacks or means differently (`\u`, `\c`, `\0`, `\Q`, `\Z`, `[\b]`),
+ * POSIX classes, and repeat counts above RE2's limit of 1000.
  */
-const NOT_PORTABLE = /\(\?<?[=!]|\\[1-9]/;
+const NOT_PORTABLE = /\(\?<?[=!]|\\[1-9]|\(\?<|\\[pPucC0QEZ]|\[[^\]]*\\b|\[\[:\w*:\]/;
+const largeRepeat = (pattern: string) => [...pattern.matchAll(/\{(\d+)(?:,(\d*))?\}/g)].some(([, low, high]) => Number(low) > 1000 || Number(high || 0) > 1000);
 
 function valueProblem(operator: PropertyOperator, value: unknown, now: Date): string | null {
   switch (VALUE_SHAPES[operator]) {
@@ -37,11 +40,11 @@ function valueProblem(operator: PropertyOperator, value: unknown, now: Date): st
       } catch {
         return 'is not a valid regular expression';
       }
-      return NOT_PORTABLE.test(value) ? 'uses lookaround or a back-reference, which ClickHouse cannot run' : null;
+      return NOT_PORTABLE.test(value) || largeRepeat(value) ? 'uses syntax ClickHouse (RE2) cannot run: lookaround, back-references, named groups, \\p, \\u or \\c escapes, POSIX classes or repeats over 1000' : null;
     case 'date':
       return typeof value === 'string' && parseDateInput(value, now) !== null ? null : 'must be an ISO 8601 date or a relative date such as -7d';
     case 'cohort_id':
-      return (typeof value === 'number' && Number.isInteger(value) && value > 0) || (typeof value === 'string' && /^\d{1,9}$/.test(value)) ? null : 'must be a cohort id';
+      return isCohortId(value) ? null : 'must be a cohort id';
   }
 }
 

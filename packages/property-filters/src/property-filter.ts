@@ -71,11 +71,17 @@ export const VALUE_OPERATORS = PROPERTY_OPERATORS.filter((operator): operator is
 
 /**
  * Text that reads as a number on every backend. Stricter than JavaScript's `Number()` (no hex, no
- * surrounding blanks, no `Infinity`), because ClickHouse's and Postgres's casts are.
+ * surrounding blanks, no `Infinity`, nothing too large for a double), because ClickHouse's and
+ * Postgres's casts are.
  */
 export const NUMERIC_PATTERN = '^-?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$';
 const numeric = new RegExp(NUMERIC_PATTERN);
-export const isNumeric = (value: unknown): boolean => (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && numeric.test(value));
+export const isNumeric = (value: unknown): boolean =>
+  (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && numeric.test(value) && Number.isFinite(Number(value)));
+
+/** A cohort id as filters hold it: a positive integer of at most nine digits, as a number or its text (the ids are Postgres integers). */
+export const isCohortId = (value: unknown): boolean =>
+  (typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= 999_999_999) || (typeof value === 'string' && /^\d{1,9}$/.test(value));
 
 /** A value as the text every backend compares: strings as they are, anything else as JSON. */
 export const asText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));

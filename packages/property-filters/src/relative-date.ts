@@ -15,7 +15,8 @@ export function parseFlagDate(value: unknown, now: Date): Date | null {
   if (relative) {
     const date = new Date(now.getTime());
     UNITS[relative[2]!]!(date, Number(relative[1]));
-    return date;
+    // `-99999999999y` is before any date JavaScript (or a database) can hold.
+    return Number.isNaN(date.getTime()) ? null : date;
   }
   const date = new Date(value);
   return Number.isNaN(date.getTime()) ? null : date;

@@ -48,7 +48,8 @@ function field(path: string[], numeric: boolean): Sql {
   };
   if (head === 'properties' && rest.length > 0) return property(sql`properties`, rest);
   if (head === 'person' && rest[0] === 'properties' && rest.length > 1) return property(sql`person_properties`, rest.slice(1));
-  if (head !== undefined && rest.length === 0 && COLUMNS[head]) return COLUMNS[head];
+  // Own properties only: `constructor` or `__proto__` must not read Object.prototype's.
+  if (head !== undefined && rest.length === 0 && Object.hasOwn(COLUMNS, head)) return COLUMNS[head]!;
   throw new QueryLanguageError(`unknown field ${path.join('.')}: use one of ${Object.keys(COLUMNS).join(', ')}, properties.<key> or person.properties.<key>`);
 }
 
@@ -64,6 +65,7 @@ const BINARY: Record<string, string> = {
 export function compileExpression(expr: Expr, numeric = false): Sql {
   switch (expr.kind) {
     case 'literal':
+      if (typeof expr.value === 'number' && !Number.isFinite(expr.value)) throw new QueryLanguageError('a number is too large to compute with');
       return sql`${expr.value}`;
     case 'field':
       return field(expr.path, numeric);
@@ -72,7 +74,8 @@ export function compileExpression(expr: Expr, numeric = false): Sql {
     case 'unary':
       return expr.op === 'not' ? sql`NOT (${compileExpression(expr.arg)})` : sql`-(${compileExpression(expr.arg, true)})`;
     case 'call': {
-      const fn = FUNCTIONS[expr.name.toLowerCase()];
+      const name = expr.name.toLowerCase();
+      const fn = Object.hasOwn(FUNCTIONS, name) ? FUNCTIONS[name] : undefined;
       if (!fn) throw new QueryLanguageError(`function ${expr.name}() is not allowed: use one of ${ALLOWED_FUNCTIONS.join(', ')}`);
       if (expr.args.length < fn.min || expr.args.length > fn.max) {
         throw new QueryLanguageError(`function ${expr.name}() takes ${fn.min === fn.max ? fn.min : `${fn.min} to ${fn.max}`} arguments`);

@@ -77,9 +77,19 @@ const language = P.createLanguage<{ expr: Expr; primary: Expr; unary: Expr; comp
 
 const expression = ws.then(language.expr).skip(P.eof);
 
-/** Parses one expression; a syntax error names the position and what was expected there. */
+/**
+ * Parses one expression; a syntax error names the position and what was expected there. The
+ * parser recurses per level of nesting, so an expression nested thousands deep (`((((1))))`,
+ * `not not not ...`) exhausts the stack: that is the expression's fault, not a server error.
+ */
 export function parseExpression(source: string): Expr {
-  const result = expression.parse(source);
+  let result: P.Result<Expr>;
+  try {
+    result = expression.parse(source);
+  } catch (error) {
+    if (error instanceof RangeError) throw new QueryLanguageError('the expression nests too deeply');
+    throw error;
+  }
   if (result.status) return result.value;
   const { offset } = result.index;
   const found = source.slice(offset, offset + 15) || 'the end';

@@ -45,6 +45,9 @@ describe('property filters', () => {
     expect(compile([{ key: 'id', value: 3, type: 'cohort', operator: 'not_in' }])).toBe("(NOT (person_id IN ['p1']))");
     expect(() => compile([{ key: 'id', value: 4, type: 'cohort' }])).toThrow(QueryLanguageError);
     expect(cohortIds([{ key: 'id', value: '3', type: 'cohort' }, { key: 'a' }])).toEqual([3]);
+    // Only ids Postgres can look up: NaN, 1.5 or 2^63 went to the cohorts query and failed there, a 500.
+    expect(cohortIds(['NaN', 1.5, 2 ** 63, -1, '1e308', { a: 1 }].map((value) => ({ key: 'id', value, type: 'cohort' })))).toEqual([]);
+    expect(() => compilePropertyFilters([{ key: 'id', value: 1.5, type: 'cohort' }], { teamId: 1, now: new Date(), cohorts: new Map() })).toThrow(QueryLanguageError);
   });
 
   it('escapes keys and values', () => {

@@ -1,5 +1,5 @@
 import { and, sql, type Sql } from '@tributary/clickhouse';
-import { PROPERTY_FILTER_TYPES, propertyFilterProblem, type StoredPropertyFilter } from '@tributary/property-filters';
+import { PROPERTY_FILTER_TYPES, isCohortId, propertyFilterProblem, type StoredPropertyFilter } from '@tributary/property-filters';
 import { clickhousePropertyCondition } from '@tributary/property-filters/clickhouse';
 import { QueryLanguageError } from './parse.js';
 
@@ -38,7 +38,10 @@ export function compilePropertyFilters(filters: readonly StoredPropertyFilter[],
   );
 }
 
-/** Cohort ids a filter list refers to, so the caller can resolve them first. */
+/**
+ * Cohort ids a filter list refers to, so the caller can resolve them first. Only well-formed ids:
+ * the caller looks them up in Postgres, and a filter with any other value is refused when compiled.
+ */
 export function cohortIds(filters: readonly StoredPropertyFilter[]): number[] {
-  return filters.filter((f) => f.type === 'cohort').map((f) => Number(f.value));
+  return filters.filter((f) => f.type === 'cohort' && isCohortId(f.value)).map((f) => Number(f.value));
 }

@@ -31,6 +31,16 @@ describe('parsing', () => {
   });
 });
 
+describe('expressions from a hostile client', () => {
+  it('are refused with a QueryLanguageError, never another error a route would answer with a 500', () => {
+    // Each was a 500: Object.prototype's names read as columns or functions, an infinite number
+    // rendered into SQL, and the parser overflowing the stack.
+    for (const source of ['constructor', '__proto__', 'toString', 'constructor(1)', 'hasOwnProperty(event)', '1e999 > event', '-1e999', `${'('.repeat(5000)}1${')'.repeat(5000)}`, `${'not '.repeat(5000)}1`]) {
+      expect(() => compile(source)).toThrow(QueryLanguageError);
+    }
+  });
+});
+
 describe('compiling', () => {
   it('reads event properties and person properties as text', () => {
     expect(compile("properties.$browser = 'Chrome'")).toContain("visitParamExtractString(properties, '$browser')");

@@ -5,7 +5,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { BATCH_ENVELOPE_SCHEMA, CAPTURE_EVENT_SCHEMA, CAPTURE_PATHS, decodeBody, parseCaptureRequest } from '@tributary/payload';
 import type { CaptureMessage } from '@tributary/kafka';
 import type { TokenResolver } from '@tributary/control-plane';
-import { badRequest, documented, payloadTooLarge, serviceUnavailable, unauthorized } from '@tributary/http';
+import { badRequest, documented, jsonProblem, payloadTooLarge, serviceUnavailable, unauthorized } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
 import type { CaptureMetrics } from './capture-metrics.js';
 import { PublishError, type EventPublisher } from './event-publisher.js';
@@ -73,6 +73,9 @@ export function captureRoutes(deps: CaptureDeps): Router {
       if (decoded.error.kind === 'too_large') throw payloadTooLarge(decoded.error.detail);
       throw badRequest(decoded.error.detail, null, decoded.error.kind);
     }
+    // Ingest writes properties to Postgres, whose jsonb parser would overflow its stack on them.
+    const nested = jsonProblem(decoded.value);
+    if (nested) throw badRequest(nested.detail, nested.attr, 'invalid_payload');
     const now = clock();
     const parsed = parseCaptureRequest(decoded.value, { query, newUuid: uuidv7 });
     if (!parsed.ok) {

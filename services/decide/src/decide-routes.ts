@@ -5,7 +5,7 @@ import getRawBody from 'raw-body';
 import { missingScopes } from '@tributary/auth';
 import type { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
 import { evaluateFlag, groupsToFetch, type FlagDefinition, type FlagResult } from '@tributary/flags';
-import { badRequest, documented, forbidden, payloadTooLarge, unauthorized, validate } from '@tributary/http';
+import { badRequest, documented, forbidden, jsonProblem, payloadTooLarge, unauthorized, validate } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
 import { checkToken, decodeBody } from '@tributary/payload';
 import type { DecideMetrics } from './decide-metrics.js';
@@ -72,6 +72,8 @@ async function readDecideBody(req: Request): Promise<DecideBody> {
   }
   const decoded = decodeBody({ body, contentType: req.get('content-type'), contentEncoding: req.get('content-encoding'), query }, { maxBytes: MAX_BODY });
   if (!decoded.ok) throw decoded.error.kind === 'too_large' ? payloadTooLarge(decoded.error.detail) : badRequest(decoded.error.detail, null, decoded.error.kind);
+  const nested = jsonProblem(decoded.value);
+  if (nested) throw badRequest(nested.detail, nested.attr, 'invalid_payload');
   return validate<DecideBody>(bodySchema, decoded.value);
 }
 

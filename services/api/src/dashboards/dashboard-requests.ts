@@ -116,24 +116,9 @@ export const patchDashboardSchema = {
   },
 };
 
-/** Postgres text and jsonb cannot hold U+0000; refuse it here rather than fail at the database. */
-function rejectNul(value: unknown, at: string): void {
-  if (typeof value === 'string') {
-    if (value.includes('\u0000')) throw badRequest(`${at || 'body'} must not contain the character U+0000.`, at || null);
-  } else if (Array.isArray(value)) {
-    value.forEach((item, i) => rejectNul(item, `${at}[${i}]`));
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      rejectNul(key, at);
-      rejectNul(item, at ? `${at}.${key}` : key);
-    }
-  }
-}
-
 /** The create_from_template_json body, or a 400 naming the first field that is wrong. */
 export function parseCreateBody(raw: unknown): CreateDashboardBody {
   const body = validate<CreateDashboardBody>(createDashboardSchema, structuredClone(raw ?? {}));
-  rejectNul(body, '');
   if (body.deleted) throw badRequest('A dashboard cannot be created deleted.', 'deleted');
   // Built-in templates live in PostHog's cloud; a self-hosted server only has the JSON it is sent.
   if (body.use_template !== '') throw badRequest('Built-in templates are not available: send the template JSON in template.', 'use_template');
@@ -147,7 +132,6 @@ export function parseCreateBody(raw: unknown): CreateDashboardBody {
 
 export function parsePatchBody(raw: unknown): PatchDashboardBody {
   const body = validate<PatchDashboardBody>(patchDashboardSchema, structuredClone(raw ?? {}));
-  rejectNul(body, '');
   return body;
 }
 

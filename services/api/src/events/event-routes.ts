@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { ClickHouse, Sql } from '@tributary/clickhouse';
+import { queryInputProblem, type ClickHouse, type Sql } from '@tributary/clickhouse';
 import { PAGE_PROPERTIES, badRequest, documented, notFound, validateJsonParam, validateQuery } from '@tributary/http';
 import { PropertyFilterError, type StoredPropertyFilter } from '@tributary/property-filters';
 import { QueryLanguageError, cohortIds, compileExpression, compilePropertyFilters, parseDateInput, parseExpression } from '@tributary/query-language';
@@ -58,6 +58,20 @@ async function compileOrReject<T>(attr: string, work: () => T | Promise<T>): Pro
     if (error instanceof QueryLanguageError || error instanceof PropertyFilterError) {
       throw badRequest(`Query parameter ${attr}: ${error.message}.`, attr, 'invalid_query');
     }
+    throw error;
+  }
+}
+
+/**
+ * Runs a query the client's filters and expressions shaped: ClickHouse refusing it for its data
+ * (text compared with a number, a pattern RE2 cannot compile) is the client's mistake, not a 500.
+ */
+async function clientQuery<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const problem = queryInputProblem(error);
+    if (problem) throw badRequest(`The query cannot run: ${problem}. Check properties, where and select.`, null, 'invalid_query');
     throw error;
   }
 }
@@ -143,14 +157,14 @@ export function eventRoutes(deps: EventRouteDeps): Router {
     const next = (count: number) => (count > query.limit ? pageUrl(deps.publicUrl, req, query.limit, query.offset + query.limit) : null);
 
     if (select && selectSources) {
-      const rows = await deps.clickhouse.query<Record<string, unknown>>(listEventsQuery(filters, query.limit, query.offset, select));
+      const rows = await clientQuery(() => deps.clickhouse.query<Record<string, unknown>>(listEventsQuery(filters, query.limit, query.offset, select)));
       const results = rows.slice(0, query.limit).map((row) => select.map((_, i) => row[`c${i}`]));
       if (query.format === 'csv') return sendCsv(res, selectSources, results);
       res.json({ columns: selectSources, results, next: next(rows.length) });
       return;
     }
-    const page = await pageInWidening(deps.clickhouse, filters, query.limit, query.offset, now);
-    const rows = await eventsOfPage(deps.clickhouse, teamId, page.slice(0, query.limit));
+    const page = await clientQuery(() => pageInWidening(deps.clickhouse, filters, query.limit, query.offset, now));
+    const rows = await clientQuery(() => eventsOfPage(deps.clickhouse, teamId, page.slice(0, query.limit)));
     const results = rows.map(toStoredEvent);
     if (query.format === 'csv') return sendCsv(res, STORED_EVENT_FIELDS, results.map((e) => STORED_EVENT_FIELDS.map((f) => e[f])));
     res.json({ next: next(page.length), results });

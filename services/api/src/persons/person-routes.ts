@@ -49,6 +49,19 @@ function parseFilters(raw: string | undefined, now: Date): PropertyFilter[] {
   return filters as PropertyFilter[];
 }
 
+/**
+ * Postgres reads a regex filter in its own dialect (repeat counts only up to 255, `{2}` alone is
+ * an error): a pattern it cannot compile is the filter's fault, not a server error.
+ */
+async function regexOfFilters<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if ((error as { code?: unknown }).code === '2201B') throw badRequest('properties: a regular expression uses syntax Postgres cannot compile.', 'properties', 'invalid_query');
+    throw error;
+  }
+}
+
 function personId(req: Request): number {
   const raw = String(req.params.id);
   if (!/^\d{1,15}$/.test(raw)) throw notFound(`Person ${raw} does not exist.`);
@@ -101,7 +114,7 @@ export function personRoutes(deps: PersonRouteDeps): Router {
 
   router.get('/', requireScopes('person:read'), documented({ summary: 'List persons', query: listSchema }), async (req, res) => {
     const query = validateQuery<ListQuery>(listSchema, req);
-    const { count, results } = await persons.list(
+    const { count, results } = await regexOfFilters(() => persons.list(
       projectOf(req).id,
       {
         limit: query.limit,
@@ -112,7 +125,7 @@ export function personRoutes(deps: PersonRouteDeps): Router {
         ...(query.email !== undefined && { email: query.email }),
       },
       new Date(),
-    );
+    ));
     sendPersons(req, res, results, (presented) => ({ count, ...pageLinks(deps.publicUrl, req, query, count), results: presented }));
   });
 

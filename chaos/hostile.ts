@@ -1,0 +1,266 @@
+/**
+ * The hostile-input generator (issue #14): at least 10,000 malformed requests through the nginx
+ * front door to every public and management route the running system mounts, reproducible from a
+ * seed. Passing means no 5xx (the stores are up), every 4xx in the one JSON error shape naming
+ * the problem, every request answered, and no service process lost.
+ *
+ *   npx tsx chaos/hostile.ts [--seed N] [--min-requests N] [--concurrency N]
+ *
+ * reads `$TRIBUTARY_STATE_DIR/credentials.env` (else `.tributary/credentials.env`) and
+ * `FRONT_PORT`, checks the services' pids and `/_health` before and after, prints a summary and
+ * exits non-zero on any finding. `runHostileInput` is the same run for the chaos suite.
+ */
+import http from 'node:http';
+import { readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { casesFor, randomCasesFor, type HostileCase } from './hostile/cases.js';
+import { emptyCreated, setUp, type Created, type Target } from './hostile/fixtures.js';
+import { frontDoorCases, type RawCase } from './hostile/front-door.js';
+import { operationsOf, routeKey } from './hostile/routes.js';
+import { judge, sendHttp, sendRaw, type Answer } from './hostile/send.js';
+
+export type { Target } from './hostile/fixtures.js';
+
+export interface HostileOptions {
+  /** At least this many requests (default 10,000); systematic cases may take it over. */
+  minRequests?: number;
+  /** Requests in flight at once (default 6: the machine is shared with the stores). */
+  concurrency?: number;
+  /** Seed of the random mutations (default 14): the same seed sends the same requests. */
+  seed?: number;
+  log?: (line: string) => void;
+}
+
+export interface HostileFailure {
+  method: string;
+  path: string;
+  status: number;
+  body: string;
+  case: string;
+}
+
+export interface HostileResult {
+  requests: number;
+  /** Answers with a 5xx, and requests that got no answer at all (status 0: reset or timed out). */
+  unexpected5xx: number;
+  non_json_4xx: number;
+  /** Per route: requests, answers by status (`no_response` when none came), and the seconds they took in all. */
+  byRoute: Record<string, { requests: number; status: Record<string, number>; seconds: number }>;
+  /** Every finding counted by status and case family (`500 body filters.groups…`), beyond the capped list. */
+  findings: Record<string, number>;
+  /** The first findings, enough to reproduce each by hand. */
+  failures: HostileFailure[];
+}
+
+const MAX_FAILURES = 50;
+const REQUEST_TIMEOUT_MS = 30_000;
+/** Random cases every operation gets at least, whatever the systematic ones already sent. */
+const MIN_RANDOM = 10;
+
+/** Where the attack created something (a hostile body can still be a valid one), so teardown removes it. */
+function recordCreated(created: Created, c: HostileCase, answer: Answer): void {
+  if (c.method !== 'POST' || (answer.status !== 200 && answer.status !== 201)) return;
+  let id: unknown;
+  try {
+    id = (JSON.parse(answer.body) as { id?: unknown }).id;
+  } catch {
+    return;
+  }
+  if (typeof id === 'number' && /\/feature_flags\/$/.test(c.route)) created.flags.add(id);
+  else if (typeof id === 'number' && /\/cohorts\/$/.test(c.route)) created.cohorts.add(id);
+  else if (typeof id === 'number' && /create_from_template_json\/$/.test(c.route)) created.dashboards.add(id);
+  else if (typeof id === 'string' && /personal_api_keys\/$/.test(c.route)) created.keys.add(id);
+}
+
+/** Interleaves the operations' lists, so load spreads over the services; destructive cases go last. */
+function schedule(lists: HostileCase[][]): HostileCase[] {
+  const first: HostileCase[] = [];
+  const last: HostileCase[] = [];
+  for (let i = 0; lists.some((list) => i < list.length); i++) {
+    for (const list of lists) {
+      const c = list[i];
+      if (c) (c.last ? last : first).push(c);
+    }
+  }
+  return [...first, ...last];
+}
+
+export async function runHostileInput(target: Target, options: HostileOptions = {}): Promise<HostileResult> {
+  const log = options.log ?? (() => undefined);
+  const minRequests = options.minRequests ?? 10_000;
+  const concurrency = Math.max(1, options.concurrency ?? 6);
+  const seed = options.seed ?? 14;
+  const front = new URL(target.frontUrl);
+
+  const schemaResponse = await fetch(`${target.frontUrl}/api/schema/`);
+  if (!schemaResponse.ok) throw new Error(`GET /api/schema/ answered ${schemaResponse.status}: the route list comes from it`);
+  const operations = operationsOf((await schemaResponse.json()) as Parameters<typeof operationsOf>[0]);
+  const setup = await setUp(target, `${seed}-${Date.now().toString(36)}`, log);
+
+  // Systematic cases first; random draws fill each operation's share of what is left.
+  const systematic = operations.map((op, i) => casesFor(op, setup.fixtures, seed * 1000 + i));
+  const frontDoor = frontDoorCases(`${front.hostname}:${front.port}`);
+  const counted = systematic.reduce((n, list) => n + list.length, frontDoor.length);
+  const perOperation = Math.max(MIN_RANDOM, Math.ceil((minRequests - counted) / operations.length));
+  const lists = operations.map((op, i) => [...systematic[i]!, ...randomCasesFor(op, setup.fixtures, perOperation, seed * 1000 + i)]);
+  const cases = schedule([...lists, frontDoor]);
+  log(`hostile: ${cases.length} requests over ${operations.length} operations and the front door, seed ${seed}, ${concurrency} at a time`);
+
+  const result: HostileResult = { requests: 0, unexpected5xx: 0, non_json_4xx: 0, byRoute: {}, findings: {}, failures: [] };
+  const created = emptyCreated();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const started = Date.now();
+  let next = 0;
+  let progressAt = Date.now();
+
+  const headersOf = (c: HostileCase, turn: number): Record<string, string> => {
+    const headers = { ...c.headers };
+    if (c.auth === 'key') headers.authorization = `Bearer ${setup.keys[turn % setup.keys.length]}`;
+    else if (c.auth === 'bad') headers.authorization = 'Bearer phx_thisKeyDoesNotExistAnywhere000000000000000';
+    else if (c.auth === 'project') headers.authorization = `Bearer ${target.projectApiKey}`;
+    return headers;
+  };
+
+  const worker = async () => {
+    for (;;) {
+      const turn = next++;
+      const c = cases[turn];
+      if (!c) return;
+      const sentAt = Date.now();
+      const answer = 'raw' in c ? await sendRaw(front, (c as RawCase).raw, REQUEST_TIMEOUT_MS) : await sendHttp(agent, front, c.method, c.path, headersOf(c, turn), c.body, REQUEST_TIMEOUT_MS);
+      // node:http would not write it at all; nothing reached the server, so nothing is judged.
+      if (answer.status === -1) continue;
+      recordCreated(created, c, answer);
+      const route = (result.byRoute[c.route] ??= { requests: 0, status: {}, seconds: 0 });
+      route.seconds += (Date.now() - sentAt) / 1000;
+      const status = answer.status === 0 ? 'no_response' : String(answer.status);
+      route.requests++;
+      route.status[status] = (route.status[status] ?? 0) + 1;
+      result.requests++;
+      const verdict = judge(c.method, answer);
+      if (verdict === 'unexpected_5xx' || verdict === 'no_response') result.unexpected5xx++;
+      if (verdict === 'non_json_4xx') result.non_json_4xx++;
+      // One listed failure per status and case family: a broken handler fails the same way on many routes.
+      const kind = `${status} ${c.name.split(/[ =]/, 3).join(' ')}`;
+      if (verdict !== 'ok') result.findings[kind] = (result.findings[kind] ?? 0) + 1;
+      if (verdict !== 'ok' && result.failures.length < MAX_FAILURES && result.findings[kind] === 1) {
+        result.failures.push({ method: c.method, path: 'raw' in c ? (c as RawCase).raw.subarray(0, 120).toString('latin1') : c.path.slice(0, 300), status: answer.status, body: (answer.error ?? answer.body).slice(0, 300), case: c.name });
+      }
+      if (Date.now() - progressAt > 10_000) {
+        progressAt = Date.now();
+        log(`hostile: ${result.requests}/${cases.length} sent, ${result.unexpected5xx} 5xx or unanswered, ${result.non_json_4xx} non-JSON 4xx, ${Math.round((Date.now() - started) / 1000)} s`);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  } finally {
+    agent.destroy();
+    await setup.teardown(created);
+  }
+  log(`hostile: done in ${Math.round((Date.now() - started) / 1000)} s`);
+  return result;
+}
+
+export interface ServiceState {
+  name: string;
+  pid: number | null;
+  alive: boolean;
+  healthy: boolean;
+}
+
+/** Default ports of the services, as the config has them; `*_PORT` variables override. */
+const PORTS: Record<string, [string, number]> = { capture: ['CAPTURE_PORT', 8010], decide: ['DECIDE_PORT', 8011], api: ['API_PORT', 8012], ingest: ['INGEST_PORT', 8013], worker: ['WORKER_PORT', 8014] };
+
+function portOf(name: string, env: NodeJS.ProcessEnv): number | null {
+  const [service, replica] = name.split('-') as [string, string | undefined];
+  const entry = PORTS[service];
+  if (!entry) return null;
+  const base = Number(env[entry[0]] || entry[1]);
+  return replica === undefined ? base : base + 100 * (Number(replica) - 1);
+}
+
+/** A process that is gone or a zombie (exited, not yet reaped) is not alive. */
+async function isAlive(pid: number): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return stat !== '' && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+}
+
+async function healthy(port: number): Promise<boolean> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/_health`, { signal: AbortSignal.timeout(5_000) });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Every process with a pid file in `stateDir/pids`, alive or not, and whether its `/_health` answers. */
+export async function checkServices(stateDir: string, env: NodeJS.ProcessEnv = process.env): Promise<ServiceState[]> {
+  const dir = path.join(stateDir, 'pids');
+  const states: ServiceState[] = [];
+  for (const file of (await readdir(dir).catch(() => [])).filter((f) => f.endsWith('.pid')).sort()) {
+    const name = file.slice(0, -4);
+    const pid = Number((await readFile(path.join(dir, file), 'utf8')).trim()) || null;
+    const alive = pid !== null && (await isAlive(pid));
+    const port = portOf(name, env);
+    states.push({ name, pid, alive, healthy: alive && (port === null || (await healthy(port))) });
+  }
+  return states;
+}
+
+/** Services fine before and not after (dead, unhealthy, or a new pid: something restarted it). */
+export function crashesBetween(before: readonly ServiceState[], after: readonly ServiceState[]): string[] {
+  return before
+    .filter((b) => b.alive && b.healthy)
+    .filter((b) => {
+      const a = after.find((s) => s.name === b.name);
+      return !a || !a.alive || !a.healthy || a.pid !== b.pid;
+    })
+    .map((b) => b.name);
+}
+
+async function readCredentials(stateDir: string): Promise<Record<string, string>> {
+  const text = await readFile(path.join(stateDir, 'credentials.env'), 'utf8');
+  return Object.fromEntries([...text.matchAll(/^(\w+)='?([^'\n]*)'?$/gm)].map((m) => [m[1]!, m[2]!]));
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { seed: { type: 'string' }, 'min-requests': { type: 'string' }, concurrency: { type: 'string' } } });
+  const stateDir = process.env.TRIBUTARY_STATE_DIR ?? '.tributary';
+  const credentials = await readCredentials(stateDir);
+  const target: Target = {
+    frontUrl: `http://127.0.0.1:${process.env.FRONT_PORT ?? '8000'}`,
+    projectId: Number(credentials.TRIBUTARY_PROJECT_ID),
+    projectApiKey: credentials.TRIBUTARY_PROJECT_API_KEY!,
+    personalApiKey: credentials.TRIBUTARY_PERSONAL_API_KEY!,
+  };
+  const before = await checkServices(stateDir);
+  const down = before.filter((s) => !s.alive || !s.healthy).map((s) => s.name);
+  if (down.length > 0) console.error(`hostile: not running or unhealthy before the run: ${down.join(', ')}`);
+  const result = await runHostileInput(target, {
+    ...(values.seed ? { seed: Number(values.seed) } : {}),
+    ...(values['min-requests'] ? { minRequests: Number(values['min-requests']) } : {}),
+    ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
+    log: (line) => console.error(line),
+  });
+  const crashes = crashesBetween(before, await checkServices(stateDir));
+
+  const rows = Object.entries(result.byRoute)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([route, r]) => `${String(r.requests).padStart(6)} ${r.seconds.toFixed(0).padStart(5)} s  ${route}  ${Object.entries(r.status).map(([s, n]) => `${s}:${n}`).join(' ')}`);
+  console.log(rows.join('\n'));
+  for (const [kind, count] of Object.entries(result.findings).sort(([, a], [, b]) => b - a)) console.log(`FOUND ${String(count).padStart(5)}  ${kind}`);
+  for (const f of result.failures) console.log(`FAIL ${f.status} ${f.method} ${f.path} [${f.case}] ${JSON.stringify(f.body)}`);
+  if (crashes.length > 0) console.log(`CRASHED ${crashes.join(', ')}`);
+  console.log(`HOSTILE requests=${result.requests} routes=${Object.keys(result.byRoute).length} unexpected_5xx=${result.unexpected5xx} non_json_4xx=${result.non_json_4xx} crashes=${crashes.length}`);
+  process.exit(result.unexpected5xx + result.non_json_4xx + crashes.length > 0 ? 1 : 0);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();

@@ -1,0 +1,53 @@
+import type { Request, Response } from 'express';
+import { createLogger } from '@tributary/logger';
+import { errorHandler } from './error-handler.js';
+import { badRequest } from './errors.js';
+
+/** The status and body the handler answers `error` with. */
+function answer(error: unknown): { status: number; body: unknown } {
+  const out = { status: 0, body: undefined as unknown };
+  const res = {
+    headersSent: false,
+    status(code: number) {
+      out.status = code;
+      return this;
+    },
+    set() {
+      return this;
+    },
+    json(body: unknown) {
+      out.body = body;
+      return this;
+    },
+  } as unknown as Response;
+  errorHandler(createLogger('test', 'silent'))(error, { method: 'GET', path: '/x' } as Request, res, () => undefined);
+  return out;
+}
+
+/** What Express's router passes on for `/items/%C0%80` when a route has an `:id`. */
+function undecodableParam(): URIError {
+  const error = new URIError("Failed to decode param '%C0%80'");
+  Object.assign(error, { status: 400, statusCode: 400 });
+  return error;
+}
+
+describe('the one place an error becomes a response', () => {
+  it('answers a path parameter that is not valid percent-encoding with a 400 naming it, not a 500', () => {
+    expect(answer(undecodableParam())).toEqual({
+      status: 400,
+      body: { type: 'invalid_request', code: 'invalid_path', detail: "The path is not valid percent-encoded UTF-8: Failed to decode param '%C0%80'.", attr: null },
+    });
+  });
+
+  it('keeps a library 4xx a 4xx, passing on only a message meant for the client', () => {
+    expect(answer(Object.assign(new Error('secret internals'), { status: 416 }))).toMatchObject({ status: 416, body: { code: 'invalid_request', detail: 'The request is malformed.' } });
+    expect(answer(Object.assign(new Error('range not satisfiable'), { status: 416, expose: true }))).toMatchObject({ status: 416, body: { detail: 'range not satisfiable' } });
+  });
+
+  it('answers anything else with a 500 that says nothing of it', () => {
+    expect(answer(new Error('connection string leaked'))).toEqual({ status: 500, body: { type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null } });
+    expect(answer(Object.assign(new Error('boom'), { status: 503 }))).toMatchObject({ status: 500 });
+    expect(answer(null)).toMatchObject({ status: 500 });
+    expect(answer(badRequest('x is wrong.', 'x'))).toMatchObject({ status: 400, body: { attr: 'x' } });
+  });
+});

@@ -1,0 +1,83 @@
+import type { RequestHandler } from 'express';
+import { badRequest } from './errors.js';
+
+/**
+ * How deep a request's JSON may nest. PostHog's capture refuses deeper than serde_json's 128; no
+ * real payload comes close, and every recursive reader after the parse (structuredClone, ajv,
+ * JSON.stringify, Postgres's jsonb parser) would spend stack on it, or overflow.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+/** Text Postgres cannot keep in text or jsonb: U+0000, and a UTF-16 surrogate without its pair. */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+export interface JsonProblem {
+  attr: string | null;
+  detail: string;
+}
+
+interface Node {
+  value: unknown;
+  depth: number;
+  key: string | number | null;
+  parent: Node | null;
+}
+
+/** `filters.groups[0].key`, how the API names fields, from a node's chain of keys. */
+function attrOf(node: Node | null, prefix: string): string | null {
+  const keys: (string | number)[] = [];
+  for (let n = node; n && n.key !== null; n = n.parent) keys.unshift(n.key);
+  const attr = keys.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${key}` : key), prefix);
+  return attr === '' ? null : attr;
+}
+
+/**
+ * The first part of a parsed JSON value that nests deeper than `maxDepth` or, with `storable`,
+ * holds text Postgres cannot keep. Iterative, so a value nested a million levels deep cannot
+ * overflow the check itself.
+ */
+export function jsonProblem(value: unknown, options: { maxDepth?: number; storable?: boolean; prefix?: string } = {}): JsonProblem | null {
+  const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
+  const prefix = options.prefix ?? '';
+  const unstorable = (text: string, node: Node | null, what: string): JsonProblem | null =>
+    options.storable && UNSTORABLE.test(text)
+      ? { attr: attrOf(node, prefix), detail: `${attrOf(node, prefix) ?? 'body'} ${what} U+0000 or an unpaired UTF-16 surrogate, which cannot be stored.` }
+      : null;
+  const stack: Node[] = [{ value, depth: 0, key: null, parent: null }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const v = node.value;
+    if (typeof v === 'string') {
+      const problem = unstorable(v, node, 'contains');
+      if (problem) return problem;
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (node.depth >= maxDepth) return { attr: attrOf(node, prefix), detail: `${attrOf(node, prefix) ?? 'body'} nests deeper than ${maxDepth} levels.` };
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], depth: node.depth + 1, key: i, parent: node });
+    } else {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
+        const child: Node = { value: (v as Record<string, unknown>)[key], depth: node.depth + 1, key, parent: node };
+        const problem = unstorable(key, child, 'has a key with');
+        if (problem) return problem;
+        stack.push(child);
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * For services that store what they are sent (the api): a JSON body or query parameter Postgres
+ * could not store, or a body nested absurdly deep, is a 400 naming the field, before any route
+ * reads it; otherwise the database refuses it halfway through the request, as a 500.
+ */
+export function storableRequest(): RequestHandler {
+  return (req, _res, next) => {
+    const problem = jsonProblem(req.query, { storable: true }) ?? (req.body === undefined ? null : jsonProblem(req.body, { storable: true }));
+    next(problem ? badRequest(problem.detail, problem.attr) : undefined);
+  };
+}

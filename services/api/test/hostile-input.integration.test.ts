@@ -1,0 +1,59 @@
+import { useApi } from './api-harness.js';
+
+/**
+ * What the hostile-input generator (chaos/hostile.ts) found in the management API, each a 500
+ * (or a crash) before: every one is now a 400 in the error shape, naming the problem.
+ */
+const setup = useApi();
+const api = () => setup.api;
+const project = () => `/api/environments/${setup.tenant.project.id}`;
+const call = (method: string, path: string, body?: unknown) => api().request(method, path, setup.tenant.personalApiKey, body);
+const q = (params: Record<string, string>) => `?${new URLSearchParams(params).toString()}`;
+
+const expectRefused = (response: { status: number; body: any }, attr: string | null, detail: RegExp) => {
+  expect(response.status).toBe(400);
+  expect(response.body).toEqual({ type: 'invalid_request', code: expect.any(String), detail: expect.stringMatching(detail), attr });
+};
+
+describe('hostile input to the management API', () => {
+  it('a path parameter that is not valid percent-encoding is a 400, and the service lives on (it crashed the process)', async () => {
+    expectRefused(await call('GET', '/api/environments/%C0%80/events/'), null, /percent-encoded/);
+    expectRefused(await call('PATCH', `${project()}/feature_flags/%FF%FE/`, { name: 'x' }), null, /percent-encoded/);
+    expect((await call('GET', `${project()}/feature_flags/`)).status).toBe(200);
+  });
+
+  it('a body nested deeper than 128 levels is a 400 naming where, not a stack overflow', async () => {
+    const deep = `{"key":"deep","filters":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`;
+    expectRefused(await call('POST', `${project()}/feature_flags/`, deep), expect.stringMatching(/^filters\.a\.a/) as never, /nests deeper than 128/);
+    expectRefused(await call('POST', '/api/personal_api_keys/', `{"label":${'['.repeat(200_000)}${']'.repeat(200_000)}}`), expect.stringMatching(/^label/) as never, /nests deeper/);
+  });
+
+  it('text Postgres cannot store (U+0000, an unpaired surrogate) is a 400 naming the field, in bodies and query strings', async () => {
+    expectRefused(await call('POST', `${project()}/cohorts/`, { name: 'a\u0000b' }), 'name', /U\+0000/);
+    expectRefused(await call('POST', `${project()}/feature_flags/`, { key: 'k', name: '\ud800' }), 'name', /unpaired/);
+    expectRefused(await call('GET', `${project()}/persons/${q({ search: 'a\u0000' })}`), 'search', /U\+0000/);
+    expectRefused(await call('POST', `${project()}/persons/bulk_delete/`, { distinct_ids: ['x\u0000'] }), 'distinct_ids[0]', /U\+0000/);
+  });
+
+  it('an offset past what Postgres counts is a 400', async () => {
+    expectRefused(await call('GET', `${project()}/cohorts/?offset=100000000000000000000`), 'offset', /must be <=/);
+  });
+
+  it('a person regex filter Postgres cannot compile is a 400 naming properties', async () => {
+    const properties = JSON.stringify([{ key: 'email', type: 'person', operator: 'regex', value: 'a{300}' }]);
+    expectRefused(await call('GET', `${project()}/persons/${q({ properties })}`), 'properties', /Postgres cannot compile/);
+  });
+
+  it('events: expressions and filters ClickHouse refuses, or that name Object.prototype, are 400s', async () => {
+    const events = (params: Record<string, string>) => call('GET', `${project()}/events/${q(params)}`);
+    expectRefused(await events({ where: '["event + 1 > 2"]' }), null, /types of an expression do not fit/);
+    expectRefused(await events({ where: '["constructor"]' }), 'where', /unknown field constructor/);
+    expectRefused(await events({ select: '["toString(1e999)"]' }), 'select', /too large/);
+    expectRefused(await events({ where: `["${'('.repeat(1000)}1${')'.repeat(1000)}"]` }), 'where', /nests too deeply/);
+    expectRefused(await events({ after: '-99999999999y' }), 'after', /ISO 8601/);
+    expectRefused(await events({ properties: '[{"key":"id","type":"cohort","value":"NaN"}]' }), 'properties', /cohort id/);
+    expectRefused(await events({ properties: '[{"key":"p","operator":"regex","value":"(?<name>a)"}]' }), 'properties', /RE2/);
+    // A number too large for a double is compared as text rather than rendered as Infinity.
+    expect((await events({ properties: '[{"key":"p","operator":"gt","value":"1e999"}]' })).status).toBe(200);
+  });
+});
