@@ -6,7 +6,7 @@ import type { Pool } from '@tributary/postgres';
 import { createRedis } from '@tributary/redis';
 import { createPool, testConfig, waitFor } from '@tributary/test-support';
 import { useApi } from '../../api/test/api-harness.js';
-import { decideRoutes } from '../src/decide-routes.js';
+import { flagRoutes } from '../src/decide-routes.js';
 import { EvaluationData } from '../src/evaluation-data.js';
 import { FlagDefinitions } from '../src/flag-definitions.js';
 
@@ -59,7 +59,7 @@ async function startDecide(): Promise<Decide> {
       host: '127.0.0.1',
       port: 0,
       shutdownTimeoutMs: 1_000,
-      routes: (app) => app.use(decideRoutes({ tokens: new TokenResolver(store, redis), store, definitions, data, logger })),
+      direct: flagRoutes({ tokens: new TokenResolver(store, redis), store, definitions, data, logger }),
       ready: async () => true,
       stop: async () => {
         await definitions.close();
