@@ -46,7 +46,15 @@ export function scrapeMetrics(registry: Registry): Promise<string> {
   if (!cluster.isWorker) return registry.metrics();
   return new Promise((resolve, reject) => {
     const id = nextScrape++;
-    scrapes.set(id, { resolve, reject });
+    // The primary answers within prom-client's 5 s, or says why not; this bounds a primary that cannot.
+    const timer = setTimeout(() => {
+      scrapes.delete(id);
+      reject(new Error('the primary did not answer a metrics scrape within 10 s'));
+    }, 10_000);
+    scrapes.set(id, {
+      resolve: (text) => (clearTimeout(timer), resolve(text)),
+      reject: (error) => (clearTimeout(timer), reject(error)),
+    });
     process.send!({ type: SCRAPE, id } satisfies ScrapeMessage);
   });
 }
@@ -104,7 +112,7 @@ export function runAsWorkers(name: string, workers: number, logger: Logger): Pro
     if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0);
   });
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, stopAll);
-
+  aggregateForWorkers();
   for (let i = 0; i < workers; i++) cluster.fork();
   logger.info({ workers }, `${name} primary started its workers`);
   return new Promise<void>(() => undefined);
