@@ -21,11 +21,22 @@ export function decideMetrics(registry: Registry): DecideMetrics {
     labelNames: ['cache', 'outcome'] as const,
     registers: [registry],
   });
+  // Children bound to their labels once: every request counts several times.
+  const enabledTrue = evaluations.labels({ enabled: 'true' });
+  const enabledFalse = evaluations.labels({ enabled: 'false' });
+  const byCache = new Map<string, { hit: ReturnType<typeof lookups.labels>; miss: ReturnType<typeof lookups.labels> }>();
   return {
     evaluated: (enabled, disabled) => {
-      evaluations.inc({ enabled: 'true' }, enabled);
-      evaluations.inc({ enabled: 'false' }, disabled);
+      enabledTrue.inc(enabled);
+      enabledFalse.inc(disabled);
     },
-    cacheLookup: (cache, hit) => lookups.inc({ cache, outcome: hit ? 'hit' : 'miss' }),
+    cacheLookup: (cache, hit) => {
+      let counters = byCache.get(cache);
+      if (!counters) {
+        counters = { hit: lookups.labels({ cache, outcome: 'hit' }), miss: lookups.labels({ cache, outcome: 'miss' }) };
+        byCache.set(cache, counters);
+      }
+      (hit ? counters.hit : counters.miss).inc();
+    },
   };
 }

@@ -5,11 +5,12 @@ import cors from 'cors';
 import getRawBody from 'raw-body';
 import { missingScopes } from '@tributary/auth';
 import type { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
-import { evaluateFlag, groupsToFetch, type FlagDefinition, type FlagResult } from '@tributary/flags';
+import { evaluateFlag, groupsToFetch, type FlagDefinition } from '@tributary/flags';
 import { badRequest, forbidden, payloadTooLarge, unauthorized, validate, type DirectRequest, type DirectRoute, type OperationDoc } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
 import { checkToken, decodeBody } from '@tributary/payload';
 import type { DecideMetrics } from './decide-metrics.js';
+import { decideResponse, flagsResponse, type Evaluated } from './flag-responses.js';
 import type { EvaluationData, StoredPerson } from './evaluation-data.js';
 import type { FlagDefinitions } from './flag-definitions.js';
 
@@ -59,8 +60,6 @@ const needsPerson = (flag: FlagDefinition, provided: Record<string, unknown>) =>
     (group.properties ?? []).some((p) => p.type === 'cohort' || ((p.type ?? 'person') === 'person' && !(p.key in provided))),
   );
 
-const payloadText = (payload: unknown) => (payload === null || payload === undefined ? null : typeof payload === 'string' ? payload : JSON.stringify(payload));
-
 async function readDecideBody({ req, method, query: parsed }: DirectRequest): Promise<DecideBody> {
   const query: Record<string, string | undefined> = {};
   for (const [key, value] of Object.entries(parsed)) if (typeof value === 'string') query[key] = value;
@@ -76,9 +75,9 @@ async function readDecideBody({ req, method, query: parsed }: DirectRequest): Pr
   return validate<DecideBody>(bodySchema, decoded.value);
 }
 
-function sendJson(res: ServerResponse, value: unknown): void {
+function sendJson(res: ServerResponse, json: string): void {
   res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.end(JSON.stringify(value));
+  res.end(json);
 }
 
 const corsMiddleware = cors({ origin: true, credentials: true, maxAge: 86_400 });
@@ -130,10 +129,9 @@ export function flagRoutes(deps: DecideDeps): DirectRoute[] {
     const requestPersonProperties = { ...location, ...(body.person_properties ?? {}) };
     const personProperties = { ...(stored?.properties ?? {}), ...requestPersonProperties };
 
-    const typeIndexes = Object.fromEntries(Object.entries(defs.groupTypeMapping).map(([i, t]) => [t, Number(i)]));
     let groupProperties: Record<string, Record<string, unknown>> = {};
     try {
-      groupProperties = await deps.data.groupProperties(teamId, groupsToFetch(defs.needs, groups, body.group_properties ?? {}), typeIndexes);
+      groupProperties = await deps.data.groupProperties(teamId, groupsToFetch(defs.needs, groups, body.group_properties ?? {}), defs.groupTypeIndexes);
     } catch (error) {
       errors = true;
       deps.logger.warn({ err: error }, 'group properties unavailable');
@@ -145,32 +143,32 @@ export function flagRoutes(deps: DecideDeps): DirectRoute[] {
     if (stored) {
       try {
         if (defs.needs.staticCohorts) staticCohortIds = await deps.data.staticCohortIds(stored.personId);
-        const continuity = defs.flags.filter((f) => f.ensure_experience_continuity && f.active).map((f) => f.key);
-        const anon = body.$anon_distinct_id === undefined || body.$anon_distinct_id === null ? null : String(body.$anon_distinct_id);
-        hashKeyOverrides = await deps.data.hashKeyOverrides(teamId, stored.personId, anon, continuity);
+        if (defs.continuityKeys.length > 0) {
+          const anon = body.$anon_distinct_id === undefined || body.$anon_distinct_id === null ? null : String(body.$anon_distinct_id);
+          hashKeyOverrides = await deps.data.hashKeyOverrides(teamId, stored.personId, anon, defs.continuityKeys);
+        }
       } catch (error) {
         errors = true;
         deps.logger.warn({ err: error }, 'cohorts or continuity overrides unavailable');
       }
     }
 
-    const now = clock();
-    const results: { flag: FlagDefinition; result: FlagResult }[] = [];
+    const context = {
+      distinctId,
+      personProperties,
+      groups,
+      groupProperties,
+      groupTypeMapping: defs.groupTypeMapping,
+      cohorts: defs.cohorts,
+      staticCohortIds,
+      hashKeyOverrides,
+      now: clock(),
+    };
+    const results: Evaluated[] = [];
     for (const flag of defs.flags) {
       // Without the stored person, a flag that needs its properties cannot be answered truthfully: leave it out.
       if (errors && needsPerson(flag, requestPersonProperties)) continue;
-      const result = evaluateFlag(flag, {
-        distinctId,
-        personProperties,
-        groups,
-        groupProperties,
-        groupTypeMapping: defs.groupTypeMapping,
-        cohorts: defs.cohorts,
-        staticCohortIds,
-        hashKeyOverrides,
-        now,
-      });
-      results.push({ flag, result });
+      results.push({ flag, result: evaluateFlag(flag, context) });
     }
     return { results, errors };
   }
@@ -185,46 +183,13 @@ export function flagRoutes(deps: DecideDeps): DirectRoute[] {
   const decide = async (request: DirectRequest) => {
     if (answeredByCors(request)) return;
     const { results, errors } = await answered(request);
-    const version = Number(request.query.v ?? 1);
-    const value = (r: FlagResult) => (r.enabled ? (r.variant ?? true) : false);
-    const common = {
-      config: { enable_collect_everything: true },
-      toolbarParams: {},
-      isAuthenticated: false,
-      supportedCompression: ['gzip', 'gzip-js', 'lz64'],
-      errorsWhileComputingFlags: errors,
-    };
-    if (version <= 1) {
-      sendJson(request.res, { ...common, featureFlags: results.filter(({ result }) => result.enabled).map(({ flag }) => flag.key) });
-      return;
-    }
-    const shown = version === 2 ? results.filter(({ result }) => result.enabled) : results;
-    sendJson(request.res, {
-      ...common,
-      featureFlags: Object.fromEntries(shown.map(({ flag, result }) => [flag.key, value(result)])),
-      featureFlagPayloads: Object.fromEntries(results.filter(({ result }) => result.payload !== null).map(({ flag, result }) => [flag.key, payloadText(result.payload)])),
-    });
+    sendJson(request.res, decideResponse(results, errors, Number(request.query.v ?? 1)));
   };
 
   const flags = async (request: DirectRequest) => {
     if (answeredByCors(request)) return;
     const { results, errors } = await answered(request);
-    sendJson(request.res, {
-      flags: Object.fromEntries(
-        results.map(({ flag, result }) => [
-          flag.key,
-          {
-            key: flag.key,
-            enabled: result.enabled,
-            variant: result.variant,
-            reason: result.reason,
-            metadata: { id: flag.id, version: flag.version ?? 1, payload: payloadText(result.payload) ?? undefined },
-          },
-        ]),
-      ),
-      errorsWhileComputingFlags: errors,
-      requestId: randomUUID(),
-    });
+    sendJson(request.res, flagsResponse(results, errors, randomUUID()));
   };
 
   const methods = ['GET', 'POST', 'OPTIONS'] as const;
