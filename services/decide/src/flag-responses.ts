@@ -10,8 +10,9 @@ export const payloadText = (payload: unknown) => (payload === null || payload ==
 
 /**
  * What one flag serialises to, remembered per definition. A result is a pure function of the
- * definition and its outcome (enabled, variant, reason), and a project has few outcomes per
- * flag, so each distinct JSON text is made once; the requests that follow only join texts.
+ * definition and its outcome (enabled, reason code and condition index, variant), and a project
+ * has few outcomes per flag, so each distinct JSON text is made once; the requests that follow
+ * only join texts.
  * Serialising 50 flags' objects was the largest cost of a request that reads its person from
  * Redis. Definitions are replaced, never changed, when a flag changes, so a memo never goes stale.
  */
@@ -20,11 +21,13 @@ interface FlagTexts {
   member: string;
   /** Where `Object.fromEntries` would put the key: array indices come first, in numeric order. */
   index: number | null;
-  /** A `/flags` entry by outcome. */
-  flags: Map<string, string>;
+  /** `/flags` entries by outcome: enabled, then reason code, condition index and variant (maps, so no key is built per request). */
+  flags: [OutcomeTexts, OutcomeTexts];
   /** A `/decide` payload entry by variant. */
   payloads: Map<string | null, string>;
 }
+
+type OutcomeTexts = Map<string, Map<number | null, Map<string | null, string>>>;
 
 const memo = new WeakMap<FlagDefinition, FlagTexts>();
 const ARRAY_INDEX = /^(?:0|[1-9]\d*)$/;
@@ -33,7 +36,7 @@ function textsOf(flag: FlagDefinition): FlagTexts {
   let texts = memo.get(flag);
   if (!texts) {
     const index = ARRAY_INDEX.test(flag.key) && Number(flag.key) < 2 ** 32 - 1 ? Number(flag.key) : null;
-    texts = { member: `${JSON.stringify(flag.key)}:`, index, flags: new Map(), payloads: new Map() };
+    texts = { member: `${JSON.stringify(flag.key)}:`, index, flags: [new Map(), new Map()], payloads: new Map() };
     memo.set(flag, texts);
   }
   return texts;
@@ -45,16 +48,25 @@ function object(members: { index: number | null; text: string }[]): string {
     const indexed = members.filter((m) => m.index !== null).sort((a, b) => a.index! - b.index!);
     members = [...indexed, ...members.filter((m) => m.index === null)];
   }
-  let out = '{';
-  for (let i = 0; i < members.length; i++) out += (i === 0 ? '' : ',') + members[i]!.text;
-  return `${out}}`;
+  return `{${members.map((m) => m.text).join(',')}}`;
+}
+
+/** The value at `key` in `map`, made by `make` the first time. */
+function memoised<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
 }
 
 function flagsEntry({ flag, result }: Evaluated): { index: number | null; text: string } {
   const texts = textsOf(flag);
-  const outcome = `${result.enabled}\u0000${result.variant}\u0000${result.reason.code}\u0000${result.reason.condition_index}\u0000${result.reason.description}`;
-  let text = texts.flags.get(outcome);
-  if (text === undefined) {
+  // The description goes with the reason code and condition index, and the payload with the variant.
+  const byIndex = memoised(texts.flags[result.enabled ? 1 : 0], result.reason.code, () => new Map());
+  const byVariant = memoised(byIndex, result.reason.condition_index, () => new Map());
+  const text = memoised(byVariant, result.variant, () => {
     const value = {
       key: flag.key,
       enabled: result.enabled,
@@ -62,9 +74,8 @@ function flagsEntry({ flag, result }: Evaluated): { index: number | null; text: 
       reason: result.reason,
       metadata: { id: flag.id, version: flag.version ?? 1, payload: payloadText(result.payload) ?? undefined },
     };
-    text = texts.member + JSON.stringify(value);
-    texts.flags.set(outcome, text);
-  }
+    return texts.member + JSON.stringify(value);
+  });
   return { index: texts.index, text };
 }
 
@@ -91,12 +102,7 @@ export function decideResponse(results: readonly Evaluated[], errors: boolean, v
     .filter(({ result }) => result.payload !== null)
     .map(({ flag, result }) => {
       const texts = textsOf(flag);
-      let text = texts.payloads.get(result.variant);
-      if (text === undefined) {
-        text = texts.member + JSON.stringify(payloadText(result.payload));
-        texts.payloads.set(result.variant, text);
-      }
-      return { index: texts.index, text };
+      return { index: texts.index, text: memoised(texts.payloads, result.variant, () => texts.member + JSON.stringify(payloadText(result.payload))) };
     });
   return `${decideCommon(errors)},"featureFlags":${object(featureFlags)},"featureFlagPayloads":${object(payloads)}}`;
 }
