@@ -78,13 +78,22 @@ function bucketId(flag: FlagDefinition, context: EvaluationContext): string | nu
   return type === undefined ? null : (context.groups[type] ?? null);
 }
 
-function conditionMatch(group: ConditionGroup, bucket: () => number, properties: Record<string, unknown>, context: EvaluationContext): 'match' | 'no_match' | 'out_of_rollout' {
+/** The id a flag buckets on, hashed at most once however many condition groups ask: they all bucket the same id. */
+interface Bucket {
+  flagKey: string;
+  id: string;
+  hash?: number;
+}
+
+const bucketHash = (bucket: Bucket) => (bucket.hash ??= hashFor(bucket.flagKey, bucket.id));
+
+function conditionMatch(group: ConditionGroup, bucket: Bucket, properties: Record<string, unknown>, context: EvaluationContext): 'match' | 'no_match' | 'out_of_rollout' {
   for (const filter of group.properties ?? []) {
     if (!matchFilter(filter, properties, context)) return 'no_match';
   }
   const rollout = group.rollout_percentage;
   // A bucket is at most 1 (16^15 - 1 over itself), so a full rollout needs no hash.
-  if (rollout !== undefined && rollout !== null && rollout < 100 && bucket() > rollout / 100) return 'out_of_rollout';
+  if (rollout !== undefined && rollout !== null && rollout < 100 && bucketHash(bucket) > rollout / 100) return 'out_of_rollout';
   return 'match';
 }
 
@@ -126,9 +135,7 @@ export function evaluateFlag(flag: FlagDefinition, context: EvaluationContext): 
     return result(flag, true, `holdout-${holdout.id}`, 'holdout_condition_value', null, 'In the holdout group');
   }
 
-  // Hashed at most once, and only when a condition's rollout asks: every condition group buckets the same id.
-  let hashed: number | undefined;
-  const bucket = () => (hashed ??= hashFor(flag.key, id));
+  const bucket: Bucket = { flagKey: flag.key, id };
 
   const superGroup = flag.filters.super_groups?.[0];
   const superKey = superGroup?.properties?.[0]?.key;

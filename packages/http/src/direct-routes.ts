@@ -42,6 +42,25 @@ export interface DirectRoute {
   doc?: OperationDoc;
 }
 
+/**
+ * A class rather than an object literal with an `ip` closure: services run through tsx, whose
+ * esbuild `keepNames` gives every named closure a `defineProperty` call each time it is made.
+ */
+class Request implements DirectRequest {
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly method: DirectMethod,
+    readonly path: string,
+    readonly query: ParsedUrlQuery,
+    private readonly trust: (address: string, hop: number) => boolean,
+  ) {}
+
+  ip(): string | undefined {
+    return proxyAddr(this.req, this.trust);
+  }
+}
+
 const matchKey = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase();
 
 /**
@@ -76,14 +95,7 @@ export function directDispatcher(routes: readonly DirectRoute[], observe: Observ
       }
       return true;
     }
-    const request: DirectRequest = {
-      req,
-      res,
-      method: (method === 'HEAD' ? 'GET' : method) as DirectMethod,
-      path,
-      query: parseQuery(queryAt === -1 ? '' : url.slice(queryAt + 1)),
-      ip: () => proxyAddr(req, trust),
-    };
+    const request = new Request(req, res, (method === 'HEAD' ? 'GET' : method) as DirectMethod, path, parseQuery(queryAt === -1 ? '' : url.slice(queryAt + 1)), trust);
     route.handle(request).catch((error: unknown) => writeError(res, error, logger, { method, path }));
     return true;
   };

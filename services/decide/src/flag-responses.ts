@@ -42,31 +42,32 @@ function textsOf(flag: FlagDefinition): FlagTexts {
   return texts;
 }
 
-/** The members of a JSON object, in the order `JSON.stringify(Object.fromEntries(...))` gives them. */
-function object(members: { index: number | null; text: string }[]): string {
-  if (members.some((m) => m.index !== null)) {
-    const indexed = members.filter((m) => m.index !== null).sort((a, b) => a.index! - b.index!);
-    members = [...indexed, ...members.filter((m) => m.index === null)];
+/**
+ * A JSON object of `members` (each `"key":value`), in the order `JSON.stringify(Object.fromEntries(...))`
+ * gives: keys that are array indices first, in numeric order, then the others as they come.
+ */
+function object(results: readonly Evaluated[], member: (evaluated: Evaluated, texts: FlagTexts) => string): string {
+  const members: string[] = [];
+  let indexed: { index: number; text: string }[] | null = null;
+  for (const evaluated of results) {
+    const texts = textsOf(evaluated.flag);
+    const text = member(evaluated, texts);
+    if (texts.index === null) members.push(text);
+    else (indexed ??= []).push({ index: texts.index, text });
   }
-  return `{${members.map((m) => m.text).join(',')}}`;
+  if (indexed) members.unshift(...indexed.sort((a, b) => a.index - b.index).map((m) => m.text));
+  return `{${members.join(',')}}`;
 }
 
-/** The value at `key` in `map`, made by `make` the first time. */
-function memoised<K, V>(map: Map<K, V>, key: K, make: () => V): V {
-  let value = map.get(key);
-  if (value === undefined) {
-    value = make();
-    map.set(key, value);
-  }
-  return value;
-}
-
-function flagsEntry({ flag, result }: Evaluated): { index: number | null; text: string } {
-  const texts = textsOf(flag);
+function flagsEntry({ flag, result }: Evaluated, texts: FlagTexts): string {
   // The description goes with the reason code and condition index, and the payload with the variant.
-  const byIndex = memoised(texts.flags[result.enabled ? 1 : 0], result.reason.code, () => new Map());
-  const byVariant = memoised(byIndex, result.reason.condition_index, () => new Map());
-  const text = memoised(byVariant, result.variant, () => {
+  const byCode = texts.flags[result.enabled ? 1 : 0];
+  let byIndex = byCode.get(result.reason.code);
+  if (!byIndex) byCode.set(result.reason.code, (byIndex = new Map()));
+  let byVariant = byIndex.get(result.reason.condition_index);
+  if (!byVariant) byIndex.set(result.reason.condition_index, (byVariant = new Map()));
+  let text = byVariant.get(result.variant);
+  if (text === undefined) {
     const value = {
       key: flag.key,
       enabled: result.enabled,
@@ -74,14 +75,26 @@ function flagsEntry({ flag, result }: Evaluated): { index: number | null; text: 
       reason: result.reason,
       metadata: { id: flag.id, version: flag.version ?? 1, payload: payloadText(result.payload) ?? undefined },
     };
-    return texts.member + JSON.stringify(value);
-  });
-  return { index: texts.index, text };
+    text = texts.member + JSON.stringify(value);
+    byVariant.set(result.variant, text);
+  }
+  return text;
 }
 
 /** `/flags` (v2): every flag with its reason and metadata. */
 export function flagsResponse(results: readonly Evaluated[], errors: boolean, requestId: string): string {
-  return `{"flags":${object(results.map(flagsEntry))},"errorsWhileComputingFlags":${errors},"requestId":${JSON.stringify(requestId)}}`;
+  return `{"flags":${object(results, flagsEntry)},"errorsWhileComputingFlags":${errors},"requestId":${JSON.stringify(requestId)}}`;
+}
+
+const featureFlagEntry = ({ result }: Evaluated, texts: FlagTexts) => texts.member + (result.enabled ? JSON.stringify(result.variant ?? true) : 'false');
+
+function payloadEntry({ result }: Evaluated, texts: FlagTexts): string {
+  let text = texts.payloads.get(result.variant);
+  if (text === undefined) {
+    text = texts.member + JSON.stringify(payloadText(result.payload));
+    texts.payloads.set(result.variant, text);
+  }
+  return text;
 }
 
 const decideCommon = (errors: boolean) =>
@@ -94,15 +107,6 @@ const decideCommon = (errors: boolean) =>
 export function decideResponse(results: readonly Evaluated[], errors: boolean, version: number): string {
   if (version <= 1) return `${decideCommon(errors)},"featureFlags":${JSON.stringify(results.filter(({ result }) => result.enabled).map(({ flag }) => flag.key))}}`;
   const shown = version === 2 ? results.filter(({ result }) => result.enabled) : results;
-  const featureFlags = shown.map(({ flag, result }) => {
-    const texts = textsOf(flag);
-    return { index: texts.index, text: texts.member + (result.enabled ? JSON.stringify(result.variant ?? true) : 'false') };
-  });
-  const payloads = results
-    .filter(({ result }) => result.payload !== null)
-    .map(({ flag, result }) => {
-      const texts = textsOf(flag);
-      return { index: texts.index, text: memoised(texts.payloads, result.variant, () => texts.member + JSON.stringify(payloadText(result.payload))) };
-    });
-  return `${decideCommon(errors)},"featureFlags":${object(featureFlags)},"featureFlagPayloads":${object(payloads)}}`;
+  const payloads = results.filter(({ result }) => result.payload !== null);
+  return `${decideCommon(errors)},"featureFlags":${object(shown, featureFlagEntry)},"featureFlagPayloads":${object(payloads, payloadEntry)}}`;
 }
