@@ -76,9 +76,9 @@ for (const path of ['/decide/?v=3', '/flags/?v=2']) {
   await drive({ url: directUrl, body: randomBody(), nextBody: randomBody, connections, seconds: 2 });
   const sample = await fetch(url, { method: 'POST', body: randomBody() });
   const bare = await startBareServer(await sample.text());
-  const baseline = await drive({ url: `${bare.url}${path}`, body: randomBody(), nextBody: randomBody, connections, seconds });
+  const baseline = await drive({ url: `${bare.url}${path}`, body: randomBody(), nextBody: randomBody, connections, seconds, serverPid: bare.pid });
   bare.stop();
-  const direct = await drive({ url: directUrl, body: randomBody(), nextBody: randomBody, connections, seconds });
+  const direct = await drive({ url: directUrl, body: randomBody(), nextBody: randomBody, connections, seconds, serverPid: decidePid });
   const real = await drive({ url, body: randomBody(), nextBody: randomBody, connections, seconds });
   results.push({ path, real, direct, baseline });
   rows.push({
@@ -92,6 +92,12 @@ for (const path of ['/decide/?v=3', '/flags/?v=2']) {
     'bare p99 ms': baseline.p99,
     'front door/bare': real.requestsPerSecond / baseline.requestsPerSecond,
     'direct/bare': direct.requestsPerSecond / baseline.requestsPerSecond,
+    // CPU per request is steadier than req/s on a shared machine; the load generator's cores show
+    // whether it, rather than the server, set the pace (1 would be its whole core).
+    'direct CPU µs/req': direct.serverCpuUsPerRequest,
+    'bare CPU µs/req': baseline.serverCpuUsPerRequest,
+    'loadgen cores direct': direct.loadGeneratorCores,
+    'loadgen cores bare': baseline.loadGeneratorCores,
   });
 }
 table(rows);

@@ -38,12 +38,28 @@ export async function peakRssPerProcessMb(pid: number): Promise<number> {
   return Math.max(...peaks);
 }
 
+/** CPU seconds (user + system) a process and its children have used so far, from /proc (in clock ticks of 10 ms). */
+export async function cpuSeconds(pid: number): Promise<number> {
+  let ticks = 0;
+  for (const p of await processesOf(pid)) {
+    const stat = await readFile(`/proc/${p}/stat`, 'utf8').catch(() => '');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the command name.
+    ticks += Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+  }
+  return ticks / 100;
+}
+
 export interface LoadResult {
   requestsPerSecond: number;
   p50: number;
   p99: number;
   non2xx: number;
   errors: number;
+  /** CPU the server (`serverPid` and its workers) spent per request, in µs, when a pid was given. */
+  serverCpuUsPerRequest: number;
+  /** Cores the load generator (this process) kept busy: near 1 means it, not the server, set the pace. */
+  loadGeneratorCores: number;
 }
 
 /** Drives one URL on loopback with a fixed body for a bounded time, then stops by itself. */
@@ -56,7 +72,12 @@ export async function drive(options: {
   method?: 'POST' | 'GET';
   /** A fresh body per request (different users, say); `body` is used when absent. */
   nextBody?: () => string;
+  /** The server's process, whose CPU per request is reported. */
+  serverPid?: number;
 }): Promise<LoadResult> {
+  const serverCpuBefore = options.serverPid ? await cpuSeconds(options.serverPid) : 0;
+  const ownCpuBefore = process.cpuUsage();
+  const started = process.hrtime.bigint();
   const result = await autocannon({
     url: options.url,
     method: options.method ?? 'POST',
@@ -67,12 +88,17 @@ export async function drive(options: {
     pipelining: 1,
     ...(options.nextBody ? { requests: [{ setupRequest: (request: object) => ({ ...request, body: options.nextBody!() }) }] } : {}),
   });
+  const elapsedUs = Number(process.hrtime.bigint() - started) / 1e3;
+  const ownCpu = process.cpuUsage(ownCpuBefore);
+  const serverCpu = options.serverPid ? (await cpuSeconds(options.serverPid)) - serverCpuBefore : Number.NaN;
   return {
     requestsPerSecond: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
+    serverCpuUsPerRequest: (serverCpu * 1e6) / result.requests.total,
+    loadGeneratorCores: (ownCpu.user + ownCpu.system) / elapsedUs,
   };
 }
 

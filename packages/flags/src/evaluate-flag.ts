@@ -78,12 +78,22 @@ function bucketId(flag: FlagDefinition, context: EvaluationContext): string | nu
   return type === undefined ? null : (context.groups[type] ?? null);
 }
 
-function conditionMatch(flag: FlagDefinition, group: ConditionGroup, id: string, properties: Record<string, unknown>, context: EvaluationContext): 'match' | 'no_match' | 'out_of_rollout' {
+/** The id a flag buckets on, hashed at most once however many condition groups ask: they all bucket the same id. */
+interface Bucket {
+  flagKey: string;
+  id: string;
+  hash?: number;
+}
+
+const bucketHash = (bucket: Bucket) => (bucket.hash ??= hashFor(bucket.flagKey, bucket.id));
+
+function conditionMatch(group: ConditionGroup, bucket: Bucket, properties: Record<string, unknown>, context: EvaluationContext): 'match' | 'no_match' | 'out_of_rollout' {
   for (const filter of group.properties ?? []) {
     if (!matchFilter(filter, properties, context)) return 'no_match';
   }
   const rollout = group.rollout_percentage;
-  if (rollout !== undefined && rollout !== null && hashFor(flag.key, id) > rollout / 100) return 'out_of_rollout';
+  // A bucket is at most 1 (16^15 - 1 over itself), so a full rollout needs no hash.
+  if (rollout !== undefined && rollout !== null && rollout < 100 && bucketHash(bucket) > rollout / 100) return 'out_of_rollout';
   return 'match';
 }
 
@@ -125,17 +135,19 @@ export function evaluateFlag(flag: FlagDefinition, context: EvaluationContext): 
     return result(flag, true, `holdout-${holdout.id}`, 'holdout_condition_value', null, 'In the holdout group');
   }
 
+  const bucket: Bucket = { flagKey: flag.key, id };
+
   const superGroup = flag.filters.super_groups?.[0];
   const superKey = superGroup?.properties?.[0]?.key;
   if (superGroup && superKey !== undefined && Object.prototype.hasOwnProperty.call(context.personProperties, superKey)) {
-    const matched = conditionMatch(flag, superGroup, id, context.personProperties, context) === 'match';
+    const matched = conditionMatch(superGroup, bucket, context.personProperties, context) === 'match';
     return result(flag, matched, matched ? pickVariant(flag, id, superGroup.variant) : null, 'super_condition_value', 0, 'Super condition value');
   }
 
   let sawOutOfRollout: number | null = null;
   const groups = flag.filters.groups ?? [];
   for (const [index, group] of groups.entries()) {
-    const outcome = conditionMatch(flag, group, id, properties, context);
+    const outcome = conditionMatch(group, bucket, properties, context);
     if (outcome === 'match') {
       return result(flag, true, pickVariant(flag, id, group.variant), 'condition_match', index, `Matched condition set ${index + 1}`);
     }

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '@tributary/logger';
 import { HttpError, badRequest, internalErrorBody, notFound, payloadTooLarge } from './errors.js';
@@ -37,23 +38,37 @@ function fromRequestFault(error: BodyParserError & { statusCode?: number; expose
   return new HttpError(status, 'invalid_request', 'invalid_request', error.expose ? error.message : 'The request is malformed.');
 }
 
-/** The one place an error becomes a response. Internal details are logged, never returned. */
+function writeJson(res: ServerResponse, status: number, headers: Record<string, string>, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.statusCode = status;
+  for (const [name, header] of Object.entries(headers)) res.setHeader(name, header);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+}
+
+/**
+ * The one place an error becomes a response, for Express's routes and the runtime's direct ones
+ * alike. Internal details are logged, never returned.
+ */
+export function writeError(res: ServerResponse, error: unknown, logger: Logger, request: { method: string; path: string }): void {
+  const fault = (error !== null && typeof error === 'object' ? error : {}) as BodyParserError;
+  const known = error instanceof HttpError ? error : (fromBodyParser(fault) ?? fromRequestFault(fault));
+  if (known) {
+    if (known.status >= 500) logger.warn({ err: error, path: request.path }, known.detail);
+    writeJson(res, known.status, known.headers, known.toBody());
+    return;
+  }
+  logger.error({ err: error, method: request.method, path: request.path }, 'unhandled error');
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  writeJson(res, 500, {}, internalErrorBody);
+}
+
 export function errorHandler(logger: Logger): ErrorRequestHandler {
-  return (error: unknown, req, res, _next) => {
-    const fault = (error !== null && typeof error === 'object' ? error : {}) as BodyParserError;
-    const known = error instanceof HttpError ? error : (fromBodyParser(fault) ?? fromRequestFault(fault));
-    if (known) {
-      if (known.status >= 500) logger.warn({ err: error, path: req.path }, known.detail);
-      res.status(known.status).set(known.headers).json(known.toBody());
-      return;
-    }
-    logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
-    if (res.headersSent) {
-      res.end();
-      return;
-    }
-    res.status(500).json(internalErrorBody);
-  };
+  return (error: unknown, req, res, _next) => writeError(res, error, logger, req);
 }
 
 export const notFoundHandler: RequestHandler = (req, _res, next) => {

@@ -19,6 +19,9 @@ function allowedMethods(stack: readonly Layer[], path: string, allowed: Set<stri
 
 const ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
+/** Methods in the order `Allow` lists them. */
+export const inAllowOrder = (methods: Iterable<string>): string[] => [...methods].sort((a, b) => ORDER.indexOf(a) - ORDER.indexOf(b));
+
 /**
  * Runs after every route: a path some route answers, asked with another method, is a 405 with
  * `Allow` (an `OPTIONS` request is answered with just the header) instead of a 404. Mounted once
@@ -28,7 +31,7 @@ export function methodNotAllowedHandler(app: Express): RequestHandler {
   return (req, res, next) => {
     const allowed = allowedMethods(stackOf(app), undecodedPath(req.path), new Set());
     if (allowed.size === 0 || allowed.has('*') || allowed.has(req.method)) return next();
-    const methods = [...allowed].sort((a, b) => ORDER.indexOf(a) - ORDER.indexOf(b));
+    const methods = inAllowOrder(allowed);
     if (req.method === 'OPTIONS') {
       res.status(204).set('Allow', [...methods, 'OPTIONS'].join(', ')).end();
       return;

@@ -1,10 +1,12 @@
 import http from 'node:http';
 import express, { type Express } from 'express';
 import type { Logger } from '@tributary/logger';
+import { TRUST_PROXY, directDispatcher, type DirectRoute } from './direct-routes.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { methodNotAllowedHandler } from './method-not-allowed.js';
-import { createMetrics, requestObservability, type Registry } from './observability.js';
+import { createMetrics, requestObservability, requestObserver, type Registry } from './observability.js';
 import { assessReadiness, type Dependencies } from './readiness.js';
+import { scrapeMetrics } from './workers.js';
 
 export interface ServiceRuntimeOptions {
   name: string;
@@ -16,6 +18,8 @@ export interface ServiceRuntimeOptions {
   metrics?: Registry;
   /** Mounts the service's own routes; health and readiness come before them, the 405, 404 and error handlers after. */
   routes?: (app: Express) => void;
+  /** Routes served by plain node:http ahead of Express (see `DirectRoute`); paths they take never reach Express. */
+  direct?: readonly DirectRoute[];
   /** The stores the service uses, for `/_ready`: required ones decide whether it takes traffic. */
   dependencies: Dependencies;
   /** Runs after the HTTP server stopped taking requests: flush producers, commit offsets, close pools. */
@@ -42,9 +46,10 @@ export async function startServiceRuntime(options: ServiceRuntimeOptions, handle
   const app = express();
   app.disable('x-powered-by');
   // The front door (nginx) is on loopback; trusting it makes req.ip the client's address.
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', TRUST_PROXY);
   const metrics = options.metrics ?? createMetrics(options.name);
-  app.use(requestObservability(app, metrics, logger));
+  const observe = requestObserver(metrics, logger);
+  app.use(requestObservability(app, observe));
   app.get('/_health', (_req, res) => {
     res.json({ status: 'ok', service: options.name });
   });
@@ -53,14 +58,15 @@ export async function startServiceRuntime(options: ServiceRuntimeOptions, handle
     res.status(report.status === 'not_ready' ? 503 : 200).json({ status: report.status, service: options.name, checks: report.checks });
   });
   app.get('/metrics', async (_req, res) => {
-    res.type(metrics.contentType).send(await metrics.metrics());
+    res.type(metrics.contentType).send(await scrapeMetrics(metrics));
   });
   options.routes?.(app);
   app.use(methodNotAllowedHandler(app));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
 
-  const server = http.createServer(app);
+  const direct = options.direct?.length ? directDispatcher(options.direct, observe, logger) : null;
+  const server = http.createServer(direct ? (req, res) => direct(req, res) || app(req, res) : app);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

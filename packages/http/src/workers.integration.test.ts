@@ -32,16 +32,27 @@ function start(workers: number, ...args: string[]): Started {
 }
 
 /** One request on a fresh connection, so the primary hands each to a worker in turn. */
-function get(port: number, route: string): Promise<{ status: number; pid: number }> {
+function fetchText(port: number, route: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     http
       .get({ host: '127.0.0.1', port, path: route, agent: false }, (res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, pid: (JSON.parse(body) as { pid: number }).pid }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
       })
       .on('error', reject);
   });
+}
+
+async function get(port: number, route: string): Promise<{ status: number; pid: number }> {
+  const { status, body } = await fetchText(port, route);
+  return { status, pid: (JSON.parse(body) as { pid: number }).pid };
+}
+
+/** The value of one series in Prometheus text, or undefined when it is absent. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
 const alive = (pid: number) => {
@@ -70,6 +81,24 @@ describe('a service run as several workers', () => {
     expect((await Promise.all(inFlight)).map((r) => r.status)).toEqual([200, 200]);
     expect(await service.exit).toBe(0);
     for (const pid of service.workers.keys()) await waitFor(async () => !alive(pid), { what: `worker ${pid} gone` });
+  });
+
+  it('answers a scrape through the shared port with every worker’s counters summed, whichever worker takes it', async () => {
+    const service = start(2);
+    await waitFor(async () => service.workers.size === 2, { what: 'two workers listening' });
+    const [port] = new Set(service.workers.values());
+    const answeredBy = new Set<number>();
+    for (let i = 0; i < 12; i++) answeredBy.add((await get(port!, '/pid')).pid);
+    expect(answeredBy.size).toBe(2);
+    const series = 'tributary_http_requests_total{method="GET",route="/pid",status="200",service="fixture"}';
+    // Fresh connections go to the workers in turn, so these scrapes are answered by both.
+    for (let i = 0; i < 4; i++) {
+      const scrape = await fetchText(port!, '/metrics');
+      expect(scrape.status).toBe(200);
+      expect(sample(scrape.body, series)).toBe(12);
+    }
+    service.primary.kill('SIGTERM');
+    expect(await service.exit).toBe(0);
   });
 
   it('replaces a worker that dies after it started', async () => {

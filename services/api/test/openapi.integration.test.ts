@@ -3,7 +3,7 @@ import { RUNTIME_PATHS, mountedRoutes, openApiPath, startServiceRuntime, type Se
 import { createLogger } from '@tributary/logger';
 import { createTestTenant, testConfig, type TestTenant } from '@tributary/test-support';
 import { apiService, type ApiStores } from '../src/api-service.js';
-import { publicRoutesApp } from '../src/operations/schema-routes.js';
+import { publicRoutes } from '../src/operations/schema-routes.js';
 
 type Operation = { parameters?: { name: string; in: string; required?: boolean }[]; security?: Record<string, string[]>[]; requestBody?: { content: Record<string, { schema: any }> } };
 type Document = { openapi: string; paths: Record<string, Record<string, Operation>> };
@@ -39,7 +39,7 @@ describe('the OpenAPI document at /api/schema/', () => {
   });
 
   it('describes every route the api, capture and decide mount, with each method', () => {
-    const routes = [...mountedRoutes(runtime.app), ...mountedRoutes(publicRoutesApp())].filter((r) => !ignored.has(r.path) && r.method !== 'OPTIONS');
+    const routes = [...mountedRoutes(runtime.app), ...publicRoutes()].filter((r) => !ignored.has(r.path) && r.method !== 'OPTIONS');
     expect(routes.length).toBeGreaterThan(60);
     const missing = routes.filter((r) => !document.paths[openApiPath(r.path)]?.[r.method.toLowerCase()]).map((r) => `${r.method} ${r.path}`);
     expect(missing).toEqual([]);

@@ -1,6 +1,6 @@
 import { Counter, type Registry } from '@tributary/http';
 
-export type DecideCache = 'flag_definitions' | 'person_properties';
+export type DecideCache = 'flag_definitions' | 'person_properties' | 'unknown_distinct_ids';
 
 /** What decide counts beside its HTTP requests: flags evaluated, and how often its caches answered. */
 export interface DecideMetrics {
@@ -17,15 +17,26 @@ export function decideMetrics(registry: Registry): DecideMetrics {
   });
   const lookups = new Counter({
     name: 'tributary_decide_cache_lookups_total',
-    help: 'Lookups in decide caches (flag definitions in memory, person properties in Redis), by hit or miss.',
+    help: 'Lookups in decide caches (flag definitions and ids known to have no person in memory, person properties in Redis), by hit or miss.',
     labelNames: ['cache', 'outcome'] as const,
     registers: [registry],
   });
+  // Children bound to their labels once: every request counts several times.
+  const enabledTrue = evaluations.labels({ enabled: 'true' });
+  const enabledFalse = evaluations.labels({ enabled: 'false' });
+  const byCache = new Map<string, { hit: ReturnType<typeof lookups.labels>; miss: ReturnType<typeof lookups.labels> }>();
   return {
     evaluated: (enabled, disabled) => {
-      evaluations.inc({ enabled: 'true' }, enabled);
-      evaluations.inc({ enabled: 'false' }, disabled);
+      enabledTrue.inc(enabled);
+      enabledFalse.inc(disabled);
     },
-    cacheLookup: (cache, hit) => lookups.inc({ cache, outcome: hit ? 'hit' : 'miss' }),
+    cacheLookup: (cache, hit) => {
+      let counters = byCache.get(cache);
+      if (!counters) {
+        counters = { hit: lookups.labels({ cache, outcome: 'hit' }), miss: lookups.labels({ cache, outcome: 'miss' }) };
+        byCache.set(cache, counters);
+      }
+      (hit ? counters.hit : counters.miss).inc();
+    },
   };
 }

@@ -1,14 +1,16 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import { Router } from 'express';
 import cors from 'cors';
 import getRawBody from 'raw-body';
 import { missingScopes } from '@tributary/auth';
 import type { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
-import { evaluateFlag, groupsToFetch, type FlagDefinition, type FlagResult } from '@tributary/flags';
-import { badRequest, documented, forbidden, jsonProblem, payloadTooLarge, unauthorized, validate } from '@tributary/http';
+import { evaluateFlag, groupsToFetch, type FlagDefinition } from '@tributary/flags';
+import { badRequest, forbidden, jsonProblem, payloadTooLarge, unauthorized, validate, type DirectRequest, type DirectRoute, type OperationDoc } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
 import { checkToken, decodeBody } from '@tributary/payload';
 import type { DecideMetrics } from './decide-metrics.js';
+import { decideResponse, flagsResponse, type Evaluated } from './flag-responses.js';
 import type { EvaluationData, StoredPerson } from './evaluation-data.js';
 import type { FlagDefinitions } from './flag-definitions.js';
 
@@ -58,40 +60,56 @@ const needsPerson = (flag: FlagDefinition, provided: Record<string, unknown>) =>
     (group.properties ?? []).some((p) => p.type === 'cohort' || ((p.type ?? 'person') === 'person' && !(p.key in provided))),
   );
 
-const payloadText = (payload: unknown) => (payload === null || payload === undefined ? null : typeof payload === 'string' ? payload : JSON.stringify(payload));
-
-async function readDecideBody(req: Request): Promise<DecideBody> {
+async function readDecideBody({ req, method, query: parsed }: DirectRequest): Promise<DecideBody> {
   const query: Record<string, string | undefined> = {};
-  for (const [key, value] of Object.entries(req.query)) if (typeof value === 'string') query[key] = value;
+  for (const [key, value] of Object.entries(parsed)) if (typeof value === 'string') query[key] = value;
   let body: Buffer;
   try {
-    body = req.method === 'POST' ? await getRawBody(req, { limit: MAX_BODY }) : Buffer.alloc(0);
+    body = method === 'POST' ? await getRawBody(req, { limit: MAX_BODY }) : Buffer.alloc(0);
   } catch (error) {
     if ((error as { type?: string }).type === 'entity.too.large') throw payloadTooLarge(`Request body is larger than ${MAX_BODY} bytes.`);
     throw error;
   }
-  const decoded = decodeBody({ body, contentType: req.get('content-type'), contentEncoding: req.get('content-encoding'), query }, { maxBytes: MAX_BODY });
+  const decoded = decodeBody({ body, contentType: req.headers['content-type'], contentEncoding: req.headers['content-encoding'], query }, { maxBytes: MAX_BODY });
   if (!decoded.ok) throw decoded.error.kind === 'too_large' ? payloadTooLarge(decoded.error.detail) : badRequest(decoded.error.detail, null, decoded.error.kind);
   const nested = jsonProblem(decoded.value);
   if (nested) throw badRequest(nested.detail, nested.attr, 'invalid_payload');
   return validate<DecideBody>(bodySchema, decoded.value);
 }
 
-/** JSON without Express's send, which hashes every body for an ETag no flags client sends back. */
-function sendJson(res: Response, value: unknown): void {
+function sendJson(res: ServerResponse, json: Buffer): void {
   res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.end(JSON.stringify(value));
+  res.end(json);
 }
 
-/** `/decide` (v1-v3) and `/flags` (v2): every flag of the project for one distinct id. */
-export function decideRoutes(deps: DecideDeps): Router {
-  const router = Router();
-  const clock = deps.clock ?? (() => new Date());
-  const corsMiddleware = cors({ origin: true, credentials: true, maxAge: 86_400 });
-  router.options(['/decide', '/flags'], corsMiddleware);
+const corsMiddleware = cors({ origin: true, credentials: true, maxAge: 86_400 });
 
-  async function evaluate(req: Request) {
-    const body = await readDecideBody(req);
+/** Sets the CORS headers browsers need on any origin; true when that answered the request (a preflight). */
+function answeredByCors({ req, res }: DirectRequest): boolean {
+  let passedOn = false;
+  corsMiddleware(req, res, () => {
+    passedOn = true;
+  });
+  return !passedOn;
+}
+
+const doc: OperationDoc = {
+  summary: 'Evaluate every flag of the project for one distinct id',
+  tags: ['flags'],
+  projectKey: true,
+  description: '`/decide/?v=3` answers featureFlags and featureFlagPayloads; `/flags/?v=2` answers flags with reasons. Properties in the body override stored ones for this evaluation.',
+  body: bodySchema,
+};
+
+/**
+ * `/decide` (v1-v3) and `/flags` (v2): every flag of the project for one distinct id. Served
+ * ahead of Express (direct routes), as these are what every page view of every SDK asks.
+ */
+export function flagRoutes(deps: DecideDeps): DirectRoute[] {
+  const clock = deps.clock ?? (() => new Date());
+
+  async function evaluate(request: DirectRequest) {
+    const body = await readDecideBody(request);
     const checked = checkToken(body.api_key ?? body.token);
     if (!checked.ok) throw unauthorized(checked.detail, 'invalid_api_key');
     const project = await deps.tokens.resolve(checked.token);
@@ -109,14 +127,13 @@ export function decideRoutes(deps: DecideDeps): Router {
       errors = true;
       deps.logger.warn({ err: error }, 'person properties unavailable');
     }
-    const location = body.geoip_disable === true ? {} : (deps.geoip?.(req.ip) ?? {});
+    const location = body.geoip_disable === true ? {} : (deps.geoip?.(request.ip()) ?? {});
     const requestPersonProperties = { ...location, ...(body.person_properties ?? {}) };
     const personProperties = { ...(stored?.properties ?? {}), ...requestPersonProperties };
 
-    const typeIndexes = Object.fromEntries(Object.entries(defs.groupTypeMapping).map(([i, t]) => [t, Number(i)]));
     let groupProperties: Record<string, Record<string, unknown>> = {};
     try {
-      groupProperties = await deps.data.groupProperties(teamId, groupsToFetch(defs.needs, groups, body.group_properties ?? {}), typeIndexes);
+      groupProperties = await deps.data.groupProperties(teamId, groupsToFetch(defs.needs, groups, body.group_properties ?? {}), defs.groupTypeIndexes);
     } catch (error) {
       errors = true;
       deps.logger.warn({ err: error }, 'group properties unavailable');
@@ -128,91 +145,65 @@ export function decideRoutes(deps: DecideDeps): Router {
     if (stored) {
       try {
         if (defs.needs.staticCohorts) staticCohortIds = await deps.data.staticCohortIds(stored.personId);
-        const continuity = defs.flags.filter((f) => f.ensure_experience_continuity && f.active).map((f) => f.key);
-        const anon = body.$anon_distinct_id === undefined || body.$anon_distinct_id === null ? null : String(body.$anon_distinct_id);
-        hashKeyOverrides = await deps.data.hashKeyOverrides(teamId, stored.personId, anon, continuity);
+        if (defs.continuityKeys.length > 0) {
+          const anon = body.$anon_distinct_id === undefined || body.$anon_distinct_id === null ? null : String(body.$anon_distinct_id);
+          hashKeyOverrides = await deps.data.hashKeyOverrides(teamId, stored.personId, anon, defs.continuityKeys);
+        }
       } catch (error) {
         errors = true;
         deps.logger.warn({ err: error }, 'cohorts or continuity overrides unavailable');
       }
     }
 
-    const now = clock();
-    const results: { flag: FlagDefinition; result: FlagResult }[] = [];
+    const context = {
+      distinctId,
+      personProperties,
+      groups,
+      groupProperties,
+      groupTypeMapping: defs.groupTypeMapping,
+      cohorts: defs.cohorts,
+      staticCohortIds,
+      hashKeyOverrides,
+      now: clock(),
+    };
+    const results: Evaluated[] = [];
     for (const flag of defs.flags) {
       // Without the stored person, a flag that needs its properties cannot be answered truthfully: leave it out.
       if (errors && needsPerson(flag, requestPersonProperties)) continue;
-      const result = evaluateFlag(flag, {
-        distinctId,
-        personProperties,
-        groups,
-        groupProperties,
-        groupTypeMapping: defs.groupTypeMapping,
-        cohorts: defs.cohorts,
-        staticCohortIds,
-        hashKeyOverrides,
-        now,
-      });
-      results.push({ flag, result });
+      results.push({ flag, result: evaluateFlag(flag, context) });
     }
     return { results, errors };
   }
 
-  const answer: RequestHandler = async (req, res) => {
-    const { results, errors } = await evaluate(req);
+  async function answered(request: DirectRequest) {
+    const { results, errors } = await evaluate(request);
     const enabled = results.filter(({ result }) => result.enabled).length;
     deps.metrics?.evaluated(enabled, results.length - enabled);
-    const version = Number(req.query.v ?? (req.path.startsWith('/flags') ? 2 : 1));
+    return { results, errors };
+  }
 
-    if (req.path.startsWith('/flags')) {
-      sendJson(res, {
-        flags: Object.fromEntries(
-          results.map(({ flag, result }) => [
-            flag.key,
-            {
-              key: flag.key,
-              enabled: result.enabled,
-              variant: result.variant,
-              reason: result.reason,
-              metadata: { id: flag.id, version: flag.version ?? 1, payload: payloadText(result.payload) ?? undefined },
-            },
-          ]),
-        ),
-        errorsWhileComputingFlags: errors,
-        requestId: randomUUID(),
-      });
-      return;
-    }
-    const value = (r: FlagResult) => (r.enabled ? (r.variant ?? true) : false);
-    const common = {
-      config: { enable_collect_everything: true },
-      toolbarParams: {},
-      isAuthenticated: false,
-      supportedCompression: ['gzip', 'gzip-js', 'lz64'],
-      errorsWhileComputingFlags: errors,
-    };
-    if (version <= 1) {
-      sendJson(res, { ...common, featureFlags: results.filter(({ result }) => result.enabled).map(({ flag }) => flag.key) });
-      return;
-    }
-    const shown = version === 2 ? results.filter(({ result }) => result.enabled) : results;
-    sendJson(res, {
-      ...common,
-      featureFlags: Object.fromEntries(shown.map(({ flag, result }) => [flag.key, value(result)])),
-      featureFlagPayloads: Object.fromEntries(results.filter(({ result }) => result.payload !== null).map(({ flag, result }) => [flag.key, payloadText(result.payload)])),
-    });
+  const decide = async (request: DirectRequest) => {
+    if (answeredByCors(request)) return;
+    const { results, errors } = await answered(request);
+    sendJson(request.res, decideResponse(results, errors, Number(request.query.v ?? 1)));
   };
-  const doc = documented({
-    summary: 'Evaluate every flag of the project for one distinct id',
-    tags: ['flags'],
-    projectKey: true,
-    description: '`/decide/?v=3` answers featureFlags and featureFlagPayloads; `/flags/?v=2` answers flags with reasons. Properties in the body override stored ones for this evaluation.',
-    body: bodySchema,
-  });
-  router.get(['/decide', '/flags'], corsMiddleware, doc, answer);
-  router.post(['/decide', '/flags'], corsMiddleware, doc, answer);
 
-  /** Local evaluation for server SDKs: the definitions themselves, behind a personal API key. */
+  const flags = async (request: DirectRequest) => {
+    if (answeredByCors(request)) return;
+    const { results, errors } = await answered(request);
+    sendJson(request.res, flagsResponse(results, errors, randomUUID()));
+  };
+
+  const methods = ['GET', 'POST', 'OPTIONS'] as const;
+  return [
+    { paths: ['/decide'], methods, handle: decide, doc },
+    { paths: ['/flags'], methods, handle: flags, doc },
+  ];
+}
+
+/** Local evaluation for server SDKs: the definitions themselves, behind a personal API key. */
+export function localEvaluationRoutes(deps: Pick<DecideDeps, 'store' | 'definitions'>): Router {
+  const router = Router();
   router.get(['/flags/definitions', '/api/feature_flag/local_evaluation'], async (req, res) => {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
     const key = match ? await deps.store.findPersonalApiKey(match[1]!) : null;

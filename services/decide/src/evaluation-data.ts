@@ -8,15 +8,39 @@ export interface StoredPerson {
   properties: Record<string, unknown>;
 }
 
+/** Ids remembered as having no person, at most; past it the oldest are forgotten first. */
+const UNKNOWN_MAX_ENTRIES = 50_000;
+
 /**
  * The stored data flags need: person properties (Redis cache first, Postgres on a miss), static
  * cohort membership, group properties and continuity overrides. Every read is bounded by the
  * pool's statement timeout, so an unreachable store costs a bounded delay, then an error.
  */
 export class EvaluationData {
-  constructor(private readonly deps: { pool: Pool; personCache: PersonCache; logger: Logger; metrics?: DecideMetrics }) {}
+  /** `team:distinct id` -> when to look again, for ids Redis and Postgres both said have no person. */
+  private readonly unknown = new Map<string, number>();
+  private readonly unknownTtlMs: number;
+  private readonly clock: () => number;
+
+  /**
+   * `unknownTtlMs`: how long an id with no person is remembered as such. Anonymous visitors are
+   * most of the ids SDKs ask about, and each would otherwise cost a Redis and a Postgres read on
+   * every request; the price is that a person ingest has just created for such an id gets its
+   * stored properties into flags up to this much later (identified users' SDKs send the
+   * properties they set along with the request meanwhile).
+   */
+  constructor(private readonly deps: { pool: Pool; personCache: PersonCache; logger: Logger; metrics?: DecideMetrics; unknownTtlMs?: number; clock?: () => number }) {
+    this.unknownTtlMs = deps.unknownTtlMs ?? 5_000;
+    this.clock = deps.clock ?? Date.now;
+  }
 
   async person(teamId: number, distinctId: string): Promise<StoredPerson | null> {
+    const key = `${teamId}:${distinctId}`;
+    const until = this.unknown.get(key);
+    const remembered = until !== undefined && until > this.clock();
+    this.deps.metrics?.cacheLookup('unknown_distinct_ids', remembered);
+    if (remembered) return null;
+    if (until !== undefined) this.unknown.delete(key);
     const cached = await this.deps.personCache.get(teamId, distinctId).catch(() => null);
     this.deps.metrics?.cacheLookup('person_properties', cached !== null);
     if (cached) return { personId: cached.personId, properties: cached.properties };
@@ -25,7 +49,10 @@ export class EvaluationData {
       [teamId, distinctId],
     );
     const row = rows[0];
-    return row ? { personId: row.id, properties: row.properties } : null;
+    if (row) return { personId: row.id, properties: row.properties };
+    if (this.unknown.size >= UNKNOWN_MAX_ENTRIES) this.unknown.delete(this.unknown.keys().next().value!);
+    this.unknown.set(key, this.clock() + this.unknownTtlMs);
+    return null;
   }
 
   async staticCohortIds(personId: number): Promise<Set<number>> {

@@ -9,6 +9,10 @@ export interface ProjectFlags {
   flags: FlagDefinition[];
   records: FeatureFlagRecord[];
   groupTypeMapping: Record<number, string>;
+  /** The mapping the other way: group type name -> index. */
+  groupTypeIndexes: Record<string, number>;
+  /** Keys of the active flags that ask for experience continuity. */
+  continuityKeys: string[];
   cohorts: Map<number, CohortDefinition>;
   cohortFilters: Record<string, unknown>;
   /** Which stored data these flags read, so a request fetches nothing they do not. */
@@ -107,7 +111,17 @@ export class FlagDefinitions {
       }),
     );
     const groupTypeMapping: Record<number, string> = Object.fromEntries([...mapping].map(([type, index]) => [index, type]));
-    return { records, flags, groupTypeMapping, cohorts, cohortFilters, needs: storedDataNeeds(flags, cohorts, groupTypeMapping), loadedAt: this.clock() };
+    return {
+      records,
+      flags,
+      groupTypeMapping,
+      groupTypeIndexes: Object.fromEntries(mapping),
+      continuityKeys: flags.filter((f) => f.ensure_experience_continuity && f.active).map((f) => f.key),
+      cohorts,
+      cohortFilters,
+      needs: storedDataNeeds(flags, cohorts, groupTypeMapping),
+      loadedAt: this.clock(),
+    };
   }
 
   async close(): Promise<void> {

@@ -6,7 +6,7 @@ import { ControlPlaneStore, FeatureFlagStore, PersonCache, TokenResolver } from 
 import { openGeoIp } from '@tributary/geoip';
 import { createMetrics, runAsWorkers, startServiceRuntime } from '@tributary/http';
 import { decideMetrics } from './decide-metrics.js';
-import { decideRoutes } from './decide-routes.js';
+import { flagRoutes, localEvaluationRoutes } from './decide-routes.js';
 import { EvaluationData } from './evaluation-data.js';
 import { FlagDefinitions } from './flag-definitions.js';
 import { sdkConfigRoutes } from './sdk-config-routes.js';
@@ -32,18 +32,16 @@ await startServiceRuntime({
   host: config.host,
   port: config.decidePort,
   shutdownTimeoutMs: config.shutdownTimeoutMs,
-  routes: (app) =>
-    app.use(sdkConfigRoutes({ tokens, definitions })).use(
-      decideRoutes({
-        tokens,
-        store,
-        definitions,
-        data: new EvaluationData({ pool, personCache: new PersonCache(redis), logger, metrics }),
-        geoip: (ip) => geo.properties(ip),
-        logger,
-        metrics,
-      }),
-    ),
+  direct: flagRoutes({
+    tokens,
+    store,
+    definitions,
+    data: new EvaluationData({ pool, personCache: new PersonCache(redis), logger, metrics }),
+    geoip: (ip) => geo.properties(ip),
+    logger,
+    metrics,
+  }),
+  routes: (app) => app.use(sdkConfigRoutes({ tokens, definitions })).use(localEvaluationRoutes({ store, definitions })),
   // Decide answers from its caches while either store is away (see EvaluationData), so neither
   // takes it out of rotation.
   dependencies: {

@@ -6,7 +6,7 @@ import type { Pool } from '@tributary/postgres';
 import { createRedis } from '@tributary/redis';
 import { createPool, testConfig, waitFor } from '@tributary/test-support';
 import { useApi } from '../../api/test/api-harness.js';
-import { decideRoutes } from '../src/decide-routes.js';
+import { flagRoutes } from '../src/decide-routes.js';
 import { EvaluationData } from '../src/evaluation-data.js';
 import { FlagDefinitions } from '../src/flag-definitions.js';
 
@@ -43,7 +43,7 @@ function counting(pool: Pool, statements: string[]): Pool {
   });
 }
 
-async function startDecide(): Promise<Decide> {
+async function startDecide(evaluation: { unknownTtlMs?: number; clock?: () => number } = {}): Promise<Decide> {
   const pool = createPool(config, { max: 2 });
   const statements: string[] = [];
   const counted = counting(pool, statements);
@@ -51,7 +51,7 @@ async function startDecide(): Promise<Decide> {
   const store = new ControlPlaneStore(counted, config.apiKeyPepper);
   const definitions = new FlagDefinitions({ pool: counted, flags: new FeatureFlagStore(counted), logger });
   await definitions.subscribe(createRedis(config, { forQueues: true }));
-  const data = new EvaluationData({ pool: counted, personCache: new PersonCache(redis), logger });
+  const data = new EvaluationData({ pool: counted, personCache: new PersonCache(redis), logger, unknownTtlMs: 60_000, ...evaluation });
   const runtime = await startServiceRuntime(
     {
       name: 'decide-test',
@@ -59,7 +59,7 @@ async function startDecide(): Promise<Decide> {
       host: '127.0.0.1',
       port: 0,
       shutdownTimeoutMs: 1_000,
-      routes: (app) => app.use(decideRoutes({ tokens: new TokenResolver(store, redis), store, definitions, data, logger })),
+      direct: flagRoutes({ tokens: new TokenResolver(store, redis), store, definitions, data, logger }),
       dependencies: {},
       stop: async () => {
         await definitions.close();
@@ -73,6 +73,9 @@ async function startDecide(): Promise<Decide> {
 }
 
 let decides: Decide[];
+/** A third decide on a clock the test moves, to see the memory of unknown ids lapse. */
+let late: Decide;
+let lateNow = Date.now();
 let token: string;
 let projectId: number;
 
@@ -100,10 +103,11 @@ beforeAll(async () => {
   ];
   for (const flag of flags) expect((await api.request('POST', flagsPath(), tenant.personalApiKey, flag)).status).toBe(201);
   decides = [await startDecide(), await startDecide()];
+  late = await startDecide({ unknownTtlMs: 5_000, clock: () => lateNow });
 });
 
 afterAll(async () => {
-  await Promise.all(decides.map((decide) => decide.close()));
+  await Promise.all([...decides, late].map((decide) => decide.close()));
 });
 
 describe('decide answers from memory and Redis', () => {
@@ -118,8 +122,19 @@ describe('decide answers from memory and Redis', () => {
         expect(await flagsFor(decide, { distinct_id: 'someone-new' })).toMatchObject({ 'pro-plan': false });
       }
     }
-    // An id no person has is looked up in Postgres (the cache holds persons, not their absence); nothing else is.
-    expect(decides.flatMap((decide) => decide.statements).filter((s) => !s.includes('person_distinct_ids'))).toEqual([]);
+    // An id no person has is looked up in Postgres once (Redis holds persons, not their absence), then remembered; nothing else is.
+    for (const decide of decides) expect(decide.statements).toEqual([expect.stringContaining('person_distinct_ids')]);
+  });
+
+  it('remembers an id with no person only briefly, then reads the person ingest has stored since', async () => {
+    const id = `late-${randomUUID()}`;
+    expect(await flagsFor(late, { distinct_id: id })).toMatchObject({ 'pro-plan': false });
+    await new PersonCache(setup.api.redis).set(projectId, [id], { personId: 3, personUuid: randomUUID(), properties: { plan: 'pro' } });
+    late.statements.length = 0;
+    expect(await flagsFor(late, { distinct_id: id })).toMatchObject({ 'pro-plan': false });
+    expect(late.statements).toEqual([]);
+    lateNow += 5_000;
+    expect(await flagsFor(late, { distinct_id: id })).toMatchObject({ 'pro-plan': true });
   });
 
   it('reads a group’s stored properties only when the request leaves out a key the flags compare', async () => {

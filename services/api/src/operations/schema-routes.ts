@@ -2,29 +2,29 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { Router, type Express } from 'express';
 import { captureRoutes, type CaptureDeps } from '@tributary/capture/routes';
-import { decideRoutes, sdkConfigRoutes, type DecideDeps, type SdkConfigDeps } from '@tributary/decide/routes';
-import { documented, mountedRoutes, openApiDocument } from '@tributary/http';
+import { flagRoutes, localEvaluationRoutes, sdkConfigRoutes, type DecideDeps, type SdkConfigDeps } from '@tributary/decide/routes';
+import { directRouteTable, documented, mountedRoutes, openApiDocument, type MountedRoute } from '@tributary/http';
 
 const require = createRequire(import.meta.url);
 const SWAGGER_UI = path.dirname(require.resolve('swagger-ui-dist/package.json'));
 const { version } = require('../../package.json') as { version: string };
 
 /**
- * Capture's and decide's routers as those services mount them, built only to be read: route
- * factories touch their dependencies when a request comes, never when they are built, and these
- * never see a request.
+ * Capture's and decide's routes as those services mount them (decide's flag routes ahead of
+ * Express), built only to be read: route factories touch their dependencies when a request
+ * comes, never when they are built, and these never see a request.
  */
-export function publicRoutesApp(): Express {
+export function publicRoutes(): MountedRoute[] {
   const app = express();
   app.use(captureRoutes({} as CaptureDeps));
   app.use(sdkConfigRoutes({} as SdkConfigDeps));
-  app.use(decideRoutes({} as DecideDeps));
-  return app;
+  app.use(localEvaluationRoutes({} as DecideDeps));
+  return [...mountedRoutes(app), ...directRouteTable(flagRoutes({} as DecideDeps))];
 }
 
 /** The document for everything behind the front door: the api's own routes as mounted, then capture's and decide's. */
 export function buildOpenApiDocument(api: Express, publicUrl: string): Record<string, unknown> {
-  return openApiDocument([...mountedRoutes(api), ...mountedRoutes(publicRoutesApp())], {
+  return openApiDocument([...mountedRoutes(api), ...publicRoutes()], {
     title: 'Tributary',
     version,
     description:

@@ -1,0 +1,110 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery, type ParsedUrlQuery } from 'node:querystring';
+import proxyAddr from 'proxy-addr';
+import type { Logger } from '@tributary/logger';
+import { writeError } from './error-handler.js';
+import { methodNotAllowed } from './errors.js';
+import { inAllowOrder } from './method-not-allowed.js';
+import type { ObserveRequest } from './observability.js';
+import { withDoc, type OperationDoc } from './openapi.js';
+import type { MountedRoute } from './route-table.js';
+
+/** Which proxies' X-Forwarded-For is believed: the front door (nginx) is on loopback. Express is told the same. */
+export const TRUST_PROXY = 'loopback';
+
+export type DirectMethod = 'GET' | 'POST' | 'OPTIONS';
+
+export interface DirectRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** The request's method, with HEAD read as GET: Express serves HEAD with GET's handler, and Node sends no body. */
+  method: DirectMethod;
+  /** The path as sent, without the query string. */
+  path: string;
+  /** The query string parsed as Express parses it (node:querystring: a repeated key gives an array). */
+  query: ParsedUrlQuery;
+  /** The client's address as Express's `req.ip` gives it: X-Forwarded-For as far as trusted proxies set it. */
+  ip: () => string | undefined;
+}
+
+/**
+ * A route served by plain node:http ahead of Express, for the hot paths where Express's router
+ * and response helpers cost more than the work itself. It still gets what every route gets from
+ * the runtime: the request id, the log line and metrics, the one error shape (a thrown
+ * `HttpError` is answered like in Express) and a 405 with `Allow` for other methods.
+ */
+export interface DirectRoute {
+  /** Paths matched as Express matches them by default: letter case ignored, one trailing slash allowed. */
+  paths: readonly string[];
+  methods: readonly DirectMethod[];
+  handle: (request: DirectRequest) => Promise<void>;
+  /** For the OpenAPI document, which reads it through `directRouteTable`. */
+  doc?: OperationDoc;
+}
+
+/**
+ * A class rather than an object literal with an `ip` closure: services run through tsx, whose
+ * esbuild `keepNames` gives every named closure a `defineProperty` call each time it is made.
+ */
+class Request implements DirectRequest {
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly method: DirectMethod,
+    readonly path: string,
+    readonly query: ParsedUrlQuery,
+    private readonly trust: (address: string, hop: number) => boolean,
+  ) {}
+
+  ip(): string | undefined {
+    return proxyAddr(this.req, this.trust);
+  }
+}
+
+const matchKey = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase();
+
+/**
+ * A request handler for the direct routes: answers a request whose path one of them takes and
+ * returns true, or returns false and leaves the request to Express.
+ */
+export function directDispatcher(routes: readonly DirectRoute[], observe: ObserveRequest, logger: Logger): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const byPath = new Map<string, { route: DirectRoute; pattern: string; allow: string[] }>();
+  for (const route of routes) {
+    const allow = inAllowOrder(new Set(route.methods.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]))));
+    for (const pattern of route.paths) byPath.set(matchKey(pattern), { route, pattern, allow });
+  }
+  const trust = proxyAddr.compile(TRUST_PROXY);
+  return (req, res) => {
+    const url = req.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const path = queryAt === -1 ? url : url.slice(0, queryAt);
+    const found = byPath.get(matchKey(path));
+    if (!found) return false;
+    const { route, pattern, allow } = found;
+    const method = req.method ?? 'GET';
+    const served = allow.includes(method);
+    observe(req, res, () => (served ? pattern : 'unmatched'));
+    if (!served) {
+      // As Express's routes answer through methodNotAllowedHandler.
+      if (method === 'OPTIONS') {
+        res.statusCode = 204;
+        res.setHeader('Allow', [...allow, 'OPTIONS'].join(', '));
+        res.end();
+      } else {
+        writeError(res, methodNotAllowed(method, allow), logger, { method, path });
+      }
+      return true;
+    }
+    const request = new Request(req, res, (method === 'HEAD' ? 'GET' : method) as DirectMethod, path, parseQuery(queryAt === -1 ? '' : url.slice(queryAt + 1)), trust);
+    route.handle(request).catch((error: unknown) => writeError(res, error, logger, { method, path }));
+    return true;
+  };
+}
+
+/** The direct routes as `mountedRoutes` lists Express's, for the OpenAPI document. */
+export function directRouteTable(routes: readonly DirectRoute[]): MountedRoute[] {
+  return routes.flatMap((route) => {
+    const documented = withDoc(() => undefined, route.doc ?? {});
+    return route.paths.flatMap((path) => route.methods.map((method) => ({ method, path, handlers: [documented] })));
+  });
+}

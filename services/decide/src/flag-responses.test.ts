@@ -1,0 +1,83 @@
+import { evaluateFlag, type FlagDefinition } from '@tributary/flags';
+import { decideResponse, flagsResponse, payloadText, type Evaluated } from './flag-responses.js';
+
+/** The answers' shapes as objects, serialised by JSON.stringify: what the joined texts must equal byte for byte. */
+const flagsShape = (results: Evaluated[], errors: boolean, requestId: string) => ({
+  flags: Object.fromEntries(
+    results.map(({ flag, result }) => [
+      flag.key,
+      {
+        key: flag.key,
+        enabled: result.enabled,
+        variant: result.variant,
+        reason: result.reason,
+        metadata: { id: flag.id, version: flag.version ?? 1, payload: payloadText(result.payload) ?? undefined },
+      },
+    ]),
+  ),
+  errorsWhileComputingFlags: errors,
+  requestId,
+});
+
+const decideShape = (results: Evaluated[], errors: boolean, version: number) => {
+  const common = {
+    config: { enable_collect_everything: true },
+    toolbarParams: {},
+    isAuthenticated: false,
+    supportedCompression: ['gzip', 'gzip-js', 'lz64'],
+    errorsWhileComputingFlags: errors,
+  };
+  if (version <= 1) return { ...common, featureFlags: results.filter(({ result }) => result.enabled).map(({ flag }) => flag.key) };
+  const shown = version === 2 ? results.filter(({ result }) => result.enabled) : results;
+  return {
+    ...common,
+    featureFlags: Object.fromEntries(shown.map(({ flag, result }) => [flag.key, result.enabled ? (result.variant ?? true) : false])),
+    featureFlagPayloads: Object.fromEntries(results.filter(({ result }) => result.payload !== null).map(({ flag, result }) => [flag.key, payloadText(result.payload)])),
+  };
+};
+
+const KEYS = ['checkout', '10', '2', '0', '01', '4294967294', '4294967295', '-1', '1.5', 'ünïcödé "quoted" \\ flag', '__proto__', 'constructor', '</script>'];
+
+function definitions(): FlagDefinition[] {
+  return KEYS.map((key, i) => ({
+    id: i + 1,
+    key,
+    active: i !== 3,
+    version: i % 3 === 0 ? undefined : i,
+    filters:
+      i % 4 === 0
+        ? {
+            groups: [{ properties: [{ key: 'plan', value: ['pro'], operator: 'exact', type: 'person' }], rollout_percentage: 100 }, { rollout_percentage: 50 }],
+            multivariate: { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] },
+            payloads: { test: '{"copy":"B"}', control: { nested: ['object', 1] } },
+          }
+        : { groups: [{ rollout_percentage: 60 }], payloads: i % 2 ? { true: 'plain text payload' } : {} },
+  }));
+}
+
+const evaluateAll = (flags: FlagDefinition[], distinctId: string, plan: string): Evaluated[] =>
+  flags.map((flag) => ({ flag, result: evaluateFlag(flag, { distinctId, personProperties: { plan }, groups: {}, groupProperties: {}, groupTypeMapping: {}, now: new Date() }) }));
+
+describe('flag answers joined from remembered members', () => {
+  const flags = definitions();
+
+  it('are byte for byte what JSON.stringify makes of the /flags shape, array-index keys first as objects order them', () => {
+    for (let i = 0; i < 200; i++) {
+      const results = evaluateAll(flags, `user-${i}`, i % 3 ? 'pro' : 'free');
+      const errors = i % 5 === 0;
+      expect(flagsResponse(results, errors, `request-${i}`).toString()).toBe(JSON.stringify(flagsShape(results, errors, `request-${i}`)));
+    }
+  });
+
+  it('are byte for byte what JSON.stringify makes of the /decide shape, for every version', () => {
+    for (let i = 0; i < 200; i++) {
+      const results = evaluateAll(flags, `user-${i}`, i % 3 ? 'pro' : 'free');
+      for (const version of [1, 2, 3, 4, Number.NaN]) expect(decideResponse(results, i % 7 === 0, version).toString()).toBe(JSON.stringify(decideShape(results, i % 7 === 0, version)));
+    }
+  });
+
+  it('answer empty objects for a project without flags', () => {
+    expect(JSON.parse(flagsResponse([], false, 'r').toString())).toEqual({ flags: {}, errorsWhileComputingFlags: false, requestId: 'r' });
+    expect(JSON.parse(decideResponse([], true, 3).toString())).toMatchObject({ featureFlags: {}, featureFlagPayloads: {}, errorsWhileComputingFlags: true });
+  });
+});
