@@ -1,6 +1,6 @@
 import { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
 import { startServiceRuntime, type ServiceRuntime } from '@tributary/http';
-import { createKafka, createProducer, ensureTopics, topicNames, type TopicNames } from '@tributary/kafka';
+import { PartitionCounts, createKafka, createProducer, ensureTopics, topicNames, type TopicNames } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
 import { createPool, type Pool } from '@tributary/postgres';
 import { createRedis, type Redis } from '@tributary/redis';
@@ -36,7 +36,8 @@ export async function startCapture(overrides: Partial<Config> = {}, brokers?: st
   await admin.disconnect();
   const publishKafka = brokers ? createKafka({ ...config, kafkaBrokers: brokers }, logger, 'capture-test-dead') : kafka;
   const producer: Producer = createProducer(publishKafka);
-  if (!brokers) await producer.connect();
+  const publishAdmin = publishKafka.admin();
+  if (!brokers) await Promise.all([producer.connect(), publishAdmin.connect()]);
   const tenant = await createTestTenant(pool, config);
   const runtime: ServiceRuntime = await startServiceRuntime(
     {
@@ -49,7 +50,13 @@ export async function startCapture(overrides: Partial<Config> = {}, brokers?: st
         app.use(
           captureRoutes({
             tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
-            publisher: new EventPublisher([producer], topics, new OverflowDetector(redis, config.captureOverflowEventsPerSecond), config.kafkaProduceTimeoutMs),
+            publisher: new EventPublisher(
+              [producer],
+              topics,
+              new PartitionCounts(publishAdmin, [topics.realtime, topics.historical, topics.overflow]),
+              new OverflowDetector(redis, config.captureOverflowEventsPerSecond),
+              config.kafkaProduceTimeoutMs,
+            ),
             logger,
             maxBatchBytes: config.captureMaxBatchBytes,
             maxEventBytes: config.captureMaxEventBytes,
@@ -57,7 +64,7 @@ export async function startCapture(overrides: Partial<Config> = {}, brokers?: st
         ),
       ready: async () => true,
       stop: async () => {
-        await producer.disconnect().catch(() => undefined);
+        await Promise.all([producer.disconnect(), publishAdmin.disconnect()]).catch(() => undefined);
         await pool.end();
         redis.disconnect();
       },

@@ -19,7 +19,7 @@ import {
   type RawEvent,
   withGeoip,
 } from '@tributary/ingestion';
-import { decodeCaptureMessage, type CaptureMessage } from '@tributary/kafka';
+import { decodeCaptureMessage, messageKey, splitCaptureMessages, type CaptureMessage } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import { withTransaction, type Pool } from '@tributary/postgres';
 import type { RowBuffer } from './clickhouse-rows.js';
@@ -72,6 +72,14 @@ class Memo<K extends object, V> {
 }
 
 /**
+ * One event of a message as if it had come in a message of its own, keyed by its person: what a
+ * dead letter for it carries, so dead letters stay one per event whatever the message held.
+ */
+function eventMessage(message: KafkaMessage, value: Buffer | null, capture: CaptureMessage | null): KafkaMessage {
+  return { ...message, value, key: capture ? Buffer.from(messageKey(capture.token, capture.distinct_id)) : null };
+}
+
+/**
  * Turns a partition's chunk of Kafka messages into rows. Persons are applied for the whole chunk
  * at once (one transaction, a fixed number of statements per project); when that keeps failing
  * for a reason other than a store being away, the chunk is split into groups of events that
@@ -94,13 +102,17 @@ export class EventProcessor implements MessageProcessor {
     const prepared: Prepared[] = [];
     const processedAt = formatDateTime(this.clock());
     for (const message of messages) {
-      const decoded = decodeCaptureMessage(message.value);
-      if (!decoded.ok) {
-        deadLetters.push({ message, reason: decoded.reason });
-        continue;
+      const values = splitCaptureMessages(message.value);
+      for (const value of values) {
+        const decoded = decodeCaptureMessage(value);
+        const own = values.length === 1 && message.key !== null ? message : eventMessage(message, value, decoded.ok ? decoded.message : null);
+        if (!decoded.ok) {
+          deadLetters.push({ message: own, reason: decoded.reason });
+          continue;
+        }
+        const ready = await this.prepare(own, decoded.message, processedAt, (reason) => deadLetters.push({ message: own, reason }));
+        if (ready) prepared.push(ready);
       }
-      const ready = await this.prepare(message, decoded.message, processedAt, (reason) => deadLetters.push({ message, reason }));
-      if (ready) prepared.push(ready);
     }
     const outcomes = await this.persons(prepared, rows, deadLetters);
     await this.groupIdentifies(prepared.filter((_, i) => outcomes[i]), rows);

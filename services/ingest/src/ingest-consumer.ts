@@ -5,13 +5,15 @@ import type { RowBuffer } from './clickhouse-rows.js';
 import { PartitionPipeline } from './partition-pipeline.js';
 
 export interface DeadLetter {
+  /** The failed event as a message of its own (see EventProcessor), with its source offset. */
   message: KafkaMessage;
   reason: string;
 }
 
 /**
- * Applies a run of one partition's messages, in order: adds their rows to the buffer, or a dead
- * letter for a message that can never succeed. Throws when a store is away, to be retried.
+ * Applies a run of one partition's messages, in order: adds their events' rows to the buffer, or
+ * a dead letter for an event that can never succeed (one per event, also when its message
+ * carried several). Throws when a store is away, to be retried.
  */
 export interface MessageProcessor {
   processBatch(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void>;
@@ -26,9 +28,9 @@ export interface IngestConsumerOptions {
   writeRows: (rows: RowBuffer) => Promise<void>;
   producer: Producer;
   logger: Logger;
-  /** Messages processed together: large enough to share statements, small enough to commit often. */
+  /** Events processed together: large enough to share statements, small enough to commit often. */
   chunkSize?: number;
-  /** Messages a partition may hold before it is paused. */
+  /** Events a partition may hold before it is paused. */
   maxQueuedPerPartition?: number;
 }
 
