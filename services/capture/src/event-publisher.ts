@@ -1,8 +1,7 @@
 import type { Producer, TopicMessages } from 'kafkajs';
 import {
   GroupCommit,
-  encodeCaptureMessage,
-  joinCaptureMessages,
+  encodeCaptureEvents,
   mergeTopicMessages,
   messageKey,
   partitionOfKey,
@@ -19,7 +18,7 @@ export class PublishError extends Error {}
 interface PartitionEvents {
   topic: string;
   partition: number;
-  lines: string[];
+  events: CaptureMessage[];
 }
 
 /**
@@ -29,7 +28,7 @@ interface PartitionEvents {
  * turn, as PostHog does with unkeyed messages.
  *
  * Encoding a Kafka message costs kafkajs more than the event in it does, so the events of a
- * request bound for one partition travel in one message (see `joinCaptureMessages`). Each
+ * request bound for one partition travel in one message (see `encodeCaptureEvents`). Each
  * event's partition is the one its key `token:distinct_id` hashes to, exactly where a message of
  * its own would go, so a person's events stay on one partition, in order. Concurrent requests
  * share produce requests (group commit).
@@ -97,17 +96,17 @@ export class EventPublisher {
         partition = partitionOfKey(key, count);
       }
       const at = `${topic}\u0000${partition}`;
-      let events = byPartition.get(at);
-      if (!events) byPartition.set(at, (events = { topic, partition, lines: [] }));
-      events.lines.push(encodeCaptureMessage(message));
+      let bound = byPartition.get(at);
+      if (!bound) byPartition.set(at, (bound = { topic, partition, events: [] }));
+      bound.events.push(message);
     });
 
     const byShard = new Map<number, TopicMessages[]>();
-    for (const { topic, partition, lines } of byPartition.values()) {
+    for (const { topic, partition, events } of byPartition.values()) {
       const shard = partition % this.commits.length;
       let topicMessages = byShard.get(shard);
       if (!topicMessages) byShard.set(shard, (topicMessages = []));
-      topicMessages.push({ topic, messages: joinCaptureMessages(lines).map((value) => ({ partition, key: null, value })) });
+      topicMessages.push({ topic, messages: encodeCaptureEvents(events).map((value) => ({ partition, key: null, value })) });
     }
     await Promise.all([...byShard].map(([shard, topicMessages]) => this.commits[shard]!.submit(topicMessages)));
   }

@@ -19,7 +19,7 @@ import {
   type RawEvent,
   withGeoip,
 } from '@tributary/ingestion';
-import { decodeCaptureMessage, messageKey, splitCaptureMessages, type CaptureMessage } from '@tributary/kafka';
+import { decodeMessageEvents, type CaptureMessage } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import { withTransaction, type Pool } from '@tributary/postgres';
 import type { RowBuffer } from './clickhouse-rows.js';
@@ -72,14 +72,6 @@ class Memo<K extends object, V> {
 }
 
 /**
- * One event of a message as if it had come in a message of its own, keyed by its person: what a
- * dead letter for it carries, so dead letters stay one per event whatever the message held.
- */
-function eventMessage(message: KafkaMessage, value: Buffer | null, capture: CaptureMessage | null): KafkaMessage {
-  return { ...message, value, key: capture ? Buffer.from(messageKey(capture.token, capture.distinct_id)) : null };
-}
-
-/**
  * Turns a partition's chunk of Kafka messages into rows. Persons are applied for the whole chunk
  * at once (one transaction, a fixed number of statements per project); when that keeps failing
  * for a reason other than a store being away, the chunk is split into groups of events that
@@ -101,16 +93,14 @@ export class EventProcessor implements MessageProcessor {
   async processBatch(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void> {
     const prepared: Prepared[] = [];
     const processedAt = formatDateTime(this.clock());
-    for (const message of messages) {
-      const values = splitCaptureMessages(message.value);
-      for (const value of values) {
-        const decoded = decodeCaptureMessage(value);
-        const own = values.length === 1 && message.key !== null ? message : eventMessage(message, value, decoded.ok ? decoded.message : null);
+    for (const source of messages) {
+      // A message may carry several events; each stands as a message of its own, for its dead letter.
+      for (const { decoded, message } of decodeMessageEvents(source)) {
         if (!decoded.ok) {
-          deadLetters.push({ message: own, reason: decoded.reason });
+          deadLetters.push({ message, reason: decoded.reason });
           continue;
         }
-        const ready = await this.prepare(own, decoded.message, processedAt, (reason) => deadLetters.push({ message: own, reason }));
+        const ready = await this.prepare(message, decoded.message, processedAt, (reason) => deadLetters.push({ message, reason }));
         if (ready) prepared.push(ready);
       }
     }
