@@ -43,10 +43,10 @@ export class EventPublisher {
   private unkeyed = Math.floor(Math.random() * 0x7fffffff);
 
   constructor(
-    producers: readonly Producer[],
+    producers: readonly Pick<Producer, 'sendBatch'>[],
     private readonly topics: TopicNames,
     private readonly partitions: Pick<PartitionCounts, 'get'>,
-    private readonly overflow: OverflowDetector,
+    private readonly overflow: Pick<OverflowDetector, 'hotKeys'>,
     private readonly timeoutMs: number,
   ) {
     this.commits = producers.map((producer) => new GroupCommit<TopicMessages[]>(
