@@ -5,10 +5,10 @@ function admin(partitions: { count: number; fail?: boolean }) {
   const calls = { count: 0 };
   return {
     calls,
-    fetchTopicMetadata: async ({ topics }: { topics?: string[] }) => {
+    fetchTopicMetadata: async (options?: { topics: string[] }) => {
       calls.count += 1;
       if (partitions.fail) throw new Error('broker unreachable');
-      return { topics: (topics ?? []).map((name) => ({ name, partitions: Array.from({ length: partitions.count }, (_, partitionId) => ({ partitionId, leader: 0, replicas: [0], isr: [0], offlineReplicas: [], partitionErrorCode: 0 })) })) };
+      return { topics: (options?.topics ?? []).map((name) => ({ name, partitions: Array.from({ length: partitions.count }, (_, partitionId) => ({ partitionId, leader: 0, replicas: [0], isr: [0], offlineReplicas: [], partitionErrorCode: 0 })) })) };
     },
   };
 }
