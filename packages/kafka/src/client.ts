@@ -45,7 +45,8 @@ export function createKafka(config: Pick<Config, 'kafkaBrokers' | 'kafkaClientId
  *
  * The partitioner is named rather than left to kafkajs's default: ingest relies on a key always
  * landing on the same partition, so a change of default must never change it silently. This is
- * the Java client's murmur2 partitioner, the one kafkajs 2 has used since it started.
+ * the Java client's murmur2 partitioner, the one kafkajs 2 has used since it started; capture
+ * makes the same choice itself (`partitionOfKey`) for the events it sends several to a message.
  *
  * Retries are bounded (the client's 5) rather than endless as kafkajs suggests for idempotent
  * producers: a send to a broker that is away must fail, so capture answers 503 and the queue of

@@ -30,6 +30,15 @@ export function murmur2(data: Buffer): number {
 }
 
 /**
+ * The partition of a message key among `partitions`, as the Java client (and kafkajs) choose it.
+ * Capture picks each event's partition with it, so an event lands where a keyed message of its
+ * own would.
+ */
+export function partitionOfKey(key: string | Buffer, partitions: number): number {
+  return (murmur2(typeof key === 'string' ? Buffer.from(key) : key) & 0x7fffffff) % partitions;
+}
+
+/**
  * kafkajs's default strategy with the fast hash: a keyed message goes to the partition of its
  * key's hash (as every Java-compatible producer would put it, so the api's producer and capture's
  * agree); an unkeyed one to the next partition that has a leader, in turn.
@@ -38,10 +47,7 @@ export const keyHashPartitioner: ICustomPartitioner = () => {
   const counters = new Map<string, number>();
   return ({ topic, partitionMetadata, message }: PartitionerArgs) => {
     if (message.partition !== null && message.partition !== undefined) return message.partition;
-    if (message.key !== null && message.key !== undefined) {
-      const key = typeof message.key === 'string' ? Buffer.from(message.key) : message.key;
-      return (murmur2(key) & 0x7fffffff) % partitionMetadata.length;
-    }
+    if (message.key !== null && message.key !== undefined) return partitionOfKey(message.key, partitionMetadata.length);
     const available = partitionMetadata.filter((p) => p.leader >= 0);
     const next = ((counters.get(topic) ?? Math.floor(Math.random() * 0x7fffffff)) + 1) & 0x7fffffff;
     counters.set(topic, next);

@@ -1,34 +1,54 @@
-import type { Message, Producer, TopicMessages } from 'kafkajs';
-import { GroupCommit, encodeCaptureMessage, mergeTopicMessages, sizeOfTopicMessages, messageKey, type CaptureMessage, type TopicNames } from '@tributary/kafka';
+import type { Producer, TopicMessages } from 'kafkajs';
+import {
+  GroupCommit,
+  encodeCaptureEvents,
+  mergeTopicMessages,
+  messageKey,
+  partitionOfKey,
+  sizeOfTopicMessages,
+  type CaptureMessage,
+  type PartitionCounts,
+  type TopicNames,
+} from '@tributary/kafka';
 import type { OverflowDetector } from './overflow-detector.js';
 
 export class PublishError extends Error {}
 
-/** FNV-1a: a fast, stable spread of keys over producers (not a security hash). */
-export function shardOf(key: string, shards: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
-  return (hash >>> 0) % shards;
+/** The events of one request bound for one partition, in request order. */
+interface PartitionEvents {
+  topic: string;
+  partition: number;
+  events: CaptureMessage[];
 }
 
 /**
  * Publishes one request's events and resolves only when Kafka acknowledged all of them from
  * every in-sync replica. Historical batches keep their order on the historical topic and never
- * overflow; realtime events of a hot distinct id go to overflow, without a key, as PostHog does,
- * so they spread over its partitions. Concurrent requests share produce requests (group commit).
+ * overflow; realtime events of a hot distinct id go to overflow, spread over its partitions in
+ * turn, as PostHog does with unkeyed messages.
+ *
+ * Encoding a Kafka message costs kafkajs more than the event in it does, so the events of a
+ * request bound for one partition travel in one message (see `encodeCaptureEvents`). Each
+ * event's partition is the one its key `token:distinct_id` hashes to, exactly where a message of
+ * its own would go, so a person's events stay on one partition, in order. Concurrent requests
+ * share produce requests (group commit). Message sets are not compressed: gzip, kafkajs's one
+ * built-in codec, measured no cheaper for capture at level 1 and dearer at its default, and the
+ * broker and ingest would pay to decompress it.
  *
  * kafkajs's idempotent producer keeps one produce request in flight, so one producer caps
- * throughput at one broker round trip at a time. Keys are spread over several producers by a
- * hash: a key always uses the same producer, which keeps each distinct id's events in order.
+ * throughput at one broker round trip at a time. Partitions are spread over several producers:
+ * a partition always uses the same producer, which keeps its messages in order.
  */
 export class EventPublisher {
   private readonly commits: GroupCommit<TopicMessages[]>[];
-  private unkeyed = 0;
+  // Where the next overflow event goes; a random start spreads the replicas' first events.
+  private unkeyed = Math.floor(Math.random() * 0x7fffffff);
 
   constructor(
-    producers: readonly Producer[],
+    producers: readonly Pick<Producer, 'sendBatch'>[],
     private readonly topics: TopicNames,
-    private readonly overflow: OverflowDetector,
+    private readonly partitions: Pick<PartitionCounts, 'get'>,
+    private readonly overflow: Pick<OverflowDetector, 'hotKeys'>,
     private readonly timeoutMs: number,
   ) {
     this.commits = producers.map((producer) => new GroupCommit<TopicMessages[]>(
@@ -47,33 +67,51 @@ export class EventPublisher {
     });
     const hot = await this.overflow.hotKeys(counts);
 
-    const byShard = new Map<number, Map<string, Message[]>>();
-    messages.forEach((message, i) => {
-      const key = keys[i]!;
-      const topic = message.historical_migration ? this.topics.historical : hot.has(key) ? this.topics.overflow : this.topics.realtime;
-      const keyed = topic !== this.topics.overflow;
-      // Unkeyed (overflow) messages have no order to keep: they take the producers in turn.
-      const shard = keyed ? shardOf(key, this.commits.length) : this.unkeyed++ % this.commits.length;
-      let byTopic = byShard.get(shard);
-      if (!byTopic) byShard.set(shard, (byTopic = new Map()));
-      let list = byTopic.get(topic);
-      if (!list) byTopic.set(topic, (list = []));
-      list.push({ key: keyed ? key : null, value: encodeCaptureMessage(message) });
-    });
-
     // kafkajs retries a broker that is away for longer than a client should wait; past the
-    // deadline the client gets a 503 and retries, and uuids make a late duplicate harmless.
+    // deadline the client gets a 503 and retries, and uuids make a late duplicate harmless. So
+    // does a request whose messages Kafka took only some of: it is a 503 too, and the retry sends
+    // every event again under the uuid the SDK gave it, which the events table keeps once.
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no acknowledgement within ${this.timeoutMs} ms`)), this.timeoutMs);
     });
     try {
-      const acknowledged = [...byShard].map(([shard, byTopic]) => this.commits[shard]!.submit([...byTopic].map(([topic, list]) => ({ topic, messages: list }))));
-      await Promise.race([Promise.all(acknowledged), deadline]);
+      await Promise.race([this.send(messages, keys, hot), deadline]);
     } catch (error) {
       throw new PublishError(`Kafka did not acknowledge the events: ${(error as Error).message}`);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  private async send(messages: readonly CaptureMessage[], keys: readonly string[], hot: ReadonlySet<string>): Promise<void> {
+    const partitionCounts = await this.partitions.get();
+    const byPartition = new Map<string, PartitionEvents>();
+    messages.forEach((message, i) => {
+      const key = keys[i]!;
+      const topic = message.historical_migration ? this.topics.historical : hot.has(key) ? this.topics.overflow : this.topics.realtime;
+      const count = partitionCounts.get(topic);
+      if (count === undefined) throw new Error(`Kafka did not describe topic ${topic}`);
+      let partition: number;
+      if (topic === this.topics.overflow) {
+        this.unkeyed = (this.unkeyed + 1) & 0x7fffffff;
+        partition = this.unkeyed % count;
+      } else {
+        partition = partitionOfKey(key, count);
+      }
+      const at = `${topic}\u0000${partition}`;
+      let bound = byPartition.get(at);
+      if (!bound) byPartition.set(at, (bound = { topic, partition, events: [] }));
+      bound.events.push(message);
+    });
+
+    const byShard = new Map<number, TopicMessages[]>();
+    for (const { topic, partition, events } of byPartition.values()) {
+      const shard = partition % this.commits.length;
+      let topicMessages = byShard.get(shard);
+      if (!topicMessages) byShard.set(shard, (topicMessages = []));
+      topicMessages.push({ topic, messages: encodeCaptureEvents(events).map((value) => ({ partition, key: null, value })) });
+    }
+    await Promise.all([...byShard].map(([shard, topicMessages]) => this.commits[shard]!.submit(topicMessages)));
   }
 }

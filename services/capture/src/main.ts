@@ -3,7 +3,7 @@ import { createLogger } from '@tributary/logger';
 import { createPool, postgresAnswers } from '@tributary/postgres';
 import { createRedis, redisAnswers } from '@tributary/redis';
 import { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
-import { createKafka, createProducer, kafkaReachability, produceMetrics, topicNames } from '@tributary/kafka';
+import { PartitionCounts, createKafka, createProducer, kafkaReachability, produceMetrics, topicNames } from '@tributary/kafka';
 import { createMetrics, runAsWorkers, startServiceRuntime } from '@tributary/http';
 import { captureMetrics } from './capture-metrics.js';
 import { captureRoutes } from './capture-routes.js';
@@ -19,11 +19,15 @@ const redis = createRedis(config);
 const kafka = createKafka(config, logger, 'capture');
 const instrument = produceMetrics(metrics);
 const producers = Array.from({ length: config.captureKafkaProducers }, () => instrument(createProducer(kafka)));
-await Promise.all(producers.map((producer) => producer.connect()));
+// Capture chooses each event's partition itself, so it asks Kafka how many each topic has.
+const admin = kafka.admin();
+await Promise.all([admin.connect(), ...producers.map((producer) => producer.connect())]);
 
+const topics = topicNames(config.kafkaTopicPrefix);
 const publisher = new EventPublisher(
   producers,
-  topicNames(config.kafkaTopicPrefix),
+  topics,
+  new PartitionCounts(admin, [topics.realtime, topics.historical, topics.overflow]),
   new OverflowDetector(redis, config.captureOverflowEventsPerSecond),
   config.kafkaProduceTimeoutMs,
 );
@@ -46,7 +50,7 @@ await startServiceRuntime({
   },
   stop: async () => {
     // In-flight requests have finished, so every acknowledged event is already in Kafka.
-    await Promise.all(producers.map((producer) => producer.disconnect()));
+    await Promise.all([admin.disconnect(), ...producers.map((producer) => producer.disconnect())]);
     await kafkaReachable.close();
     await pool.end();
     redis.disconnect();

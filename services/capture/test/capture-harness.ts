@@ -1,6 +1,6 @@
 import { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
 import { startServiceRuntime, type ServiceRuntime } from '@tributary/http';
-import { createKafka, createProducer, ensureTopics, topicNames, type TopicNames } from '@tributary/kafka';
+import { PartitionCounts, createKafka, createProducer, decodeMessageEvents, ensureTopics, topicNames, type CaptureMessage, type TopicNames } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
 import { createPool, type Pool } from '@tributary/postgres';
 import { createRedis, type Redis } from '@tributary/redis';
@@ -11,14 +11,20 @@ import { captureRoutes } from '../src/capture-routes.js';
 import { EventPublisher } from '../src/event-publisher.js';
 import { OverflowDetector } from '../src/overflow-detector.js';
 
+export interface PublishedEvent {
+  event: CaptureMessage;
+  message: KafkaMessage;
+  partition: number;
+}
+
 /** Capture in-process on a free port, publishing to real topics under a unique prefix. */
 export interface CaptureHarness {
   url: string;
   tenant: TestTenant;
   topics: TopicNames;
   kafka: Kafka;
-  /** Every message on a topic so far, read by a fresh consumer group. */
-  readTopic: (topic: string, atLeast: number) => Promise<KafkaMessage[]>;
+  /** Every event on a topic so far, each with the Kafka message that carried it, read by a fresh consumer group. */
+  readEvents: (topic: string, atLeast: number) => Promise<PublishedEvent[]>;
   close: () => Promise<void>;
 }
 
@@ -36,7 +42,8 @@ export async function startCapture(overrides: Partial<Config> = {}, brokers?: st
   await admin.disconnect();
   const publishKafka = brokers ? createKafka({ ...config, kafkaBrokers: brokers }, logger, 'capture-test-dead') : kafka;
   const producer: Producer = createProducer(publishKafka);
-  if (!brokers) await producer.connect();
+  const publishAdmin = publishKafka.admin();
+  if (!brokers) await Promise.all([producer.connect(), publishAdmin.connect()]);
   const tenant = await createTestTenant(pool, config);
   const runtime: ServiceRuntime = await startServiceRuntime(
     {
@@ -49,7 +56,13 @@ export async function startCapture(overrides: Partial<Config> = {}, brokers?: st
         app.use(
           captureRoutes({
             tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
-            publisher: new EventPublisher([producer], topics, new OverflowDetector(redis, config.captureOverflowEventsPerSecond), config.kafkaProduceTimeoutMs),
+            publisher: new EventPublisher(
+              [producer],
+              topics,
+              new PartitionCounts(publishAdmin, [topics.realtime, topics.historical, topics.overflow]),
+              new OverflowDetector(redis, config.captureOverflowEventsPerSecond),
+              config.kafkaProduceTimeoutMs,
+            ),
             logger,
             maxBatchBytes: config.captureMaxBatchBytes,
             maxEventBytes: config.captureMaxEventBytes,
@@ -57,7 +70,7 @@ export async function startCapture(overrides: Partial<Config> = {}, brokers?: st
         ),
       dependencies: {},
       stop: async () => {
-        await producer.disconnect().catch(() => undefined);
+        await Promise.all([producer.disconnect(), publishAdmin.disconnect()]).catch(() => undefined);
         await pool.end();
         redis.disconnect();
       },
@@ -69,18 +82,25 @@ export async function startCapture(overrides: Partial<Config> = {}, brokers?: st
     tenant,
     topics,
     kafka,
-    async readTopic(topic, atLeast) {
-      const messages: KafkaMessage[] = [];
+    async readEvents(topic, atLeast) {
+      const events: PublishedEvent[] = [];
       const consumer = kafka.consumer({ groupId: uniqueName('reader') });
       await consumer.connect();
       await consumer.subscribe({ topics: [topic], fromBeginning: true });
-      await consumer.run({ eachMessage: async ({ message }) => void messages.push(message) });
+      await consumer.run({
+        eachMessage: async ({ message, partition }) => {
+          for (const { decoded } of decodeMessageEvents(message)) {
+            if (!decoded.ok) throw new Error(`capture published an unreadable event: ${decoded.reason}`);
+            events.push({ event: decoded.message, message, partition });
+          }
+        },
+      });
       try {
-        await waitFor(async () => messages.length >= atLeast, { what: `${atLeast} messages on ${topic}`, timeoutMs: 30_000 });
+        await waitFor(async () => events.length >= atLeast, { what: `${atLeast} events on ${topic}`, timeoutMs: 30_000 });
       } finally {
         await consumer.disconnect();
       }
-      return messages;
+      return events;
     },
     close: () => runtime.shutdown('test finished'),
   };

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import LZString from 'lz-string';
-import { decodeCaptureMessage, type CaptureMessage } from '@tributary/kafka';
+import { messageKey, partitionOfKey } from '@tributary/kafka';
 import { startCapture, type CaptureHarness } from './capture-harness.js';
 
 let capture: CaptureHarness;
@@ -16,13 +16,6 @@ afterAll(async () => {
 const post = (path: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
   fetch(`${capture.url}${path}`, { method: 'POST', headers, body });
 
-const decoded = (messages: { value: Buffer | null }[]): CaptureMessage[] =>
-  messages.map((m) => {
-    const result = decodeCaptureMessage(m.value);
-    if (!result.ok) throw new Error(result.reason);
-    return result.message;
-  });
-
 describe('routes and formats', () => {
   it('accepts every SDK path, with and without the trailing slash', async () => {
     const token = capture.tenant.project.api_token;
@@ -32,8 +25,8 @@ describe('routes and formats', () => {
       expect([path, response.status]).toEqual([path, 200]);
       expect(await response.json()).toEqual({ status: 1 });
     }
-    const messages = decoded(await capture.readTopic(capture.topics.realtime, paths.length));
-    expect(messages.map((m) => JSON.parse(m.data).event).sort()).toEqual(paths.map((p) => `via ${p}`).sort());
+    const published = await capture.readEvents(capture.topics.realtime, paths.length);
+    expect(published.map(({ event }) => JSON.parse(event.data).event).sort()).toEqual(paths.map((p) => `via ${p}`).sort());
   });
 
   it('reads gzip by header, by ?compression=gzip-js and by magic bytes, lz64 forms, base64 bodies and GET ?data=', async () => {
@@ -67,7 +60,7 @@ describe('methods', () => {
 });
 
 describe('stamping and publishing', () => {
-  it('keeps a client uuid, assigns UUIDv7 otherwise, stamps now, sent_at, ip and token, keyed by token:distinct_id', async () => {
+  it('keeps a client uuid, assigns UUIDv7 otherwise, stamps now, sent_at, ip and token, on the partition of token:distinct_id', async () => {
     const token = capture.tenant.project.api_token;
     const clientUuid = '0190f3c0-1234-7abc-8def-0123456789ab';
     const response = await post('/batch/', JSON.stringify({
@@ -80,11 +73,13 @@ describe('stamping and publishing', () => {
       ],
     }), { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.9' });
     expect(response.status).toBe(200);
-    const all = await capture.readTopic(capture.topics.realtime, 1);
-    const mine = all.filter((m) => decodeCaptureMessage(m.value).ok && JSON.parse(decoded([m])[0]!.data).distinct_id === 'stamp');
+    const all = await capture.readEvents(capture.topics.realtime, 1);
+    const mine = all.filter(({ event }) => event.distinct_id === 'stamp');
     expect(mine).toHaveLength(2);
-    expect(mine.map((m) => m.key?.toString())).toEqual([`${token}:stamp`, `${token}:stamp`]);
-    const [kept, assigned] = decoded(mine);
+    // One message for the request's events bound for that partition.
+    expect(mine[0]!.message).toBe(mine[1]!.message);
+    expect(mine.map((p) => p.partition)).toEqual(Array(2).fill(partitionOfKey(messageKey(token, 'stamp'), 2)));
+    const [kept, assigned] = mine.map((p) => p.event);
     expect(kept!.uuid).toBe(clientUuid);
     expect(assigned!.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
     expect(kept).toMatchObject({ token, sent_at: '2026-01-01T00:00:00.000Z', historical_migration: false, ip: '203.0.113.9' });
@@ -95,22 +90,23 @@ describe('stamping and publishing', () => {
     const token = capture.tenant.project.api_token;
     const batch = Array.from({ length: 10 }, (_, i) => ({ event: `h${i}`, distinct_id: 'hist' }));
     expect((await post('/batch/', JSON.stringify({ api_key: token, historical_migration: true, batch }))).status).toBe(200);
-    const messages = decoded(await capture.readTopic(capture.topics.historical, 10));
-    expect(messages.map((m) => JSON.parse(m.data).event)).toEqual(batch.map((e) => e.event));
-    expect(messages.every((m) => m.historical_migration)).toBe(true);
+    const published = await capture.readEvents(capture.topics.historical, 10);
+    expect(published.map(({ event }) => JSON.parse(event.data).event)).toEqual(batch.map((e) => e.event));
+    expect(published.every(({ event }) => event.historical_migration)).toBe(true);
+    expect(new Set(published.map((p) => p.message)).size).toBe(1);
   });
 
-  it('routes a distinct id sending faster than the limit to overflow, never a historical batch', async () => {
+  it('routes a distinct id sending faster than the limit to overflow, spread over its partitions, never a historical batch', async () => {
     const hot = await startCapture({ captureOverflowEventsPerSecond: 3 });
     try {
       const token = hot.tenant.project.api_token;
       const batch = Array.from({ length: 10 }, (_, i) => ({ event: `spike${i}`, distinct_id: 'hot-user' }));
       expect((await fetch(`${hot.url}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: token, batch }) })).status).toBe(200);
       expect((await fetch(`${hot.url}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: token, historical_migration: true, batch }) })).status).toBe(200);
-      const overflow = await hot.readTopic(hot.topics.overflow, 10);
-      expect(overflow.every((m) => m.key === null)).toBe(true);
-      expect(decoded(overflow).every((m) => !m.historical_migration)).toBe(true);
-      expect(await hot.readTopic(hot.topics.historical, 10)).toHaveLength(10);
+      const overflow = await hot.readEvents(hot.topics.overflow, 10);
+      expect(new Set(overflow.map((p) => p.partition))).toEqual(new Set([0, 1]));
+      expect(overflow.every(({ event }) => !event.historical_migration)).toBe(true);
+      expect(await hot.readEvents(hot.topics.historical, 10)).toHaveLength(10);
     } finally {
       await hot.close();
     }

@@ -1,6 +1,5 @@
 import { PostHog } from 'posthog-node';
 import { PostHog as PostHogV4 } from 'posthog-node-v4';
-import { decodeCaptureMessage } from '@tributary/kafka';
 import { uniqueName } from '@tributary/test-support';
 import { startCapture, type CaptureHarness } from './capture-harness.js';
 
@@ -25,11 +24,8 @@ interface PublishedEvent {
 }
 
 async function publishedFor(distinctIds: string[], atLeast: number): Promise<PublishedEvent[]> {
-  const messages = await capture.readTopic(capture.topics.realtime, atLeast);
-  return messages
-    .map((m) => decodeCaptureMessage(m.value))
-    .flatMap((result) => (result.ok ? [JSON.parse(result.message.data) as PublishedEvent] : []))
-    .filter((event) => distinctIds.includes(event.distinct_id));
+  const published = await capture.readEvents(capture.topics.realtime, atLeast);
+  return published.map(({ event }) => JSON.parse(event.data) as PublishedEvent).filter((event) => distinctIds.includes(event.distinct_id));
 }
 
 const sdks: [string, (token: string, host: string) => PostHog | PostHogV4][] = [

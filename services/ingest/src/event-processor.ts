@@ -19,7 +19,7 @@ import {
   type RawEvent,
   withGeoip,
 } from '@tributary/ingestion';
-import { decodeCaptureMessage, type CaptureMessage } from '@tributary/kafka';
+import { decodeMessageEvents, type CaptureMessage } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import { withTransaction, type Pool } from '@tributary/postgres';
 import type { RowBuffer } from './clickhouse-rows.js';
@@ -94,14 +94,16 @@ export class EventProcessor implements MessageProcessor {
   async processBatch(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void> {
     const prepared: Prepared[] = [];
     const processedAt = formatDateTime(this.clock());
-    for (const message of messages) {
-      const decoded = decodeCaptureMessage(message.value);
-      if (!decoded.ok) {
-        deadLetters.push({ message, reason: decoded.reason });
-        continue;
+    for (const source of messages) {
+      // A message may carry several events; each stands as a message of its own, for its dead letter.
+      for (const { decoded, message } of decodeMessageEvents(source)) {
+        if (!decoded.ok) {
+          deadLetters.push({ message, reason: decoded.reason });
+          continue;
+        }
+        const ready = await this.prepare(message, decoded.message, processedAt, (reason) => deadLetters.push({ message, reason }));
+        if (ready) prepared.push(ready);
       }
-      const ready = await this.prepare(message, decoded.message, processedAt, (reason) => deadLetters.push({ message, reason }));
-      if (ready) prepared.push(ready);
     }
     const outcomes = await this.persons(prepared, rows, deadLetters);
     await this.groupIdentifies(prepared.filter((_, i) => outcomes[i]), rows);

@@ -5,13 +5,15 @@ import type { RowBuffer } from './clickhouse-rows.js';
 import { PartitionPipeline } from './partition-pipeline.js';
 
 export interface DeadLetter {
+  /** The failed event as a message of its own (see EventProcessor), with its source offset. */
   message: KafkaMessage;
   reason: string;
 }
 
 /**
- * Applies a run of one partition's messages, in order: adds their rows to the buffer, or a dead
- * letter for a message that can never succeed. Throws when a store is away, to be retried.
+ * Applies a run of one partition's messages, in order: adds their events' rows to the buffer, or
+ * a dead letter for an event that can never succeed (one per event, also when its message
+ * carried several). Throws when a store is away, to be retried.
  */
 export interface MessageProcessor {
   processBatch(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void>;
@@ -28,9 +30,9 @@ export interface IngestConsumerOptions {
   logger: Logger;
   /** Work that runs while the consumer does, such as the person outbox sweeper. */
   companions?: readonly { start(): void; stop(): Promise<void> }[];
-  /** Messages processed together: large enough to share statements, small enough to commit often. */
+  /** Events processed together: large enough to share statements, small enough to commit often. */
   chunkSize?: number;
-  /** Messages a partition may hold before it is paused. */
+  /** Events a partition may hold before it is paused. */
   maxQueuedPerPartition?: number;
 }
 

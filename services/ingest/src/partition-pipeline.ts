@@ -1,4 +1,5 @@
 import type { KafkaMessage } from 'kafkajs';
+import { eventsInMessage } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import { RowBuffer } from './clickhouse-rows.js';
 import type { DeadLetter, MessageProcessor } from './ingest-consumer.js';
@@ -15,7 +16,9 @@ export interface PartitionPipelineDeps {
   /** Called when the queue has room again after `enqueue` said it was full. */
   resume: () => void;
   logger: Logger;
+  /** Most events per chunk; a chunk holds whole messages, so a message with more is a chunk of its own. */
   chunkSize: number;
+  /** Events queued before the partition is paused. */
   maxQueued: number;
   /** Backoff while a store is away: first wait and cap, in milliseconds. */
   retryDelayMs?: { first: number; max: number };
@@ -23,16 +26,23 @@ export interface PartitionPipelineDeps {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+interface Queued {
+  message: KafkaMessage;
+  events: number;
+}
+
 /**
  * One partition's messages on their way to ClickHouse, decoupled from Kafka's fetch loop so a
- * slow partition never holds back another's next fetch. Chunks are processed in order; the next
+ * slow partition never holds back another's next fetch. Chunks and the queue are measured in
+ * events, as a message may carry one event or many. Chunks are processed in order; the next
  * chunk is processed while the previous chunk's rows are being inserted, and offsets are
  * committed in order, each only after its rows (and dead letters) were accepted. Work that
  * fails because a store is away waits and runs again: a message taken from Kafka is never
  * skipped, only replayed after a crash.
  */
 export class PartitionPipeline {
-  private queue: KafkaMessage[] = [];
+  private queue: Queued[] = [];
+  private queuedEvents = 0;
   /** The offset after the last message taken; a re-fetch after a rebalance repeats those before it. */
   private nextOffset: bigint | null = null;
   private draining: Promise<void> | null = null;
@@ -50,7 +60,9 @@ export class PartitionPipeline {
     for (const message of messages) {
       const offset = BigInt(message.offset);
       if (this.nextOffset !== null && offset < this.nextOffset) continue;
-      this.queue.push(message);
+      const events = eventsInMessage(message.value);
+      this.queue.push({ message, events });
+      this.queuedEvents += events;
       this.nextOffset = offset + 1n;
     }
     if (!this.draining && this.queue.length > 0) {
@@ -59,7 +71,7 @@ export class PartitionPipeline {
         if (!this.revoked) this.deps.logger.error({ err: error, topic: this.deps.topic, partition: this.deps.partition }, 'ingest pipeline stopped');
       });
     }
-    this.full = this.queue.length >= this.deps.maxQueued;
+    this.full = this.queuedEvents >= this.deps.maxQueued;
     return !this.full;
   }
 
@@ -67,6 +79,7 @@ export class PartitionPipeline {
   revoke(): void {
     this.revoked = true;
     this.queue = [];
+    this.queuedEvents = 0;
   }
 
   /** Resolves when everything taken so far is written and committed (or the pipeline was revoked). */
@@ -84,8 +97,8 @@ export class PartitionPipeline {
           pending = null;
           continue;
         }
-        const chunk = this.queue.splice(0, this.deps.chunkSize);
-        if (this.full && this.queue.length < this.deps.maxQueued / 2) {
+        const chunk = this.takeChunk();
+        if (this.full && this.queuedEvents < this.deps.maxQueued / 2) {
           this.full = false;
           this.deps.resume();
         }
@@ -104,6 +117,14 @@ export class PartitionPipeline {
       // Cleared in the same tick as the empty-queue check, so a batch enqueued after it starts a new drain.
       this.draining = null;
     }
+  }
+
+  private takeChunk(): KafkaMessage[] {
+    let events = this.queue[0]!.events;
+    let count = 1;
+    while (count < this.queue.length && events + this.queue[count]!.events <= this.deps.chunkSize) events += this.queue[count++]!.events;
+    this.queuedEvents -= events;
+    return this.queue.splice(0, count).map((queued) => queued.message);
   }
 
   private async finishChunk(rows: RowBuffer, deadLetters: DeadLetter[], lastOffset: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createClickHouse, sql, type ClickHouse } from '@tributary/clickhouse';
-import { createKafka, createProducer, ensureTopics, encodeCaptureMessage, messageKey, topicNames, type CaptureMessage, type TopicNames } from '@tributary/kafka';
+import { createKafka, createProducer, ensureTopics, encodeCaptureEvents, encodeCaptureMessage, messageKey, partitionOfKey, topicNames, type CaptureMessage, type TopicNames } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
 import { createPool, type Pool } from '@tributary/postgres';
 import { createRedis, type Redis } from '@tributary/redis';
@@ -22,6 +22,13 @@ export interface StoredEventRow {
   group_1: string;
 }
 
+interface CaptureOptions {
+  historical?: boolean;
+  now?: string;
+  sentAt?: string | null;
+  ip?: string;
+}
+
 /** Real Kafka topics under a unique prefix, a real consumer group, Postgres, Redis and ClickHouse. */
 export interface IngestHarness {
   tenant: TestTenant;
@@ -31,13 +38,21 @@ export interface IngestHarness {
   redis: Redis;
   kafka: Kafka;
   producer: Producer;
-  send: (events: Record<string, unknown>[], options?: { historical?: boolean; now?: string; sentAt?: string | null; topic?: string; ip?: string }) => Promise<string[]>;
+  /**
+   * Publishes events as one-event messages keyed by token and distinct id (as the api does), or
+   * with `several`, as capture does: one several-event message per partition the events reach.
+   */
+  send: (events: Record<string, unknown>[], options?: CaptureOptions & { topic?: string; several?: boolean }) => Promise<string[]>;
+  /** The capture messages `send` publishes for these events. */
+  captureMessages: (events: Record<string, unknown>[], options?: CaptureOptions) => CaptureMessage[];
   /** `wrap` decorates the real processor, to observe or disturb what the consumer hands it. */
   startConsumer: (clickhouseOverride?: ClickHouse, wrap?: (processor: MessageProcessor) => MessageProcessor) => Promise<IngestConsumer>;
   events: () => Promise<StoredEventRow[]>;
   waitForEvents: (count: number) => Promise<StoredEventRow[]>;
   close: () => Promise<void>;
 }
+
+const PARTITIONS = 2;
 
 export async function startIngestHarness(): Promise<IngestHarness> {
   const config = testConfig();
@@ -50,7 +65,7 @@ export async function startIngestHarness(): Promise<IngestHarness> {
   const kafka = createKafka(config, logger, 'ingest-test');
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, prefix, 2);
+  await ensureTopics(admin, prefix, PARTITIONS);
   await admin.disconnect();
   const producer = createProducer(kafka);
   await producer.connect();
@@ -66,9 +81,9 @@ export async function startIngestHarness(): Promise<IngestHarness> {
     redis,
     kafka,
     producer,
-    async send(events, options = {}) {
+    captureMessages(events, options = {}) {
       const now = options.now ?? new Date().toISOString();
-      const messages: CaptureMessage[] = events.map((event) => ({
+      return events.map((event) => ({
         uuid: (event.uuid as string | undefined) ?? randomUUID(),
         distinct_id: String(event.distinct_id),
         ip: options.ip ?? '127.0.0.1',
@@ -78,11 +93,22 @@ export async function startIngestHarness(): Promise<IngestHarness> {
         token: tenant.project.api_token,
         historical_migration: options.historical ?? false,
       }));
-      await producer.send({
-        topic: options.topic ?? (options.historical ? topics.historical : topics.realtime),
-        acks: -1,
-        messages: messages.map((m) => ({ key: messageKey(m.token, m.distinct_id), value: encodeCaptureMessage(m) })),
-      });
+    },
+    async send(events, options = {}) {
+      const messages = harness.captureMessages(events, options);
+      const keyed = messages.map((m) => ({ message: m, key: messageKey(m.token, m.distinct_id) }));
+      let kafkaMessages;
+      if (options.several) {
+        const byPartition = new Map<number, CaptureMessage[]>();
+        for (const { message, key } of keyed) {
+          const partition = partitionOfKey(key, PARTITIONS);
+          byPartition.set(partition, [...(byPartition.get(partition) ?? []), message]);
+        }
+        kafkaMessages = [...byPartition].flatMap(([partition, list]) => encodeCaptureEvents(list).map((value) => ({ partition, key: null, value })));
+      } else {
+        kafkaMessages = keyed.map(({ message, key }) => ({ key, value: encodeCaptureMessage(message) }));
+      }
+      await producer.send({ topic: options.topic ?? (options.historical ? topics.historical : topics.realtime), acks: -1, messages: kafkaMessages });
       return messages.map((m) => m.uuid);
     },
     async startConsumer(clickhouseOverride, wrap) {

@@ -1,8 +1,9 @@
 import { sql, type ClickHouse } from '@tributary/clickhouse';
 import { PersonCache } from '@tributary/control-plane';
 import { personlessPersonId } from '@tributary/ingestion';
+import { decodeCaptureMessage, encodeCaptureEvents } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
-import { waitFor } from '@tributary/test-support';
+import { uniqueName, waitFor } from '@tributary/test-support';
 import { RowBuffer } from '../src/clickhouse-rows.js';
 import { PersonOutbox } from '../src/persons/person-outbox.js';
 import { startIngestHarness, type IngestHarness } from './ingest-harness.js';
@@ -231,13 +232,60 @@ describe('groups, timestamps and warnings', () => {
   });
 });
 
+describe('message formats', () => {
+  it('reads one-event messages and capture’s several-event messages alike, one person’s events in order across both', async () => {
+    const user = id('formats');
+    const step = (i: number) => ({ event: 'step', distinct_id: user, properties: { $set: { step: i } } });
+    const uuids = [
+      ...(await h.send([0, 1, 2, 3].map(step), { several: true })),
+      ...(await h.send([step(4)])),
+      ...(await h.send([5, 6, 7].map(step), { several: true })),
+      ...(await h.send([8, 9].map(step))),
+    ];
+    const events = await Promise.all(uuids.map(eventByUuid));
+    expect(events.map((e) => JSON.parse(e.person_properties).step)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect((await personOf(user)).properties.step).toBe(9);
+  });
+
+  it('dead-letters a bad event of a several-event message alone, as a one-event message keyed by its person, and ingests the rest', async () => {
+    const user = id('neighbour');
+    const events = h.captureMessages([0, 1, 2, 3].map((i) => ({ event: `n${i}`, distinct_id: user })));
+    events[1] = { ...events[1]!, data: 'not json at all' };
+    const lines = encodeCaptureEvents(events)[0]!.split('\n');
+    lines[3] = 'no tab on this line';
+    const letters: { key: string | undefined; value: string; reason: string; offset: string }[] = [];
+    const reader = h.kafka.consumer({ groupId: uniqueName('dead-letter-reader') });
+    await reader.connect();
+    await reader.subscribe({ topics: [h.topics.deadLetter], fromBeginning: true });
+    await reader.run({
+      eachMessage: async ({ message }) =>
+        void letters.push({ key: message.key?.toString(), value: String(message.value), reason: String(message.headers?.reason), offset: String(message.headers?.source_offset) }),
+    });
+    await h.producer.send({ topic: h.topics.realtime, acks: -1, messages: [{ partition: 0, key: null, value: lines.join('\n') }] });
+
+    const kept = await Promise.all([events[0]!, events[3]!].map((e) => eventByUuid(e.uuid)));
+    expect(kept.map((e) => e.event)).toEqual(['n0', 'n3']);
+    const mine = await waitFor(async () => {
+      const found = letters.filter((l) => l.value.includes(user) || l.value === 'no tab on this line');
+      return found.length >= 2 ? found : undefined;
+    }, { what: 'two dead letters' });
+    await reader.disconnect();
+    const [notJson, noTab] = [mine.find((l) => l.value.includes(user))!, mine.find((l) => l.value === 'no tab on this line')!];
+    expect(decodeCaptureMessage(notJson.value)).toEqual({ ok: true, message: events[1] });
+    expect(notJson).toMatchObject({ key: `${h.tenant.project.api_token}:${user}`, reason: expect.stringMatching(/not JSON/) });
+    expect(noTab).toMatchObject({ key: undefined, reason: expect.stringMatching(/no tab/), offset: notJson.offset });
+    expect((await h.events()).filter((e) => e.distinct_id === user)).toHaveLength(2);
+  });
+});
+
 describe('delivery', () => {
   it('sends an unparsable message to the dead-letter topic with the reason, and goes on', async () => {
     const reasons: string[] = [];
     const consumer = h.kafka.consumer({ groupId: `${h.topics.deadLetter}-reader` });
     await consumer.connect();
     await consumer.subscribe({ topics: [h.topics.deadLetter], fromBeginning: true });
-    await consumer.run({ eachMessage: async ({ message }) => void reasons.push(String(message.headers?.reason ?? '')) });
+    // The topic also holds other tests' dead letters: this one is keyed `x`.
+    await consumer.run({ eachMessage: async ({ message }) => void (String(message.key) === 'x' && reasons.push(String(message.headers?.reason ?? ''))) });
     await h.producer.send({ topic: h.topics.realtime, acks: -1, messages: [{ key: 'x', value: '{not json' }] });
     const [after] = await h.send([{ event: 'after the bad one', distinct_id: id('user') }]);
     await eventByUuid(after!);

@@ -1,0 +1,83 @@
+import type { KafkaMessage } from 'kafkajs';
+import { encodeCaptureEvents, encodeCaptureMessage, type CaptureMessage } from '@tributary/kafka';
+import { createLogger } from '@tributary/logger';
+import type { RowBuffer } from './clickhouse-rows.js';
+import { PartitionPipeline } from './partition-pipeline.js';
+
+const event = (i: number): CaptureMessage => ({
+  uuid: `0190f3c0-0000-7000-8000-${String(i).padStart(12, '0')}`,
+  distinct_id: `user-${i}`,
+  ip: null,
+  data: JSON.stringify({ event: 'e', properties: { i } }),
+  now: '2026-01-01T00:00:00.000Z',
+  sent_at: null,
+  token: 'phc_test',
+  historical_migration: false,
+});
+
+let nextEvent = 0;
+/** A message at `offset` carrying `events` events: several-event form, or one-event form for one. */
+function message(offset: number, events: number): KafkaMessage {
+  const carried = Array.from({ length: events }, () => event(nextEvent++));
+  const value = events === 1 ? encodeCaptureMessage(carried[0]!) : encodeCaptureEvents(carried)[0]!;
+  return { key: null, value: Buffer.from(value), offset: String(offset), timestamp: '0', attributes: 0, headers: {} };
+}
+
+function pipeline(options: { chunkSize: number; maxQueued: number }) {
+  const chunks: string[][] = [];
+  const commits: string[] = [];
+  let resumed = 0;
+  let release: () => void = () => undefined;
+  let held = Promise.resolve();
+  const p = new PartitionPipeline({
+    topic: 't',
+    partition: 0,
+    processor: {
+      async processBatch(messages) {
+        chunks.push(messages.map((m) => m.offset));
+        await held;
+      },
+    },
+    writeRows: async (_rows: RowBuffer) => undefined,
+    sendDeadLetters: async () => undefined,
+    commit: async (offset) => void commits.push(offset),
+    resume: () => void (resumed += 1),
+    logger: createLogger('pipeline-test', 'silent'),
+    ...options,
+  });
+  return {
+    p,
+    chunks,
+    commits,
+    resumed: () => resumed,
+    hold: () => (held = new Promise((resolve) => (release = () => resolve()))),
+    release: () => release(),
+  };
+}
+
+describe('partition pipeline', () => {
+  it('cuts chunks by events, never inside a message, and commits each chunk after its last message', async () => {
+    const t = pipeline({ chunkSize: 10, maxQueued: 1_000 });
+    t.hold();
+    t.p.enqueue([message(0, 1)]);
+    t.p.enqueue([message(1, 4), message(2, 5), message(3, 3), message(4, 25), message(5, 1), message(6, 9)]);
+    t.release();
+    await t.p.settled();
+    // 4+5 fit in ten, 3 would not; a message of 25 is a chunk of its own.
+    expect(t.chunks).toEqual([['0'], ['1', '2'], ['3'], ['4'], ['5', '6']]);
+    expect(t.commits).toEqual(['1', '3', '4', '5', '7']);
+  });
+
+  it('counts queued events, not messages, to pause the partition, and resumes it once half has drained', async () => {
+    const t = pipeline({ chunkSize: 10, maxQueued: 40 });
+    t.hold();
+    expect(t.p.enqueue([message(0, 1)])).toBe(true);
+    expect(t.p.enqueue([message(1, 20), message(2, 10)])).toBe(true);
+    expect(t.p.enqueue([message(3, 10)])).toBe(false);
+    expect(t.resumed()).toBe(0);
+    t.release();
+    await t.p.settled();
+    expect(t.resumed()).toBe(1);
+    expect(t.commits.at(-1)).toBe('4');
+  });
+});
