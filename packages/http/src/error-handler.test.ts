@@ -6,17 +6,16 @@ import { badRequest } from './errors.js';
 /** The status and body the handler answers `error` with. */
 function answer(error: unknown): { status: number; body: unknown } {
   const out = { status: 0, body: undefined as unknown };
+  // The handler writes through node's ServerResponse, which Express's response extends.
   const res = {
     headersSent: false,
-    status(code: number) {
-      out.status = code;
+    statusCode: 0,
+    setHeader() {
       return this;
     },
-    set() {
-      return this;
-    },
-    json(body: unknown) {
-      out.body = body;
+    end(body: string) {
+      out.status = this.statusCode;
+      out.body = JSON.parse(body);
       return this;
     },
   } as unknown as Response;

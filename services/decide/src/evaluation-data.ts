@@ -24,10 +24,9 @@ export class EvaluationData {
 
   /**
    * `unknownTtlMs`: how long an id with no person is remembered as such. Anonymous visitors are
-   * most of the ids SDKs ask about, and each would otherwise cost a Redis and a Postgres read on
-   * every request; the price is that a person ingest has just created for such an id gets its
-   * stored properties into flags up to this much later (identified users' SDKs send the
-   * properties they set along with the request meanwhile).
+   * most of the ids SDKs ask about, and each would otherwise cost a Postgres read on every
+   * request. A person ingest creates for such an id reaches the Redis cache, which is asked
+   * first, so it is seen at once; only when that cache write failed does it wait this long.
    */
   constructor(private readonly deps: { pool: Pool; personCache: PersonCache; logger: Logger; metrics?: DecideMetrics; unknownTtlMs?: number; clock?: () => number }) {
     this.unknownTtlMs = deps.unknownTtlMs ?? 5_000;
@@ -35,15 +34,17 @@ export class EvaluationData {
   }
 
   async person(teamId: number, distinctId: string): Promise<StoredPerson | null> {
+    const cached = await this.deps.personCache.get(teamId, distinctId).catch(() => null);
+    this.deps.metrics?.cacheLookup('person_properties', cached !== null);
+    if (cached) return { personId: cached.personId, properties: cached.properties };
+    // Asked after the cache: ingest puts a person it creates there, so a visitor who has just
+    // been identified is seen at once rather than after the unknown id is forgotten.
     const key = `${teamId}:${distinctId}`;
     const until = this.unknown.get(key);
     const remembered = until !== undefined && until > this.clock();
     this.deps.metrics?.cacheLookup('unknown_distinct_ids', remembered);
     if (remembered) return null;
     if (until !== undefined) this.unknown.delete(key);
-    const cached = await this.deps.personCache.get(teamId, distinctId).catch(() => null);
-    this.deps.metrics?.cacheLookup('person_properties', cached !== null);
-    if (cached) return { personId: cached.personId, properties: cached.properties };
     const { rows } = await this.deps.pool.query<{ id: number; properties: Record<string, unknown> }>(
       'SELECT p.id, p.properties FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id WHERE d.team_id = $1 AND d.distinct_id = $2',
       [teamId, distinctId],
