@@ -10,13 +10,10 @@ function answer(error: unknown): { status: number; body: unknown } {
   const res = {
     headersSent: false,
     statusCode: 0,
-    setHeader() {
-      return this;
-    },
+    setHeader: () => undefined,
     end(body: string) {
-      out.status = this.statusCode;
+      out.status = res.statusCode;
       out.body = JSON.parse(body);
-      return this;
     },
   } as unknown as Response;
   errorHandler(createLogger('test', 'silent'))(error, { method: 'GET', path: '/x' } as Request, res, () => undefined);
