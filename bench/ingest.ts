@@ -24,7 +24,7 @@ import { RowBuffer } from '../services/ingest/src/clickhouse-rows.js';
 import { RowWriter } from '../services/ingest/src/clickhouse-writer.js';
 import { IngestConsumer } from '../services/ingest/src/ingest-consumer.js';
 import { realisticEvent } from './events.js';
-import { table } from './lib.js';
+import { cpuSeconds, table } from './lib.js';
 
 const total = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200_000);
 const profile = process.argv.includes('--profile');
@@ -90,7 +90,7 @@ async function untilAllQueryable(teamId: number, started: number): Promise<numbe
 }
 
 /** The baseline: the same consumer and row writer, with a processor that does no person work. */
-async function bare(phase: Phase): Promise<number> {
+async function bare(phase: Phase): Promise<{ rate: number; cpuUsPerEvent: number }> {
   const rowWriter = new RowWriter(clickhouse);
   const consumer = new IngestConsumer({
     kafka,
@@ -106,7 +106,7 @@ async function bare(phase: Phase): Promise<number> {
           if (!decoded.ok) continue;
           const event = JSON.parse(decoded.message.data) as { event: string; distinct_id: string; properties?: Record<string, unknown> };
           const now = formatDateTime(new Date(decoded.message.now));
-          rows.events.push({
+          rows.events.add({
             uuid: decoded.message.uuid, event: event.event, properties: JSON.stringify(event.properties ?? {}), timestamp: now, timestamp_ms: 0,
             team_id: phase.teamId, distinct_id: event.distinct_id, elements_chain: '', created_at: now, person_id: personlessPersonId(phase.teamId, event.distinct_id),
             person_properties: '{}', person_created_at: now, group_0: '', group_1: '', group_2: '', group_3: '', group_4: '', inserted_at: now,
@@ -117,15 +117,17 @@ async function bare(phase: Phase): Promise<number> {
   });
   await consumer.start();
   const started = Date.now();
+  const cpuBefore = process.cpuUsage();
   const rate = await untilAllQueryable(phase.teamId, started);
+  const cpu = process.cpuUsage(cpuBefore);
   await consumer.stop();
-  return rate;
+  return { rate, cpuUsPerEvent: (cpu.user + cpu.system) / total };
 }
 
 const profileDir = '.tributary/profiles/ingest';
 
-/** Real ingest processes on the phase's topics; returns events/s and the highest RSS any of them reached. */
-async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Promise<{ rate: number; rssMb: number }> {
+/** Real ingest processes on the phase's topics; returns events/s, their CPU time per event and the highest RSS any of them reached. */
+async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Promise<{ rate: number; rssMb: number; cpuUsPerEvent: number }> {
   const base = 21_000 + Math.floor(Math.random() * 20_000);
   const children: ChildProcess[] = [];
   for (let r = 0; r < replicas; r++) {
@@ -153,8 +155,11 @@ async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Prom
       if (match) rssMb = Math.max(rssMb, Number(match[1]) / 1024);
     }
   }, 250);
+  const cpuOf = async () => (await Promise.all(children.map((child) => cpuSeconds(child.pid!)))).reduce((a, b) => a + b, 0);
+  const cpuBefore = await cpuOf();
   try {
-    return { rate: await untilAllQueryable(phase.teamId, started), rssMb };
+    const rate = await untilAllQueryable(phase.teamId, started);
+    return { rate, rssMb, cpuUsPerEvent: ((await cpuOf()) - cpuBefore) * 1e6 / total };
   } finally {
     clearInterval(sample);
     for (const child of children) child.kill('SIGTERM');
@@ -187,7 +192,8 @@ async function profileSummary(): Promise<{ function: string; 'self %': number }[
 console.log(`producing ${total} events for each of three phases...`);
 const phases = [await preparePhase(), await preparePhase(), await preparePhase()];
 console.log('bare pipeline...');
-const bareRate = await bare(phases[0]!);
+const bareRun = await bare(phases[0]!);
+const bareRate = bareRun.rate;
 if (profile) {
   await rm(profileDir, { recursive: true, force: true });
   await mkdir(profileDir, { recursive: true });
@@ -198,9 +204,9 @@ console.log('two ingest processes...');
 const two = await ingest(phases[2]!, 2, false);
 
 table([
-  { phase: 'bare pipeline (no persons)', events: total, 'events/s': bareRate, 'peak RSS MB': Number.NaN },
-  { phase: 'ingest, 1 process', events: total, 'events/s': one.rate, 'peak RSS MB': one.rssMb },
-  { phase: 'ingest, 2 processes', events: total, 'events/s': two.rate, 'peak RSS MB': two.rssMb },
+  { phase: 'bare pipeline (no persons)', events: total, 'events/s': bareRate, 'CPU µs/event': bareRun.cpuUsPerEvent, 'peak RSS MB': Number.NaN },
+  { phase: 'ingest, 1 process', events: total, 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'peak RSS MB': one.rssMb },
+  { phase: 'ingest, 2 processes', events: total, 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb },
 ]);
 if (profile) table(await profileSummary());
 await producer.disconnect();

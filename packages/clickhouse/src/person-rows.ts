@@ -1,4 +1,4 @@
-import type { PersonRecord } from '@tributary/persons';
+import { propertiesJson, type PersonRecord } from '@tributary/persons';
 import { formatDateTime } from './sql.js';
 
 /**
@@ -27,7 +27,7 @@ export function personRow(person: Pick<PersonRecord, 'uuid' | 'created_at' | 'te
     id: person.uuid,
     created_at: formatDateTime(person.created_at),
     team_id: person.team_id,
-    properties: deleted ? '{}' : JSON.stringify(person.properties),
+    properties: deleted ? '{}' : propertiesJson(person.properties),
     is_identified: !deleted && person.is_identified ? 1 : 0,
     is_deleted: deleted ? 1 : 0,
     version: person.version,

@@ -1,3 +1,4 @@
+import { propertiesJson } from '@tributary/persons';
 import type { Redis } from '@tributary/redis';
 
 export interface CachedPerson {
@@ -29,7 +30,7 @@ export class PersonCache {
   async setMany(entries: readonly { teamId: number; distinctIds: readonly string[]; person: CachedPerson }[]): Promise<void> {
     const pipeline = this.redis.pipeline();
     for (const { teamId, distinctIds, person } of entries) {
-      const value = JSON.stringify(person);
+      const value = `{"personId":${person.personId},"personUuid":${JSON.stringify(person.personUuid)},"properties":${propertiesJson(person.properties)}}`;
       for (const id of distinctIds) pipeline.set(key(teamId, id), value, 'EX', TTL_SECONDS);
     }
     if (pipeline.length > 0) await pipeline.exec();

@@ -87,8 +87,18 @@ describe('person property updates', () => {
     expect(result).toEqual({ properties: { a: 1, b: 2, d: 4 }, changed: true });
   });
 
-  it('reports no change when nothing differs', () => {
-    expect(applyPersonUpdates({ a: 1 }, { set: { a: 1 }, setOnce: { a: 2 }, unset: ['z'] }).changed).toBe(false);
+  it('reports no change when nothing differs, and keeps the same properties object', () => {
+    const current = { a: 1 };
+    const result = applyPersonUpdates(current, { set: { a: 1 }, setOnce: { a: 2 }, unset: ['z'] });
+    expect(result.changed).toBe(false);
+    expect(result.properties).toBe(current);
+  });
+
+  it('never changes the properties it was given: a change makes a new object', () => {
+    const current = { a: 1, c: 1 };
+    const result = applyPersonUpdates(current, { set: { a: 2 }, setOnce: {}, unset: ['c'] });
+    expect(result.properties).toEqual({ a: 2 });
+    expect(current).toEqual({ a: 1, c: 1 });
   });
 
   it('a new person gets {...$set_once, ...$set}', () => {

@@ -50,25 +50,25 @@ const same = (a: unknown, b: unknown) => a === b || (typeof a === 'object' && ty
 
 /** `$set_once` only fills keys the person lacks, `$set` overwrites, `$unset` removes. */
 export function applyPersonUpdates(current: Properties, updates: PersonUpdates): { properties: Properties; changed: boolean } {
-  const properties = { ...current };
+  // Most events change nothing: the copy is made at the first change only.
+  let properties = current;
   let changed = false;
-  for (const [key, value] of Object.entries(updates.setOnce)) {
-    if (!(key in properties)) {
-      properties[key] = value;
+  const writable = () => {
+    if (!changed) {
+      properties = { ...current };
       changed = true;
     }
+    return properties;
+  };
+  for (const key in updates.setOnce) {
+    if (!(key in properties)) writable()[key] = updates.setOnce[key];
   }
-  for (const [key, value] of Object.entries(updates.set)) {
-    if (!(key in properties) || !same(properties[key], value)) {
-      properties[key] = value;
-      changed = true;
-    }
+  for (const key in updates.set) {
+    const value = updates.set[key];
+    if (!(key in properties) || !same(properties[key], value)) writable()[key] = value;
   }
   for (const key of updates.unset) {
-    if (key in properties) {
-      delete properties[key];
-      changed = true;
-    }
+    if (key in properties) delete writable()[key];
   }
   return { properties, changed };
 }

@@ -3,3 +3,4 @@ export { propertyChanges, type PropertyChange } from './property-changes.js';
 export { propertiesTimeline, type PersonPropertiesSample, type TimelinePoint } from './properties-timeline.js';
 export { parseIdList, type IdListProblem } from './id-list.js';
 export { PERSON_RECORD_COLUMNS, type PersonRecord } from './person-record.js';
+export { propertiesJson } from './properties-json.js';

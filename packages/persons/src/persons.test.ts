@@ -1,4 +1,4 @@
-import { parseIdList, personDisplayName, propertiesTimeline, propertyChanges } from './index.js';
+import { parseIdList, personDisplayName, propertiesJson, propertiesTimeline, propertyChanges } from './index.js';
 
 describe('display name', () => {
   it('prefers email, then name, then username, then the first distinct id', () => {
@@ -51,5 +51,15 @@ describe('id lists', () => {
     expect(parseIdList('[1,')).toEqual({ problem: 'is not a valid JSON list' });
     expect(parseIdList([{ id: 1 }])).toEqual({ problem: 'must be a list of strings or numbers' });
     expect(parseIdList('{"a":1}')).toEqual({ problem: 'must be a list' });
+  });
+});
+
+describe('properties as JSON', () => {
+  it('is the JSON text of the properties, the same text for the same object', () => {
+    const properties = { email: 'a@b.io', nested: { n: 1 } };
+    const text = propertiesJson(properties);
+    expect(JSON.parse(text)).toEqual(properties);
+    expect(propertiesJson(properties)).toBe(text);
+    expect(propertiesJson({ ...properties, plan: 'pro' })).toBe('{"email":"a@b.io","nested":{"n":1},"plan":"pro"}');
   });
 });

@@ -1,4 +1,4 @@
-import type { DistinctIdRowOut, PersonRowOut } from '@tributary/clickhouse';
+import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, TabSeparatedRows, type DistinctIdRowOut, type PersonRowOut } from '@tributary/clickhouse';
 
 /** Rows as written to the ClickHouse tables of packages/clickhouse/migrations. */
 export interface EventRowOut {
@@ -48,30 +48,39 @@ export interface WarningRowOut {
 
 export const WARNING_COLUMNS = ['team_id', 'source', 'type', 'details', 'timestamp'] as const satisfies readonly (keyof WarningRowOut)[];
 
-/** Everything one Kafka batch produces, written to ClickHouse before its offsets are committed. */
+/** Everything one chunk produces, encoded as it is added, written to ClickHouse before its offsets are committed. */
 export class RowBuffer {
-  events: EventRowOut[] = [];
-  persons: PersonRowOut[] = [];
-  distinctIds: DistinctIdRowOut[] = [];
-  groups: GroupRowOut[] = [];
-  warnings: WarningRowOut[] = [];
+  readonly events = new TabSeparatedRows<EventRowOut>(EVENT_COLUMNS);
+  readonly persons = new TabSeparatedRows<PersonRowOut>(PERSON_COLUMNS);
+  readonly distinctIds = new TabSeparatedRows<DistinctIdRowOut>(DISTINCT_ID_COLUMNS);
+  readonly groups = new TabSeparatedRows<GroupRowOut>(GROUP_COLUMNS);
+  readonly warnings = new TabSeparatedRows<WarningRowOut>(WARNING_COLUMNS);
+  /** The type of each warning row, for the metrics. */
+  readonly warningTypes: string[] = [];
   /** Person outbox entries these rows settle (see PersonOutbox). */
-  outbox: number[] = [];
+  readonly outbox: number[] = [];
 
   get size(): number {
     return this.events.length + this.persons.length + this.distinctIds.length + this.groups.length + this.warnings.length;
   }
 
+  addWarning(row: WarningRowOut): void {
+    this.warnings.add(row);
+    this.warningTypes.push(row.type);
+  }
+
   static concat(buffers: readonly RowBuffer[]): RowBuffer {
     if (buffers.length === 1) return buffers[0]!;
     const all = new RowBuffer();
-    all.events = all.events.concat(...buffers.map((b) => b.events));
-    all.persons = all.persons.concat(...buffers.map((b) => b.persons));
-    all.distinctIds = all.distinctIds.concat(...buffers.map((b) => b.distinctIds));
-    all.groups = all.groups.concat(...buffers.map((b) => b.groups));
-    all.warnings = all.warnings.concat(...buffers.map((b) => b.warnings));
-    all.outbox = all.outbox.concat(...buffers.map((b) => b.outbox));
+    for (const b of buffers) {
+      all.events.append(b.events);
+      all.persons.append(b.persons);
+      all.distinctIds.append(b.distinctIds);
+      all.groups.append(b.groups);
+      all.warnings.append(b.warnings);
+      all.warningTypes.push(...b.warningTypes);
+      all.outbox.push(...b.outbox);
+    }
     return all;
   }
 }
-

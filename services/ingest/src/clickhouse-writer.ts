@@ -1,6 +1,6 @@
-import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, type ClickHouse } from '@tributary/clickhouse';
+import type { ClickHouse } from '@tributary/clickhouse';
 import { GroupCommit } from '@tributary/kafka';
-import { EVENT_COLUMNS, GROUP_COLUMNS, RowBuffer, WARNING_COLUMNS } from './clickhouse-rows.js';
+import { RowBuffer } from './clickhouse-rows.js';
 
 /**
  * Writes a batch's rows. Identity rows go first: an event is only visible through the API once
@@ -9,12 +9,12 @@ import { EVENT_COLUMNS, GROUP_COLUMNS, RowBuffer, WARNING_COLUMNS } from './clic
  */
 export async function writeRows(clickhouse: ClickHouse, rows: RowBuffer): Promise<void> {
   await Promise.all([
-    clickhouse.insert('person', PERSON_COLUMNS, rows.persons),
-    clickhouse.insert('person_distinct_id', DISTINCT_ID_COLUMNS, rows.distinctIds),
-    clickhouse.insert('groups', GROUP_COLUMNS, rows.groups),
-    clickhouse.insert('ingestion_warnings', WARNING_COLUMNS, rows.warnings),
+    clickhouse.insertEncoded('person', rows.persons),
+    clickhouse.insertEncoded('person_distinct_id', rows.distinctIds),
+    clickhouse.insertEncoded('groups', rows.groups),
+    clickhouse.insertEncoded('ingestion_warnings', rows.warnings),
   ]);
-  await clickhouse.insert('events', EVENT_COLUMNS, rows.events);
+  await clickhouse.insertEncoded('events', rows.events);
 }
 
 /**

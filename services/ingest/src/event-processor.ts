@@ -21,6 +21,7 @@ import {
 } from '@tributary/ingestion';
 import { decodeMessageEvents, type CaptureMessage } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
+import { propertiesJson } from '@tributary/persons';
 import { withTransaction, type Pool } from '@tributary/postgres';
 import type { RowBuffer } from './clickhouse-rows.js';
 import type { GroupStore } from './groups/group-store.js';
@@ -81,9 +82,7 @@ class Memo<K extends object, V> {
 export class EventProcessor implements MessageProcessor {
   private readonly clock: () => Date;
   private readonly maxAttempts: number;
-  // Consecutive events of a person share its unchanged properties and creation time objects,
-  // so each is serialised once instead of once per event row.
-  private readonly personJson = new Memo<object, string>();
+  // Consecutive events of a person share its creation time object, so it is formatted once.
   private readonly personCreatedAt = new Memo<Date, string>();
 
   constructor(private readonly deps: EventProcessorDeps) {
@@ -136,7 +135,7 @@ export class EventProcessor implements MessageProcessor {
       merged.set(k, { teamId: p.teamId, index, key: identify.groupKey, properties: mergeGroupProperties(earlier?.properties ?? {}, identify.properties).properties, createdAt: earlier?.createdAt ?? p.timestamp });
     }
     for (const group of await this.deps.groups.upsertMany([...merged.values()])) {
-      rows.groups.push({
+      rows.groups.add({
         group_type_index: group.group_type_index,
         group_key: group.group_key,
         created_at: formatDateTime(group.created_at),
@@ -184,8 +183,8 @@ export class EventProcessor implements MessageProcessor {
     const apply = async (indexes: readonly number[]) => {
       const { changes, outboxId } = await retryConflicts(() => this.applyPersons(indexes.map((i) => prepared[i]!)), this.maxAttempts, this.deps.logger);
       indexes.forEach((index, k) => (outcomes[index] = changes.outcomes[k]!));
-      rows.persons.push(...changes.personRows);
-      rows.distinctIds.push(...changes.distinctIdRows);
+      for (const row of changes.personRows) rows.persons.add(row);
+      for (const row of changes.distinctIdRows) rows.distinctIds.add(row);
       if (outboxId !== null) rows.outbox.push(outboxId);
       await this.deps.personCache.setMany(changes.cache).catch((error: unknown) => this.deps.logger.warn({ err: error }, 'person cache not updated'));
     };
@@ -244,8 +243,10 @@ export class EventProcessor implements MessageProcessor {
         merged.distinctIdRows.push(...changes.distinctIdRows);
         merged.cache.push(...changes.cache);
       }
-      const cached = merged.cache.map((c) => ({ teamId: c.teamId, distinctIds: c.distinctIds }));
-      const outboxId = await recordOutboxEntry(client, { persons: merged.personRows, distinctIds: merged.distinctIdRows, cached });
+      const outboxId = await recordOutboxEntry(client, {
+        persons: merged.personRows.filter((row) => row.is_deleted === 0).map((row) => row.id),
+        deleted: merged.personRows.filter((row) => row.is_deleted === 1),
+      });
       return { changes: merged, outboxId };
     });
   }
@@ -258,9 +259,9 @@ export class EventProcessor implements MessageProcessor {
     const groups = groupColumns(event.properties.$groups, groupTypes);
     const elementsChain = typeof event.elements_chain === 'string' ? event.elements_chain : typeof event.properties.$elements_chain === 'string' ? event.properties.$elements_chain : '';
     for (const w of warnings) {
-      rows.warnings.push({ team_id: teamId, source: 'ingest', type: w.type, details: JSON.stringify({ ...w.details, eventUuid: p.uuid }), timestamp: processedAt });
+      rows.addWarning({ team_id: teamId, source: 'ingest', type: w.type, details: JSON.stringify({ ...w.details, eventUuid: p.uuid }), timestamp: processedAt });
     }
-    rows.events.push({
+    rows.events.add({
       uuid: p.uuid,
       event: event.event,
       properties: JSON.stringify(event.properties),
@@ -271,7 +272,7 @@ export class EventProcessor implements MessageProcessor {
       elements_chain: elementsChain,
       created_at: processedAt,
       person_id: person.uuid,
-      person_properties: this.personJson.of(person.properties, JSON.stringify),
+      person_properties: propertiesJson(person.properties),
       person_created_at: this.personCreatedAt.of(person.createdAt, formatDateTime),
       group_0: groups[0],
       group_1: groups[1],

@@ -55,7 +55,7 @@ export function ingestMetrics(registry: Registry, deps: { admin: Admin; groupId:
   return {
     written(rows) {
       events.inc(rows.events.length);
-      for (const w of rows.warnings) warnings.inc({ type: w.type });
+      for (const type of rows.warningTypes) warnings.inc({ type });
       const second = Math.floor(clock() / 1000);
       perSecond.set(second, (perSecond.get(second) ?? 0) + rows.events.length);
     },

@@ -323,8 +323,9 @@ describe('delivery', () => {
       ...h.clickhouse,
       query: (s) => h.clickhouse.query(s),
       command: (s) => h.clickhouse.command(s),
-      async insert(table, columns, rows) {
-        await h.clickhouse.insert(table, columns, rows);
+      insert: (table, columns, rows) => h.clickhouse.insert(table, columns, rows),
+      async insertEncoded(table, rows) {
+        await h.clickhouse.insertEncoded(table, rows);
         // Accepted by ClickHouse, then the process "dies" before committing offsets.
         if (table === 'events' && rows.length > 0 && failures-- > 0) throw new Error('simulated crash after insert');
       },

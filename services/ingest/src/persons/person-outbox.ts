@@ -1,15 +1,21 @@
-import type { ClickHouse, DistinctIdRowOut, PersonRowOut } from '@tributary/clickhouse';
+import { distinctIdRow, personRow, type ClickHouse, type PersonRowOut } from '@tributary/clickhouse';
 import type { PersonCache } from '@tributary/control-plane';
 import type { Logger } from '@tributary/logger';
+import { PERSON_RECORD_COLUMNS, type PersonRecord } from '@tributary/persons';
 import { withTransaction, type Pool, type PoolClient } from '@tributary/postgres';
 import { RowBuffer } from '../clickhouse-rows.js';
 import { writeRows } from '../clickhouse-writer.js';
 
-/** What a chunk's committed person changes owe ClickHouse, and whose decide cache entries they set. */
+/**
+ * Which ClickHouse copies a chunk's committed person changes owe. A person that still exists is
+ * named by its uuid only: its row, and those of its distinct ids (every distinct id a chunk
+ * claims or moves ends on such a person), are read back from Postgres when needed, in a state at
+ * least as new as the chunk's. A person the chunk merged away no longer exists there, so its
+ * tombstone row travels whole.
+ */
 export interface OutboxEntry {
-  persons: PersonRowOut[];
-  distinctIds: DistinctIdRowOut[];
-  cached: { teamId: number; distinctIds: string[] }[];
+  persons: string[];
+  deleted: PersonRowOut[];
 }
 
 /**
@@ -17,7 +23,7 @@ export interface OutboxEntry {
  * changes are made. Null when the chunk changed no person.
  */
 export async function recordOutboxEntry(client: PoolClient, entry: OutboxEntry): Promise<number | null> {
-  if (entry.persons.length === 0 && entry.distinctIds.length === 0) return null;
+  if (entry.persons.length === 0 && entry.deleted.length === 0) return null;
   const { rows } = await client.query<{ id: number }>('INSERT INTO ingest_outbox (payload) VALUES ($1) RETURNING id', [JSON.stringify(entry)]);
   return rows[0]!.id;
 }
@@ -36,9 +42,9 @@ export interface PersonOutboxOptions {
  * The ClickHouse copies of person changes survive a crash between the Postgres commit and the
  * ClickHouse insert (found by the chaos suite: persons merged in Postgres stayed apart in
  * ClickHouse). The normal path acknowledges each entry once its rows are in; the sweeper writes
- * the rows of entries nobody acknowledged and forgets their decide cache entries, which may hold
- * a state from before the changes. Writing a copy twice is harmless: the tables keep the highest
- * version. Replicas sweep disjoint entries (SKIP LOCKED).
+ * the rows of entries nobody acknowledged and forgets the decide cache entries of their persons,
+ * which may hold a state from before the changes. Writing a copy twice is harmless: the tables
+ * keep the highest version. Replicas sweep disjoint entries (SKIP LOCKED).
  */
 export class PersonOutbox {
   private timer?: NodeJS.Timeout;
@@ -57,19 +63,31 @@ export class PersonOutbox {
   async sweep(): Promise<number> {
     const { pool, clickhouse, personCache } = this.options;
     return withTransaction(pool, async (client) => {
-      const { rows } = await client.query<{ id: number; payload: OutboxEntry }>(
+      // Entries of the release before carried every row whole and no `deleted`; their persons are read back like the others.
+      const { rows } = await client.query<{ id: number; payload: { persons: (string | PersonRowOut)[]; deleted?: PersonRowOut[] } }>(
         `SELECT id, payload FROM ingest_outbox WHERE created_at < now() - make_interval(secs => $1::double precision / 1000)
           ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED`,
         [this.options.staleAfterMs ?? 60_000],
       );
       if (rows.length === 0) return 0;
       const buffer = new RowBuffer();
+      const uuids = new Set<string>();
       for (const { payload } of rows) {
-        buffer.persons.push(...payload.persons);
-        buffer.distinctIds.push(...payload.distinctIds);
+        for (const row of payload.deleted ?? []) buffer.persons.add(row);
+        for (const person of payload.persons) uuids.add(typeof person === 'string' ? person : person.id);
       }
+      // A person deleted since (through the API) has had its tombstone copies written by the deleter.
+      const persons = await client.query<PersonRecord>(`SELECT ${PERSON_RECORD_COLUMNS} FROM persons p WHERE p.uuid = ANY($1::uuid[])`, [[...uuids]]);
+      for (const person of persons.rows) buffer.persons.add(personRow(person, { deleted: false }));
+      const distinctIds = await client.query<{ team_id: number; distinct_id: string; uuid: string; version: number }>(
+        'SELECT d.team_id, d.distinct_id, p.uuid, d.version FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id WHERE p.uuid = ANY($1::uuid[])',
+        [[...uuids]],
+      );
+      for (const d of distinctIds.rows) buffer.distinctIds.add(distinctIdRow(d.team_id, { distinctId: d.distinct_id, personUuid: d.uuid, version: d.version }, { deleted: false }));
       await writeRows(clickhouse, buffer);
-      for (const { payload } of rows) for (const { teamId, distinctIds } of payload.cached) await personCache.forget(teamId, distinctIds);
+      const byTeam = new Map<number, string[]>();
+      for (const d of distinctIds.rows) byTeam.set(d.team_id, [...(byTeam.get(d.team_id) ?? []), d.distinct_id]);
+      for (const [teamId, ids] of byTeam) await personCache.forget(teamId, ids);
       await client.query('DELETE FROM ingest_outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
       this.options.logger.info({ entries: rows.length }, 'wrote person copies a stopped process owed ClickHouse');
       return rows.length;

@@ -1,5 +1,5 @@
 import type { ChunkPerson } from '@tributary/ingestion';
-import { PERSON_RECORD_COLUMNS, type PersonRecord } from '@tributary/persons';
+import { PERSON_RECORD_COLUMNS, propertiesJson, type PersonRecord } from '@tributary/persons';
 import type { PoolClient } from '@tributary/postgres';
 
 export type { PersonRecord };
@@ -132,5 +132,10 @@ export class PersonStore {
 const RECORD = 'id bigint, uuid uuid, properties jsonb, is_identified boolean, created_at timestamptz, version bigint';
 
 function recordsOf(persons: readonly ChunkPerson[]): string {
-  return JSON.stringify(persons.map((p) => ({ id: p.id, uuid: p.uuid, properties: p.properties, is_identified: p.isIdentified, created_at: p.createdAt, version: p.version })));
+  // Built as text so each state's properties reuse the JSON the other copies of it were written with.
+  let text = '[';
+  for (const p of persons) {
+    text += `${text.length > 1 ? ',' : ''}{"id":${p.id},"uuid":"${p.uuid}","properties":${propertiesJson(p.properties)},"is_identified":${p.isIdentified},"created_at":"${p.createdAt.toISOString()}","version":${p.version}}`;
+  }
+  return `${text}]`;
 }
