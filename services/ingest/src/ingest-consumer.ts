@@ -1,4 +1,5 @@
 import type { Consumer, Kafka, KafkaMessage, Producer } from 'kafkajs';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { TopicNames } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import type { RowBuffer } from './clickhouse-rows.js';
@@ -30,10 +31,19 @@ export interface IngestConsumerOptions {
   logger: Logger;
   /** Work that runs while the consumer does, such as the person outbox sweeper. */
   companions?: readonly { start(): void; stop(): Promise<void> }[];
-  /** Events processed together: large enough to share statements, small enough to commit often. */
+  /**
+   * Most events processed together. A person touched several times in a chunk is written once,
+   * so a large chunk saves a write per event that touches a person again; it is bounded so
+   * commits stay frequent and memory small.
+   */
   chunkSize?: number;
   /** Events a partition may hold before it is paused. */
   maxQueuedPerPartition?: number;
+  /**
+   * Chunks in processing at once across all partitions: two keep the CPU busy while one waits
+   * for Postgres; more would only hold more events in memory.
+   */
+  processingConcurrency?: number;
 }
 
 const key = (topic: string, partition: number) => `${topic}\u0000${partition}`;
@@ -48,10 +58,12 @@ const key = (topic: string, partition: number) => `${topic}\u0000${partition}`;
 export class IngestConsumer {
   private readonly consumer: Consumer;
   private readonly pipelines = new Map<string, PartitionPipeline>();
+  private readonly limit: LimitFunction;
   private running = false;
   private stopping = false;
 
   constructor(private readonly options: IngestConsumerOptions) {
+    this.limit = pLimit(options.processingConcurrency ?? 2);
     this.consumer = options.kafka.consumer({
       groupId: options.groupId,
       // A crashed process's partitions wait this long for another member: short, because the
@@ -120,8 +132,9 @@ export class IngestConsumer {
         commit: (offset) => this.consumer.commitOffsets([{ topic, partition, offset }]),
         resume: () => this.consumer.resume([{ topic, partitions: [partition] }]),
         logger: this.options.logger,
-        chunkSize: this.options.chunkSize ?? 1_000,
-        maxQueued: this.options.maxQueuedPerPartition ?? 1_000,
+        limit: (work) => this.limit(work),
+        chunkSize: this.options.chunkSize ?? 5_000,
+        maxQueued: this.options.maxQueuedPerPartition ?? 5_000,
       });
       this.pipelines.set(k, pipeline);
     }

@@ -1,6 +1,7 @@
 import type { KafkaMessage } from 'kafkajs';
 import { encodeCaptureEvents, encodeCaptureMessage, type CaptureMessage } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
+import pLimit from 'p-limit';
 import type { RowBuffer } from './clickhouse-rows.js';
 import { PartitionPipeline } from './partition-pipeline.js';
 
@@ -23,7 +24,7 @@ function message(offset: number, events: number): KafkaMessage {
   return { key: null, value: Buffer.from(value), offset: String(offset), timestamp: '0', attributes: 0, headers: {} };
 }
 
-function pipeline(options: { chunkSize: number; maxQueued: number }) {
+function pipeline(options: { chunkSize: number; maxQueued: number; limit?: <T>(work: () => Promise<T>) => Promise<T>; partition?: number }) {
   const chunks: string[][] = [];
   const commits: string[] = [];
   let resumed = 0;
@@ -31,7 +32,8 @@ function pipeline(options: { chunkSize: number; maxQueued: number }) {
   let held = Promise.resolve();
   const p = new PartitionPipeline({
     topic: 't',
-    partition: 0,
+    partition: options.partition ?? 0,
+    limit: options.limit ?? ((work) => work()),
     processor: {
       async processBatch(messages) {
         chunks.push(messages.map((m) => m.offset));
@@ -43,7 +45,8 @@ function pipeline(options: { chunkSize: number; maxQueued: number }) {
     commit: async (offset) => void commits.push(offset),
     resume: () => void (resumed += 1),
     logger: createLogger('pipeline-test', 'silent'),
-    ...options,
+    chunkSize: options.chunkSize,
+    maxQueued: options.maxQueued,
   });
   return {
     p,
@@ -79,5 +82,26 @@ describe('partition pipeline', () => {
     await t.p.settled();
     expect(t.resumed()).toBe(1);
     expect(t.commits.at(-1)).toBe('4');
+  });
+
+  it('processes as many chunks at once as the shared limit allows, and takes a chunk only when it may start', async () => {
+    const limit = pLimit(1);
+    const a = pipeline({ chunkSize: 100, maxQueued: 1_000, limit, partition: 0 });
+    const b = pipeline({ chunkSize: 100, maxQueued: 1_000, limit, partition: 1 });
+    a.hold();
+    b.hold();
+    a.p.enqueue([message(0, 1)]);
+    b.p.enqueue([message(0, 1)]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([a.chunks.length, b.chunks.length]).toEqual([1, 0]);
+    // Arrives while b waits for room: joins b's first chunk instead of making a second one.
+    b.p.enqueue([message(1, 1)]);
+    a.release();
+    await a.p.settled();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(b.chunks).toEqual([['0', '1']]);
+    b.release();
+    await b.p.settled();
+    expect(b.commits).toEqual(['2']);
   });
 });

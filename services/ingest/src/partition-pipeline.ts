@@ -20,6 +20,11 @@ export interface PartitionPipelineDeps {
   chunkSize: number;
   /** Events queued before the partition is paused. */
   maxQueued: number;
+  /**
+   * Runs a chunk's processing when the process has room for it; shared by every partition, as
+   * processing is CPU work and each chunk in it holds its events in memory.
+   */
+  limit: <T>(work: () => Promise<T>) => Promise<T>;
   /** Backoff while a store is away: first wait and cap, in milliseconds. */
   retryDelayMs?: { first: number; max: number };
 }
@@ -97,21 +102,27 @@ export class PartitionPipeline {
           pending = null;
           continue;
         }
-        const chunk = this.takeChunk();
-        if (this.full && this.queuedEvents < this.deps.maxQueued / 2) {
-          this.full = false;
-          this.deps.resume();
-        }
-        const { rows, deadLetters } = await this.untilDone('process', async () => {
-          const rows = new RowBuffer();
-          const deadLetters: DeadLetter[] = [];
-          await this.deps.processor.processBatch(chunk, rows, deadLetters);
-          return { rows, deadLetters };
+        // The chunk is taken once there is room to process it: what arrives meanwhile joins it.
+        const processed = await this.deps.limit(async () => {
+          if (this.queue.length === 0 || this.revoked) return null;
+          const chunk = this.takeChunk();
+          if (this.full && this.queuedEvents < this.deps.maxQueued / 2) {
+            this.full = false;
+            this.deps.resume();
+          }
+          return this.untilDone('process', async () => {
+            const rows = new RowBuffer();
+            const deadLetters: DeadLetter[] = [];
+            await this.deps.processor.processBatch(chunk, rows, deadLetters);
+            return { rows, deadLetters, lastOffset: chunk.at(-1)!.offset };
+          });
         });
+        if (!processed) continue;
+        const { rows, deadLetters, lastOffset } = processed;
         // One insert in flight per partition while the next chunk is processed keeps commits in order.
         if (pending) await pending;
         // finishChunk retries until done and only gives up once revoked, when nothing is left to do.
-        pending = this.finishChunk(rows, deadLetters, chunk.at(-1)!.offset).catch(() => undefined);
+        pending = this.finishChunk(rows, deadLetters, lastOffset).catch(() => undefined);
       }
     } finally {
       // Cleared in the same tick as the empty-queue check, so a batch enqueued after it starts a new drain.
