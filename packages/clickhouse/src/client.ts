@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
 import type { Config } from '@tributary/config';
 import { ident, sql, type Sql } from './sql.js';
@@ -123,8 +122,7 @@ export function createClickHouse(config: ClickHouseConfig, options: { requestTim
         const [first, ...rest] = rows.columns;
         for (const name of [table, ...rows.columns]) ident(name);
         if (first === undefined) throw new Error(`insert into ${table} names no columns`);
-        const body = Readable.from([Buffer.from(rows.text())], { objectMode: false });
-        await client.insert({ table, values: body, format: 'TabSeparated', columns: [first, ...rest] });
+        await client.insert({ table, values: rows.stream(), format: 'TabSeparated', columns: [first, ...rest] });
       } catch (error) {
         throw wrapError(error);
       }

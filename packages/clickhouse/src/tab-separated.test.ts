@@ -1,3 +1,4 @@
+import { text } from 'node:stream/consumers';
 import { TabSeparatedRows, tabSeparatedField } from './tab-separated.js';
 
 describe('TabSeparated encoding', () => {
@@ -8,13 +9,22 @@ describe('TabSeparated encoding', () => {
     expect(tabSeparatedField(42)).toBe('42');
   });
 
-  it('writes the named columns in order, one line per row, and appends other rows after', () => {
+  it('writes the named columns in order, one line per row, and appends other rows after', async () => {
     const rows = new TabSeparatedRows<{ a: string; b: number }>(['b', 'a']);
     rows.add({ a: 'x\ty', b: 1 });
     const more = new TabSeparatedRows<{ a: string; b: number }>(['b', 'a']);
     more.add({ a: 'z', b: 2 });
     rows.append(more);
     expect(rows.length).toBe(2);
-    expect(rows.text()).toBe('1\tx\\ty\n2\tz\n');
+    expect(await text(rows.stream())).toBe('1\tx\\ty\n2\tz\n');
+  });
+
+  it('keeps every byte of many rows, of any size and script, across the blocks it writes into', async () => {
+    const rows = new TabSeparatedRows<{ s: string }>(['s']);
+    const values = Array.from({ length: 3_000 }, (_, i) => `${'é✓😀'.repeat(i % 50)}-${'x'.repeat(i % 700)}-${i}`);
+    for (const s of values) rows.add({ s });
+    rows.add({ s: 'y'.repeat(3 * 1024 * 1024) });
+    expect(rows.length).toBe(3_001);
+    expect(await text(rows.stream())).toBe(`${values.join('\n')}\n${'y'.repeat(3 * 1024 * 1024)}\n`);
   });
 });
