@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import cors from 'cors';
 import getRawBody from 'raw-body';
-import { v7 as uuidv7 } from 'uuid';
-import { BATCH_ENVELOPE_SCHEMA, CAPTURE_EVENT_SCHEMA, CAPTURE_PATHS, decodeBody, parseCaptureRequest } from '@tributary/payload';
+import { BATCH_ENVELOPE_SCHEMA, CAPTURE_EVENT_SCHEMA, CAPTURE_PATHS, decodeBody, eventUuid, parseCaptureRequest } from '@tributary/payload';
 import type { CaptureMessage } from '@tributary/kafka';
 import type { TokenResolver } from '@tributary/control-plane';
 import { badRequest, jsonProblem, payloadTooLarge, serviceUnavailable, unauthorized, type DirectRequest, type DirectRoute, type OperationDoc } from '@tributary/http';
@@ -94,7 +93,7 @@ export function captureRoutes(deps: CaptureDeps): DirectRoute[] {
     const nested = jsonProblem(decoded.value);
     if (nested) throw badRequest(nested.detail, nested.attr, 'invalid_payload');
     const now = clock();
-    const parsed = parseCaptureRequest(decoded.value, { query, newUuid: uuidv7 });
+    const parsed = parseCaptureRequest(decoded.value, { query, newUuid: eventUuid });
     if (!parsed.ok) {
       throw parsed.status === 401 ? unauthorized(parsed.detail, parsed.code) : badRequest(parsed.detail, null, parsed.code);
     }
