@@ -4,6 +4,8 @@
  * reads and parses the same bodies (the baseline, reached directly like capture's port). Needs `make up`.
  * The ingest consumer is paused (SIGSTOP) while it runs, so that draining the flood into Postgres
  * and ClickHouse does not compete with capture for this machine's two cores; it resumes after.
+ * A copy of capture started with its own TRIBUTARY_STATE_DIR has no ingest there, so nothing is
+ * paused; BENCH_FRONT_DOOR=0 skips the runs through nginx, which reach `make up`'s capture, not the copy.
  * Both run with the same number of connections (default 16, a busy site's SDK traffic behind a
  * load balancer; a fixed concurrency sets the latency: p99 is that many requests queued).
  * Ends with one line: RESULT capture_batch_events_per_s=... bare_events_per_s=... ratio=... p99_ms=... rss_mb=...
@@ -22,38 +24,44 @@ const singleBody = JSON.stringify({ api_key: credentials.TRIBUTARY_PROJECT_API_K
 
 const bare = await startBareServer('{"status":1}');
 
+const frontDoor = process.env.BENCH_FRONT_DOOR !== '0';
 const runs: [string, string, string, number][] = [
-  ['/batch/ (100 events)', `${credentials.TRIBUTARY_URL}/batch/`, batchBody, 100],
-  ['/capture/ (1 event)', `${credentials.TRIBUTARY_URL}/capture/`, singleBody, 1],
+  ['/batch/ (100 events)', '/batch/', batchBody, 100],
+  ['/capture/ (1 event)', '/capture/', singleBody, 1],
 ];
 const rows = [];
-const ingestPid = await pidOf('ingest');
-process.kill(ingestPid, 'SIGSTOP');
-const resumeIngest = () => process.kill(ingestPid, 'SIGCONT');
-process.once('exit', resumeIngest);
-const results = new Map<string, { real: LoadResult; direct: LoadResult; baseline: LoadResult }>();
-for (const [name, url, body, eventsPerRequest] of runs) {
-  const baseline: LoadResult = await drive({ url: `${bare.url}/`, body, connections, seconds });
-  const direct: LoadResult = await drive({ url: `${serviceUrl}${new URL(url).pathname}`, body, connections, seconds });
-  const real: LoadResult = await drive({ url, body, connections, seconds });
+const capturePid = await pidOf('capture');
+// Only `make up`'s state dir has an ingest to pause: a copy's dir has no pid file for it.
+const ingestPid = await pidOf('ingest').catch(() => null);
+if (ingestPid !== null) {
+  process.kill(ingestPid, 'SIGSTOP');
+  process.once('exit', () => process.kill(ingestPid, 'SIGCONT'));
+}
+const results = new Map<string, { real: LoadResult | null; direct: LoadResult; baseline: LoadResult }>();
+for (const [name, path, body, eventsPerRequest] of runs) {
+  const baseline: LoadResult = await drive({ url: `${bare.url}/`, body, connections, seconds, serverPid: bare.pid });
+  const direct: LoadResult = await drive({ url: `${serviceUrl}${path}`, body, connections, seconds, serverPid: capturePid });
+  const real: LoadResult | null = frontDoor ? await drive({ url: `${credentials.TRIBUTARY_URL}${path}`, body, connections, seconds }) : null;
   results.set(name, { real, direct, baseline });
   rows.push({
     route: name,
-    'events/s': real.requestsPerSecond * eventsPerRequest,
-    'p99 ms': real.p99,
-    'non-2xx': real.non2xx + real.errors + direct.non2xx + direct.errors,
+    'events/s': real ? real.requestsPerSecond * eventsPerRequest : '-',
+    'p99 ms': real ? real.p99 : '-',
+    'non-2xx': (real ? real.non2xx + real.errors : 0) + direct.non2xx + direct.errors,
     'direct events/s': direct.requestsPerSecond * eventsPerRequest,
     'direct p99 ms': direct.p99,
     'bare events/s': baseline.requestsPerSecond * eventsPerRequest,
     'bare p99 ms': baseline.p99,
-    'front door/bare': real.requestsPerSecond / baseline.requestsPerSecond,
+    'front door/bare': real ? real.requestsPerSecond / baseline.requestsPerSecond : '-',
     'direct/bare': direct.requestsPerSecond / baseline.requestsPerSecond,
+    'capture cpu µs/event': direct.serverCpuUsPerRequest / eventsPerRequest,
+    'bare cpu µs/event': baseline.serverCpuUsPerRequest / eventsPerRequest,
   });
 }
-resumeIngest();
+if (ingestPid !== null) process.kill(ingestPid, 'SIGCONT');
 bare.stop();
 table(rows);
-const rssMb = await peakRssPerProcessMb(await pidOf('capture'));
+const rssMb = await peakRssPerProcessMb(capturePid);
 console.log(`capture peak RSS of its largest process: ${rssMb.toFixed(1)} MB`);
 const batch = results.get(runs[0]![0])!;
 // The line compares like with like: the service's own port against the bare server's; the

@@ -43,27 +43,36 @@ export function jsonProblem(value: unknown, options: { maxDepth?: number; storab
     options.storable && UNSTORABLE.test(text)
       ? { attr: attrOf(node, prefix), detail: `${attrOf(node, prefix) ?? 'body'} ${what} U+0000 or an unpaired UTF-16 surrogate, which cannot be stored.` }
       : null;
+  if (typeof value === 'string') return unstorable(value, null, 'contains');
+  // Only objects and arrays are pushed: a string needs a node of its own only to be named in a
+  // problem, and a number none, so a large body's leaves cost no allocation.
   const stack: Node[] = [{ value, depth: 0, key: null, parent: null }];
   while (stack.length > 0) {
     const node = stack.pop()!;
-    const v = node.value;
-    if (typeof v === 'string') {
-      const problem = unstorable(v, node, 'contains');
-      if (problem) return problem;
-      continue;
-    }
+    const v = node.value as object | null;
     if (v === null || typeof v !== 'object') continue;
     if (node.depth >= maxDepth) return { attr: attrOf(node, prefix), detail: `${attrOf(node, prefix) ?? 'body'} nests deeper than ${maxDepth} levels.` };
+    const depth = node.depth + 1;
     if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], depth: node.depth + 1, key: i, parent: node });
+      for (let i = v.length - 1; i >= 0; i--) {
+        const item: unknown = v[i];
+        if (item !== null && typeof item === 'object') stack.push({ value: item, depth, key: i, parent: node });
+        else if (options.storable && typeof item === 'string') {
+          const problem = unstorable(item, { value: item, depth, key: i, parent: node }, 'contains');
+          if (problem) return problem;
+        }
+      }
     } else {
       const keys = Object.keys(v);
       for (let i = keys.length - 1; i >= 0; i--) {
         const key = keys[i]!;
-        const child: Node = { value: (v as Record<string, unknown>)[key], depth: node.depth + 1, key, parent: node };
-        const problem = unstorable(key, child, 'has a key with');
-        if (problem) return problem;
-        stack.push(child);
+        const item = (v as Record<string, unknown>)[key];
+        const child: Node | null = (item !== null && typeof item === 'object') || options.storable ? { value: item, depth, key, parent: node } : null;
+        if (options.storable) {
+          const problem = unstorable(key, child, 'has a key with') ?? (typeof item === 'string' ? unstorable(item, child, 'contains') : null);
+          if (problem) return problem;
+        }
+        if (child && item !== null && typeof item === 'object') stack.push(child);
       }
     }
   }

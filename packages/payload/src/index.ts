@@ -3,3 +3,4 @@ export { BATCH_ENVELOPE_SCHEMA, CAPTURE_EVENT_SCHEMA, parseCaptureRequest, type 
 export { extractDistinctId, MAX_DISTINCT_ID_LENGTH } from './distinct-id.js';
 export { checkToken } from './token.js';
 export { CAPTURE_PATHS } from './capture-paths.js';
+export { eventUuid } from './event-uuid.js';

@@ -1,6 +1,6 @@
 import { Ajv } from 'ajv';
-import { v7 as uuidv7 } from 'uuid';
 import { extractDistinctId } from './distinct-id.js';
+import { eventUuid } from './event-uuid.js';
 import { checkToken } from './token.js';
 
 /** One event ready for Kafka: its uuid, distinct id and the event as JSON text for ingest. */
@@ -76,7 +76,7 @@ function parseSentAt(bodySentAt: unknown, query: Record<string, string | undefin
  * two different keys in one request is a 401. Events without a name or distinct id are dropped.
  */
 export function parseCaptureRequest(value: unknown, options: ParseOptions): ParseResult {
-  const newUuid = options.newUuid ?? uuidv7;
+  const newUuid = options.newUuid ?? eventUuid;
   let rawEvents: unknown[];
   let envelopeToken: unknown;
   let historicalMigration = false;

@@ -1,11 +1,10 @@
-import { Router, type Request, type RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import cors from 'cors';
 import getRawBody from 'raw-body';
-import { v7 as uuidv7 } from 'uuid';
-import { BATCH_ENVELOPE_SCHEMA, CAPTURE_EVENT_SCHEMA, CAPTURE_PATHS, decodeBody, parseCaptureRequest } from '@tributary/payload';
+import { BATCH_ENVELOPE_SCHEMA, CAPTURE_EVENT_SCHEMA, CAPTURE_PATHS, decodeBody, eventUuid, parseCaptureRequest } from '@tributary/payload';
 import type { CaptureMessage } from '@tributary/kafka';
 import type { TokenResolver } from '@tributary/control-plane';
-import { badRequest, documented, jsonProblem, payloadTooLarge, serviceUnavailable, unauthorized } from '@tributary/http';
+import { badRequest, jsonProblem, payloadTooLarge, serviceUnavailable, unauthorized, type DirectRequest, type DirectRoute, type OperationDoc } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
 import type { CaptureMetrics } from './capture-metrics.js';
 import { PublishError, type EventPublisher } from './event-publisher.js';
@@ -21,27 +20,27 @@ export interface CaptureDeps {
 }
 
 /** Reads the body while it streams, stopping at the limit instead of buffering all of it. */
-async function readBody(req: Request, limit: number): Promise<Buffer> {
+async function readBody(req: IncomingMessage, path: string, limit: number): Promise<Buffer> {
   try {
     return await getRawBody(req, { limit });
   } catch (error) {
     const { type } = error as { type?: string };
-    if (type === 'entity.too.large') throw payloadTooLarge(`Request body is larger than the limit of ${limit} bytes for ${req.path}.`);
+    if (type === 'entity.too.large') throw payloadTooLarge(`Request body is larger than the limit of ${limit} bytes for ${path}.`);
     if (type === 'request.aborted') throw badRequest('Request was aborted by the client.', null, 'aborted');
     throw error;
   }
 }
 
-function queryStrings(req: Request): Record<string, string | undefined> {
+function queryStrings({ query }: DirectRequest): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
-  for (const [key, value] of Object.entries(req.query)) {
+  for (const [key, value] of Object.entries(query)) {
     if (typeof value === 'string') out[key] = value;
   }
   return out;
 }
 
 /** Bodies may also come gzip- or lz64-compressed, or form-encoded as `data=`; the schema is of what they decode to. */
-const CAPTURE_DOC = {
+const CAPTURE_DOC: OperationDoc = {
   summary: 'Capture one event, an array of events, or a batch',
   tags: ['capture'],
   projectKey: true,
@@ -54,19 +53,36 @@ const CAPTURE_DOC = {
   responses: { 200: { description: 'Accepted.', schema: { type: 'object', properties: { status: { const: 1 } } } } },
 };
 
-export function captureRoutes(deps: CaptureDeps): Router {
-  const router = Router();
-  const clock = deps.clock ?? (() => new Date());
-  // Browsers send events cross-origin with credentials, so the origin is reflected rather than `*`.
-  const corsMiddleware = cors({ origin: true, credentials: true, maxAge: 86_400 });
-  router.options([...CAPTURE_PATHS], corsMiddleware);
+// Browsers send events cross-origin with credentials, so the origin is reflected rather than `*`.
+const corsMiddleware = cors({ origin: true, credentials: true, maxAge: 86_400 });
 
-  const capture: RequestHandler = async (req, res) => {
-    const limit = req.path.startsWith('/batch') ? deps.maxBatchBytes : deps.maxEventBytes;
-    const query = queryStrings(req);
-    const body = req.method === 'POST' ? await readBody(req, limit) : Buffer.alloc(0);
+/** Sets the CORS headers browsers need on any origin; true when that answered the request (a preflight). */
+function answeredByCors(req: IncomingMessage, res: ServerResponse): boolean {
+  let passedOn = false;
+  corsMiddleware(req, res, () => {
+    passedOn = true;
+  });
+  return !passedOn;
+}
+
+const ACCEPTED = Buffer.from(JSON.stringify({ status: 1 }));
+
+/**
+ * Every capture path, served by plain node:http ahead of Express (direct routes): a request is
+ * mostly its events' work, and Express's router and response helpers cost a single-event request
+ * more than that work does.
+ */
+export function captureRoutes(deps: CaptureDeps): DirectRoute[] {
+  const clock = deps.clock ?? (() => new Date());
+
+  const capture = async (request: DirectRequest) => {
+    const { req, res, path } = request;
+    if (answeredByCors(req, res)) return;
+    const limit = path.startsWith('/batch') ? deps.maxBatchBytes : deps.maxEventBytes;
+    const query = queryStrings(request);
+    const body = request.method === 'POST' ? await readBody(req, path, limit) : Buffer.alloc(0);
     const decoded = decodeBody(
-      { body, contentType: req.get('content-type'), contentEncoding: req.get('content-encoding'), query },
+      { body, contentType: req.headers['content-type'], contentEncoding: req.headers['content-encoding'], query },
       { maxBytes: limit },
     );
     if (!decoded.ok) {
@@ -77,7 +93,7 @@ export function captureRoutes(deps: CaptureDeps): Router {
     const nested = jsonProblem(decoded.value);
     if (nested) throw badRequest(nested.detail, nested.attr, 'invalid_payload');
     const now = clock();
-    const parsed = parseCaptureRequest(decoded.value, { query, newUuid: uuidv7 });
+    const parsed = parseCaptureRequest(decoded.value, { query, newUuid: eventUuid });
     if (!parsed.ok) {
       throw parsed.status === 401 ? unauthorized(parsed.detail, parsed.code) : badRequest(parsed.detail, null, parsed.code);
     }
@@ -87,7 +103,7 @@ export function captureRoutes(deps: CaptureDeps): Router {
       throw unauthorized('Project API key is invalid: no project has this key.', 'invalid_api_key');
     }
 
-    const ip = req.ip ?? null;
+    const ip = request.ip() ?? null;
     const receivedAt = now.toISOString();
     const sentAt = parsed.sentAt ? parsed.sentAt.toISOString() : null;
     const messages: CaptureMessage[] = parsed.events.map((event) => ({
@@ -113,10 +129,10 @@ export function captureRoutes(deps: CaptureDeps): Router {
     deps.metrics?.accepted(messages.length, parsed.historicalMigration);
     for (const { reason } of parsed.dropped) deps.metrics?.dropped(reason, 1);
     if (parsed.dropped.length > 0) deps.logger.debug({ dropped: parsed.dropped }, 'events dropped at capture');
-    res.json({ status: 1 });
+    res.setHeader('content-type', 'application/json; charset=utf-8');
+    res.setHeader('content-length', ACCEPTED.length);
+    res.end(ACCEPTED);
   };
   // Events come as POST, or as GET with `?data=`; any other method is a 405 from the runtime.
-  router.get([...CAPTURE_PATHS], corsMiddleware, documented(CAPTURE_DOC), capture);
-  router.post([...CAPTURE_PATHS], corsMiddleware, documented(CAPTURE_DOC), capture);
-  return router;
+  return [{ paths: CAPTURE_PATHS, methods: ['GET', 'POST', 'OPTIONS'], handle: capture, doc: CAPTURE_DOC }];
 }

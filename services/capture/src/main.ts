@@ -41,7 +41,7 @@ await startServiceRuntime({
   host: config.host,
   port: config.capturePort,
   shutdownTimeoutMs: config.shutdownTimeoutMs,
-  routes: (app) => app.use(captureRoutes({ tokens, publisher, logger, metrics: captureMetrics(metrics), maxBatchBytes: config.captureMaxBatchBytes, maxEventBytes: config.captureMaxEventBytes })),
+  direct: captureRoutes({ tokens, publisher, logger, metrics: captureMetrics(metrics), maxBatchBytes: config.captureMaxBatchBytes, maxEventBytes: config.captureMaxEventBytes }),
   // Tokens are cached and the overflow counter fails open: only Kafka is needed to take events.
   dependencies: {
     kafka: { check: kafkaReachable.check, required: true },

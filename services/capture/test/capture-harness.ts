@@ -52,22 +52,19 @@ export async function startCapture(overrides: Partial<Config> = {}, brokers?: st
       host: '127.0.0.1',
       port: 0,
       shutdownTimeoutMs: 1000,
-      routes: (app) =>
-        app.use(
-          captureRoutes({
-            tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
-            publisher: new EventPublisher(
-              [producer],
-              topics,
-              new PartitionCounts(publishAdmin, [topics.realtime, topics.historical, topics.overflow]),
-              new OverflowDetector(redis, config.captureOverflowEventsPerSecond),
-              config.kafkaProduceTimeoutMs,
-            ),
-            logger,
-            maxBatchBytes: config.captureMaxBatchBytes,
-            maxEventBytes: config.captureMaxEventBytes,
-          }),
+      direct: captureRoutes({
+        tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
+        publisher: new EventPublisher(
+          [producer],
+          topics,
+          new PartitionCounts(publishAdmin, [topics.realtime, topics.historical, topics.overflow]),
+          new OverflowDetector(redis, config.captureOverflowEventsPerSecond),
+          config.kafkaProduceTimeoutMs,
         ),
+        logger,
+        maxBatchBytes: config.captureMaxBatchBytes,
+        maxEventBytes: config.captureMaxEventBytes,
+      }),
       dependencies: {},
       stop: async () => {
         await Promise.all([producer.disconnect(), publishAdmin.disconnect()]).catch(() => undefined);

@@ -109,6 +109,34 @@ describe('spike detection', () => {
     counted.disconnect();
   });
 
+  it('counts requests that arrive while a call is in flight together, each learning only its own hot ids, whatever characters they hold', async () => {
+    const counted = createRedis(config);
+    let calls = 0;
+    const send = counted.sendCommand.bind(counted);
+    counted.sendCommand = ((command: Parameters<Redis['sendCommand']>[0]) => {
+      if (command.name === 'evalsha') calls += 1;
+      return send(command);
+    }) as Redis['sendCommand'];
+    const second = Date.now();
+    const detector = new OverflowDetector(counted, 3, () => second);
+    const odd = ['with space 1', 'new\nline\n2', 'ünïcødé 🙂 3', '', '10 digits first'].map((id) => `phc_test:${uniqueName('odd')}${id}`);
+    // Each id is sent twice by each of 4 concurrent requests: 8 a second, over the limit of 3,
+    // and only the request that named an id hears that it is hot.
+    const requests = Array.from({ length: 4 }, (_, r) => new Map([...odd.map((key) => [key, 2] as [string, number]), [`phc_test:${uniqueName('own')}-${r}`, 1]]));
+    await detector.hotKeys(new Map([[`phc_test:${uniqueName('first')}`, 1]]));
+    calls = 0;
+    const answers = await Promise.all(requests.map((counts) => detector.hotKeys(counts)));
+    // The first goes alone (2 each: not over); the other three wait for it and share one call.
+    expect(calls).toBe(2);
+    expect(answers).toEqual([new Set(), new Set(odd), new Set(odd), new Set(odd)]);
+    // However the calls were grouped, the counts add up exactly.
+    const again = await detector.hotKeys(new Map(odd.map((key) => [key, 0])));
+    expect(again).toEqual(new Set(odd));
+    const stored = await counted.hmget(`tributary:capture-rate:${Math.floor(second / 1000)}`, ...odd);
+    expect(stored).toEqual(odd.map(() => '8'));
+    counted.disconnect();
+  });
+
   it('reroutes nothing when Redis cannot answer', async () => {
     // A closed connection rejects every command at once, as a client does when Redis is away.
     const down = createRedis(config);

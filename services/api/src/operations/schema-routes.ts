@@ -10,16 +10,15 @@ const SWAGGER_UI = path.dirname(require.resolve('swagger-ui-dist/package.json'))
 const { version } = require('../../package.json') as { version: string };
 
 /**
- * Capture's and decide's routes as those services mount them (decide's flag routes ahead of
- * Express), built only to be read: route factories touch their dependencies when a request
+ * Capture's and decide's routes as those services mount them (capture's and decide's flag routes
+ * ahead of Express), built only to be read: route factories touch their dependencies when a request
  * comes, never when they are built, and these never see a request.
  */
 export function publicRoutes(): MountedRoute[] {
   const app = express();
-  app.use(captureRoutes({} as CaptureDeps));
   app.use(sdkConfigRoutes({} as SdkConfigDeps));
   app.use(localEvaluationRoutes({} as DecideDeps));
-  return [...mountedRoutes(app), ...directRouteTable(flagRoutes({} as DecideDeps))];
+  return [...mountedRoutes(app), ...directRouteTable([...captureRoutes({} as CaptureDeps), ...flagRoutes({} as DecideDeps)])];
 }
 
 /** The document for everything behind the front door: the api's own routes as mounted, then capture's and decide's. */
