@@ -31,6 +31,26 @@ export interface PartitionPipelineDeps {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+const copy = (bytes: Buffer | null) => (bytes === null ? null : Buffer.from(bytes));
+
+/**
+ * Gives the message bytes of its own. kafkajs hands out slices of the whole fetch response, so
+ * one queued message would keep every partition's share of that response in memory for as long
+ * as it waits; copied, a queue holds only its own messages. kafkajs is done with the message
+ * once it is handed over.
+ */
+function detach(message: KafkaMessage): KafkaMessage {
+  message.key = copy(message.key);
+  message.value = copy(message.value);
+  if (message.headers) {
+    for (const [name, value] of Object.entries(message.headers)) {
+      if (Buffer.isBuffer(value)) message.headers[name] = Buffer.from(value);
+      else if (Array.isArray(value)) message.headers[name] = value.map((v) => (Buffer.isBuffer(v) ? Buffer.from(v) : v));
+    }
+  }
+  return message;
+}
+
 interface Queued {
   message: KafkaMessage;
   events: number;
@@ -66,7 +86,7 @@ export class PartitionPipeline {
       const offset = BigInt(message.offset);
       if (this.nextOffset !== null && offset < this.nextOffset) continue;
       const events = eventsInMessage(message.value);
-      this.queue.push({ message, events });
+      this.queue.push({ message: detach(message), events });
       this.queuedEvents += events;
       this.nextOffset = offset + 1n;
     }
