@@ -70,9 +70,8 @@ export class IngestConsumer {
       // fetch loop only hands messages over and so heartbeats every few hundred milliseconds.
       sessionTimeout: 10_000,
       heartbeatInterval: 3_000,
-      // About a thousand typical events per partition and fetch, and a few MB per fetch in all:
-      // queued messages are slices of their fetch's buffer and keep all of it alive, so this and
-      // the pipelines' queues bound what a process holds in memory.
+      // About a thousand typical events per partition and fetch, and a few MB per fetch in all;
+      // the pipelines copy what they queue, so a fetch's buffer is freed once it is handed over.
       maxBytesPerPartition: 1024 * 1024,
       maxBytes: 4 * 1024 * 1024,
       // kafkajs sleeps this long when every partition is paused, and a resumed partition waits it
