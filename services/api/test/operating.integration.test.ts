@@ -170,7 +170,9 @@ describe('operating Tributary', () => {
     const fresh = await post('capture', '/capture/', { api_key: tenant.project.api_token, event: 'e', distinct_id: 'd' });
     const generated = fresh.headers.get('x-request-id');
     expect(generated).toMatch(/^[0-9a-f-]{36}$/);
+    // Lines reach stdout in blocks, at most LOG_FLUSH_INTERVAL_MS after they are logged.
     await waitFor(async () => logLines('capture').some((l) => l.req_id === generated), { what: 'the capture log line' });
+    await waitFor(async () => logLines('api').some((l) => l.req_id === 'ops-test-request-1'), { what: 'the api log line' });
     const line = logLines('api').filter((l) => l.req_id === 'ops-test-request-1');
     expect(line).toEqual([expect.objectContaining({ level: 30, msg: 'request', method: 'GET', route: '/api/environments/:project_id/persons', status: 200, ms: expect.any(Number) })]);
   });
