@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { evaluateFlag, hashFor, matchProperty, validateFlagDefinition, type EvaluationContext, type FlagDefinition } from './index.js';
 
 const now = new Date('2026-06-01T00:00:00Z');
@@ -22,6 +23,21 @@ describe('hash', () => {
     expect(plain).toBeGreaterThanOrEqual(0);
     expect(plain).toBeLessThanOrEqual(1);
     expect(hashFor('k', 'id', 'variant')).not.toBe(plain);
+  });
+
+  it('gives what reading node:crypto’s sha1 hex as posthog-node does gives, bit for bit', () => {
+    const reference = (text: string) => parseInt(createHash('sha1').update(text).digest('hex').slice(0, 15), 16) / 0xfffffffffffffff;
+    // Every length across SHA-1's block and padding edges, text beyond ASCII (two, three and four
+    // UTF-8 bytes, an unpaired surrogate), a long id, and a deterministic spread of the rest.
+    const ids = Array.from({ length: 200 }, (_, n) => 'x'.repeat(n));
+    ids.push('é', 'José', '日本語のユーザー', '👩‍💻 dev', 'lone \ud800 surrogate', 'tail \udc00', 'a'.repeat(10_000) + 'ü');
+    let seed = 1;
+    const next = () => (seed = (seed * 48271) % 2147483647);
+    for (let i = 0; i < 2_000; i++) ids.push(Array.from({ length: next() % 90 }, () => String.fromCharCode(next() % 5 === 0 ? next() % 0xffff : 32 + (next() % 95))).join(''));
+    for (const id of ids) {
+      expect([id, hashFor('flag-key', id)]).toEqual([id, reference(`flag-key.${id}`)]);
+      expect([id, hashFor('flag-key', id, 'variant')]).toEqual([id, reference(`flag-key.${id}variant`)]);
+    }
   });
 });
 

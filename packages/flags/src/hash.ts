@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { sha1Leading60Bits } from './sha1.js';
 
 const LONG_SCALE = 0xfffffffffffffff;
 
@@ -7,13 +7,10 @@ const LONG_SCALE = 0xfffffffffffffff;
  * computed in doubles exactly as posthog-node does, so buckets match to the last bit.
  */
 export function hashFor(flagKey: string, id: string, salt = ''): number {
-  // The one-shot `hash` costs half of a `createHash` object, and decide hashes once per flag.
-  const digest = hash('sha1', `${flagKey}.${id}${salt}`, 'hex');
-  return parseInt(digest.slice(0, 15), 16) / LONG_SCALE;
+  return sha1Leading60Bits(`${flagKey}.${id}${salt}`) / LONG_SCALE;
 }
 
 /** Holdouts hash the id under a fixed `holdout-` prefix instead of the flag key. */
 export function holdoutHash(id: string, salt = ''): number {
-  const digest = hash('sha1', `holdout-${id}${salt}`, 'hex');
-  return parseInt(digest.slice(0, 15), 16) / LONG_SCALE;
+  return sha1Leading60Bits(`holdout-${id}${salt}`) / LONG_SCALE;
 }
