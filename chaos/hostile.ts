@@ -4,7 +4,7 @@
  * seed. Passing means no 5xx (the stores are up), every 4xx in the one JSON error shape naming
  * the problem, every request answered, and no service process lost.
  *
- *   npx tsx chaos/hostile.ts [--seed N] [--min-requests N] [--concurrency N]
+ *   npx tsx chaos/hostile.ts [--seed N] [--min-requests N] [--concurrency N] [--only 'query where' ...]
  *
  * reads `$TRIBUTARY_STATE_DIR/credentials.env` (else `.tributary/credentials.env`) and
  * `FRONT_PORT`, checks the services' pids and `/_health` before and after, prints a summary and
@@ -29,10 +29,13 @@ export interface HostileOptions {
   concurrency?: number;
   /** Seed of the random mutations (default 14): the same seed sends the same requests. */
   seed?: number;
+  /** Only the cases whose name starts with one of these (`query where`, `body deep`, `raw`...), to replay one family against a store and watch it. */
+  only?: readonly string[];
   log?: (line: string) => void;
 }
 
 export interface HostileFailure {
+  route: string;
   method: string;
   path: string;
   status: number;
@@ -47,13 +50,13 @@ export interface HostileResult {
   non_json_4xx: number;
   /** Per route: requests, answers by status (`no_response` when none came), and the seconds they took in all. */
   byRoute: Record<string, { requests: number; status: Record<string, number>; seconds: number }>;
-  /** Every finding counted by status and case family (`500 body filters.groups…`), beyond the capped list. */
+  /** Every finding counted by status, route and case family (`500 GET /api/… query where`), beyond the capped list. */
   findings: Record<string, number>;
   /** The first findings, enough to reproduce each by hand. */
   failures: HostileFailure[];
 }
 
-const MAX_FAILURES = 50;
+const MAX_FAILURES = 200;
 const REQUEST_TIMEOUT_MS = 30_000;
 /** Random cases every operation gets at least, whatever the systematic ones already sent. */
 const MIN_RANDOM = 10;
@@ -71,6 +74,19 @@ function recordCreated(created: Created, c: HostileCase, answer: Answer): void {
   else if (typeof id === 'number' && /\/cohorts\/$/.test(c.route)) created.cohorts.add(id);
   else if (typeof id === 'number' && /create_from_template_json\/$/.test(c.route)) created.dashboards.add(id);
   else if (typeof id === 'string' && /personal_api_keys\/$/.test(c.route)) created.keys.add(id);
+}
+
+/** A case's family: its name up to the value (`query where`, `body properties.plan`, `raw`). */
+export const familyOf = (name: string) => name.split(/[ =]/, 3).join(' ');
+
+/** The findings as lines, most frequent first, each with the first failing request of its kind. */
+export function findingsSummary(result: HostileResult): string[] {
+  return Object.entries(result.findings)
+    .sort(([, a], [, b]) => b - a)
+    .map(([kind, count]) => {
+      const example = result.failures.find((f) => kind === `${f.status === 0 ? 'no_response' : f.status} ${f.route} ${familyOf(f.case)}`);
+      return `${String(count).padStart(5)}  ${kind}${example ? `  e.g. ${example.method} ${example.path.slice(0, 120)} -> ${JSON.stringify(example.body.slice(0, 120))}` : ''}`;
+    });
 }
 
 /** Interleaves the operations' lists, so load spreads over the services; destructive cases go last. */
@@ -104,7 +120,8 @@ export async function runHostileInput(target: Target, options: HostileOptions = 
   const counted = systematic.reduce((n, list) => n + list.length, frontDoor.length);
   const perOperation = Math.max(MIN_RANDOM, Math.ceil((minRequests - counted) / operations.length));
   const lists = operations.map((op, i) => [...systematic[i]!, ...randomCasesFor(op, setup.fixtures, perOperation, seed * 1000 + i)]);
-  const cases = schedule([...lists, frontDoor]);
+  const only = options.only ?? [];
+  const cases = schedule([...lists, frontDoor]).filter((c) => only.length === 0 || only.some((prefix) => c.name.startsWith(prefix)));
   log(`hostile: ${cases.length} requests over ${operations.length} operations and the front door, seed ${seed}, ${concurrency} at a time`);
 
   const result: HostileResult = { requests: 0, unexpected5xx: 0, non_json_4xx: 0, byRoute: {}, findings: {}, failures: [] };
@@ -141,11 +158,11 @@ export async function runHostileInput(target: Target, options: HostileOptions = 
       const verdict = judge(c.method, answer);
       if (verdict === 'unexpected_5xx' || verdict === 'no_response') result.unexpected5xx++;
       if (verdict === 'non_json_4xx') result.non_json_4xx++;
-      // One listed failure per status and case family: a broken handler fails the same way on many routes.
-      const kind = `${status} ${c.name.split(/[ =]/, 3).join(' ')}`;
+      // One listed failure per status, route and case family: enough to find each broken handler and reproduce it.
+      const kind = `${status} ${c.route} ${familyOf(c.name)}`;
       if (verdict !== 'ok') result.findings[kind] = (result.findings[kind] ?? 0) + 1;
       if (verdict !== 'ok' && result.failures.length < MAX_FAILURES && result.findings[kind] === 1) {
-        result.failures.push({ method: c.method, path: 'raw' in c ? (c as RawCase).raw.subarray(0, 120).toString('latin1') : c.path.slice(0, 300), status: answer.status, body: (answer.error ?? answer.body).slice(0, 300), case: c.name });
+        result.failures.push({ route: c.route, method: c.method, path: 'raw' in c ? (c as RawCase).raw.subarray(0, 120).toString('latin1') : c.path.slice(0, 300), status: answer.status, body: (answer.error ?? answer.body).slice(0, 300), case: c.name });
       }
       if (Date.now() - progressAt > 10_000) {
         progressAt = Date.now();
@@ -160,6 +177,7 @@ export async function runHostileInput(target: Target, options: HostileOptions = 
     await setup.teardown(created);
   }
   log(`hostile: done in ${Math.round((Date.now() - started) / 1000)} s`);
+  for (const line of findingsSummary(result)) log(`hostile: FOUND ${line}`);
   return result;
 }
 
@@ -232,7 +250,7 @@ async function readCredentials(stateDir: string): Promise<Record<string, string>
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seed: { type: 'string' }, 'min-requests': { type: 'string' }, concurrency: { type: 'string' } } });
+  const { values } = parseArgs({ options: { seed: { type: 'string' }, 'min-requests': { type: 'string' }, concurrency: { type: 'string' }, only: { type: 'string', multiple: true } } });
   const stateDir = process.env.TRIBUTARY_STATE_DIR ?? '.tributary';
   const credentials = await readCredentials(stateDir);
   const target: Target = {
@@ -248,6 +266,7 @@ async function main(): Promise<void> {
     ...(values.seed ? { seed: Number(values.seed) } : {}),
     ...(values['min-requests'] ? { minRequests: Number(values['min-requests']) } : {}),
     ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
+    ...(values.only ? { only: values.only } : {}),
     log: (line) => console.error(line),
   });
   const crashes = crashesBetween(before, await checkServices(stateDir));
@@ -256,7 +275,6 @@ async function main(): Promise<void> {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([route, r]) => `${String(r.requests).padStart(6)} ${r.seconds.toFixed(0).padStart(5)} s  ${route}  ${Object.entries(r.status).map(([s, n]) => `${s}:${n}`).join(' ')}`);
   console.log(rows.join('\n'));
-  for (const [kind, count] of Object.entries(result.findings).sort(([, a], [, b]) => b - a)) console.log(`FOUND ${String(count).padStart(5)}  ${kind}`);
   for (const f of result.failures) console.log(`FAIL ${f.status} ${f.method} ${f.path} [${f.case}] ${JSON.stringify(f.body)}`);
   if (crashes.length > 0) console.log(`CRASHED ${crashes.join(', ')}`);
   console.log(`HOSTILE requests=${result.requests} routes=${Object.keys(result.byRoute).length} unexpected_5xx=${result.unexpected5xx} non_json_4xx=${result.non_json_4xx} crashes=${crashes.length}`);

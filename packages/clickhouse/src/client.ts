@@ -1,6 +1,6 @@
 import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
 import type { Config } from '@tributary/config';
-import { ident, sql, type Sql } from './sql.js';
+import { bracketDepth, ident, sql, type Sql } from './sql.js';
 
 export type ClickHouseConfig = Pick<Config, 'clickhouseUrl' | 'clickhouseDatabase' | 'clickhouseUser' | 'clickhousePassword'>;
 
@@ -39,6 +39,7 @@ const INPUT_ERRORS: Record<number, string> = {
   53: 'the types of an expression do not fit (text used as a number, say)',
   386: 'the values compared have no common type',
   44: 'a column cannot be used that way',
+  59: 'a where expression is not a condition (it must compare or test something, giving true or false)',
   34: 'a function has too many arguments',
   35: 'a function has too few arguments',
   42: 'a function has the wrong number of arguments',
@@ -53,6 +54,23 @@ const INPUT_ERRORS: Record<number, string> = {
   168: 'the query is too large',
   306: 'the query nests too deeply',
 };
+
+/**
+ * The deepest bracket nesting a statement may have. ClickHouse 18.16's parser has no depth limit
+ * (`max_parser_depth` came in 20.1; `max_ast_depth` is checked only after parsing): it recurses
+ * per level and, near a thousand levels, overflows its stack and the whole server dies without a
+ * log line. Statements built from a client's input are refused here, before they are sent, with
+ * the code ClickHouse itself gives an expression too deep. The edge refuses such input first
+ * (`MAX_EXPRESSION_DEPTH`); this keeps any other path from taking the store down.
+ */
+export const MAX_STATEMENT_NESTING = 300;
+
+function assertParsable(statement: Sql): void {
+  const depth = bracketDepth(statement.text);
+  if (depth > MAX_STATEMENT_NESTING) {
+    throw new ClickHouseError(`Code: 167, not sent: the statement nests brackets ${depth} deep, past the ${MAX_STATEMENT_NESTING} every ClickHouse version parses safely`, 167);
+  }
+}
 
 /** What was wrong with a query a client's input shaped, when ClickHouse refused it for its data; null for any other failure. */
 export function queryInputProblem(error: unknown): string | null {
@@ -86,6 +104,7 @@ export function createClickHouse(config: ClickHouseConfig, options: { requestTim
   const client = connect(config, database, options.requestTimeoutMs ?? 30_000);
   return {
     async query<Row>(statement: Sql): Promise<Row[]> {
+      assertParsable(statement);
       try {
         const result = await client.query({ query: statement.text, format: 'JSONEachRow' });
         return await result.json<Row>();
@@ -94,6 +113,7 @@ export function createClickHouse(config: ClickHouseConfig, options: { requestTim
       }
     },
     async command(statement: Sql): Promise<void> {
+      assertParsable(statement);
       try {
         await client.command({ query: statement.text });
       } catch (error) {

@@ -56,4 +56,15 @@ describe('hostile input to the management API', () => {
     // A number too large for a double is compared as text rather than rendered as Infinity.
     expect((await events({ properties: '[{"key":"p","operator":"gt","value":"1e999"}]' })).status).toBe(200);
   });
+
+  it('events: an expression nested past what ClickHouse 18.16 can parse is a 400 before it reaches ClickHouse (it killed the server), and queries run on', async () => {
+    const events = (params: Record<string, string>) => call('GET', `${project()}/events/${q(params)}`);
+    expectRefused(await events({ where: JSON.stringify([`${'1+'.repeat(2000)}1`]) }), 'where', /nests 2001 levels deep; at most 64/);
+    expectRefused(await events({ select: JSON.stringify([`${'not '.repeat(1500)}1`]) }), 'select', /nests 1501 levels deep/);
+    expect((await events({ where: JSON.stringify([Array.from({ length: 300 }, (_, i) => `event = 'e${i}'`).join(' or ')]) })).status).toBe(200);
+  });
+
+  it('events: a where expression that is not a condition is a 400 saying so', async () => {
+    expectRefused(await call('GET', `${project()}/events/${q({ where: '["lower(event)"]' })}`), null, /not a condition/);
+  });
 });
