@@ -35,6 +35,12 @@ describe('hostile input to the management API', () => {
     expectRefused(await call('POST', `${project()}/persons/bulk_delete/`, { distinct_ids: ['x\u0000'] }), 'distinct_ids[0]', /U\+0000/);
   });
 
+  it('U+0000 written as a JSON escape inside a query parameter is a 400 too (Postgres refused it, a 500)', async () => {
+    expectRefused(await call('POST', `${project()}/persons/bulk_delete/${q({ distinct_ids: '["a\\u0000b"]' })}`, {}), 'distinct_ids[0]', /U\+0000/);
+    const properties = JSON.stringify([{ key: 'hostile', type: 'person', operator: 'is_not', value: '\u0000' }]);
+    expectRefused(await call('GET', `${project()}/persons/${q({ properties })}`), 'properties[0].value', /U\+0000/);
+  });
+
   it('an offset past what Postgres counts is a 400', async () => {
     expectRefused(await call('GET', `${project()}/cohorts/?offset=100000000000000000000`), 'offset', /must be <=/);
   });
