@@ -77,6 +77,12 @@ export function queryInputProblem(error: unknown): string | null {
   return error instanceof ClickHouseError && error.code !== null ? (INPUT_ERRORS[error.code] ?? null) : null;
 }
 
+/**
+ * A keep-alive connection ClickHouse closed just as it was reused resets before any answer (a
+ * process starved of CPU can reuse one past the server's timeout). A read is safe to send again.
+ */
+const isConnectionReset = (error: unknown) => ['ECONNRESET', 'EPIPE'].includes(String((error as NodeJS.ErrnoException | null)?.code));
+
 /** Narrow interface the services use: SQL goes in only as `Sql` built by `sql.ts`. */
 export interface ClickHouse {
   query<Row>(statement: Sql): Promise<Row[]>;
@@ -95,6 +101,9 @@ function connect(config: ClickHouseConfig, database: string | undefined, request
     request_timeout: requestTimeoutMs,
     // Errors are thrown to the caller, which logs them once through pino.
     log: { level: ClickHouseLogLevel.OFF },
+    // Idle sockets are dropped on a timer that runs late in a busy process; checking their age
+    // when one is reused as well keeps most reuses clear of ClickHouse's 3 s keep-alive timeout.
+    keep_alive: { eagerly_destroy_stale_sockets: true },
     clickhouse_settings: { date_time_input_format: 'best_effort' },
   });
 }
@@ -105,9 +114,12 @@ export function createClickHouse(config: ClickHouseConfig, options: { requestTim
   return {
     async query<Row>(statement: Sql): Promise<Row[]> {
       assertParsable(statement);
+      const read = async () => (await client.query({ query: statement.text, format: 'JSONEachRow' })).json<Row>();
       try {
-        const result = await client.query({ query: statement.text, format: 'JSONEachRow' });
-        return await result.json<Row>();
+        return await read().catch((error: unknown) => {
+          if (isConnectionReset(error)) return read();
+          throw error;
+        });
       } catch (error) {
         throw wrapError(error);
       }
