@@ -9,8 +9,9 @@ export class ClickHouseError extends Error {
   constructor(
     message: string,
     readonly code: number | null,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'ClickHouseError';
   }
 }
@@ -18,7 +19,8 @@ export class ClickHouseError extends Error {
 function wrapError(error: unknown): ClickHouseError {
   const message = error instanceof Error ? error.message : String(error);
   const code = /Code: (\d+)/.exec(message)?.[1];
-  return new ClickHouseError(message, code === undefined ? null : Number(code));
+  // The client's own error stays the cause: a refused or reset connection says ClickHouse is away.
+  return new ClickHouseError(message, code === undefined ? null : Number(code), { cause: error });
 }
 
 /**

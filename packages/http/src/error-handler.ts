@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '@tributary/logger';
-import { HttpError, badRequest, internalErrorBody, notFound, payloadTooLarge } from './errors.js';
+import { HttpError, badRequest, internalErrorBody, notFound, payloadTooLarge, serviceUnavailable } from './errors.js';
+import { isStoreUnavailable } from './store-unavailable.js';
 
 interface BodyParserError extends Error {
   type?: string;
@@ -53,7 +54,13 @@ function writeJson(res: ServerResponse, status: number, headers: Record<string, 
  */
 export function writeError(res: ServerResponse, error: unknown, logger: Logger, request: { method: string; path: string }): void {
   const fault = (error !== null && typeof error === 'object' ? error : {}) as BodyParserError;
-  const known = error instanceof HttpError ? error : (fromBodyParser(fault) ?? fromRequestFault(fault));
+  const known =
+    error instanceof HttpError
+      ? error
+      : (fromBodyParser(fault) ??
+        fromRequestFault(fault) ??
+        // A store away is an outage to wait out, not a fault of the server's: 503, as SDKs and load balancers expect.
+        (isStoreUnavailable(error) ? serviceUnavailable('A store this request needs is not answering; retry later.') : null));
   if (known) {
     if (known.status >= 500) logger.warn({ err: error, path: request.path }, known.detail);
     writeJson(res, known.status, known.headers, known.toBody());
