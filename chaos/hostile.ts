@@ -185,7 +185,7 @@ export async function prepareHostileInput(target: Target, options: HostileOption
         result.requests++;
         // A request that never ends is answered by closing the connection (no timeout of ours: that sets `error`).
         const closedUnfinished = 'raw' in c && (c as RawCase).incomplete === true && answer.status === 0 && answer.error === undefined;
-        const duringOutage = answer.status === 503 && isErrorShape(answer.body) && outage(sentAt, Date.now());
+        const duringOutage = answer.status === 503 && (c.method === 'HEAD' || isErrorShape(answer.body)) && outage(sentAt, Date.now());
         if (duringOutage) result.outage503++;
         const verdict = closedUnfinished || duringOutage ? 'ok' : judge(c.method, answer);
         if (verdict === 'unexpected_5xx' || verdict === 'no_response') result.unexpected5xx++;

@@ -82,8 +82,8 @@ async function hostileProject(pool: Pool): Promise<{ id: number; api_token: stri
 
 const SERVICES: Service[] = ['capture', 'ingest', 'decide', 'api', 'worker'];
 
-/** Hostile requests in flight at once, beside the load and the faults on two shared cores. */
-const HOSTILE_CONCURRENCY = 8;
+/** Hostile requests in flight at once: more takes the CPU the restarted services need to start, and the faults last longer. */
+const HOSTILE_CONCURRENCY = 6;
 /** After a scenario ends (its service answers, its events are queryable), the rest of the stack settles too: answers within this are still the fault's. */
 const FAULT_GRACE_MS = 5000;
 
