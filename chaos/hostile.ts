@@ -4,7 +4,7 @@
  * seed. Passing means no 5xx (the stores are up), every 4xx in the one JSON error shape naming
  * the problem, every request answered, and no service process lost.
  *
- *   npx tsx chaos/hostile.ts [--seed N] [--min-requests N] [--concurrency N]
+ *   npx tsx chaos/hostile.ts [--seed N] [--min-requests N] [--concurrency N] [--only 'query where' ...]
  *
  * reads `$TRIBUTARY_STATE_DIR/credentials.env` (else `.tributary/credentials.env`) and
  * `FRONT_PORT`, checks the services' pids and `/_health` before and after, prints a summary and
@@ -17,8 +17,8 @@ import { parseArgs } from 'node:util';
 import { casesFor, randomCasesFor, type HostileCase } from './hostile/cases.js';
 import { emptyCreated, setUp, type Created, type Target } from './hostile/fixtures.js';
 import { frontDoorCases, type RawCase } from './hostile/front-door.js';
-import { operationsOf, routeKey } from './hostile/routes.js';
-import { judge, sendHttp, sendRaw, type Answer } from './hostile/send.js';
+import { canonicalRoute, onAlias, operationsOf, routeKey } from './hostile/routes.js';
+import { isErrorShape, judge, sendHttp, sendRaw, type Answer } from './hostile/send.js';
 
 export type { Target } from './hostile/fixtures.js';
 
@@ -29,10 +29,18 @@ export interface HostileOptions {
   concurrency?: number;
   /** Seed of the random mutations (default 14): the same seed sends the same requests. */
   seed?: number;
+  /** Only the cases whose name starts with one of these (`query where`, `body deep`, `raw`...), to replay one family against a store and watch it. */
+  only?: readonly string[];
+  /**
+   * Whether a fault the caller caused (a store stopped, a service killed) overlapped the time
+   * from `from` to `to`: a JSON 503 then is the outage's answer, which clients retry, not a finding.
+   */
+  outage?: (from: number, to: number) => boolean;
   log?: (line: string) => void;
 }
 
 export interface HostileFailure {
+  route: string;
   method: string;
   path: string;
   status: number;
@@ -44,16 +52,18 @@ export interface HostileResult {
   requests: number;
   /** Answers with a 5xx, and requests that got no answer at all (status 0: reset or timed out). */
   unexpected5xx: number;
+  /** JSON 503s answered while a fault of the caller's was on (see `outage`): expected, so not findings. */
+  outage503: number;
   non_json_4xx: number;
   /** Per route: requests, answers by status (`no_response` when none came), and the seconds they took in all. */
   byRoute: Record<string, { requests: number; status: Record<string, number>; seconds: number }>;
-  /** Every finding counted by status and case family (`500 body filters.groups…`), beyond the capped list. */
+  /** Every finding counted by status, route and case family (`500 GET /api/… query where`), beyond the capped list. */
   findings: Record<string, number>;
   /** The first findings, enough to reproduce each by hand. */
   failures: HostileFailure[];
 }
 
-const MAX_FAILURES = 50;
+const MAX_FAILURES = 200;
 const REQUEST_TIMEOUT_MS = 30_000;
 /** Random cases every operation gets at least, whatever the systematic ones already sent. */
 const MIN_RANDOM = 10;
@@ -73,6 +83,19 @@ function recordCreated(created: Created, c: HostileCase, answer: Answer): void {
   else if (typeof id === 'string' && /personal_api_keys\/$/.test(c.route)) created.keys.add(id);
 }
 
+/** A case's family: its name up to the value (`query where`, `body properties.plan`, `raw`). */
+export const familyOf = (name: string) => name.split(/[ =]/, 3).join(' ');
+
+/** The findings as lines, most frequent first, each with the first failing request of its kind. */
+export function findingsSummary(result: HostileResult): string[] {
+  return Object.entries(result.findings)
+    .sort(([, a], [, b]) => b - a)
+    .map(([kind, count]) => {
+      const example = result.failures.find((f) => kind === `${f.status === 0 ? 'no_response' : f.status} ${f.route} ${familyOf(f.case)}`);
+      return `${String(count).padStart(5)}  ${kind}${example ? `  e.g. ${example.method} ${example.path.slice(0, 120)} -> ${JSON.stringify(example.body.slice(0, 120))}` : ''}`;
+    });
+}
+
 /** Interleaves the operations' lists, so load spreads over the services; destructive cases go last. */
 function schedule(lists: HostileCase[][]): HostileCase[] {
   const first: HostileCase[] = [];
@@ -86,7 +109,16 @@ function schedule(lists: HostileCase[][]): HostileCase[] {
   return [...first, ...last];
 }
 
-export async function runHostileInput(target: Target, options: HostileOptions = {}): Promise<HostileResult> {
+export interface HostileRun {
+  /** How many requests `send` sends. */
+  requests: number;
+  send(): Promise<HostileResult>;
+  /** Removes the fixtures, the extra keys and whatever the attack created; once sending is over. */
+  teardown(): Promise<void>;
+}
+
+/** Reads the routes, makes the fixtures and builds every request, so `send` can start at once (while the caller's faults run, say). */
+export async function prepareHostileInput(target: Target, options: HostileOptions = {}): Promise<HostileRun> {
   const log = options.log ?? (() => undefined);
   const minRequests = options.minRequests ?? 10_000;
   const concurrency = Math.max(1, options.concurrency ?? 6);
@@ -99,20 +131,26 @@ export async function runHostileInput(target: Target, options: HostileOptions = 
   const setup = await setUp(target, `${seed}-${Date.now().toString(36)}`, log);
 
   // Systematic cases first; random draws fill each operation's share of what is left.
-  const systematic = operations.map((op, i) => casesFor(op, setup.fixtures, seed * 1000 + i));
+  // An alias (the same handler under another prefix) shares its canonical operation's systematic
+  // cases, every other one sent to the alias's path: the handler sees every family once, over both paths.
+  const systematic: HostileCase[][] = operations.map(() => []);
+  operations.forEach((op, i) => {
+    const alias = operations.findIndex((other) => canonicalRoute(other) === routeKey(op));
+    const isAlias = canonicalRoute(op) !== null && operations.some((other) => routeKey(other) === canonicalRoute(op));
+    if (isAlias) return;
+    const cases = casesFor(op, setup.fixtures, seed * 1000 + i);
+    systematic[i] = alias < 0 ? cases : cases.filter((_, j) => j % 2 === 0);
+    if (alias >= 0) systematic[alias] = cases.filter((_, j) => j % 2 === 1).map((c) => onAlias(c, operations[alias]!));
+  });
   const frontDoor = frontDoorCases(`${front.hostname}:${front.port}`);
   const counted = systematic.reduce((n, list) => n + list.length, frontDoor.length);
   const perOperation = Math.max(MIN_RANDOM, Math.ceil((minRequests - counted) / operations.length));
   const lists = operations.map((op, i) => [...systematic[i]!, ...randomCasesFor(op, setup.fixtures, perOperation, seed * 1000 + i)]);
-  const cases = schedule([...lists, frontDoor]);
+  const only = options.only ?? [];
+  const cases = schedule([...lists, frontDoor]).filter((c) => only.length === 0 || only.some((prefix) => c.name.startsWith(prefix)));
   log(`hostile: ${cases.length} requests over ${operations.length} operations and the front door, seed ${seed}, ${concurrency} at a time`);
-
-  const result: HostileResult = { requests: 0, unexpected5xx: 0, non_json_4xx: 0, byRoute: {}, findings: {}, failures: [] };
+  const outage = options.outage ?? (() => false);
   const created = emptyCreated();
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const started = Date.now();
-  let next = 0;
-  let progressAt = Date.now();
 
   const headersOf = (c: HostileCase, turn: number): Record<string, string> => {
     const headers = { ...c.headers };
@@ -122,45 +160,68 @@ export async function runHostileInput(target: Target, options: HostileOptions = 
     return headers;
   };
 
-  const worker = async () => {
-    for (;;) {
-      const turn = next++;
-      const c = cases[turn];
-      if (!c) return;
-      const sentAt = Date.now();
-      const answer = 'raw' in c ? await sendRaw(front, (c as RawCase).raw, REQUEST_TIMEOUT_MS) : await sendHttp(agent, front, c.method, c.path, headersOf(c, turn), c.body, REQUEST_TIMEOUT_MS);
-      // node:http would not write it at all; nothing reached the server, so nothing is judged.
-      if (answer.status === -1) continue;
-      recordCreated(created, c, answer);
-      const route = (result.byRoute[c.route] ??= { requests: 0, status: {}, seconds: 0 });
-      route.seconds += (Date.now() - sentAt) / 1000;
-      const status = answer.status === 0 ? 'no_response' : String(answer.status);
-      route.requests++;
-      route.status[status] = (route.status[status] ?? 0) + 1;
-      result.requests++;
-      const verdict = judge(c.method, answer);
-      if (verdict === 'unexpected_5xx' || verdict === 'no_response') result.unexpected5xx++;
-      if (verdict === 'non_json_4xx') result.non_json_4xx++;
-      // One listed failure per status and case family: a broken handler fails the same way on many routes.
-      const kind = `${status} ${c.name.split(/[ =]/, 3).join(' ')}`;
-      if (verdict !== 'ok') result.findings[kind] = (result.findings[kind] ?? 0) + 1;
-      if (verdict !== 'ok' && result.failures.length < MAX_FAILURES && result.findings[kind] === 1) {
-        result.failures.push({ method: c.method, path: 'raw' in c ? (c as RawCase).raw.subarray(0, 120).toString('latin1') : c.path.slice(0, 300), status: answer.status, body: (answer.error ?? answer.body).slice(0, 300), case: c.name });
+  const send = async (): Promise<HostileResult> => {
+    const result: HostileResult = { requests: 0, unexpected5xx: 0, outage503: 0, non_json_4xx: 0, byRoute: {}, findings: {}, failures: [] };
+    const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+    const started = Date.now();
+    let next = 0;
+    let progressAt = Date.now();
+
+    const worker = async () => {
+      for (;;) {
+        const turn = next++;
+        const c = cases[turn];
+        if (!c) return;
+        const sentAt = Date.now();
+        const answer = 'raw' in c ? await sendRaw(front, (c as RawCase).raw, REQUEST_TIMEOUT_MS) : await sendHttp(agent, front, c.method, c.path, headersOf(c, turn), c.body, REQUEST_TIMEOUT_MS);
+        // node:http would not write it at all; nothing reached the server, so nothing is judged.
+        if (answer.status === -1) continue;
+        recordCreated(created, c, answer);
+        const route = (result.byRoute[c.route] ??= { requests: 0, status: {}, seconds: 0 });
+        route.seconds += (Date.now() - sentAt) / 1000;
+        const status = answer.status === 0 ? 'no_response' : String(answer.status);
+        route.requests++;
+        route.status[status] = (route.status[status] ?? 0) + 1;
+        result.requests++;
+        // A request that never ends is answered by closing the connection (no timeout of ours: that sets `error`).
+        const closedUnfinished = 'raw' in c && (c as RawCase).incomplete === true && answer.status === 0 && answer.error === undefined;
+        const duringOutage = answer.status === 503 && (c.method === 'HEAD' || isErrorShape(answer.body)) && outage(sentAt, Date.now());
+        if (duringOutage) result.outage503++;
+        const verdict = closedUnfinished || duringOutage ? 'ok' : judge(c.method, answer);
+        if (verdict === 'unexpected_5xx' || verdict === 'no_response') result.unexpected5xx++;
+        if (verdict === 'non_json_4xx') result.non_json_4xx++;
+        // One listed failure per status, route and case family: enough to find each broken handler and reproduce it.
+        const kind = `${status} ${c.route} ${familyOf(c.name)}`;
+        if (verdict !== 'ok') result.findings[kind] = (result.findings[kind] ?? 0) + 1;
+        if (verdict !== 'ok' && result.failures.length < MAX_FAILURES && result.findings[kind] === 1) {
+          result.failures.push({ route: c.route, method: c.method, path: 'raw' in c ? (c as RawCase).raw.subarray(0, 120).toString('latin1') : c.path.slice(0, 300), status: answer.status, body: (answer.error ?? answer.body).slice(0, 300), case: c.name });
+        }
+        if (Date.now() - progressAt > 10_000) {
+          progressAt = Date.now();
+          log(`hostile: ${result.requests}/${cases.length} sent, ${result.unexpected5xx} 5xx or unanswered, ${result.outage503} 503 during faults, ${result.non_json_4xx} non-JSON 4xx, ${Math.round((Date.now() - started) / 1000)} s`);
+        }
       }
-      if (Date.now() - progressAt > 10_000) {
-        progressAt = Date.now();
-        log(`hostile: ${result.requests}/${cases.length} sent, ${result.unexpected5xx} 5xx or unanswered, ${result.non_json_4xx} non-JSON 4xx, ${Math.round((Date.now() - started) / 1000)} s`);
-      }
+    };
+    try {
+      await Promise.all(Array.from({ length: concurrency }, worker));
+    } finally {
+      agent.destroy();
     }
+    log(`hostile: done in ${Math.round((Date.now() - started) / 1000)} s`);
+    for (const line of findingsSummary(result)) log(`hostile: FOUND ${line}`);
+    return result;
   };
+
+  return { requests: cases.length, send, teardown: () => setup.teardown(created) };
+}
+
+export async function runHostileInput(target: Target, options: HostileOptions = {}): Promise<HostileResult> {
+  const run = await prepareHostileInput(target, options);
   try {
-    await Promise.all(Array.from({ length: concurrency }, worker));
+    return await run.send();
   } finally {
-    agent.destroy();
-    await setup.teardown(created);
+    await run.teardown();
   }
-  log(`hostile: done in ${Math.round((Date.now() - started) / 1000)} s`);
-  return result;
 }
 
 export interface ServiceState {
@@ -232,7 +293,7 @@ async function readCredentials(stateDir: string): Promise<Record<string, string>
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seed: { type: 'string' }, 'min-requests': { type: 'string' }, concurrency: { type: 'string' } } });
+  const { values } = parseArgs({ options: { seed: { type: 'string' }, 'min-requests': { type: 'string' }, concurrency: { type: 'string' }, only: { type: 'string', multiple: true } } });
   const stateDir = process.env.TRIBUTARY_STATE_DIR ?? '.tributary';
   const credentials = await readCredentials(stateDir);
   const target: Target = {
@@ -248,6 +309,7 @@ async function main(): Promise<void> {
     ...(values.seed ? { seed: Number(values.seed) } : {}),
     ...(values['min-requests'] ? { minRequests: Number(values['min-requests']) } : {}),
     ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
+    ...(values.only ? { only: values.only } : {}),
     log: (line) => console.error(line),
   });
   const crashes = crashesBetween(before, await checkServices(stateDir));
@@ -256,7 +318,6 @@ async function main(): Promise<void> {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([route, r]) => `${String(r.requests).padStart(6)} ${r.seconds.toFixed(0).padStart(5)} s  ${route}  ${Object.entries(r.status).map(([s, n]) => `${s}:${n}`).join(' ')}`);
   console.log(rows.join('\n'));
-  for (const [kind, count] of Object.entries(result.findings).sort(([, a], [, b]) => b - a)) console.log(`FOUND ${String(count).padStart(5)}  ${kind}`);
   for (const f of result.failures) console.log(`FAIL ${f.status} ${f.method} ${f.path} [${f.case}] ${JSON.stringify(f.body)}`);
   if (crashes.length > 0) console.log(`CRASHED ${crashes.join(', ')}`);
   console.log(`HOSTILE requests=${result.requests} routes=${Object.keys(result.byRoute).length} unexpected_5xx=${result.unexpected5xx} non_json_4xx=${result.non_json_4xx} crashes=${crashes.length}`);

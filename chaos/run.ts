@@ -3,8 +3,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '@tributary/config';
 import { createClickHouse } from '@tributary/clickhouse';
-import { createPool } from '@tributary/postgres';
-import { runHostileInput } from './hostile.js';
+import { ControlPlaneStore } from '@tributary/control-plane';
+import { createPool, type Pool } from '@tributary/postgres';
+import { prepareHostileInput } from './hostile.js';
 import { LoadGenerator } from './load-generator.js';
 import { DecideProbe, ReadinessSampler } from './observers.js';
 import { SCENARIOS, type ChaosContext, type ScenarioOutcome } from './scenarios.js';
@@ -67,7 +68,43 @@ async function knownPerson(decide: DecideProbe): Promise<void> {
   throw new Error('decide never saw the known person');
 }
 
+/**
+ * A project of the demo organization for the hostile phase: what it captures stays out of the
+ * load's project, whose acknowledged events are counted, and its reads do not filter the load's
+ * hundreds of thousands of events (those made each events-list case take seconds).
+ */
+async function hostileProject(pool: Pool): Promise<{ id: number; api_token: string }> {
+  const store = new ControlPlaneStore(pool, config.apiKeyPepper);
+  const demo = await store.findProject(projectId);
+  if (!demo) throw new Error(`project ${projectId} of the credentials file does not exist`);
+  return store.createProject(demo.organization_id, `chaos hostile input ${runId}`);
+}
+
 const SERVICES: Service[] = ['capture', 'ingest', 'decide', 'api', 'worker'];
+
+/** Hostile requests in flight at once: more takes the CPU the restarted services need to start, and the faults last longer. */
+const HOSTILE_CONCURRENCY = 6;
+/** After a scenario ends (its service answers, its events are queryable), the rest of the stack settles too: answers within this are still the fault's. */
+const FAULT_GRACE_MS = 5000;
+
+/** When faults were on, each from its scenario's start to `FAULT_GRACE_MS` after its end. */
+class FaultWindows {
+  private readonly windows: { from: number; to: number }[] = [];
+  private openSince: number | null = null;
+
+  async during<T>(work: () => Promise<T>): Promise<T> {
+    this.openSince = Date.now();
+    try {
+      return await work();
+    } finally {
+      this.windows.push({ from: this.openSince, to: Date.now() + FAULT_GRACE_MS });
+      this.openSince = null;
+    }
+  }
+
+  readonly overlaps = (from: number, to: number): boolean =>
+    (this.openSince !== null && to >= this.openSince) || this.windows.some((w) => from <= w.to && to >= w.from);
+}
 
 async function main(): Promise<number> {
   const stack = new Stack(config, log);
@@ -75,6 +112,7 @@ async function main(): Promise<number> {
   const readiness = new ReadinessSampler(stack, () => SERVICES);
   const load = new LoadGenerator({ frontUrl, apiKey: projectApiKey, senders: 6, eventsPerSecond: 200, runId, log });
   const context: ChaosContext = { stack, load, readiness, decide, clickhouse, api, projectApiKey, log };
+  const faults = new FaultWindows();
 
   await createFlags();
   await knownPerson(decide);
@@ -82,26 +120,36 @@ async function main(): Promise<number> {
   readiness.start();
   decide.start();
   load.start();
-  log('load running; warming up');
-  await sleep(10_000);
+  log('load running; warming up while the hostile input is prepared');
+
+  // Hostile input runs beside the faults: the machine mostly waits for processes to restart and
+  // stores to come back, and its answers while a fault is on may be JSON 503s (see `outage`).
+  const pool = createPool(config, { max: 1 });
+  const hostileTarget = await hostileProject(pool);
+  const [hostileRun] = await Promise.all([
+    prepareHostileInput({ frontUrl, projectId: hostileTarget.id, projectApiKey: hostileTarget.api_token, personalApiKey }, { log, concurrency: HOSTILE_CONCURRENCY, outage: faults.overlaps }),
+    sleep(10_000),
+  ]);
+  log(`scenario: hostile input on every route (${hostileRun.requests} requests), beside the faults`);
+  const hostileStarted = Date.now();
+  const hostileSent = hostileRun.send();
 
   const outcomes: ScenarioOutcome[] = [];
   for (const scenario of SCENARIOS) {
     log(`scenario: ${scenario.name}`);
-    const outcome = await scenario.run(context);
+    const outcome = await faults.during(() => scenario.run(context));
     log(`  recovered in ${outcome.recoveryMs === null ? 'never' : `${outcome.recoveryMs} ms`}${outcome.failures.map((f) => `\n  FAILED: ${f}`).join('')}`);
     outcomes.push(outcome);
-    await sleep(5000);
+    await sleep(FAULT_GRACE_MS);
   }
 
-  log('scenario: hostile input on every route');
-  const hostileStarted = Date.now();
-  const hostile = await runHostileInput({ frontUrl, projectId, projectApiKey, personalApiKey }, { log });
+  const hostile = await hostileSent;
+  await hostileRun.teardown();
   outcomes.push({
-    name: `hostile input (${hostile.requests} requests)`,
+    name: `hostile input (${hostile.requests} requests, ${hostile.outage503} JSON 503s during faults)`,
     recoveryMs: null,
     failures: [
-      ...(hostile.unexpected5xx > 0 ? [`${hostile.unexpected5xx} answers were 5xx`] : []),
+      ...(hostile.unexpected5xx > 0 ? [`${hostile.unexpected5xx} answers were 5xx or none`] : []),
       ...(hostile.non_json_4xx > 0 ? [`${hostile.non_json_4xx} 4xx answers had no JSON body naming the problem`] : []),
       ...hostile.failures.slice(0, 10).map((f) => `${f.method} ${f.path} (${f.case}): ${f.status} ${f.body.slice(0, 200)}`),
     ],
@@ -114,7 +162,6 @@ async function main(): Promise<number> {
   readiness.stop();
   log(`${load.acked.size} events acknowledged; waiting for ingest to settle`);
   await settle(clickhouse, projectId, load.acked.size, log);
-  const pool = createPool(config, { max: 1 });
   await drainOutbox(pool, log);
   await pool.end();
   stack.stopWatching();

@@ -10,12 +10,18 @@ const ROUTE = 'nginx';
 
 export interface RawCase extends HostileCase {
   raw: Buffer;
+  /**
+   * The request never ends (a blank line and no request line, a chunked body cut off): there is
+   * nothing to answer, so the server may close the connection without an answer, as nginx does
+   * when `client_header_timeout` or `client_body_timeout` runs out. It must close it, though.
+   */
+  incomplete?: boolean;
 }
 
 export function frontDoorCases(host: string): (HostileCase | RawCase)[] {
   const out: (HostileCase | RawCase)[] = [];
-  const raw = (name: string, text: string | Buffer, method = 'GET') =>
-    out.push({ name: `raw ${name}`, route: ROUTE, method, path: '', headers: {}, auth: 'none', raw: Buffer.isBuffer(text) ? text : Buffer.from(text, 'latin1') });
+  const raw = (name: string, text: string | Buffer, method = 'GET', incomplete = false) =>
+    out.push({ name: `raw ${name}`, route: ROUTE, method, path: '', headers: {}, auth: 'none', raw: Buffer.isBuffer(text) ? text : Buffer.from(text, 'latin1'), ...(incomplete ? { incomplete } : {}) });
   const h = `Host: ${host}\r\nConnection: close\r\n`;
   raw('no host', 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n');
   raw('two hosts', `GET /capture/ HTTP/1.1\r\n${h}Host: other\r\n\r\n`);
@@ -36,7 +42,7 @@ export function frontDoorCases(host: string): (HostileCase | RawCase)[] {
   raw('two content-lengths', `POST /capture/ HTTP/1.1\r\n${h}Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}`, 'POST');
   raw('content-length and chunked', `POST /capture/ HTTP/1.1\r\n${h}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`, 'POST');
   raw('bad chunk size', `POST /capture/ HTTP/1.1\r\n${h}Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`, 'POST');
-  raw('chunked truncated', `POST /batch/ HTTP/1.1\r\n${h}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n{"api_key":`, 'POST');
+  raw('chunked truncated', `POST /batch/ HTTP/1.1\r\n${h}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n{"api_key":`, 'POST', true);
   raw('unknown transfer-encoding', `POST /capture/ HTTP/1.1\r\n${h}Transfer-Encoding: gzip\r\n\r\n{}`, 'POST');
   raw('obs-fold header', `GET / HTTP/1.1\r\n${h}X-Folded: a\r\n b\r\n\r\n`);
   raw('header without colon', `GET /api/projects/ HTTP/1.1\r\n${h}NoColon\r\n\r\n`);
@@ -58,7 +64,7 @@ export function frontDoorCases(host: string): (HostileCase | RawCase)[] {
   raw('expect 100-continue too large', `POST /batch/ HTTP/1.1\r\n${h}Expect: 100-continue\r\nContent-Length: 900000000\r\n\r\n`, 'POST');
   raw('unknown expect', `POST /capture/ HTTP/1.1\r\n${h}Expect: the-unexpected\r\nContent-Length: 2\r\n\r\n{}`, 'POST');
   raw('upgrade h2c', `GET /decide/ HTTP/1.1\r\n${h}Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n`);
-  raw('empty request', '\r\n\r\n');
+  raw('empty request', '\r\n\r\n', 'GET', true);
   for (const path of FRONT_DOOR_PATHS) {
     for (const method of METHODS) out.push({ name: `front door ${method} ${path}`, route: ROUTE, method, path, headers: {}, auth: 'none' });
   }

@@ -21,6 +21,19 @@ export interface Operation {
 
 export const routeKey = (op: Pick<Operation, 'method' | 'template'>) => `${op.method} ${op.template}`;
 
+const ALIAS_PREFIX = '/api/projects/{project_id}/';
+const CANONICAL_PREFIX = '/api/environments/{project_id}/';
+
+/** The route an operation is an alias of: `/api/projects/{project_id}/…` mounts the same router as `/api/environments/{project_id}/…`. */
+export function canonicalRoute(op: Pick<Operation, 'method' | 'template'>): string | null {
+  return op.template.startsWith(ALIAS_PREFIX) ? `${op.method} ${CANONICAL_PREFIX}${op.template.slice(ALIAS_PREFIX.length)}` : null;
+}
+
+/** A case of the canonical operation sent to its alias's path instead. */
+export function onAlias<T extends { route: string; path: string }>(c: T, alias: Pick<Operation, 'method' | 'template'>): T {
+  return { ...c, route: routeKey(alias), path: c.path.replace(/^\/api\/environments\//, '/api/projects/') };
+}
+
 interface OpenApiOperation {
   parameters?: { name: string; in: string; schema?: { type?: string | string[] } }[];
   requestBody?: { content?: Record<string, { schema?: Record<string, unknown> }> };

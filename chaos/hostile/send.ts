@@ -50,7 +50,8 @@ export function sendHttp(agent: http.Agent, url: URL, method: string, path: stri
       res.on('end', () => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), contentType: String(res.headers['content-type'] ?? '') }));
       res.on('error', (error) => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), contentType: String(res.headers['content-type'] ?? ''), error: error.message }));
     });
-    req.on('error', (error) => done({ status: 0, body: '', contentType: '', error: error.message }));
+    // Whether the connection carried an earlier request tells a keep-alive race from a server that dropped this one.
+    req.on('error', (error) => done({ status: 0, body: '', contentType: '', error: `${error.message}${req.reusedSocket ? ' (on a reused keep-alive connection)' : ''}` }));
     // A server may answer (413, say) before reading a large body; the answer is what counts.
     for (const part of parts ?? []) req.write(part);
     req.end();

@@ -1,6 +1,6 @@
 import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
 import type { Config } from '@tributary/config';
-import { ident, sql, type Sql } from './sql.js';
+import { bracketDepth, ident, sql, type Sql } from './sql.js';
 import type { Cell, TabSeparatedRows } from './tab-separated.js';
 
 export type ClickHouseConfig = Pick<Config, 'clickhouseUrl' | 'clickhouseDatabase' | 'clickhouseUser' | 'clickhousePassword'>;
@@ -10,8 +10,9 @@ export class ClickHouseError extends Error {
   constructor(
     message: string,
     readonly code: number | null,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'ClickHouseError';
   }
 }
@@ -19,7 +20,8 @@ export class ClickHouseError extends Error {
 function wrapError(error: unknown): ClickHouseError {
   const message = error instanceof Error ? error.message : String(error);
   const code = /Code: (\d+)/.exec(message)?.[1];
-  return new ClickHouseError(message, code === undefined ? null : Number(code));
+  // The client's own error stays the cause: a refused or reset connection says ClickHouse is away.
+  return new ClickHouseError(message, code === undefined ? null : Number(code), { cause: error });
 }
 
 /**
@@ -40,6 +42,7 @@ const INPUT_ERRORS: Record<number, string> = {
   53: 'the types of an expression do not fit (text used as a number, say)',
   386: 'the values compared have no common type',
   44: 'a column cannot be used that way',
+  59: 'a where expression is not a condition (it must compare or test something, giving true or false)',
   34: 'a function has too many arguments',
   35: 'a function has too few arguments',
   42: 'a function has the wrong number of arguments',
@@ -55,10 +58,33 @@ const INPUT_ERRORS: Record<number, string> = {
   306: 'the query nests too deeply',
 };
 
+/**
+ * The deepest bracket nesting a statement may have. ClickHouse 18.16's parser has no depth limit
+ * (`max_parser_depth` came in 20.1; `max_ast_depth` is checked only after parsing): it recurses
+ * per level and, near a thousand levels, overflows its stack and the whole server dies without a
+ * log line. Statements built from a client's input are refused here, before they are sent, with
+ * the code ClickHouse itself gives an expression too deep. The edge refuses such input first
+ * (`MAX_EXPRESSION_DEPTH`); this keeps any other path from taking the store down.
+ */
+export const MAX_STATEMENT_NESTING = 300;
+
+function assertParsable(statement: Sql): void {
+  const depth = bracketDepth(statement.text);
+  if (depth > MAX_STATEMENT_NESTING) {
+    throw new ClickHouseError(`Code: 167, not sent: the statement nests brackets ${depth} deep, past the ${MAX_STATEMENT_NESTING} every ClickHouse version parses safely`, 167);
+  }
+}
+
 /** What was wrong with a query a client's input shaped, when ClickHouse refused it for its data; null for any other failure. */
 export function queryInputProblem(error: unknown): string | null {
   return error instanceof ClickHouseError && error.code !== null ? (INPUT_ERRORS[error.code] ?? null) : null;
 }
+
+/**
+ * A keep-alive connection ClickHouse closed just as it was reused resets before any answer (a
+ * process starved of CPU can reuse one past the server's timeout). A read is safe to send again.
+ */
+const isConnectionReset = (error: unknown) => ['ECONNRESET', 'EPIPE'].includes(String((error as NodeJS.ErrnoException | null)?.code));
 
 /** Narrow interface the services use: SQL goes in only as `Sql` built by `sql.ts`. */
 export interface ClickHouse {
@@ -80,6 +106,9 @@ function connect(config: ClickHouseConfig, database: string | undefined, request
     request_timeout: requestTimeoutMs,
     // Errors are thrown to the caller, which logs them once through pino.
     log: { level: ClickHouseLogLevel.OFF },
+    // Idle sockets are dropped on a timer that runs late in a busy process; checking their age
+    // when one is reused as well keeps most reuses clear of ClickHouse's 3 s keep-alive timeout.
+    keep_alive: { eagerly_destroy_stale_sockets: true },
     clickhouse_settings: { date_time_input_format: 'best_effort' },
   });
 }
@@ -89,14 +118,19 @@ export function createClickHouse(config: ClickHouseConfig, options: { requestTim
   const client = connect(config, database, options.requestTimeoutMs ?? 30_000);
   return {
     async query<Row>(statement: Sql): Promise<Row[]> {
+      assertParsable(statement);
+      const read = async () => (await client.query({ query: statement.text, format: 'JSONEachRow' })).json<Row>();
       try {
-        const result = await client.query({ query: statement.text, format: 'JSONEachRow' });
-        return await result.json<Row>();
+        return await read().catch((error: unknown) => {
+          if (isConnectionReset(error)) return read();
+          throw error;
+        });
       } catch (error) {
         throw wrapError(error);
       }
     },
     async command(statement: Sql): Promise<void> {
+      assertParsable(statement);
       try {
         await client.command({ query: statement.text });
       } catch (error) {

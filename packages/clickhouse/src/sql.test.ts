@@ -1,4 +1,4 @@
-import { SqlError, allowedIdent, and, containsPattern, formatDateTime, ident, inList, join, quoteString, sql } from './sql.js';
+import { SqlError, allowedIdent, and, bracketDepth, containsPattern, formatDateTime, ident, inList, join, quoteString, sql } from './sql.js';
 
 describe('sql template', () => {
   it('renders strings as escaped literals', () => {
@@ -88,5 +88,14 @@ describe('inList', () => {
   it('an empty list matches nothing, and its negation everything', () => {
     expect(inList(sql`event`, []).text).toBe('0');
     expect(inList(sql`event`, [], true).text).toBe('1');
+  });
+});
+
+describe('bracketDepth', () => {
+  it('counts nested brackets, not those inside literals or quoted identifiers', () => {
+    expect(bracketDepth('SELECT 1')).toBe(0);
+    expect(bracketDepth('SELECT f(g([1, (2)]))')).toBe(4);
+    expect(bracketDepth(sql`SELECT lower(${"((((\\'(("})`.text)).toBe(1);
+    expect(bracketDepth('SELECT `a((((` FROM t WHERE (x)')).toBe(1);
   });
 });

@@ -101,3 +101,23 @@ export function inList(left: Sql, values: readonly SqlValue[], negate = false): 
   if (values.length === 0) return Sql.trusted(negate ? '1' : '0');
   return Sql.trusted(`${left.text} ${negate ? 'NOT IN' : 'IN'} (${values.map(literal).join(', ')})`);
 }
+
+/**
+ * The deepest nesting of brackets in a statement, outside string literals and quoted identifiers
+ * (as `quoteString` and `ident` write them: a backslash escapes the next character).
+ */
+export function bracketDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let quote: string | null = null;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quote !== null) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = null;
+    } else if (c === "'" || c === '`' || c === '"') quote = c;
+    else if (c === '(' || c === '[') deepest = Math.max(deepest, ++depth);
+    else if (c === ')' || c === ']') depth--;
+  }
+  return deepest;
+}

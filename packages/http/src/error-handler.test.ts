@@ -46,4 +46,19 @@ describe('the one place an error becomes a response', () => {
     expect(answer(null)).toMatchObject({ status: 500 });
     expect(answer(badRequest('x is wrong.', 'x'))).toMatchObject({ status: 400, body: { attr: 'x' } });
   });
+
+  it('answers a store that is away with a 503 to retry, not a 500: the management API did during every outage', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const unavailable = { status: 503, body: { type: 'server_error', code: 'service_unavailable', detail: expect.stringContaining('retry'), attr: null } };
+    expect(answer(refused)).toEqual(unavailable);
+    // Postgres shutting down, and pg-pool giving up on a connection.
+    expect(answer(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toEqual(unavailable);
+    expect(answer(new Error('Connection terminated due to connection timeout', { cause: new Error('Connection terminated unexpectedly') }))).toEqual(unavailable);
+    // The ClickHouse adapter's error, whose cause is the refused connection.
+    expect(answer(new Error('connect ECONNREFUSED 127.0.0.1:8123', { cause: refused }))).toEqual(unavailable);
+    // ioredis when Redis does not answer.
+    expect(answer(Object.assign(new Error('Reached the max retries per request limit (which is 2).'), { name: 'MaxRetriesPerRequestError' }))).toEqual(unavailable);
+    // A statement the store refused is the server's fault, not an outage.
+    expect(answer(Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' }))).toMatchObject({ status: 500 });
+  });
 });

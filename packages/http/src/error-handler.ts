@@ -1,7 +1,8 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '@tributary/logger';
-import { HttpError, badRequest, internalErrorBody, notFound, payloadTooLarge } from './errors.js';
+import { HttpError, badRequest, internalErrorBody, notFound, payloadTooLarge, serviceUnavailable } from './errors.js';
+import { isStoreUnavailable } from './store-unavailable.js';
 
 interface BodyParserError extends Error {
   type?: string;
@@ -38,6 +39,29 @@ function fromRequestFault(error: BodyParserError & { statusCode?: number; expose
   return new HttpError(status, 'invalid_request', 'invalid_request', error.expose ? error.message : 'The request is malformed.');
 }
 
+/** The most of a body past its limit read before answering; beyond it the connection is dropped. nginx passes on no more than this. */
+const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Calls `then` once the rest of a request body the service stopped reading has arrived, dropping
+ * it. A 413 is answered after the body ends because nginx streams bodies to the services: told
+ * early, it can neither finish passing the body on nor keep the client's connection, which it
+ * closes after an answer that said keep-alive, or resets before the client has read the answer.
+ */
+function afterBody(req: IncomingMessage, then: () => void): void {
+  let drained = 0;
+  const count = (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > MAX_DRAIN_BYTES) req.socket.destroy();
+  };
+  req.on('data', count);
+  req.once('end', () => {
+    req.off('data', count);
+    then();
+  });
+  req.resume();
+}
+
 function writeJson(res: ServerResponse, status: number, headers: Record<string, string>, value: unknown): void {
   const body = JSON.stringify(value);
   res.statusCode = status;
@@ -53,10 +77,18 @@ function writeJson(res: ServerResponse, status: number, headers: Record<string, 
  */
 export function writeError(res: ServerResponse, error: unknown, logger: Logger, request: { method: string; path: string }): void {
   const fault = (error !== null && typeof error === 'object' ? error : {}) as BodyParserError;
-  const known = error instanceof HttpError ? error : (fromBodyParser(fault) ?? fromRequestFault(fault));
+  const known =
+    error instanceof HttpError
+      ? error
+      : (fromBodyParser(fault) ??
+        fromRequestFault(fault) ??
+        // A store away is an outage to wait out, not a fault of the server's: 503, as SDKs and load balancers expect.
+        (isStoreUnavailable(error) ? serviceUnavailable('A store this request needs is not answering; retry later.') : null));
   if (known) {
     if (known.status >= 500) logger.warn({ err: error, path: request.path }, known.detail);
-    writeJson(res, known.status, known.headers, known.toBody());
+    const answer = () => writeJson(res, known.status, known.headers, known.toBody());
+    if (known.status === 413 && res.req && !res.req.complete) afterBody(res.req, answer);
+    else answer();
     return;
   }
   logger.error({ err: error, method: request.method, path: request.path }, 'unhandled error');

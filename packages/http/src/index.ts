@@ -1,5 +1,6 @@
 export * from './errors.js';
 export { errorHandler, notFoundHandler, writeError } from './error-handler.js';
+export { isStoreUnavailable } from './store-unavailable.js';
 export { directRouteTable, type DirectMethod, type DirectRequest, type DirectRoute } from './direct-routes.js';
 export { methodNotAllowedHandler } from './method-not-allowed.js';
 export { PAGE_PROPERTIES, PAGE_SCHEMA, pageOf, schemaError, validate, validateBody, validateJsonParam, validateQuery, type Page } from './request-validation.js';

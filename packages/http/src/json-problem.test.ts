@@ -1,5 +1,5 @@
 import { MAX_JSON_DEPTH, jsonProblem } from './json-problem.js';
-import { PAGE_SCHEMA, validate } from './request-validation.js';
+import { PAGE_SCHEMA, validate, validateJsonParam } from './request-validation.js';
 
 const nested = (depth: number): unknown => JSON.parse(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`);
 
@@ -17,6 +17,15 @@ describe('JSON a request may carry', () => {
     expect(jsonProblem({ tags: ['x', '\ud800'] }, { storable: true })?.attr).toBe('tags[1]');
     expect(jsonProblem({ properties: { '\udfff': 1 } }, { storable: true })?.attr).toBe('properties.\udfff');
     expect(jsonProblem({ search: 'a\u0000' }, { storable: true })?.attr).toBe('search');
+  });
+});
+
+describe('a query parameter holding JSON', () => {
+  it('holds no U+0000 or unpaired surrogate written as a JSON escape, which the raw query string check cannot see (Postgres refused it, a 500)', () => {
+    const schema = { type: 'array' };
+    expect(validateJsonParam(schema, '[{"key":"a","value":"x"}]', 'properties')).toEqual([{ key: 'a', value: 'x' }]);
+    expect(() => validateJsonParam(schema, '[{"key":"a","value":"\\u0000"}]', 'properties')).toThrow(expect.objectContaining({ status: 400, attr: 'properties[0].value', detail: expect.stringContaining('U+0000') }));
+    expect(() => validateJsonParam(schema, '["\\ud800"]', 'distinct_ids')).toThrow(expect.objectContaining({ status: 400, attr: 'distinct_ids[0]' }));
   });
 });
 

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Request } from 'express';
 import { badRequest, type HttpError } from './errors.js';
+import { jsonProblem } from './json-problem.js';
 
 /**
  * The one ajv instance. Defaults fill in; nothing is coerced, because a JSON body must say what
@@ -79,7 +80,7 @@ export function validateQuery<T>(schema: ObjectSchema, req: Request): T {
   return validate<T>(schema, query);
 }
 
-/** A parameter holding JSON (such as `properties=[...]`), parsed and checked; undefined when absent or empty. */
+/** A parameter holding JSON (such as `properties=[...]`), parsed and checked, storable text only; undefined when absent or empty. */
 export function validateJsonParam<T>(schema: object, raw: string | undefined, attr: string): T | undefined {
   if (raw === undefined || raw === '') return undefined;
   let value: unknown;
@@ -88,6 +89,9 @@ export function validateJsonParam<T>(schema: object, raw: string | undefined, at
   } catch {
     throw badRequest(`${attr} must be JSON.`, attr);
   }
+  // Written as JSON escapes, U+0000 and unpaired surrogates got past the check of the raw query string (`storableRequest`).
+  const problem = jsonProblem(value, { storable: true, prefix: attr });
+  if (problem) throw badRequest(problem.detail, problem.attr);
   return validate<T>(schema, value, attr);
 }
 

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import express, { type Express } from 'express';
 import type { Logger } from '@tributary/logger';
+import { answerClientErrors } from './client-error.js';
 import { TRUST_PROXY, directDispatcher, type DirectRoute } from './direct-routes.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { methodNotAllowedHandler } from './method-not-allowed.js';
@@ -68,6 +69,7 @@ export async function startServiceRuntime(options: ServiceRuntimeOptions, handle
   const direct = options.direct?.length ? directDispatcher(options.direct, observe, logger) : null;
   const server = http.createServer(direct ? (req, res) => direct(req, res) || app(req, res) : app);
   server.keepAliveTimeout = 65_000;
+  answerClientErrors(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());

@@ -83,6 +83,16 @@ export function compileExpression(expr: Expr, numeric = false): Sql {
       return fn.render(expr.args.map((arg) => compileExpression(arg)));
     }
     case 'binary': {
+      if (expr.op === 'and' || expr.op === 'or') {
+        // A chain of one operator compiles flat, as ClickHouse parses `a OR b OR c`: without a level per operand.
+        const operands: Expr[] = [];
+        const pending: Expr[] = [expr];
+        for (let next = pending.pop(); next; next = pending.pop()) {
+          if (next.kind === 'binary' && next.op === expr.op) pending.push(next.right, next.left);
+          else operands.push(next);
+        }
+        return sql`(${join(operands.map((operand) => compileExpression(operand)), ` ${BINARY[expr.op]!} `)})`;
+      }
       if (expr.op === 'ilike' || expr.op === 'not ilike') {
         // No ILIKE on 18.16: compare lower-cased sides instead.
         const like = sql`lower(${compileExpression(expr.left)}) LIKE lower(${compileExpression(expr.right)})`;

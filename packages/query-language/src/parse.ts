@@ -78,9 +78,33 @@ const language = P.createLanguage<{ expr: Expr; primary: Expr; unary: Expr; comp
 const expression = ws.then(language.expr).skip(P.eof);
 
 /**
- * Parses one expression; a syntax error names the position and what was expected there. The
- * parser recurses per level of nesting, so an expression nested thousands deep (`((((1))))`,
- * `not not not ...`) exhausts the stack: that is the expression's fault, not a server error.
+ * How deeply an expression may nest. ClickHouse 18.16's parser recurses per level of nesting
+ * with no limit of its own and dies of a stack overflow near a thousand levels, taking the server
+ * down without a log line (`1+1+...+1` two thousand times did it); each level here compiles to
+ * one or two levels of SQL. A chain of `and` or `or` counts once: it compiles flat.
+ */
+export const MAX_EXPRESSION_DEPTH = 64;
+
+const chains = (parent: Expr, child: Expr) => parent.kind === 'binary' && (parent.op === 'and' || parent.op === 'or') && child.kind === 'binary' && child.op === parent.op;
+
+/** The nesting depth of an expression as it compiles, walked without recursion (a left-deep `1+1+...` parses to any depth). */
+export function expressionDepth(root: Expr): number {
+  let deepest = 0;
+  const pending: [Expr, number][] = [[root, 1]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [expr, depth] = next;
+    deepest = Math.max(deepest, depth);
+    const children = expr.kind === 'binary' ? [expr.left, expr.right] : expr.kind === 'unary' ? [expr.arg] : expr.kind === 'call' ? expr.args : expr.kind === 'array' ? expr.items : [];
+    for (const child of children) pending.push([child, chains(expr, child) ? depth : depth + 1]);
+  }
+  return deepest;
+}
+
+/**
+ * Parses one expression; a syntax error names the position and what was expected there, and an
+ * expression nested deeper than `MAX_EXPRESSION_DEPTH` is refused. The parser recurses per level
+ * of nesting, so an expression nested thousands deep (`((((1))))`, `not not not ...`) exhausts
+ * the stack: that is the expression's fault, not a server error.
  */
 export function parseExpression(source: string): Expr {
   let result: P.Result<Expr>;
@@ -90,7 +114,11 @@ export function parseExpression(source: string): Expr {
     if (error instanceof RangeError) throw new QueryLanguageError('the expression nests too deeply');
     throw error;
   }
-  if (result.status) return result.value;
+  if (result.status) {
+    const depth = expressionDepth(result.value);
+    if (depth > MAX_EXPRESSION_DEPTH) throw new QueryLanguageError(`the expression nests ${depth} levels deep; at most ${MAX_EXPRESSION_DEPTH} are allowed`);
+    return result.value;
+  }
   const { offset } = result.index;
   const found = source.slice(offset, offset + 15) || 'the end';
   throw new QueryLanguageError(`syntax error at position ${offset + 1} near ${JSON.stringify(found)}: expected ${[...new Set(result.expected)].slice(0, 6).join(', ')}`);

@@ -1,4 +1,5 @@
-import { compileExpression, parseExpression, QueryLanguageError } from './index.js';
+import { bracketDepth } from '@tributary/clickhouse';
+import { compileExpression, MAX_EXPRESSION_DEPTH, parseExpression, QueryLanguageError } from './index.js';
 
 const compile = (source: string) => compileExpression(parseExpression(source)).text;
 
@@ -38,6 +39,26 @@ describe('expressions from a hostile client', () => {
     for (const source of ['constructor', '__proto__', 'toString', 'constructor(1)', 'hasOwnProperty(event)', '1e999 > event', '-1e999', `${'('.repeat(5000)}1${')'.repeat(5000)}`, `${'not '.repeat(5000)}1`]) {
       expect(() => compile(source)).toThrow(QueryLanguageError);
     }
+  });
+
+  it('nested deeper than 64 levels are refused, naming the depth: ClickHouse 18.16 died parsing `1+1+...+1` two thousand deep', () => {
+    expect(() => parseExpression(`${'1+'.repeat(2000)}1`)).toThrow(`the expression nests 2001 levels deep; at most ${MAX_EXPRESSION_DEPTH} are allowed`);
+    expect(() => parseExpression(`${'not '.repeat(1500)}1`)).toThrow(/nests 1501 levels deep/);
+    expect(() => parseExpression(`${'lower('.repeat(65)}event${')'.repeat(65)}`)).toThrow(/nests 66 levels deep/);
+    expect(() => parseExpression(`${'-'.repeat(MAX_EXPRESSION_DEPTH - 1)}1`)).not.toThrow();
+  });
+
+  it('a long chain of or (or and) is one level, compiled flat as ClickHouse parses it', () => {
+    const alternatives = Array.from({ length: 500 }, (_, i) => `event = 'e${i}'`);
+    const sql = compile(alternatives.join(' or '));
+    expect(sql.startsWith("((event = 'e0') OR (event = 'e1') OR ")).toBe(true);
+    expect(bracketDepth(sql)).toBe(2);
+    expect(compile("event = 'a' and event = 'b' and (event = 'c' or event = 'd')")).toBe("((event = 'a') AND (event = 'b') AND ((event = 'c') OR (event = 'd')))");
+  });
+
+  it('compiles whatever the depth limit lets through to SQL well inside what the statement guard sends', () => {
+    const deepest = `${'toint('.repeat(MAX_EXPRESSION_DEPTH - 2)}properties.n${')'.repeat(MAX_EXPRESSION_DEPTH - 2)} > 1`;
+    expect(bracketDepth(compile(deepest))).toBeLessThan(150);
   });
 });
 

@@ -35,6 +35,12 @@ describe('hostile input to the management API', () => {
     expectRefused(await call('POST', `${project()}/persons/bulk_delete/`, { distinct_ids: ['x\u0000'] }), 'distinct_ids[0]', /U\+0000/);
   });
 
+  it('U+0000 written as a JSON escape inside a query parameter is a 400 too (Postgres refused it, a 500)', async () => {
+    expectRefused(await call('POST', `${project()}/persons/bulk_delete/${q({ distinct_ids: '["a\\u0000b"]' })}`, {}), 'distinct_ids[0]', /U\+0000/);
+    const properties = JSON.stringify([{ key: 'hostile', type: 'person', operator: 'is_not', value: '\u0000' }]);
+    expectRefused(await call('GET', `${project()}/persons/${q({ properties })}`), 'properties[0].value', /U\+0000/);
+  });
+
   it('an offset past what Postgres counts is a 400', async () => {
     expectRefused(await call('GET', `${project()}/cohorts/?offset=100000000000000000000`), 'offset', /must be <=/);
   });
@@ -55,5 +61,16 @@ describe('hostile input to the management API', () => {
     expectRefused(await events({ properties: '[{"key":"p","operator":"regex","value":"(?<name>a)"}]' }), 'properties', /RE2/);
     // A number too large for a double is compared as text rather than rendered as Infinity.
     expect((await events({ properties: '[{"key":"p","operator":"gt","value":"1e999"}]' })).status).toBe(200);
+  });
+
+  it('events: an expression nested past what ClickHouse 18.16 can parse is a 400 before it reaches ClickHouse (it killed the server), and queries run on', async () => {
+    const events = (params: Record<string, string>) => call('GET', `${project()}/events/${q(params)}`);
+    expectRefused(await events({ where: JSON.stringify([`${'1+'.repeat(2000)}1`]) }), 'where', /nests 2001 levels deep; at most 64/);
+    expectRefused(await events({ select: JSON.stringify([`${'not '.repeat(1500)}1`]) }), 'select', /nests 1501 levels deep/);
+    expect((await events({ where: JSON.stringify([Array.from({ length: 300 }, (_, i) => `event = 'e${i}'`).join(' or ')]) })).status).toBe(200);
+  });
+
+  it('events: a where expression that is not a condition is a 400 saying so', async () => {
+    expectRefused(await call('GET', `${project()}/events/${q({ where: '["lower(event)"]' })}`), null, /not a condition/);
   });
 });

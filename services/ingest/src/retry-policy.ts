@@ -1,3 +1,4 @@
+import { isStoreUnavailable } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
 import { ConcurrentClaimError } from './persons/person-store.js';
 
@@ -10,18 +11,12 @@ import { ConcurrentClaimError } from './persons/person-store.js';
  */
 export type FailureKind = 'unavailable' | 'conflict' | 'permanent';
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
 const CONFLICT_CODES = new Set(['40001', '40P01']);
 
 export function classifyFailure(error: unknown): FailureKind {
   if (error instanceof ConcurrentClaimError) return 'conflict';
-  const code = String((error as { code?: unknown } | null)?.code ?? '');
-  if (CONFLICT_CODES.has(code)) return 'conflict';
-  // Postgres connection exceptions (class 08), admin shutdown and cannot-connect-now (57P0x).
-  if (NETWORK_CODES.has(code) || code.startsWith('08') || code.startsWith('57P')) return 'unavailable';
-  const message = (error as Error | null)?.message ?? '';
-  if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)) return 'unavailable';
-  return 'permanent';
+  if (CONFLICT_CODES.has(String((error as { code?: unknown } | null)?.code ?? ''))) return 'conflict';
+  return isStoreUnavailable(error) ? 'unavailable' : 'permanent';
 }
 
 /**
