@@ -71,6 +71,7 @@ describe('hostile input to the management API', () => {
   });
 
   it('events: a where expression that is not a condition is a 400 saying so', async () => {
-    expectRefused(await call('GET', `${project()}/events/${q({ where: '["lower(event)"]' })}`), null, /not a condition/);
+    // ClickHouse 18.16 names it one way or the other depending on how it plans the filter.
+    expectRefused(await call('GET', `${project()}/events/${q({ where: '["lower(event)"]' })}`), null, /not a condition|types of an expression do not fit/);
   });
 });
