@@ -65,6 +65,8 @@ export interface HostileResult {
 
 const MAX_FAILURES = 200;
 const REQUEST_TIMEOUT_MS = 30_000;
+/** nginx closes a request that stops arriving after 60 s (`client_header_timeout`, `client_body_timeout`). */
+const INCOMPLETE_TIMEOUT_MS = 75_000;
 /** Random cases every operation gets at least, whatever the systematic ones already sent. */
 const MIN_RANDOM = 10;
 
@@ -173,7 +175,7 @@ export async function prepareHostileInput(target: Target, options: HostileOption
         const c = cases[turn];
         if (!c) return;
         const sentAt = Date.now();
-        const answer = 'raw' in c ? await sendRaw(front, (c as RawCase).raw, REQUEST_TIMEOUT_MS) : await sendHttp(agent, front, c.method, c.path, headersOf(c, turn), c.body, REQUEST_TIMEOUT_MS);
+        const answer = 'raw' in c ? await sendRaw(front, (c as RawCase).raw, (c as RawCase).incomplete ? INCOMPLETE_TIMEOUT_MS : REQUEST_TIMEOUT_MS) : await sendHttp(agent, front, c.method, c.path, headersOf(c, turn), c.body, REQUEST_TIMEOUT_MS);
         // node:http would not write it at all; nothing reached the server, so nothing is judged.
         if (answer.status === -1) continue;
         recordCreated(created, c, answer);
