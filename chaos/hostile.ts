@@ -54,6 +54,8 @@ export interface HostileResult {
   unexpected5xx: number;
   /** JSON 503s answered while a fault of the caller's was on (see `outage`): expected, so not findings. */
   outage503: number;
+  /** Requests whose pooled connection was found closed, sent again on a new one: each with what the connection carried before. */
+  staleConnections: string[];
   non_json_4xx: number;
   /** Per route: requests, answers by status (`no_response` when none came), and the seconds they took in all. */
   byRoute: Record<string, { requests: number; status: Record<string, number>; seconds: number }>;
@@ -65,6 +67,8 @@ export interface HostileResult {
 
 const MAX_FAILURES = 200;
 const REQUEST_TIMEOUT_MS = 30_000;
+/** nginx closes a request that stops arriving after 60 s (`client_header_timeout`, `client_body_timeout`). */
+const INCOMPLETE_TIMEOUT_MS = 75_000;
 /** Random cases every operation gets at least, whatever the systematic ones already sent. */
 const MIN_RANDOM = 10;
 
@@ -161,7 +165,7 @@ export async function prepareHostileInput(target: Target, options: HostileOption
   };
 
   const send = async (): Promise<HostileResult> => {
-    const result: HostileResult = { requests: 0, unexpected5xx: 0, outage503: 0, non_json_4xx: 0, byRoute: {}, findings: {}, failures: [] };
+    const result: HostileResult = { requests: 0, unexpected5xx: 0, outage503: 0, staleConnections: [], non_json_4xx: 0, byRoute: {}, findings: {}, failures: [] };
     const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
     const started = Date.now();
     let next = 0;
@@ -173,7 +177,12 @@ export async function prepareHostileInput(target: Target, options: HostileOption
         const c = cases[turn];
         if (!c) return;
         const sentAt = Date.now();
-        const answer = 'raw' in c ? await sendRaw(front, (c as RawCase).raw, REQUEST_TIMEOUT_MS) : await sendHttp(agent, front, c.method, c.path, headersOf(c, turn), c.body, REQUEST_TIMEOUT_MS);
+        const sendOnce = () => sendHttp(agent, front, c.method, c.path, headersOf(c, turn), c.body, REQUEST_TIMEOUT_MS);
+        let answer = 'raw' in c ? await sendRaw(front, (c as RawCase).raw, (c as RawCase).incomplete ? INCOMPLETE_TIMEOUT_MS : REQUEST_TIMEOUT_MS) : await sendOnce();
+        if (answer.staleAfter !== undefined) {
+          result.staleConnections.push(`${c.method} ${c.path.slice(0, 100)} [${c.name}] on a connection found closed after ${answer.staleAfter}`);
+          answer = await sendOnce();
+        }
         // node:http would not write it at all; nothing reached the server, so nothing is judged.
         if (answer.status === -1) continue;
         recordCreated(created, c, answer);
@@ -208,6 +217,7 @@ export async function prepareHostileInput(target: Target, options: HostileOption
       agent.destroy();
     }
     log(`hostile: done in ${Math.round((Date.now() - started) / 1000)} s`);
+    for (const stale of result.staleConnections) log(`hostile: sent again: ${stale}`);
     for (const line of findingsSummary(result)) log(`hostile: FOUND ${line}`);
     return result;
   };

@@ -146,7 +146,7 @@ async function main(): Promise<number> {
   const hostile = await hostileSent;
   await hostileRun.teardown();
   outcomes.push({
-    name: `hostile input (${hostile.requests} requests, ${hostile.outage503} JSON 503s during faults)`,
+    name: `hostile input (${hostile.requests} requests, ${hostile.outage503} JSON 503s during faults, ${hostile.staleConnections.length} sent again on a new connection)`,
     recoveryMs: null,
     failures: [
       ...(hostile.unexpected5xx > 0 ? [`${hostile.unexpected5xx} answers were 5xx or none`] : []),

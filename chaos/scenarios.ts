@@ -207,7 +207,7 @@ const kafkaOutage: Scenario = {
     const scenario = storeOutage(this.name, 'kafka', STORE_OUTAGE_MS, captureDuringKafkaOutage);
     const started = Date.now();
     const outcome = await scenario.run(context);
-    // The store script returns once the broker's port is open: capture's clock starts there.
+    // Capture's clock starts when the broker answers requests again (see `Stack.startStore`).
     const back = context.stack.lastStoreStart('kafka', started);
     const captureBack = back === undefined ? undefined : context.load.firstOkAfter(back);
     if (back === undefined || captureBack === undefined || captureBack - back > CAPTURE_RECOVERY_AIM_MS) {

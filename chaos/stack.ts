@@ -6,6 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Config } from '@tributary/config';
+import { createKafka, kafkaReachability } from '@tributary/kafka';
+import { createLogger } from '@tributary/logger';
 
 /**
  * The running chaos stack as the suite sees it: its services' processes (started, killed with
@@ -111,10 +113,26 @@ export class Stack {
   async startStore(store: Store): Promise<void> {
     this.log(`starting ${store}`);
     await this.script(STORE_SCRIPTS[store]('start'));
+    if (store === 'kafka') await this.kafkaAnswers();
     this.storeStarts.push({ store, at: Date.now() });
   }
 
-  /** When the store's start script last returned (its port open) at or after `since`. */
+  /**
+   * Waits until the broker answers requests: its port opens as it starts, seconds before it
+   * serves anything (it took 6 s on the shared machine), and what is measured from its return is
+   * how soon the services take events again, not how long Kafka takes to start.
+   */
+  private async kafkaAnswers(): Promise<void> {
+    const reachability = kafkaReachability(createKafka(this.config, createLogger('chaos', 'silent'), 'chaos-probe'));
+    try {
+      const deadline = Date.now() + 60_000;
+      while (!(await reachability.check()) && Date.now() < deadline) await sleep(100);
+    } finally {
+      await reachability.close();
+    }
+  }
+
+  /** When the store's start script last returned (for Kafka: when the broker answered) at or after `since`. */
   lastStoreStart(store: Store, since: number): number | undefined {
     return this.storeStarts.findLast((s) => s.store === store && s.at >= since)?.at;
   }

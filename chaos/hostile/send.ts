@@ -12,7 +12,16 @@ export interface Answer {
   body: string;
   contentType: string;
   error?: string;
+  /**
+   * The pooled connection the request went out on was found closed, with no answer: the request
+   * that used it before, and how that was answered. A client must expect this of any pooled
+   * connection (the server may close an idle one as it is reused) and send the request again.
+   */
+  staleAfter?: string;
 }
+
+/** What each pooled connection carried last, to say what came before a connection found closed. */
+const lastOnSocket = new WeakMap<object, string>();
 
 /** The most of a body kept for judging: error bodies are small, and a 2xx is not read further. */
 const KEEP_BYTES = 64 * 1024;
@@ -38,7 +47,14 @@ export function sendHttp(agent: http.Agent, url: URL, method: string, path: stri
     req.setTimeout(timeoutMs, () => {
       req.destroy(new Error(`no answer within ${timeoutMs} ms`));
     });
+    const sent = `${method} ${path.slice(0, 100)}`;
+    let before: string | undefined;
+    req.on('socket', (socket) => {
+      before = lastOnSocket.get(socket);
+      lastOnSocket.set(socket, `${sent} (no answer)`);
+    });
     req.on('response', (res) => {
+      if (req.socket) lastOnSocket.set(req.socket, `${sent} -> ${res.statusCode} ${res.headers.connection ?? ''}`);
       const chunks: Buffer[] = [];
       let kept = 0;
       res.on('data', (chunk: Buffer) => {
@@ -50,8 +66,10 @@ export function sendHttp(agent: http.Agent, url: URL, method: string, path: stri
       res.on('end', () => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), contentType: String(res.headers['content-type'] ?? '') }));
       res.on('error', (error) => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), contentType: String(res.headers['content-type'] ?? ''), error: error.message }));
     });
-    // Whether the connection carried an earlier request tells a keep-alive race from a server that dropped this one.
-    req.on('error', (error) => done({ status: 0, body: '', contentType: '', error: `${error.message}${req.reusedSocket ? ' (on a reused keep-alive connection)' : ''}` }));
+    req.on('error', (error) => {
+      const reset = (error as NodeJS.ErrnoException).code === 'ECONNRESET' || (error as NodeJS.ErrnoException).code === 'EPIPE';
+      done({ status: 0, body: '', contentType: '', error: error.message, ...(req.reusedSocket && reset ? { staleAfter: before ?? 'unknown' } : {}) });
+    });
     // A server may answer (413, say) before reading a large body; the answer is what counts.
     for (const part of parts ?? []) req.write(part);
     req.end();
