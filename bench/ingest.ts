@@ -6,6 +6,8 @@
  *   bare      the same events consumed and inserted with no person processing (the baseline),
  *   ingest    one ingest process (`services/ingest`),
  *   replicas2 two ingest processes in one consumer group.
+ * Each phase also reports the CPU time per event of every store (ClickHouse, Postgres, Kafka,
+ * Redis), read machine-wide by process name, so run it with nothing else using the stores.
  * Needs the stores of `make up` (the running services are not used).
  * Run: npx tsx bench/ingest.ts [events] [--profile]   (--profile: CPU profile of the one-process phase)
  */
@@ -24,7 +26,7 @@ import { RowBuffer } from '../services/ingest/src/clickhouse-rows.js';
 import { RowWriter } from '../services/ingest/src/clickhouse-writer.js';
 import { IngestConsumer } from '../services/ingest/src/ingest-consumer.js';
 import { realisticEvent } from './events.js';
-import { cpuSeconds, table } from './lib.js';
+import { cpuSeconds, storeCpuPerEvent, storeCpuSeconds, table } from './lib.js';
 
 const total = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200_000);
 const profile = process.argv.includes('--profile');
@@ -90,7 +92,7 @@ async function untilAllQueryable(teamId: number, started: number): Promise<numbe
 }
 
 /** The baseline: the same consumer and row writer, with a processor that does no person work. */
-async function bare(phase: Phase): Promise<{ rate: number; cpuUsPerEvent: number }> {
+async function bare(phase: Phase): Promise<{ rate: number; cpuUsPerEvent: number; stores: Record<string, number> }> {
   const rowWriter = new RowWriter(clickhouse);
   const consumer = new IngestConsumer({
     kafka,
@@ -118,16 +120,18 @@ async function bare(phase: Phase): Promise<{ rate: number; cpuUsPerEvent: number
   await consumer.start();
   const started = Date.now();
   const cpuBefore = process.cpuUsage();
+  const storesBefore = await storeCpuSeconds();
   const rate = await untilAllQueryable(phase.teamId, started);
   const cpu = process.cpuUsage(cpuBefore);
+  const stores = storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total);
   await consumer.stop();
-  return { rate, cpuUsPerEvent: (cpu.user + cpu.system) / total };
+  return { rate, cpuUsPerEvent: (cpu.user + cpu.system) / total, stores };
 }
 
 const profileDir = '.tributary/profiles/ingest';
 
 /** Real ingest processes on the phase's topics; returns events/s, their CPU time per event and the highest RSS any of them reached. */
-async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Promise<{ rate: number; rssMb: number; cpuUsPerEvent: number }> {
+async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Promise<{ rate: number; rssMb: number; cpuUsPerEvent: number; stores: Record<string, number> }> {
   const base = 21_000 + Math.floor(Math.random() * 20_000);
   const children: ChildProcess[] = [];
   for (let r = 0; r < replicas; r++) {
@@ -157,9 +161,11 @@ async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Prom
   }, 250);
   const cpuOf = async () => (await Promise.all(children.map((child) => cpuSeconds(child.pid!)))).reduce((a, b) => a + b, 0);
   const cpuBefore = await cpuOf();
+  const storesBefore = await storeCpuSeconds();
   try {
     const rate = await untilAllQueryable(phase.teamId, started);
-    return { rate, rssMb, cpuUsPerEvent: ((await cpuOf()) - cpuBefore) * 1e6 / total };
+    const stores = storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total);
+    return { rate, rssMb, cpuUsPerEvent: ((await cpuOf()) - cpuBefore) * 1e6 / total, stores };
   } finally {
     clearInterval(sample);
     for (const child of children) child.kill('SIGTERM');
@@ -204,9 +210,9 @@ console.log('two ingest processes...');
 const two = await ingest(phases[2]!, 2, false);
 
 table([
-  { phase: 'bare pipeline (no persons)', events: total, 'events/s': bareRate, 'CPU µs/event': bareRun.cpuUsPerEvent, 'peak RSS MB': Number.NaN },
-  { phase: 'ingest, 1 process', events: total, 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'peak RSS MB': one.rssMb },
-  { phase: 'ingest, 2 processes', events: total, 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb },
+  { phase: 'bare pipeline (no persons)', events: total, 'events/s': bareRate, 'CPU µs/event': bareRun.cpuUsPerEvent, 'peak RSS MB': Number.NaN, ...bareRun.stores },
+  { phase: 'ingest, 1 process', events: total, 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'peak RSS MB': one.rssMb, ...one.stores },
+  { phase: 'ingest, 2 processes', events: total, 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb, ...two.stores },
 ]);
 if (profile) table(await profileSummary());
 await producer.disconnect();

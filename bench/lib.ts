@@ -50,6 +50,32 @@ export async function cpuSeconds(pid: number): Promise<number> {
   return ticks / 100;
 }
 
+const STORE_COMMANDS: Record<string, RegExp> = { clickhouse: /^clickhouse/, postgres: /^postgres/, kafka: /^java$/, redis: /^redis-server/ };
+export type StoreCpu = Record<keyof typeof STORE_COMMANDS, number>;
+
+/**
+ * CPU seconds every store's processes have used so far, matched by command name over the whole
+ * machine: the stores' own share of a phase, which a figure for the Node processes alone hides.
+ */
+export async function storeCpuSeconds(): Promise<StoreCpu> {
+  const totals = Object.fromEntries(Object.keys(STORE_COMMANDS).map((name) => [name, 0])) as StoreCpu;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const store = Object.keys(STORE_COMMANDS).find((name) => STORE_COMMANDS[name]!.test(command));
+    if (!store) continue;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    totals[store] += (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100;
+  }
+  return totals;
+}
+
+/** Each store's CPU µs per event between two readings. */
+export function storeCpuPerEvent(before: StoreCpu, after: StoreCpu, events: number): Record<string, number> {
+  return Object.fromEntries(Object.keys(before).map((name) => [`${name} µs/event`, Math.round(((after[name]! - before[name]!) * 1e6) / events)]));
+}
+
 export interface LoadResult {
   requestsPerSecond: number;
   p50: number;

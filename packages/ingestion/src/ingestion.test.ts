@@ -47,6 +47,22 @@ describe('timestamps', () => {
     expect(computeTimestamp({ timestamp: '2026-06-02T10:00:00Z', offset: undefined, sentAt: null, now }).warning).toBeUndefined();
   });
 
+  it('falls back to now with a warning for a time before 1970, which the store cannot hold', () => {
+    const earliestJsDate = new Date(-8.64e15).toISOString();
+    for (const input of [
+      { timestamp: earliestJsDate, offset: undefined, sentAt: null },
+      { timestamp: -8.64e15, offset: undefined, sentAt: null },
+      { timestamp: '1969-12-31T23:59:59Z', offset: undefined, sentAt: null },
+      { timestamp: '2026-06-01T09:00:00Z', offset: undefined, sentAt: new Date('2226-06-01T10:00:00Z') },
+      { timestamp: undefined, offset: 8.64e15, sentAt: null },
+    ]) {
+      const result = computeTimestamp({ ...input, now });
+      expect(result.timestamp).toEqual(now);
+      expect(result.warning).toMatchObject({ type: 'ignored_invalid_timestamp', details: { reason: 'before 1970-01-01' } });
+    }
+    expect(computeTimestamp({ timestamp: '1970-01-01T00:00:00Z', offset: undefined, sentAt: null, now }).warning).toBeUndefined();
+  });
+
   it('falls back to now with a warning for an unparsable timestamp', () => {
     const result = computeTimestamp({ timestamp: 'yesterday-ish', offset: undefined, sentAt: null, now });
     expect(result).toEqual({ timestamp: now, warning: { type: 'ignored_invalid_timestamp', details: { timestamp: 'yesterday-ish' } } });

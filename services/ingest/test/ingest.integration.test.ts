@@ -185,6 +185,20 @@ describe('groups, timestamps and warnings', () => {
     expect((await warnings('ignored_invalid_timestamp')).some((w) => w.details.includes(invalid!))).toBe(true);
   });
 
+  it('stores an event timed before 1970 (which ClickHouse cannot hold) at now, and the events after it', async () => {
+    const user = id('epoch');
+    const [early, after] = await h.send(
+      [
+        { event: 'before epoch', distinct_id: user, timestamp: new Date(-8.64e15).toISOString() },
+        { event: 'after it', distinct_id: user, timestamp: '2026-01-02T00:00:01.000Z' },
+      ],
+      { now: '2026-01-02T00:00:00.000Z' },
+    );
+    expect((await eventByUuid(early!)).timestamp).toBe('2026-01-02 00:00:00');
+    expect((await eventByUuid(after!)).timestamp).toBe('2026-01-02 00:00:01');
+    expect((await warnings('ignored_invalid_timestamp')).some((w) => w.details.includes(early!) && w.details.includes('before 1970'))).toBe(true);
+  });
+
   it('stores survey and flag events, warning about a survey event without $survey_id', async () => {
     const user = id('user');
     const [survey, flag] = await h.send([
