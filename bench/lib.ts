@@ -66,7 +66,7 @@ export async function storeCpuSeconds(): Promise<StoreCpu> {
     const store = Object.keys(STORE_COMMANDS).find((name) => STORE_COMMANDS[name]!.test(command));
     if (!store) continue;
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    totals[store] += (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100;
+    totals[store] = (totals[store] ?? 0) + (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100;
   }
   return totals;
 }
