@@ -7,7 +7,9 @@
  *   ingest    one ingest process (`services/ingest`),
  *   replicas2 two ingest processes in one consumer group.
  * Each phase also reports the CPU time per event of every store (ClickHouse, Postgres, Kafka,
- * Redis), read machine-wide by process name, so run it with nothing else using the stores.
+ * Redis), read machine-wide by process name, so run it with nothing else using the stores. A
+ * phase starts once ClickHouse's merges have finished, and its stores' time includes the merges
+ * its own inserts caused.
  * Needs the stores of `make up` (the running services are not used).
  * Run: npx tsx bench/ingest.ts [events] [--profile]   (--profile: CPU profile of the one-process phase)
  */
@@ -83,6 +85,19 @@ async function eventCount(teamId: number): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
+/**
+ * Waits for ClickHouse's background merges to finish, so a phase neither starts beside the
+ * previous phase's merges nor leaves its own out of its stores' CPU time.
+ */
+async function untilMergesSettle(): Promise<void> {
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const [row] = await clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM system.merges`);
+    if (Number(row?.n ?? 0) === 0 || Date.now() > deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
 async function untilAllQueryable(teamId: number, started: number): Promise<number> {
   for (;;) {
     if ((await eventCount(teamId)) >= total) return total / ((Date.now() - started) / 1000);
@@ -91,7 +106,11 @@ async function untilAllQueryable(teamId: number, started: number): Promise<numbe
   }
 }
 
-/** The baseline: the same consumer and row writer, with a processor that does no person work. */
+/**
+ * The baseline: the same consumer and row writer, with a processor that does no person work. Its
+ * writer inserts as soon as the previous insert is done (no INGEST_INSERT_INTERVAL_MS), which
+ * would otherwise cap the baseline's rate rather than measure the machine's.
+ */
 async function bare(phase: Phase): Promise<{ rate: number; cpuUsPerEvent: number; stores: Record<string, number> }> {
   const rowWriter = new RowWriter(clickhouse);
   const consumer = new IngestConsumer({
@@ -123,6 +142,7 @@ async function bare(phase: Phase): Promise<{ rate: number; cpuUsPerEvent: number
   const storesBefore = await storeCpuSeconds();
   const rate = await untilAllQueryable(phase.teamId, started);
   const cpu = process.cpuUsage(cpuBefore);
+  await untilMergesSettle();
   const stores = storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total);
   await consumer.stop();
   return { rate, cpuUsPerEvent: (cpu.user + cpu.system) / total, stores };
@@ -164,8 +184,9 @@ async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Prom
   const storesBefore = await storeCpuSeconds();
   try {
     const rate = await untilAllQueryable(phase.teamId, started);
-    const stores = storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total);
-    return { rate, rssMb, cpuUsPerEvent: ((await cpuOf()) - cpuBefore) * 1e6 / total, stores };
+    const cpuUsPerEvent = ((await cpuOf()) - cpuBefore) * 1e6 / total;
+    await untilMergesSettle();
+    return { rate, rssMb, cpuUsPerEvent, stores: storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total) };
   } finally {
     clearInterval(sample);
     for (const child of children) child.kill('SIGTERM');
@@ -197,6 +218,7 @@ async function profileSummary(): Promise<{ function: string; 'self %': number }[
 
 console.log(`producing ${total} events for each of three phases...`);
 const phases = [await preparePhase(), await preparePhase(), await preparePhase()];
+await untilMergesSettle();
 console.log('bare pipeline...');
 const bareRun = await bare(phases[0]!);
 const bareRate = bareRun.rate;

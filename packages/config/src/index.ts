@@ -65,6 +65,12 @@ export interface Config {
   decideWorkers: number;
   /** INGEST_PARTITIONS_CONCURRENTLY: partitions whose chunks one ingest process applies to Postgres at the same time (each holds a connection). */
   ingestPartitionsConcurrently: number;
+  /**
+   * INGEST_INSERT_INTERVAL_MS: least time between the starts of two ClickHouse inserts of one
+   * ingest process; rows finished meanwhile go into the next insert. Fewer, larger inserts make
+   * fewer parts for ClickHouse to merge, at the cost of up to this much delay before events show.
+   */
+  ingestInsertIntervalMs: number;
   /** API_RATE_LIMIT_PER_MINUTE: management API requests one personal API key may make per minute. */
   apiRateLimitPerMinute: number;
   /** KAFKA_PRODUCE_TIMEOUT_MS: how long capture waits for Kafka's acknowledgement before answering 503. */
@@ -112,6 +118,7 @@ export const ENV_VARIABLES = {
   captureWorkers: ['CAPTURE_WORKERS', '1'],
   decideWorkers: ['DECIDE_WORKERS', '1'],
   ingestPartitionsConcurrently: ['INGEST_PARTITIONS_CONCURRENTLY', '8'],
+  ingestInsertIntervalMs: ['INGEST_INSERT_INTERVAL_MS', '2000'],
   apiRateLimitPerMinute: ['API_RATE_LIMIT_PER_MINUTE', '480'],
   serviceUrls: ['SERVICE_URLS', ''],
 } as const satisfies Record<keyof Config, readonly [string, string]>;
@@ -154,6 +161,7 @@ const schema: JSONSchemaType<RawConfig> = {
     captureWorkers: { type: 'integer', minimum: 0, maximum: 256 },
     decideWorkers: { type: 'integer', minimum: 0, maximum: 256 },
     ingestPartitionsConcurrently: { type: 'integer', minimum: 1, maximum: 64 },
+    ingestInsertIntervalMs: { type: 'integer', minimum: 0, maximum: 60_000 },
     apiRateLimitPerMinute: { type: 'integer', minimum: 1 },
     serviceUrls: { type: 'string', pattern: `^((${SERVICE_NAMES.join('|')})=https?://[^,=\\s]+(,|$))*$` },
   },

@@ -1,4 +1,5 @@
 import type { TopicMessages } from 'kafkajs';
+import { jest } from '@jest/globals';
 import { GroupCommit, mergeTopicMessages, sizeOfTopicMessages } from './group-commit.js';
 
 const part = (topic: string, ...values: string[]): TopicMessages[] => [{ topic, messages: values.map((value) => ({ key: null, value })) }];
@@ -71,5 +72,27 @@ describe('GroupCommit', () => {
     expect(calls[2]!.batch[0]!.messages.map((m) => m.value)).toEqual(['cccc']);
     calls[2]!.settle();
     await Promise.all([a, b, c]);
+  });
+
+  it('with a least interval between sends, waits it out and sends what arrived meanwhile together', async () => {
+    jest.useFakeTimers({ now: 0 });
+    try {
+      const { calls, send } = controlledSend();
+      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, 1024, 1_000);
+      const first = commit.submit(part('t', '1'));
+      await jest.advanceTimersByTimeAsync(0);
+      calls[0]!.settle();
+      await first;
+      const later = [commit.submit(part('t', '2')), commit.submit(part('t', '3'))];
+      await jest.advanceTimersByTimeAsync(999);
+      expect(calls).toHaveLength(1);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(calls).toHaveLength(2);
+      expect(calls[1]!.batch[0]!.messages.map((m) => m.value)).toEqual(['2', '3']);
+      calls[1]!.settle();
+      await expect(Promise.all(later)).resolves.toEqual([undefined, undefined]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

@@ -39,12 +39,18 @@ export function mergeTopicMessages(parts: readonly (readonly TopicMessages[])[])
 export class GroupCommit<T> {
   private waiting: Waiting<T>[] = [];
   private draining = false;
+  private lastSendAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly send: (items: T[]) => Promise<unknown>,
     private readonly sizeOf: (item: T) => number,
     /** A send carries at least one caller's items, and more only while under this size. */
     private readonly maxSendBytes = 4 * 1024 * 1024,
+    /**
+     * Least time from one send's start to the next one's: items arriving meanwhile wait and go
+     * together. 0 sends as soon as the previous send is done.
+     */
+    private readonly minIntervalMs = 0,
   ) {}
 
   submit(item: T): Promise<void> {
@@ -58,6 +64,9 @@ export class GroupCommit<T> {
     this.draining = true;
     try {
       while (this.waiting.length > 0) {
+        const wait = this.lastSendAt + this.minIntervalMs - Date.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        this.lastSendAt = Date.now();
         const group = this.takeGroup();
         try {
           await this.send(group.map((w) => w.item));

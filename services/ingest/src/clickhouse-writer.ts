@@ -18,15 +18,22 @@ export async function writeRows(clickhouse: ClickHouse, rows: RowBuffer): Promis
 }
 
 /**
- * The rows of every partition's chunks, written together: while one insert is in flight, the
- * chunks that finish meanwhile wait and go into the next one. ClickHouse makes a part per insert,
- * so a few large inserts keep merges cheap where one per chunk and partition would not.
+ * The rows of every partition's chunks, written together: while one insert is in flight, and
+ * for at least `minIntervalMs` after the previous one started, the chunks that finish wait and go
+ * into the next one. ClickHouse makes a part per table per insert and merges parts in the
+ * background, rewriting each row several times over: a few large inserts keep that work small
+ * where one per chunk would cost it more CPU than the inserts themselves.
  */
 export class RowWriter {
   private readonly commit: GroupCommit<RowBuffer>;
 
-  constructor(clickhouse: ClickHouse, maxRowsPerInsert = 10_000) {
-    this.commit = new GroupCommit<RowBuffer>((buffers) => writeRows(clickhouse, RowBuffer.concat(buffers)), (rows) => rows.size, maxRowsPerInsert);
+  constructor(clickhouse: ClickHouse, options: { maxRowsPerInsert?: number; minIntervalMs?: number } = {}) {
+    this.commit = new GroupCommit<RowBuffer>(
+      (buffers) => writeRows(clickhouse, RowBuffer.concat(buffers)),
+      (rows) => rows.size,
+      options.maxRowsPerInsert ?? 100_000,
+      options.minIntervalMs ?? 0,
+    );
   }
 
   write(rows: RowBuffer): Promise<void> {

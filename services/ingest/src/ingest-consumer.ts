@@ -133,7 +133,7 @@ export class IngestConsumer {
         logger: this.options.logger,
         limit: (work) => this.limit(work),
         chunkSize: this.options.chunkSize ?? 5_000,
-        maxQueued: this.options.maxQueuedPerPartition ?? 5_000,
+        maxQueued: this.options.maxQueuedPerPartition ?? 3_000,
       });
       this.pipelines.set(k, pipeline);
     }
