@@ -26,10 +26,24 @@ export async function writeRows(clickhouse: ClickHouse, rows: RowBuffer): Promis
  */
 export class RowWriter {
   private readonly commit: GroupCommit<RowBuffer>;
+  // Rows that were in a refused insert are written alone from then on: if ClickHouse refused
+  // them for their content, they hold back only their own partition, not every chunk they would
+  // be grouped with again on the next attempt.
+  private readonly refused = new WeakSet<RowBuffer>();
 
-  constructor(clickhouse: ClickHouse, options: { maxRowsPerInsert?: number; minIntervalMs?: number } = {}) {
+  constructor(
+    private readonly clickhouse: ClickHouse,
+    options: { maxRowsPerInsert?: number; minIntervalMs?: number } = {},
+  ) {
     this.commit = new GroupCommit<RowBuffer>(
-      (buffers) => writeRows(clickhouse, RowBuffer.concat(buffers)),
+      async (buffers) => {
+        try {
+          await writeRows(clickhouse, RowBuffer.concat(buffers));
+        } catch (error) {
+          if (buffers.length > 1) for (const rows of buffers) this.refused.add(rows);
+          throw error;
+        }
+      },
       (rows) => rows.size,
       options.maxRowsPerInsert ?? 100_000,
       options.minIntervalMs ?? 0,
@@ -37,6 +51,7 @@ export class RowWriter {
   }
 
   write(rows: RowBuffer): Promise<void> {
-    return rows.size === 0 ? Promise.resolve() : this.commit.submit(rows);
+    if (rows.size === 0) return Promise.resolve();
+    return this.refused.has(rows) ? writeRows(this.clickhouse, rows) : this.commit.submit(rows);
   }
 }
