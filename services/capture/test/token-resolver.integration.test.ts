@@ -4,6 +4,8 @@ import { createPool, createTestTenant, testConfig, type TestTenant } from '@trib
 
 const config = testConfig();
 const pool = createPool(config, { max: 2 });
+// Postgres away: nothing listens on port 1, so every query fails to connect, as during a restart.
+const awayPool = createPool({ databaseUrl: 'postgres://postgres@127.0.0.1:1/tributary' }, { max: 1 });
 let redis: Redis;
 let tenant: TestTenant;
 
@@ -15,6 +17,7 @@ beforeAll(async () => {
 afterAll(async () => {
   redis.disconnect();
   await pool.end();
+  await awayPool.end();
 });
 
 /** Counts the Redis reads the resolver makes, passing everything else through to the real Redis. */
@@ -55,5 +58,31 @@ describe('token resolver', () => {
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(await resolver.resolve('phc_unknown_token_for_memo_test')).toBeNull();
     expect(counting.gets()).toBe(2);
+  });
+
+  it('while Postgres is away, resolves a known token from Redis after its entry went stale', async () => {
+    const token = tenant.project.api_token;
+    await new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis).invalidate(token);
+    const fresh = new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis, 1, 10, 0);
+    expect(await fresh.resolve(token)).toEqual({ id: tenant.project.id });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+
+    const postgresAway = new TokenResolver(new ControlPlaneStore(awayPool, config.apiKeyPepper), redis, 1, 10, 0);
+    expect(await postgresAway.resolve(token)).toEqual({ id: tenant.project.id });
+    await expect(postgresAway.resolve('phc_never_seen_while_postgres_is_away')).rejects.toThrow();
+  });
+
+  it('while Postgres is away and Redis has lost the entry, resolves a token this process knew', async () => {
+    const token = tenant.project.api_token;
+    let away = false;
+    const up = new ControlPlaneStore(pool, config.apiKeyPepper);
+    const down = new ControlPlaneStore(awayPool, config.apiKeyPepper);
+    const resolver = new TokenResolver({ findProjectByToken: (t) => (away ? down : up).findProjectByToken(t) }, redis, 300, 10, 20);
+    expect(await resolver.resolve(token)).toEqual({ id: tenant.project.id });
+    away = true;
+    // Another resolver's invalidate drops the shared Redis entry, not this one's process memo.
+    await new TokenResolver(up, redis).invalidate(token);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(await resolver.resolve(token)).toEqual({ id: tenant.project.id });
   });
 });

@@ -32,6 +32,8 @@ interface CacheEntry {
  */
 export class FlagDefinitions {
   private readonly cache = new Map<number, CacheEntry>();
+  /** Each project's last loaded definitions, answered with when a reload fails (Postgres away). */
+  private readonly lastLoaded = new Map<number, ProjectFlags>();
   private subscriber: Redis | null = null;
 
   constructor(
@@ -66,7 +68,14 @@ export class FlagDefinitions {
     current.catch(() => {
       if (this.cache.get(teamId) === loaded) this.cache.delete(teamId);
     });
-    return current;
+    // After an announcement dropped the entry, a failed reload answers with the definitions as
+    // they were: flags evaluated a change late beat no flags at all, and the next request retries.
+    return current.catch((error: unknown) => {
+      const last = this.lastLoaded.get(teamId);
+      if (!last) throw error;
+      this.deps.logger.warn({ err: error, teamId }, 'flag definitions not reloaded; serving the previous ones');
+      return last;
+    });
   }
 
   /** An announcement that arrives meanwhile drops the entry, and the reload's result with it. */
@@ -111,7 +120,7 @@ export class FlagDefinitions {
       }),
     );
     const groupTypeMapping: Record<number, string> = Object.fromEntries([...mapping].map(([type, index]) => [index, type]));
-    return {
+    const loaded: ProjectFlags = {
       records,
       flags,
       groupTypeMapping,
@@ -122,6 +131,8 @@ export class FlagDefinitions {
       needs: storedDataNeeds(flags, cohorts, groupTypeMapping),
       loadedAt: this.clock(),
     };
+    this.lastLoaded.set(teamId, loaded);
+    return loaded;
   }
 
   async close(): Promise<void> {
