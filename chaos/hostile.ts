@@ -203,7 +203,7 @@ export async function prepareHostileInput(target: Target, options: HostileOption
         const kind = `${status} ${c.route} ${familyOf(c.name)}`;
         if (verdict !== 'ok') result.findings[kind] = (result.findings[kind] ?? 0) + 1;
         if (verdict !== 'ok' && result.failures.length < MAX_FAILURES && result.findings[kind] === 1) {
-          result.failures.push({ route: c.route, method: c.method, path: 'raw' in c ? (c as RawCase).raw.subarray(0, 120).toString('latin1') : c.path.slice(0, 300), status: answer.status, body: (answer.error ?? answer.body).slice(0, 300), case: c.name });
+          result.failures.push({ route: c.route, method: c.method, path: 'raw' in c ? (c as RawCase).raw.subarray(0, 120).toString('latin1') : c.path.slice(0, 300), status: answer.status, body: answer.error ? `${answer.error} (${answer.connection ?? ''})` : answer.body.slice(0, 300), case: c.name });
         }
         if (Date.now() - progressAt > 10_000) {
           progressAt = Date.now();

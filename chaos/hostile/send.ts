@@ -18,6 +18,8 @@ export interface Answer {
    * connection (the server may close an idle one as it is reused) and send the request again.
    */
   staleAfter?: string;
+  /** For a request that got no answer: whether its connection was new or reused, what it carried before, and when it failed. */
+  connection?: string;
 }
 
 /** What each pooled connection carried last, to say what came before a connection found closed. */
@@ -66,9 +68,11 @@ export function sendHttp(agent: http.Agent, url: URL, method: string, path: stri
       res.on('end', () => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), contentType: String(res.headers['content-type'] ?? '') }));
       res.on('error', (error) => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), contentType: String(res.headers['content-type'] ?? ''), error: error.message }));
     });
+    const startedAt = Date.now();
     req.on('error', (error) => {
       const reset = (error as NodeJS.ErrnoException).code === 'ECONNRESET' || (error as NodeJS.ErrnoException).code === 'EPIPE';
-      done({ status: 0, body: '', contentType: '', error: error.message, ...(req.reusedSocket && reset ? { staleAfter: before ?? 'unknown' } : {}) });
+      const connection = `${req.reusedSocket ? `reused connection, after ${before ?? 'unknown'}` : 'new connection'}; failed ${Date.now() - startedAt} ms after sending, at ${new Date().toISOString()}`;
+      done({ status: 0, body: '', contentType: '', error: error.message, connection, ...(req.reusedSocket && reset ? { staleAfter: before ?? 'unknown' } : {}) });
     });
     // A server may answer (413, say) before reading a large body; the answer is what counts.
     for (const part of parts ?? []) req.write(part);
