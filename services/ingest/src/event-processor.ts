@@ -27,6 +27,7 @@ import type { RowBuffer } from './clickhouse-rows.js';
 import type { GroupStore } from './groups/group-store.js';
 import type { DeadLetter, MessageProcessor } from './ingest-consumer.js';
 import { applyPersonChunk, type PersonChunkChanges } from './persons/apply-person-chunk.js';
+import { groupBy } from './group-by.js';
 import { recordOutboxEntry } from './persons/person-outbox.js';
 import { classifyFailure, retryConflicts } from './retry-policy.js';
 
@@ -218,8 +219,7 @@ export class EventProcessor implements MessageProcessor {
    * records the ClickHouse copies the changes owe (see PersonOutbox).
    */
   private async applyPersons(events: readonly Prepared[]): Promise<{ changes: PersonChunkChanges; outboxId: number | null }> {
-    const byTeam = new Map<number, number[]>();
-    events.forEach((p, i) => byTeam.set(p.teamId, [...(byTeam.get(p.teamId) ?? []), i]));
+    const byTeam = groupBy(events.keys(), (i) => events[i]!.teamId, (i) => i);
     return withTransaction(this.deps.pool, async (client) => {
       const merged: PersonChunkChanges = { outcomes: new Array(events.length), personRows: [], distinctIdRows: [], cache: [] };
       for (const [teamId, indexes] of [...byTeam].sort(([a], [b]) => a - b)) {

@@ -5,6 +5,7 @@ import { PERSON_RECORD_COLUMNS, type PersonRecord } from '@tributary/persons';
 import { withTransaction, type Pool, type PoolClient } from '@tributary/postgres';
 import { RowBuffer } from '../clickhouse-rows.js';
 import { writeRows } from '../clickhouse-writer.js';
+import { groupBy } from '../group-by.js';
 
 /**
  * Which ClickHouse copies a chunk's committed person changes owe. A person that still exists is
@@ -85,9 +86,7 @@ export class PersonOutbox {
       );
       for (const d of distinctIds.rows) buffer.distinctIds.add(distinctIdRow(d.team_id, { distinctId: d.distinct_id, personUuid: d.uuid, version: d.version }, { deleted: false }));
       await writeRows(clickhouse, buffer);
-      const byTeam = new Map<number, string[]>();
-      for (const d of distinctIds.rows) byTeam.set(d.team_id, [...(byTeam.get(d.team_id) ?? []), d.distinct_id]);
-      for (const [teamId, ids] of byTeam) await personCache.forget(teamId, ids);
+      for (const [teamId, ids] of groupBy(distinctIds.rows, (d) => d.team_id, (d) => d.distinct_id)) await personCache.forget(teamId, ids);
       await client.query('DELETE FROM ingest_outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
       this.options.logger.info({ entries: rows.length }, 'wrote person copies a stopped process owed ClickHouse');
       return rows.length;

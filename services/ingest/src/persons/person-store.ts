@@ -1,6 +1,7 @@
 import type { ChunkPerson } from '@tributary/ingestion';
 import { PERSON_RECORD_COLUMNS, propertiesJson, type PersonRecord } from '@tributary/persons';
 import type { PoolClient } from '@tributary/postgres';
+import { groupBy } from '../group-by.js';
 
 export type { PersonRecord };
 
@@ -116,14 +117,12 @@ export class PersonStore {
 
   /** Every distinct id of these persons, for the decide cache. */
   async distinctIdsOf(personIds: readonly number[]): Promise<Map<number, string[]>> {
-    const idsOf = new Map<number, string[]>();
-    if (personIds.length === 0) return idsOf;
+    if (personIds.length === 0) return new Map();
     const { rows } = await this.client.query<{ person_id: number; distinct_id: string }>(
       'SELECT person_id, distinct_id FROM person_distinct_ids WHERE person_id = ANY($1::bigint[])',
       [personIds],
     );
-    for (const r of rows) idsOf.set(r.person_id, [...(idsOf.get(r.person_id) ?? []), r.distinct_id]);
-    return idsOf;
+    return groupBy(rows, (r) => r.person_id, (r) => r.distinct_id);
   }
 }
 
