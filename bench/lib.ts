@@ -19,16 +19,25 @@ export async function pidOf(service: string): Promise<number> {
   return Number((await readFile(`${STATE_DIR}/pids/${service}.pid`, 'utf8')).trim());
 }
 
+/** A process's command name, parent and CPU time (user + system, in clock ticks of 10 ms) from /proc; null once it is gone. */
+async function processStat(pid: number | string): Promise<{ command: string; parent: number; ticks: number } | null> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  if (stat === '') return null;
+  // The command name (field 2) may hold spaces, so the other fields are counted after its closing paren:
+  // the parent is field 4, utime and stime fields 14 and 15 of the whole line.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), parent: Number(fields[1]), ticks: Number(fields[11] ?? 0) + Number(fields[12] ?? 0) };
+}
+
+/** Every process's pid, as /proc lists them. */
+async function allPids(): Promise<string[]> {
+  return (await readdir('/proc')).filter((entry) => /^\d+$/.test(entry));
+}
+
 /** A service's pid and its children's: the primary and its cluster workers, which do the work. */
 export async function processesOf(pid: number): Promise<number[]> {
   const children: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    // The command name (field 2) may hold spaces, so fields are counted after its closing paren.
-    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    if (parent === pid) children.push(Number(entry));
-  }
+  for (const entry of await allPids()) if ((await processStat(entry))?.parent === pid) children.push(Number(entry));
   return [pid, ...children];
 }
 
@@ -41,12 +50,7 @@ export async function peakRssPerProcessMb(pid: number): Promise<number> {
 /** CPU seconds (user + system) a process and its children have used so far, from /proc (in clock ticks of 10 ms). */
 export async function cpuSeconds(pid: number): Promise<number> {
   let ticks = 0;
-  for (const p of await processesOf(pid)) {
-    const stat = await readFile(`/proc/${p}/stat`, 'utf8').catch(() => '');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the command name.
-    ticks += Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
-  }
+  for (const p of await processesOf(pid)) ticks += (await processStat(p))?.ticks ?? 0;
   return ticks / 100;
 }
 
@@ -59,14 +63,10 @@ export type StoreCpu = Record<keyof typeof STORE_COMMANDS, number>;
  */
 export async function storeCpuSeconds(): Promise<StoreCpu> {
   const totals = Object.fromEntries(Object.keys(STORE_COMMANDS).map((name) => [name, 0])) as StoreCpu;
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const store = Object.keys(STORE_COMMANDS).find((name) => STORE_COMMANDS[name]!.test(command));
-    if (!store) continue;
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    totals[store] = (totals[store] ?? 0) + (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100;
+  for (const entry of await allPids()) {
+    const stat = await processStat(entry);
+    const store = stat && Object.keys(STORE_COMMANDS).find((name) => STORE_COMMANDS[name]!.test(stat.command));
+    if (store) totals[store] = (totals[store] ?? 0) + stat.ticks / 100;
   }
   return totals;
 }
