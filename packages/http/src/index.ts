@@ -3,7 +3,7 @@ export { errorHandler, notFoundHandler, writeError } from './error-handler.js';
 export { isStoreUnavailable } from './store-unavailable.js';
 export { directRouteTable, type DirectMethod, type DirectRequest, type DirectRoute } from './direct-routes.js';
 export { methodNotAllowedHandler } from './method-not-allowed.js';
-export { PAGE_PROPERTIES, PAGE_SCHEMA, pageOf, schemaError, validate, validateBody, validateJsonParam, validateQuery, type Page } from './request-validation.js';
+export { PAGE_PROPERTIES, PAGE_SCHEMA, assertStorable, pageOf, schemaError, validate, validateBody, validateJsonParam, validateQuery, type Page } from './request-validation.js';
 export { startServiceRuntime, type ServiceRuntime, type ServiceRuntimeOptions } from './service-runtime.js';
 export { Counter, Gauge, Histogram, Registry, RUNTIME_PATHS, createMetrics } from './observability.js';
 export { mountedRoutes, routePattern, type MountedRoute } from './route-table.js';

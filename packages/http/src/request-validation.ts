@@ -90,9 +90,14 @@ export function validateJsonParam<T>(schema: object, raw: string | undefined, at
     throw badRequest(`${attr} must be JSON.`, attr);
   }
   // Written as JSON escapes, U+0000 and unpaired surrogates got past the check of the raw query string (`storableRequest`).
+  assertStorable(value, attr);
+  return validate<T>(schema, value, attr);
+}
+
+/** Refuses a value decoded from a request that holds text no store takes (U+0000, an unpaired surrogate), naming where it is. */
+export function assertStorable(value: unknown, attr: string): void {
   const problem = jsonProblem(value, { storable: true, prefix: attr });
   if (problem) throw badRequest(problem.detail, problem.attr);
-  return validate<T>(schema, value, attr);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Router, type Request, type Response } from 'express';
-import { PAGE_PROPERTIES, badRequest, documented, jsonProblem, notFound, validateBody, validateJsonParam, validateQuery, type Page } from '@tributary/http';
+import { PAGE_PROPERTIES, assertStorable, badRequest, documented, notFound, validateBody, validateJsonParam, validateQuery, type Page } from '@tributary/http';
 import { parseIdList, personDisplayName } from '@tributary/persons';
 import { propertyFilterProblem, type PropertyFilter } from '@tributary/property-filters';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
@@ -151,8 +151,7 @@ export function personRoutes(deps: PersonRouteDeps): Router {
       const parsed = parseIdList(body[name] ?? req.query[name]);
       if (!Array.isArray(parsed)) throw badRequest(`${name} ${parsed.problem}.`, name);
       // A JSON list in the query string can spell U+0000 as an escape, past the check of the raw text; Postgres refuses it.
-      const unstorable = jsonProblem(parsed, { storable: true, prefix: name });
-      if (unstorable) throw badRequest(unstorable.detail, unstorable.attr);
+      assertStorable(parsed, name);
       if (parsed.length > BULK_DELETE_LIMIT) throw badRequest(`${name} can list at most ${BULK_DELETE_LIMIT} entries per call; this one has ${parsed.length}.`, name);
       lists[name] = parsed;
     }
