@@ -3,6 +3,9 @@ import type { Config } from '@tributary/config';
 import type { Logger } from '@tributary/logger';
 import { TOPIC_KINDS, topicNames } from './topics.js';
 import { keyHashPartitioner } from './partitioner.js';
+import { registerLz4 } from './lz4-codec.js';
+
+registerLz4();
 
 const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error',
