@@ -6,6 +6,8 @@
  * same number of connections (default 8). Also times the pure engine on the same flag set.
  * Needs `make up`. Ends with one line, for the route that fares worse:
  * RESULT decide_req_per_s=... bare_req_per_s=... ratio=... p99_ms=... rss_mb=...
+ * Each server is driven for a warm-up first (BENCH_WARMUP_SECONDS, default 10 s): definitions
+ * loaded, connections open and code optimised in every worker, as in a server that has been up.
  * Run: npx tsx bench/decide.ts [seconds] [connections]
  */
 import { loadConfig } from '@tributary/config';
@@ -17,6 +19,7 @@ import { drive, peakRssPerProcessMb, pidOf, startBareServer, table, type LoadRes
 
 const seconds = Number(process.argv[2] ?? 15);
 const connections = Number(process.argv[3] ?? 8);
+const warmUpSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 10);
 const persons = 10_000;
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
 const pool = createPool(config, { max: 4 });
@@ -72,10 +75,10 @@ const results: { path: string; real: LoadResult; direct: LoadResult; baseline: L
 for (const path of ['/decide/?v=3', '/flags/?v=2']) {
   const url = `${config.publicUrl}${path}`;
   const directUrl = `http://127.0.0.1:${config.decidePort}${path}`;
-  // Warm-up: definitions loaded, connections open, code optimised, in every worker.
-  await drive({ url: directUrl, body: randomBody(), nextBody: randomBody, connections, seconds: 2 });
+  await drive({ url: directUrl, body: randomBody(), nextBody: randomBody, connections, seconds: warmUpSeconds });
   const sample = await fetch(url, { method: 'POST', body: randomBody() });
   const bare = await startBareServer(await sample.text());
+  await drive({ url: `${bare.url}${path}`, body: randomBody(), nextBody: randomBody, connections, seconds: Math.min(warmUpSeconds, 3) });
   const baseline = await drive({ url: `${bare.url}${path}`, body: randomBody(), nextBody: randomBody, connections, seconds, serverPid: bare.pid });
   bare.stop();
   const direct = await drive({ url: directUrl, body: randomBody(), nextBody: randomBody, connections, seconds, serverPid: decidePid });

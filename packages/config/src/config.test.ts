@@ -31,8 +31,8 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ CLICKHOUSE_DATABASE: 'x; DROP' })).toThrow(/CLICKHOUSE_DATABASE/);
   });
 
-  it('runs capture and decide as one process unless told how many; 0 means one per core', () => {
-    expect(loadConfig({})).toMatchObject({ captureWorkers: 1, decideWorkers: 1 });
+  it('runs capture and decide as one process per core unless told how many', () => {
+    expect(loadConfig({})).toMatchObject({ captureWorkers: availableParallelism(), decideWorkers: availableParallelism() });
     expect(loadConfig({ CAPTURE_WORKERS: '0', DECIDE_WORKERS: '0' })).toMatchObject({ captureWorkers: availableParallelism(), decideWorkers: availableParallelism() });
     expect(loadConfig({ CAPTURE_WORKERS: '3', DECIDE_WORKERS: '1' })).toMatchObject({ captureWorkers: 3, decideWorkers: 1 });
     expect(() => loadConfig({ CAPTURE_WORKERS: 'many' })).toThrow(/CAPTURE_WORKERS/);
