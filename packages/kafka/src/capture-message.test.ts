@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import type { KafkaMessage } from 'kafkajs';
 import { decodeCaptureMessage, decodeMessageEvents, encodeCaptureEvents, encodeCaptureMessage, eventsInMessage, type CaptureMessage } from './capture-message.js';
 
@@ -87,6 +88,33 @@ describe('several-event messages', () => {
     const withHuge = encodeCaptureEvents([small[1]!, huge, small[2]!], 1_000);
     expect(withHuge.map((v) => decodedEvents(v).length)).toEqual([1, 1, 1]);
     expect(withHuge.flatMap(decodedEvents)).toEqual([small[1], huge, small[2]]);
+  });
+
+  it('are cut exactly where UTF-8 bytes pass the limit, also when multi-byte text passes it by the 3-bytes-a-unit bound first', () => {
+    const texts = ['ascii', 'é'.repeat(40), '中'.repeat(40), '🙂'.repeat(20), 'mixed é中🙂'];
+    const events = requestEvents(40, (i) => JSON.stringify({ event: 'e', properties: { text: texts[i % texts.length] } }));
+    const lineBytes = events.map((e) => Buffer.byteLength(`${JSON.stringify({ uuid: e.uuid, distinct_id: e.distinct_id })}\t${e.data}`) + 1);
+    for (let maxBytes = 100; maxBytes < 8_000; maxBytes += 97) {
+      const values = encodeCaptureEvents(events, maxBytes);
+      expect(values.flatMap(decodedEvents)).toEqual(events);
+      let sent = 0;
+      for (const value of values) {
+        const count = eventsInMessage(Buffer.from(value));
+        sent += count;
+        if (count > 1) expect(Buffer.byteLength(value)).toBeLessThanOrEqual(maxBytes);
+        if (sent < events.length) expect(Buffer.byteLength(value) + lineBytes[sent]!).toBeGreaterThan(maxBytes);
+      }
+    }
+  });
+
+  it('measure no line of a value that stays far below the limit', () => {
+    const byteLength = jest.spyOn(Buffer, 'byteLength');
+    try {
+      expect(encodeCaptureEvents(requestEvents(100, (i) => JSON.stringify({ event: 'é', properties: { text: '中'.repeat(1_000), i } })))).toHaveLength(1);
+      expect(byteLength).not.toHaveBeenCalled();
+    } finally {
+      byteLength.mockRestore();
+    }
   });
 
   it('start a new value where events do not share token, times, address or flag', () => {

@@ -3,9 +3,10 @@ import type { IHeaders, KafkaMessage } from 'kafkajs';
 import { messageKey } from './topics.js';
 
 /**
- * One event as capture publishes it and ingest consumes it. `data` is the event as the client
- * sent it (after decoding and token/uuid/distinct id normalisation), kept as JSON text so ingest
- * applies every rule to the original payload.
+ * One event as capture publishes it and ingest consumes it. `data` is the event's JSON text as
+ * the client sent it (after decoding; serialised again only when that text holds a tab or a
+ * newline), so ingest applies every rule to the original payload. Its uuid and distinct id may
+ * be missing or unnormalised there: ingest takes them from this message's own fields.
  *
  * A message on the event topics carries one event or several:
  *
@@ -116,21 +117,32 @@ export function encodeCaptureEvents(events: readonly CaptureMessage[], maxBytes 
   const values: string[] = [];
   let lines: string[] = [];
   let first: CaptureMessage | undefined;
+  // A UTF-16 unit takes at most 3 bytes in UTF-8. `bytes` counts the value's first `counted` lines
+  // exactly and bounds the others by that, newlines included: a value far below the limit, as
+  // nearly every request's is, is never measured, and a line is measured at most once.
   let bytes = 0;
+  let counted = 0;
   for (const event of events) {
     const line = `${JSON.stringify({ uuid: event.uuid, distinct_id: event.distinct_id } satisfies OwnFields)}\t${event.data}`;
-    const size = Buffer.byteLength(line) + 1;
-    if (first && (!sameShared(first, event) || bytes + size > maxBytes)) {
-      values.push(lines.join('\n'));
-      first = undefined;
+    let joins = first !== undefined && sameShared(first, event);
+    if (joins) {
+      lines.push(line);
+      bytes += line.length * 3 + 1;
+      if (bytes > maxBytes) {
+        for (; counted < lines.length; counted += 1) bytes -= lines[counted]!.length * 3 - Buffer.byteLength(lines[counted]!);
+        if (bytes > maxBytes) {
+          lines.pop();
+          joins = false;
+        }
+      }
     }
-    if (!first) {
+    if (!joins) {
+      if (first) values.push(lines.join('\n'));
       first = event;
-      lines = [sharedLine(event)];
-      bytes = Buffer.byteLength(lines[0]!);
+      lines = [sharedLine(event), line];
+      bytes = (lines[0]!.length + line.length) * 3 + 1;
+      counted = 0;
     }
-    lines.push(line);
-    bytes += size;
   }
   if (first) values.push(lines.join('\n'));
   return values;

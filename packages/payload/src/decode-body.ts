@@ -3,7 +3,8 @@ import LZString from 'lz-string';
 
 export type DecodeErrorKind = 'invalid_payload' | 'too_large' | 'empty';
 
-export type DecodeResult = { ok: true; value: unknown } | { ok: false; error: { kind: DecodeErrorKind; detail: string } };
+/** `text` is the JSON text `value` was parsed from, once decompressed and decoded. */
+export type DecodeResult = { ok: true; value: unknown; text: string } | { ok: false; error: { kind: DecodeErrorKind; detail: string } };
 
 export interface RawRequest {
   body: Buffer;
@@ -111,7 +112,7 @@ export function decodeBody(request: RawRequest, limits: { maxBytes: number }): D
     return fail('invalid_payload', `Payload could not be decompressed as ${compression}: ${(error as Error).message}.`);
   }
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    return { ok: true, value: JSON.parse(text) as unknown, text };
   } catch (error) {
     return fail('invalid_payload', `Payload is not valid JSON: ${(error as Error).message}.`);
   }

@@ -87,9 +87,79 @@ describe('events', () => {
     expect(parse({ api_key: 'phc_a', event: 'e', distinct_id: 'd', uuid: 'not-a-uuid' })).toMatchObject({ ok: false, status: 400, code: 'invalid_uuid' });
   });
 
-  it('records the uuid and normalised distinct id in the event data for ingest', () => {
+  it('without the body text, serialises each event with its uuid and normalised distinct id written in', () => {
     const [event] = ok({ api_key: 'phc_a', event: 'e', distinct_id: 12345, $set: { a: 1 } }).events;
     expect(JSON.parse(event!.data)).toMatchObject({ distinct_id: '12345', uuid: event!.uuid, $set: { a: 1 } });
+  });
+});
+
+describe('event data from the body text', () => {
+  const uuids = () => {
+    let made = 0;
+    return () => `00000000-0000-7000-8000-${String(++made).padStart(12, '0')}`;
+  };
+  /** Parsed with uuids of its own, so that two parses of one body assign the same ones. */
+  const parseWith = (value: unknown, text?: string) => {
+    const result = parseCaptureRequest(value, { query: {}, newUuid: uuids(), ...(text === undefined ? {} : { text }) });
+    if (!result.ok) throw new Error(`expected ok, got ${result.detail}`);
+    return result;
+  };
+  const parseText = (text: string, value: unknown = JSON.parse(text)) => parseWith(value, text);
+  const withoutIds = ({ uuid: _uuid, distinct_id: _distinctId, ...rest }: Record<string, unknown>) => rest;
+
+  it('is each event’s text as the client sent it, with uuid and distinct id normalised beside it', () => {
+    const events = [
+      '{"event":"kept","distinct_id":42,"uuid":"0190F3C0-1234-7000-8000-00000000ABCD","properties":{"q":"say \\"hi\\" \\\\","é":"\\u00e9🙂"}}',
+      '{"event":"assigned","properties":{"distinct_id":"from-properties","n":1.50,"big":1e3}}',
+    ];
+    const text = ` {"api_key":"phc_a","batch":[${events.join(' , ')}]} `;
+    const result = parseText(text);
+    expect(result.events.map((e) => e.data)).toEqual(events);
+    expect(result.events.map(({ uuid, distinctId }) => ({ uuid, distinctId }))).toEqual([
+      { uuid: '0190f3c0-1234-7000-8000-00000000abcd', distinctId: '42' },
+      { uuid: '00000000-0000-7000-8000-000000000001', distinctId: 'from-properties' },
+    ]);
+  });
+
+  it('serialises an event whose text holds a newline, tab or carriage return, uuid and distinct id written in, as without the text', () => {
+    const text = '[{"event":"compact","distinct_id":"d","token":"phc_a"},\n{"event":"tab",\t"distinct_id":"d","token":"phc_a"},{"event":"cr","distinct_id":\r"d","token":"phc_a"},\n  {\n  "event": "pretty",\n  "distinct_id": 7,\n  "token": "phc_a"\n}]';
+    const [compact, ...serialised] = parseText(text).events;
+    expect(compact!.data).toBe('{"event":"compact","distinct_id":"d","token":"phc_a"}');
+    expect(serialised.map((e) => e.data)).toEqual([
+      JSON.stringify({ event: 'tab', distinct_id: 'd', token: 'phc_a', uuid: '00000000-0000-7000-8000-000000000002' }),
+      JSON.stringify({ event: 'cr', distinct_id: 'd', token: 'phc_a', uuid: '00000000-0000-7000-8000-000000000003' }),
+      JSON.stringify({ event: 'pretty', distinct_id: '7', token: 'phc_a', uuid: '00000000-0000-7000-8000-000000000004' }),
+    ]);
+  });
+
+  it('reads as the event did, apart from uuid and distinct id, for every body shape and layout', () => {
+    const events: Record<string, unknown>[] = [
+      { event: '$pageview', distinct_id: 'u1', properties: { $current_url: 'https://example.com/?q="x"&b=\\', nested: { list: [1, 'two', null, true], '': {} } } },
+      { event: 'no distinct id', properties: { a: 1 } },
+      { event: 'numeric id', distinct_id: 12345, uuid: '0190F3C0-1234-7000-8000-00000000ABCD', $set: { email: 'a@b.c' } },
+      { event: 'multi-line text', properties: { distinct_id: 'p', text: 'line\none\ttab\r', emoji: '🙂', separator: '\u2028' } },
+    ];
+    const array = events.map((e) => ({ ...e, token: 'phc_a' }));
+    const single = { ...events[0]!, api_key: 'phc_a' };
+    const bodies: [body: unknown, raw: Record<string, unknown>[]][] = [[array, array], [{ api_key: 'phc_a', batch: events }, events], [single, [single]]];
+    const ids = (result: ReturnType<typeof parseWith>) => result.events.map(({ uuid, distinctId }) => ({ uuid, distinctId }));
+    for (const [body, raw] of bodies) {
+      for (const [layout, text] of [['compact', JSON.stringify(body)], ['pretty', JSON.stringify(body, null, 2)], ['tabbed', JSON.stringify(body, null, '\t')]]) {
+        const result = parseText(text!);
+        const serialised = parseWith(JSON.parse(text!));
+        expect(result).toEqual({ ...serialised, events: expect.any(Array) });
+        expect(ids(result)).toEqual(ids(serialised));
+        const kept = raw.filter((_, index) => !result.dropped.some((d) => d.index === index));
+        expect(result.events.map((e) => withoutIds(JSON.parse(e.data)))).toEqual(kept.map(withoutIds));
+        expect(result.events.map((e) => e.data)).toEqual(layout === 'compact' ? kept.map((e) => JSON.stringify(e)) : serialised.events.map((e) => e.data));
+      }
+    }
+  });
+
+  it('serialises every event when the text is not the one the value came from', () => {
+    const value = [{ event: 'a', distinct_id: 'd', token: 'phc_a' }, { event: 'b', distinct_id: 'd', token: 'phc_a' }];
+    const result = parseText(JSON.stringify(value.slice(0, 1)), value);
+    expect(result.events.map((e) => JSON.parse(e.data))).toEqual(value.map((e, i) => ({ ...e, uuid: `00000000-0000-7000-8000-00000000000${i + 1}` })));
   });
 });
 

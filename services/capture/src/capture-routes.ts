@@ -93,7 +93,7 @@ export function captureRoutes(deps: CaptureDeps): DirectRoute[] {
     const nested = jsonProblem(decoded.value);
     if (nested) throw badRequest(nested.detail, nested.attr, 'invalid_payload');
     const now = clock();
-    const parsed = parseCaptureRequest(decoded.value, { query, newUuid: eventUuid });
+    const parsed = parseCaptureRequest(decoded.value, { query, newUuid: eventUuid, text: decoded.text });
     if (!parsed.ok) {
       throw parsed.status === 401 ? unauthorized(parsed.detail, parsed.code) : badRequest(parsed.detail, null, parsed.code);
     }
