@@ -1,7 +1,7 @@
 /**
  * Ingest throughput, with its own baseline measured in the same run. 200,000 events for 10,000
  * distinct ids (10% $identify with $set, 2% $create_alias, 1% $groupidentify, the rest page
- * views and clicks) are produced to fresh topics first; then each phase times from the start of
+ * views and clicks) are produced to fresh topics first, as capture sends them; then each phase times from the start of
  * consumption (consumers started) until every event is queryable in ClickHouse:
  *   bare      the same events consumed and inserted with no person processing (the baseline),
  *   ingest    one ingest process (`services/ingest`),
@@ -17,11 +17,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { openSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
-import type { KafkaMessage } from 'kafkajs';
+import { CompressionTypes, type KafkaMessage } from 'kafkajs';
 import { loadConfig } from '@tributary/config';
 import { createClickHouse, formatDateTime, sql } from '@tributary/clickhouse';
 import { personlessPersonId } from '@tributary/ingestion';
-import { createKafka, createProducer, decodeCaptureMessage, encodeCaptureMessage, ensureTopics, messageKey, topicNames } from '@tributary/kafka';
+import { createKafka, createProducer, decodeMessageEvents, encodeCaptureEvents, ensureTopics, messageKey, partitionOfKey, topicNames, type CaptureMessage } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
 import { createPool, createTestTenant, uniqueName } from '@tributary/test-support';
 import { RowBuffer } from '../services/ingest/src/clickhouse-rows.js';
@@ -67,15 +67,24 @@ async function preparePhase(): Promise<Phase> {
   await admin.disconnect();
   const topic = topicNames(prefix).realtime;
   const now = new Date().toISOString();
+  // As capture publishes them: requests of 100 events, each sending one message per partition it
+  // reaches (the several-event form), in LZ4-compressed message sets.
   for (let offset = 0; offset < total; offset += 5_000) {
     const messages = [];
-    for (let i = offset; i < Math.min(total, offset + 5_000); i++) {
-      const event = eventAt(i);
-      const distinctId = String(event.distinct_id);
-      const message = { uuid: randomUUID(), distinct_id: distinctId, ip: '127.0.0.1', data: JSON.stringify(event), now, sent_at: null, token, historical_migration: false };
-      messages.push({ key: messageKey(token, distinctId), value: encodeCaptureMessage(message) });
+    for (let request = offset; request < Math.min(total, offset + 5_000); request += 100) {
+      const byPartition = new Map<number, CaptureMessage[]>();
+      for (let i = request; i < Math.min(total, request + 100); i++) {
+        const event = eventAt(i);
+        const distinctId = String(event.distinct_id);
+        const partition = partitionOfKey(messageKey(token, distinctId), config.kafkaPartitions);
+        const message = { uuid: randomUUID(), distinct_id: distinctId, ip: '127.0.0.1', data: JSON.stringify(event), now, sent_at: null, token, historical_migration: false };
+        const bound = byPartition.get(partition);
+        if (bound) bound.push(message);
+        else byPartition.set(partition, [message]);
+      }
+      for (const [partition, events] of byPartition) messages.push(...encodeCaptureEvents(events).map((value) => ({ partition, key: null, value })));
     }
-    await producer.send({ topic, acks: -1, messages });
+    await producer.send({ topic, acks: -1, compression: CompressionTypes.LZ4, messages });
   }
   return { prefix, teamId: tenant.project.id };
 }
@@ -122,8 +131,7 @@ async function bare(phase: Phase): Promise<{ rate: number; cpuUsPerEvent: number
     logger,
     processor: {
       async processBatch(messages: readonly KafkaMessage[], rows: RowBuffer) {
-        for (const message of messages) {
-          const decoded = decodeCaptureMessage(message.value);
+        for (const { decoded } of messages.flatMap(decodeMessageEvents)) {
           if (!decoded.ok) continue;
           const event = JSON.parse(decoded.message.data) as { event: string; distinct_id: string; properties?: Record<string, unknown> };
           const now = formatDateTime(new Date(decoded.message.now));
