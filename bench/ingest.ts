@@ -27,6 +27,7 @@ import { createPool, createTestTenant, uniqueName } from '@tributary/test-suppor
 import { RowBuffer } from '../services/ingest/src/clickhouse-rows.js';
 import { RowWriter } from '../services/ingest/src/clickhouse-writer.js';
 import { IngestConsumer } from '../services/ingest/src/ingest-consumer.js';
+import { groupBy } from '../services/ingest/src/group-by.js';
 import { realisticEvent } from './events.js';
 import { cpuSeconds, storeCpuPerEvent, storeCpuSeconds, table } from './lib.js';
 
@@ -72,16 +73,12 @@ async function preparePhase(): Promise<Phase> {
   for (let offset = 0; offset < total; offset += 5_000) {
     const messages = [];
     for (let request = offset; request < Math.min(total, offset + 5_000); request += 100) {
-      const byPartition = new Map<number, CaptureMessage[]>();
+      const requestMessages: CaptureMessage[] = [];
       for (let i = request; i < Math.min(total, request + 100); i++) {
         const event = eventAt(i);
-        const distinctId = String(event.distinct_id);
-        const partition = partitionOfKey(messageKey(token, distinctId), config.kafkaPartitions);
-        const message = { uuid: randomUUID(), distinct_id: distinctId, ip: '127.0.0.1', data: JSON.stringify(event), now, sent_at: null, token, historical_migration: false };
-        const bound = byPartition.get(partition);
-        if (bound) bound.push(message);
-        else byPartition.set(partition, [message]);
+        requestMessages.push({ uuid: randomUUID(), distinct_id: String(event.distinct_id), ip: '127.0.0.1', data: JSON.stringify(event), now, sent_at: null, token, historical_migration: false });
       }
+      const byPartition = groupBy(requestMessages, (m) => partitionOfKey(messageKey(token, m.distinct_id), config.kafkaPartitions), (m) => m);
       for (const [partition, events] of byPartition) messages.push(...encodeCaptureEvents(events).map((value) => ({ partition, key: null, value })));
     }
     await producer.send({ topic, acks: -1, compression: CompressionTypes.LZ4, messages });
