@@ -124,6 +124,7 @@ async function bare(phase: Phase): Promise<{ rate: number; cpuUsPerEvent: number
     topics: topicNames(phase.prefix),
     groupId: `${phase.prefix}bare`,
     writeRows: (rows) => rowWriter.write(rows),
+    processingConcurrency: config.ingestPartitionsConcurrently,
     producer,
     logger,
     processor: {

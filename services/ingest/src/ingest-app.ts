@@ -16,7 +16,7 @@ import type { IngestMetrics } from './ingest-metrics.js';
 
 export interface IngestDeps {
   /** Without an insert interval, rows are inserted as soon as the previous insert is done. */
-  config: Pick<Config, 'apiKeyPepper'> & Partial<Pick<Config, 'ingestInsertIntervalMs'>>;
+  config: Pick<Config, 'apiKeyPepper' | 'ingestPartitionsConcurrently'> & Partial<Pick<Config, 'ingestInsertIntervalMs'>>;
   logger: Logger;
   pool: Pool;
   redis: Redis;
@@ -44,6 +44,7 @@ export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: Me
       metrics?.written(rows);
     },
     companions: [outbox],
+    processingConcurrency: config.ingestPartitionsConcurrently,
     producer,
     logger,
     processor: wrap(

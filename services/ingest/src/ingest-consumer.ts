@@ -39,11 +39,8 @@ export interface IngestConsumerOptions {
   chunkSize?: number;
   /** Events a partition may hold before it is paused. */
   maxQueuedPerPartition?: number;
-  /**
-   * Chunks in processing at once across all partitions: two keep the CPU busy while one waits
-   * for Postgres; more would only hold more events in memory.
-   */
-  processingConcurrency?: number;
+  /** Chunks in processing at once across all partitions (INGEST_PARTITIONS_CONCURRENTLY). */
+  processingConcurrency: number;
 }
 
 const key = (topic: string, partition: number) => `${topic}\u0000${partition}`;
@@ -63,7 +60,7 @@ export class IngestConsumer {
   private stopping = false;
 
   constructor(private readonly options: IngestConsumerOptions) {
-    this.limit = pLimit(options.processingConcurrency ?? 2);
+    this.limit = pLimit(options.processingConcurrency);
     this.consumer = options.kafka.consumer({
       groupId: options.groupId,
       // A crashed process's partitions wait this long for another member: short, because the

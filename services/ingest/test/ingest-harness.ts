@@ -5,6 +5,7 @@ import { createLogger } from '@tributary/logger';
 import { createPool, type Pool } from '@tributary/postgres';
 import { createRedis, type Redis } from '@tributary/redis';
 import { createTestTenant, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
+import type { Config } from '@tributary/config';
 import type { Kafka, Producer } from 'kafkajs';
 import { buildIngestConsumer } from '../src/ingest-app.js';
 import type { IngestConsumer, MessageProcessor } from '../src/ingest-consumer.js';
@@ -54,8 +55,8 @@ export interface IngestHarness {
 
 const PARTITIONS = 2;
 
-export async function startIngestHarness(): Promise<IngestHarness> {
-  const config = testConfig();
+export async function startIngestHarness(overrides: Partial<Config> = {}): Promise<IngestHarness> {
+  const config = testConfig(overrides);
   const logger = createLogger('ingest-test', config.logLevel);
   const prefix = `${uniqueName('t')}_`;
   const topics = topicNames(prefix);

@@ -331,6 +331,34 @@ describe('delivery', () => {
     }
   });
 
+  it.each([1, 2])('works on at most INGEST_PARTITIONS_CONCURRENTLY=%i partitions’ chunks at a time', async (limit) => {
+    const isolated = await startIngestHarness({ ingestPartitionsConcurrently: limit });
+    let inFlight = 0;
+    let most = 0;
+    try {
+      await isolated.startConsumer(undefined, (processor) => ({
+        async processBatch(messages, rows, deadLetters) {
+          most = Math.max(most, ++inFlight);
+          // Long enough that the other partition's chunk arrives while this one is in processing.
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          try {
+            await processor.processBatch(messages, rows, deadLetters);
+          } finally {
+            inFlight -= 1;
+          }
+        },
+      }));
+      // Distinct ids spread over both partitions, in several rounds so each partition has chunks queued.
+      for (let round = 0; round < 3; round++) {
+        await isolated.send(Array.from({ length: 20 }, (_, i) => ({ event: 'spread', distinct_id: `spread-${i}` })), { several: true });
+      }
+      await isolated.waitForEvents(60);
+      expect(most).toBe(limit);
+    } finally {
+      await isolated.close();
+    }
+  });
+
   it('a crash after ClickHouse accepted a batch but before the offset commit never shows an event twice', async () => {
     let failures = 1;
     const flaky: ClickHouse = {
