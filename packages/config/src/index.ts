@@ -63,6 +63,12 @@ export interface Config {
   captureWorkers: number;
   decideWorkers: number;
   /**
+   * DECIDE_PERSON_COPIES: persons each decide process keeps in memory, most recently asked
+   * first, while Redis tracks their keys and says when ingest changes one (client-side caching);
+   * 0 reads every person from Redis. About 1 KB each.
+   */
+  decidePersonCopies: number;
+  /**
    * INGEST_PARTITIONS_CONCURRENTLY: partitions whose chunks one ingest process works on at the same
    * time (each holds a Postgres connection). Two keep a core busy while one chunk waits for
    * Postgres; measured on two cores, three gained nothing and raised peak RSS to about 400 MB.
@@ -120,6 +126,7 @@ export const ENV_VARIABLES = {
   kafkaProduceTimeoutMs: ['KAFKA_PRODUCE_TIMEOUT_MS', '10000'],
   captureWorkers: ['CAPTURE_WORKERS', '0'],
   decideWorkers: ['DECIDE_WORKERS', '0'],
+  decidePersonCopies: ['DECIDE_PERSON_COPIES', '20000'],
   ingestPartitionsConcurrently: ['INGEST_PARTITIONS_CONCURRENTLY', '2'],
   ingestInsertIntervalMs: ['INGEST_INSERT_INTERVAL_MS', '2000'],
   apiRateLimitPerMinute: ['API_RATE_LIMIT_PER_MINUTE', '480'],
@@ -163,6 +170,7 @@ const schema: JSONSchemaType<RawConfig> = {
     kafkaProduceTimeoutMs: { type: 'integer', minimum: 100 },
     captureWorkers: { type: 'integer', minimum: 0, maximum: 256 },
     decideWorkers: { type: 'integer', minimum: 0, maximum: 256 },
+    decidePersonCopies: { type: 'integer', minimum: 0, maximum: 10000000 },
     ingestPartitionsConcurrently: { type: 'integer', minimum: 1, maximum: 64 },
     ingestInsertIntervalMs: { type: 'integer', minimum: 0, maximum: 60_000 },
     apiRateLimitPerMinute: { type: 'integer', minimum: 1 },

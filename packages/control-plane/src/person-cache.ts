@@ -1,5 +1,5 @@
 import { propertiesJson } from '@tributary/persons';
-import type { Redis } from '@tributary/redis';
+import { TrackedCopies, type Redis, type TrackedCopiesOptions } from '@tributary/redis';
 
 export interface CachedPerson {
   personId: number;
@@ -23,8 +23,24 @@ interface Lookup {
 export class PersonCache {
   /** Lookups made in this turn of the event loop, sent together when it ends. */
   private pending: Lookup[] = [];
+  private readonly copies: TrackedCopies<CachedPerson> | undefined;
 
-  constructor(private readonly redis: Redis) {}
+  /**
+   * `localCopies` keeps the persons read in this process while Redis tracks them (see
+   * TrackedCopies), so a person asked about again costs no round trip; `redis` must then be a
+   * connection of this cache's own, reading nothing else. The copies are shared: never mutate them.
+   */
+  constructor(
+    private readonly redis: Redis,
+    options: { localCopies?: TrackedCopiesOptions } = {},
+  ) {
+    this.copies = options.localCopies ? new TrackedCopies(redis, options.localCopies) : undefined;
+  }
+
+  /** Resolves once persons read are kept in process (with `localCopies`). */
+  async untilLocalCopies(): Promise<void> {
+    await this.copies?.untilTracking();
+  }
 
   /**
    * One person, read with the other lookups of the same event-loop turn in one MGET: under load
@@ -32,26 +48,36 @@ export class PersonCache {
    * and a read each, the largest part of a request after the answer's own write.
    */
   get(teamId: number, distinctId: string): Promise<CachedPerson | null> {
+    const k = key(teamId, distinctId);
+    const copy = this.copies?.get(k);
+    if (copy) return Promise.resolve(copy);
     return new Promise((resolve, reject) => {
-      if (this.pending.push({ key: key(teamId, distinctId), resolve, reject }) === 1) setImmediate(() => this.sendPending());
+      if (this.pending.push({ key: k, resolve, reject }) === 1) setImmediate(() => this.sendPending());
     });
   }
 
   private sendPending(): void {
     const lookups = this.pending;
     this.pending = [];
-    this.redis.mget(lookups.map((lookup) => lookup.key)).then(
+    const keys = lookups.map((lookup) => lookup.key);
+    const read = this.copies?.beginRead(keys);
+    this.redis.mget(keys).then(
       (values) => {
-        lookups.forEach((lookup, i) => {
+        const persons = lookups.map((lookup, i) => {
           const value = values[i];
           try {
-            lookup.resolve(value ? (JSON.parse(value) as CachedPerson) : null);
+            const person = value ? (JSON.parse(value) as CachedPerson) : null;
+            lookup.resolve(person);
+            return person;
           } catch (error) {
             lookup.reject(error);
+            return null;
           }
         });
+        this.copies?.endRead(read, persons);
       },
       (error: unknown) => {
+        this.copies?.abandonRead(read);
         for (const lookup of lookups) lookup.reject(error);
       },
     );
@@ -73,5 +99,10 @@ export class PersonCache {
 
   async forget(teamId: number, distinctIds: readonly string[]): Promise<void> {
     if (distinctIds.length > 0) await this.redis.del(...distinctIds.map((id) => key(teamId, id)));
+  }
+
+  /** Stops keeping copies; the Redis connection given is the caller's to close. */
+  close(): void {
+    this.copies?.close();
   }
 }

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import type { Config } from '@tributary/config';
 
 export type { Redis };
+export { TrackedCopies, type TrackedCopiesOptions, type TrackedRead } from './tracked-copies.js';
 
 /**
  * Redis holds caches and coordination only, so cache commands fail fast instead of queueing

@@ -23,6 +23,14 @@ const store = new ControlPlaneStore(pool, config.apiKeyPepper);
 const definitions = new FlagDefinitions({ pool, flags: new FeatureFlagStore(pool), logger, metrics });
 await definitions.subscribe(createRedis(config, { forQueues: true }));
 const geo = await openGeoIp();
+// A connection of its own: Redis tracks every key read on the connection that keeps copies.
+const personReader = createRedis(config, { commandTimeoutMs: 300 });
+const personCache = new PersonCache(
+  personReader,
+  config.decidePersonCopies > 0
+    ? { localCopies: { maxEntries: config.decidePersonCopies, maxAgeMs: 10 * 60_000, onError: (err) => logger.warn({ err }, 'person copies unavailable: reading every person from Redis') } }
+    : {},
+);
 const tokens = new TokenResolver(store, redis);
 
 await startServiceRuntime({
@@ -36,7 +44,7 @@ await startServiceRuntime({
     tokens,
     store,
     definitions,
-    data: new EvaluationData({ pool, personCache: new PersonCache(redis), logger, metrics }),
+    data: new EvaluationData({ pool, personCache, logger, metrics }),
     geoip: (ip) => geo.properties(ip),
     logger,
     metrics,
@@ -51,6 +59,8 @@ await startServiceRuntime({
   stop: async () => {
     await definitions.close();
     await pool.end();
+    personCache.close();
+    personReader.disconnect();
     redis.disconnect();
   },
 });

@@ -51,7 +51,10 @@ async function startDecide(evaluation: { unknownTtlMs?: number; clock?: () => nu
   const store = new ControlPlaneStore(counted, config.apiKeyPepper);
   const definitions = new FlagDefinitions({ pool: counted, flags: new FeatureFlagStore(counted), logger });
   await definitions.subscribe(createRedis(config, { forQueues: true }));
-  const data = new EvaluationData({ pool: counted, personCache: new PersonCache(redis), logger, unknownTtlMs: 60_000, ...evaluation });
+  const personReader = createRedis(config);
+  const personCache = new PersonCache(personReader, { localCopies: { maxEntries: 1_000, maxAgeMs: 60_000 } });
+  await personCache.untilLocalCopies();
+  const data = new EvaluationData({ pool: counted, personCache, logger, unknownTtlMs: 60_000, ...evaluation });
   const runtime = await startServiceRuntime(
     {
       name: 'decide-test',
@@ -64,6 +67,8 @@ async function startDecide(evaluation: { unknownTtlMs?: number; clock?: () => nu
       stop: async () => {
         await definitions.close();
         await pool.end();
+        personCache.close();
+        personReader.disconnect();
         redis.disconnect();
       },
     },
@@ -124,6 +129,20 @@ describe('decide answers from memory and Redis', () => {
     }
     // An id no person has is looked up in Postgres once (Redis holds persons, not their absence), then remembered; nothing else is.
     for (const decide of decides) expect(decide.statements).toEqual([expect.stringContaining('person_distinct_ids')]);
+  });
+
+  it('answers by a person’s new properties as soon as ingest caches them, in every process that kept a copy', async () => {
+    const id = `kept-${randomUUID()}`;
+    const ingestSide = new PersonCache(setup.api.redis);
+    await ingestSide.set(projectId, [id], { personId: 4, personUuid: randomUUID(), properties: { plan: 'pro' } });
+    for (const decide of decides) expect(await flagsFor(decide, { distinct_id: id })).toMatchObject({ 'pro-plan': true });
+    await ingestSide.set(projectId, [id], { personId: 4, personUuid: randomUUID(), properties: { plan: 'free' } });
+    const started = Date.now();
+    for (const decide of decides) {
+      await waitFor(async () => (await flagsFor(decide, { distinct_id: id }))['pro-plan'] === false, { what: 'the new plan', intervalMs: 5, timeoutMs: 2_000 });
+    }
+    // Redis says so at once; a copy lapsing on its own (maxAgeMs) would take a minute.
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 
   it('asks Postgres about an id with no person only once a while, and sees a person ingest cached since at once', async () => {

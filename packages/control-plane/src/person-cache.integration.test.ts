@@ -1,0 +1,63 @@
+import { createRedis, type Redis } from '@tributary/redis';
+import { testConfig, waitFor } from '@tributary/test-support';
+import { PersonCache } from './person-cache.js';
+
+/**
+ * Decide's reading side with local copies against the real Redis, and ingest's writing side on a
+ * connection of its own, as the two services run.
+ */
+const config = testConfig();
+const team = 900_000 + Math.floor(Math.random() * 100_000);
+let mgets = 0;
+let reader: Redis;
+let writerRedis: Redis;
+let decideSide: PersonCache;
+let ingestSide: PersonCache;
+
+beforeAll(async () => {
+  const real = createRedis(config);
+  // The reading connection as decide has it, counting the reads that reach Redis.
+  reader = new Proxy(real, {
+    get(target, property) {
+      const value = Reflect.get(target, property) as unknown;
+      if (property === 'mget') mgets += 1;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  writerRedis = createRedis(config);
+  decideSide = new PersonCache(reader, { localCopies: { maxEntries: 1_000, maxAgeMs: 60_000 } });
+  ingestSide = new PersonCache(writerRedis);
+  await decideSide.untilLocalCopies();
+});
+
+afterAll(() => {
+  decideSide.close();
+  reader.disconnect();
+  writerRedis.disconnect();
+});
+
+it('answers a person asked again from memory, and sees what ingest writes or forgets next', async () => {
+  const person = { personId: 1, personUuid: 'uuid-ann', properties: { plan: 'free' } };
+  await ingestSide.set(team, ['ann', 'ann-anon'], person);
+  expect(await decideSide.get(team, 'ann')).toEqual(person);
+  const before = mgets;
+  expect(await decideSide.get(team, 'ann')).toEqual(person);
+  expect(mgets).toBe(before);
+
+  await ingestSide.set(team, ['ann', 'ann-anon'], { ...person, properties: { plan: 'pro' } });
+  await waitFor(async () => (await decideSide.get(team, 'ann'))?.properties.plan === 'pro', { what: 'the new properties', intervalMs: 10 });
+  expect(mgets).toBe(before + 1);
+
+  await ingestSide.forget(team, ['ann']);
+  await waitFor(async () => (await decideSide.get(team, 'ann')) === null, { what: 'the person forgotten', intervalMs: 10 });
+});
+
+it('asks Redis every time for an id it has no person for, so a person created later is seen at once', async () => {
+  expect(await decideSide.get(team, 'bob')).toBeNull();
+  const before = mgets;
+  expect(await decideSide.get(team, 'bob')).toBeNull();
+  expect(mgets).toBe(before + 1);
+  const bob = { personId: 2, personUuid: 'uuid-bob', properties: {} };
+  await ingestSide.set(team, ['bob'], bob);
+  expect(await decideSide.get(team, 'bob')).toEqual(bob);
+});
