@@ -12,13 +12,16 @@
  * Each server is driven for a warm-up first (BENCH_WARMUP_SECONDS, default 10 s) and only then
  * measured: a freshly started capture and broker run their code unoptimised for the first tens of
  * seconds (measured: 30k events/s in the first 10 s, 44k in the next 10 s, same process).
- * Run: npx tsx bench/capture.ts [seconds] [connections]
+ * Then the bare server and capture's own port take turns (BENCH_ROUNDS, default 3, each turn
+ * [seconds] long; see driveInTurns), and the ratio is the median of the rounds'.
+ * Run: npx tsx bench/capture.ts [seconds per turn, 10] [connections, 16]
  */
 import { loadConfig } from '@tributary/config';
 import { readCredentialsOrExit, realisticEvent } from './events.js';
-import { drive, peakRssPerProcessMb, pidOf, startBareServer, table, type LoadResult } from './lib.js';
+import { drive, driveInTurns, peakRssPerProcessMb, pidOf, startBareServer, table, type LoadResult } from './lib.js';
 
-const seconds = Number(process.argv[2] ?? 15);
+const seconds = Number(process.argv[2] ?? 10);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.argv[3] ?? 16);
 const warmUpSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 10);
 const credentials = await readCredentialsOrExit();
@@ -41,14 +44,18 @@ if (ingestPid !== null) {
   process.kill(ingestPid, 'SIGSTOP');
   process.once('exit', () => process.kill(ingestPid, 'SIGCONT'));
 }
-const results = new Map<string, { real: LoadResult | null; direct: LoadResult; baseline: LoadResult }>();
+const results = new Map<string, { real: LoadResult | null; direct: LoadResult; baseline: LoadResult; ratio: number }>();
 for (const [name, path, body, eventsPerRequest] of runs) {
   await drive({ url: `${bare.url}/`, body, connections, seconds: Math.min(warmUpSeconds, 3) });
   await drive({ url: `${serviceUrl}${path}`, body, connections, seconds: warmUpSeconds });
-  const baseline: LoadResult = await drive({ url: `${bare.url}/`, body, connections, seconds, serverPid: bare.pid });
-  const direct: LoadResult = await drive({ url: `${serviceUrl}${path}`, body, connections, seconds, serverPid: capturePid });
+  const { baseline, service: direct, ratio } = await driveInTurns({
+    rounds,
+    seconds: seconds * rounds,
+    baseline: { url: `${bare.url}/`, body, connections, seconds, serverPid: bare.pid },
+    service: { url: `${serviceUrl}${path}`, body, connections, seconds, serverPid: capturePid },
+  });
   const real: LoadResult | null = frontDoor ? await drive({ url: `${credentials.TRIBUTARY_URL}${path}`, body, connections, seconds }) : null;
-  results.set(name, { real, direct, baseline });
+  results.set(name, { real, direct, baseline, ratio });
   rows.push({
     route: name,
     'events/s': real ? real.requestsPerSecond * eventsPerRequest : '-',
@@ -59,7 +66,7 @@ for (const [name, path, body, eventsPerRequest] of runs) {
     'bare events/s': baseline.requestsPerSecond * eventsPerRequest,
     'bare p99 ms': baseline.p99,
     'front door/bare': real ? real.requestsPerSecond / baseline.requestsPerSecond : '-',
-    'direct/bare': direct.requestsPerSecond / baseline.requestsPerSecond,
+    'direct/bare': ratio,
     'capture cpu µs/event': direct.serverCpuUsPerRequest / eventsPerRequest,
     'bare cpu µs/event': baseline.serverCpuUsPerRequest / eventsPerRequest,
   });
@@ -74,5 +81,5 @@ const batch = results.get(runs[0]![0])!;
 // table above also gives the figures through nginx.
 console.log(
   `RESULT capture_batch_events_per_s=${Math.round(batch.direct.requestsPerSecond * 100)} bare_events_per_s=${Math.round(batch.baseline.requestsPerSecond * 100)}` +
-    ` ratio=${(batch.direct.requestsPerSecond / batch.baseline.requestsPerSecond).toFixed(3)} p99_ms=${batch.direct.p99} rss_mb=${rssMb.toFixed(1)}`,
+    ` ratio=${batch.ratio.toFixed(3)} p99_ms=${batch.direct.p99} rss_mb=${rssMb.toFixed(1)}`,
 );

@@ -166,3 +166,40 @@ export async function startBareServer(answer: string): Promise<{ url: string; pi
   process.once('exit', stop);
   return { url: `http://127.0.0.1:${Number(chunk.toString().trim())}`, pid: child.pid!, stop };
 }
+
+type DriveOptions = Parameters<typeof drive>[0];
+
+const median = (values: readonly number[]) => percentile(values, 50);
+
+/**
+ * The baseline and the service driven in turns, `rounds` times, each turn `seconds / rounds`
+ * long and the order swapped every round: on a shared machine whose load drifts by the minute, a
+ * burst then falls on both alike, where one long run of each would hand it to one side. Each
+ * side's figures are the medians of its turns (its p99 the worst turn's); the ratio is the median
+ * of the rounds' own ratios.
+ */
+export async function driveInTurns(options: { rounds: number; seconds: number; baseline: DriveOptions; service: DriveOptions }): Promise<{ baseline: LoadResult; service: LoadResult; ratio: number }> {
+  const seconds = Math.max(1, Math.round(options.seconds / options.rounds));
+  const baselines: LoadResult[] = [];
+  const services: LoadResult[] = [];
+  for (let round = 0; round < options.rounds; round++) {
+    const baselineTurn = () => drive({ ...options.baseline, seconds }).then((r) => baselines.push(r));
+    const serviceTurn = () => drive({ ...options.service, seconds }).then((r) => services.push(r));
+    if (round % 2 === 0) await baselineTurn().then(serviceTurn);
+    else await serviceTurn().then(baselineTurn);
+  }
+  const combined = (turns: LoadResult[]): LoadResult => ({
+    requestsPerSecond: median(turns.map((t) => t.requestsPerSecond)),
+    p50: median(turns.map((t) => t.p50)),
+    p99: Math.max(...turns.map((t) => t.p99)),
+    non2xx: turns.reduce((sum, t) => sum + t.non2xx, 0),
+    errors: turns.reduce((sum, t) => sum + t.errors, 0),
+    serverCpuUsPerRequest: median(turns.map((t) => t.serverCpuUsPerRequest)),
+    loadGeneratorCores: median(turns.map((t) => t.loadGeneratorCores)),
+  });
+  return {
+    baseline: combined(baselines),
+    service: combined(services),
+    ratio: median(services.map((s, i) => s.requestsPerSecond / baselines[i]!.requestsPerSecond)),
+  };
+}
