@@ -9,6 +9,7 @@ import { PersonCache } from './person-cache.js';
 const config = testConfig();
 const team = 900_000 + Math.floor(Math.random() * 100_000);
 let mgets = 0;
+const copyLookups: boolean[] = [];
 let reader: Redis;
 let writerRedis: Redis;
 let decideSide: PersonCache;
@@ -25,7 +26,7 @@ beforeAll(async () => {
     },
   });
   writerRedis = createRedis(config);
-  decideSide = new PersonCache(reader, { localCopies: { maxEntries: 1_000, maxAgeMs: 60_000 } });
+  decideSide = new PersonCache(reader, { localCopies: { maxEntries: 1_000, maxAgeMs: 60_000 }, countCopyLookup: (hit) => copyLookups.push(hit) });
   ingestSide = new PersonCache(writerRedis);
   await decideSide.untilLocalCopies();
 });
@@ -41,8 +42,10 @@ it('answers a person asked again from memory, and sees what ingest writes or for
   await ingestSide.set(team, ['ann', 'ann-anon'], person);
   expect(await decideSide.get(team, 'ann')).toEqual(person);
   const before = mgets;
+  copyLookups.length = 0;
   expect(await decideSide.get(team, 'ann')).toEqual(person);
   expect(mgets).toBe(before);
+  expect(copyLookups).toEqual([true]);
 
   await ingestSide.set(team, ['ann', 'ann-anon'], { ...person, properties: { plan: 'pro' } });
   await waitFor(async () => (await decideSide.get(team, 'ann'))?.properties.plan === 'pro', { what: 'the new properties', intervalMs: 10 });

@@ -30,11 +30,15 @@ export class PersonCache {
    * TrackedCopies), so a person asked about again costs no round trip; `redis` must then be a
    * connection of this cache's own, reading nothing else. The copies are shared: never mutate them.
    */
+  private readonly countCopyLookup: ((hit: boolean) => void) | undefined;
+
+  /** `countCopyLookup` is told, with `localCopies`, whether each lookup found a copy. */
   constructor(
     private readonly redis: Redis,
-    options: { localCopies?: TrackedCopiesOptions } = {},
+    options: { localCopies?: TrackedCopiesOptions; countCopyLookup?: (hit: boolean) => void } = {},
   ) {
     this.copies = options.localCopies ? new TrackedCopies(redis, options.localCopies) : undefined;
+    this.countCopyLookup = options.countCopyLookup;
   }
 
   /** Resolves once persons read are kept in process (with `localCopies`). */
@@ -49,8 +53,11 @@ export class PersonCache {
    */
   get(teamId: number, distinctId: string): Promise<CachedPerson | null> {
     const k = key(teamId, distinctId);
-    const copy = this.copies?.get(k);
-    if (copy) return Promise.resolve(copy);
+    if (this.copies) {
+      const copy = this.copies.get(k);
+      this.countCopyLookup?.(copy !== undefined);
+      if (copy) return Promise.resolve(copy);
+    }
     return new Promise((resolve, reject) => {
       if (this.pending.push({ key: k, resolve, reject }) === 1) setImmediate(() => this.sendPending());
     });

@@ -157,6 +157,7 @@ describe('operating Tributary', () => {
     expect(await metric('decide', 'tributary_decide_flag_evaluations_total', { enabled: 'true' })).toBeGreaterThanOrEqual(requests);
     expect(await metric('decide', 'tributary_decide_cache_lookups_total', { cache: 'flag_definitions', outcome: 'hit' })).toBeGreaterThanOrEqual(1);
     expect(await metric('decide', 'tributary_decide_cache_lookups_total', { cache: 'person_properties' })).toBeGreaterThanOrEqual(2);
+    expect(await metric('decide', 'tributary_decide_cache_lookups_total', { cache: 'person_copies' })).toBeGreaterThanOrEqual(requests);
   });
 
   it('counts the worker queue by state, and api and worker requests', async () => {

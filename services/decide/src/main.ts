@@ -28,7 +28,10 @@ const personReader = createRedis(config, { commandTimeoutMs: 300 });
 const personCache = new PersonCache(
   personReader,
   config.decidePersonCopies > 0
-    ? { localCopies: { maxEntries: config.decidePersonCopies, maxAgeMs: 10 * 60_000, onError: (err) => logger.warn({ err }, 'person copies unavailable: reading every person from Redis') } }
+    ? {
+        localCopies: { maxEntries: config.decidePersonCopies, maxAgeMs: 10 * 60_000, onError: (err) => logger.warn({ err }, 'person copies unavailable: reading every person from Redis') },
+        countCopyLookup: (hit) => metrics.cacheLookup('person_copies', hit),
+      }
     : {},
 );
 const tokens = new TokenResolver(store, redis);
