@@ -50,7 +50,6 @@ for (const [name, path, body, eventsPerRequest] of runs) {
   await drive({ url: `${serviceUrl}${path}`, body, connections, seconds: warmUpSeconds });
   const { baseline, service: direct, ratio } = await driveInTurns({
     rounds,
-    seconds: seconds * rounds,
     baseline: { url: `${bare.url}/`, body, connections, seconds, serverPid: bare.pid },
     service: { url: `${serviceUrl}${path}`, body, connections, seconds, serverPid: capturePid },
   });

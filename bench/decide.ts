@@ -84,7 +84,6 @@ for (const path of ['/decide/?v=3', '/flags/?v=2']) {
   await drive({ url: `${bare.url}${path}`, body: randomBody(), nextBody: randomBody, connections, seconds: Math.min(warmUpSeconds, 3) });
   const turns = await driveInTurns({
     rounds,
-    seconds: seconds * rounds,
     baseline: { url: `${bare.url}${path}`, body: randomBody(), nextBody: randomBody, connections, seconds, serverPid: bare.pid },
     service: { url: directUrl, body: randomBody(), nextBody: randomBody, connections, seconds, serverPid: decidePid },
   });

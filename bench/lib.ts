@@ -172,19 +172,18 @@ type DriveOptions = Parameters<typeof drive>[0];
 const median = (values: readonly number[]) => percentile(values, 50);
 
 /**
- * The baseline and the service driven in turns, `rounds` times, each turn `seconds / rounds`
- * long and the order swapped every round: on a shared machine whose load drifts by the minute, a
- * burst then falls on both alike, where one long run of each would hand it to one side. Each
- * side's figures are the medians of its turns (its p99 the worst turn's); the ratio is the median
- * of the rounds' own ratios.
+ * The baseline and the service driven in turns, `rounds` times, each turn as long as its options'
+ * `seconds` and the order swapped every round: on a shared machine whose load drifts by the
+ * minute, a burst then falls on both alike, where one long run of each would hand it to one side.
+ * Each side's figures are the medians of its turns (its p99 the worst turn's); the ratio is the
+ * median of the rounds' own ratios.
  */
-export async function driveInTurns(options: { rounds: number; seconds: number; baseline: DriveOptions; service: DriveOptions }): Promise<{ baseline: LoadResult; service: LoadResult; ratio: number }> {
-  const seconds = Math.max(1, Math.round(options.seconds / options.rounds));
+export async function driveInTurns(options: { rounds: number; baseline: DriveOptions; service: DriveOptions }): Promise<{ baseline: LoadResult; service: LoadResult; ratio: number }> {
   const baselines: LoadResult[] = [];
   const services: LoadResult[] = [];
   for (let round = 0; round < options.rounds; round++) {
-    const baselineTurn = () => drive({ ...options.baseline, seconds }).then((r) => baselines.push(r));
-    const serviceTurn = () => drive({ ...options.service, seconds }).then((r) => services.push(r));
+    const baselineTurn = () => drive(options.baseline).then((r) => baselines.push(r));
+    const serviceTurn = () => drive(options.service).then((r) => services.push(r));
     if (round % 2 === 0) await baselineTurn().then(serviceTurn);
     else await serviceTurn().then(baselineTurn);
   }

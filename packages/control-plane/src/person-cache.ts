@@ -24,15 +24,14 @@ export class PersonCache {
   /** Lookups made in this turn of the event loop, sent together when it ends. */
   private pending: Lookup[] = [];
   private readonly copies: TrackedCopies<CachedPerson> | undefined;
+  private readonly countCopyLookup: ((hit: boolean) => void) | undefined;
 
   /**
    * `localCopies` keeps the persons read in this process while Redis tracks them (see
    * TrackedCopies), so a person asked about again costs no round trip; `redis` must then be a
    * connection of this cache's own, reading nothing else. The copies are shared: never mutate them.
+   * `countCopyLookup` is told, with `localCopies`, whether each lookup found a copy.
    */
-  private readonly countCopyLookup: ((hit: boolean) => void) | undefined;
-
-  /** `countCopyLookup` is told, with `localCopies`, whether each lookup found a copy. */
   constructor(
     private readonly redis: Redis,
     options: { localCopies?: TrackedCopiesOptions; countCopyLookup?: (hit: boolean) => void } = {},

@@ -47,7 +47,7 @@ export class TrackedCopies<V extends object> {
   ) {
     this.copies = new LRUCache({ max: options.maxEntries, ttl: options.maxAgeMs, ttlResolution: 1000 });
     // Subscribed by hand on every connect: its client id, which the reader's tracking names, changes with each connection.
-    this.subscriber = reader.duplicate({ autoResubscribe: false, enableOfflineQueue: true });
+    this.subscriber = reader.duplicate({ autoResubscribe: false });
     this.subscriber.on('messageBuffer', (channel: Buffer, keys: unknown) => {
       if (channel.toString() === INVALIDATIONS) this.invalidate(keys);
     });
@@ -57,8 +57,8 @@ export class TrackedCopies<V extends object> {
     });
     this.subscriber.on('ready', () => void this.subscribe());
     this.reader.on('close', () => this.lapse());
+    // The subscriber's first 'ready' starts tracking; this restarts it after the reader reconnects.
     this.reader.on('ready', () => void this.track());
-    if (reader.status === 'ready') void this.track();
   }
 
   /** Whether values read now will be kept. */
