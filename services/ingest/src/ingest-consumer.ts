@@ -39,6 +39,8 @@ export interface IngestConsumerOptions {
   chunkSize?: number;
   /** Events a partition may hold before it is paused. */
   maxQueuedPerPartition?: number;
+  /** Chunks per partition processed ahead of their commit (see PartitionPipelineDeps.maxChunksAhead). */
+  maxChunksAhead?: number;
   /** Chunks in processing at once across all partitions (INGEST_PARTITIONS_CONCURRENTLY). */
   processingConcurrency: number;
 }
@@ -133,6 +135,8 @@ export class IngestConsumer {
         limit: (work) => this.limit(work),
         chunkSize: this.options.chunkSize ?? 5_000,
         maxQueued: this.options.maxQueuedPerPartition ?? 3_000,
+        // Enough for a partition's share of one insert interval at full speed on two cores.
+        maxChunksAhead: this.options.maxChunksAhead ?? 4,
       });
       this.pipelines.set(k, pipeline);
     }

@@ -24,7 +24,16 @@ function message(offset: number, events: number): KafkaMessage {
   return { key: null, value: Buffer.from(value), offset: String(offset), timestamp: '0', attributes: 0, headers: {} };
 }
 
-function pipeline(options: { chunkSize: number; maxQueued: number; limit?: <T>(work: () => Promise<T>) => Promise<T>; partition?: number }) {
+interface Options {
+  chunkSize: number;
+  maxQueued: number;
+  maxChunksAhead?: number;
+  limit?: <T>(work: () => Promise<T>) => Promise<T>;
+  partition?: number;
+  writeRows?: (rows: RowBuffer) => Promise<void>;
+}
+
+function pipeline(options: Options) {
   const chunks: string[][] = [];
   const commits: string[] = [];
   let resumed = 0;
@@ -40,13 +49,14 @@ function pipeline(options: { chunkSize: number; maxQueued: number; limit?: <T>(w
         await held;
       },
     },
-    writeRows: async (_rows: RowBuffer) => undefined,
+    writeRows: options.writeRows ?? (async () => undefined),
     sendDeadLetters: async () => undefined,
     commit: async (offset) => void commits.push(offset),
     resume: () => void (resumed += 1),
     logger: createLogger('pipeline-test', 'silent'),
     chunkSize: options.chunkSize,
     maxQueued: options.maxQueued,
+    maxChunksAhead: options.maxChunksAhead ?? 2,
   });
   return {
     p,
@@ -103,5 +113,31 @@ describe('partition pipeline', () => {
     b.release();
     await b.p.settled();
     expect(b.commits).toEqual(['2']);
+  });
+
+  it('goes on processing while earlier chunks wait for their insert, at most maxChunksAhead of them, and commits in order', async () => {
+    // Inserts finish only when the test says so, the latest first.
+    const inserts: (() => void)[] = [];
+    const t = pipeline({ chunkSize: 1, maxQueued: 1_000, maxChunksAhead: 3, writeRows: () => new Promise<void>((resolve) => inserts.push(resolve)) });
+    t.p.enqueue([message(0, 1), message(1, 1), message(2, 1), message(3, 1), message(4, 1)]);
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
+    await settle();
+    // Three chunks processed and waiting for their inserts; the fourth waits for room.
+    expect(t.chunks).toEqual([['0'], ['1'], ['2']]);
+    inserts[2]!();
+    inserts[1]!();
+    await settle();
+    expect(t.commits).toEqual([]);
+    expect(t.chunks).toHaveLength(3);
+    inserts[0]!();
+    await settle();
+    expect(t.commits).toEqual(['1', '2', '3']);
+    expect(t.chunks).toEqual([['0'], ['1'], ['2'], ['3'], ['4']]);
+    inserts[4]!();
+    await settle();
+    expect(t.commits).toEqual(['1', '2', '3']);
+    inserts[3]!();
+    await t.p.settled();
+    expect(t.commits).toEqual(['1', '2', '3', '4', '5']);
   });
 });

@@ -21,6 +21,12 @@ export interface PartitionPipelineDeps {
   /** Events queued before the partition is paused. */
   maxQueued: number;
   /**
+   * Chunks processed whose offsets are not committed yet: with a few, a partition goes on
+   * processing while its earlier chunks wait for a ClickHouse insert (which may hold rows back
+   * for INGEST_INSERT_INTERVAL_MS); each holds its encoded rows in memory until then.
+   */
+  maxChunksAhead: number;
+  /**
    * Runs a chunk's processing when the process has room for it; shared by every partition, as
    * processing is CPU work and each chunk in it holds its events in memory.
    */
@@ -59,9 +65,10 @@ interface Queued {
 /**
  * One partition's messages on their way to ClickHouse, decoupled from Kafka's fetch loop so a
  * slow partition never holds back another's next fetch. Chunks and the queue are measured in
- * events, as a message may carry one event or many. Chunks are processed in order; the next
- * chunk is processed while the previous chunk's rows are being inserted, and offsets are
- * committed in order, each only after its rows (and dead letters) were accepted. Work that
+ * events, as a message may carry one event or many. Chunks are processed in order; later
+ * chunks are processed while earlier chunks' rows wait for their insert (up to
+ * `maxChunksAhead`), and offsets are committed in order, each only after its own rows (and dead
+ * letters) and every earlier chunk's were accepted. Work that
  * fails because a store is away waits and runs again: a message taken from Kafka is never
  * skipped, only replayed after a crash.
  */
@@ -113,13 +120,13 @@ export class PartitionPipeline {
   }
 
   private async drain(): Promise<void> {
-    let pending: Promise<void> | null = null;
+    // Each chunk's commit, oldest first; each waits for the one before it, so they settle in order.
+    const ahead: Promise<void>[] = [];
     try {
       for (;;) {
         if (this.queue.length === 0 || this.revoked) {
-          if (!pending) return;
-          await pending;
-          pending = null;
+          if (ahead.length === 0) return;
+          await ahead.shift();
           continue;
         }
         // The chunk is taken once there is room to process it: what arrives meanwhile joins it.
@@ -139,10 +146,9 @@ export class PartitionPipeline {
         });
         if (!processed) continue;
         const { rows, deadLetters, lastOffset } = processed;
-        // One insert in flight per partition while the next chunk is processed keeps commits in order.
-        if (pending) await pending;
-        // finishChunk retries until done and only gives up once revoked, when nothing is left to do.
-        pending = this.finishChunk(rows, deadLetters, lastOffset).catch(() => undefined);
+        // The write starts now, so the chunk can join an insert with the chunks before it; the commit waits its turn.
+        ahead.push(this.commitAfter(ahead.at(-1), this.accepted(rows, deadLetters), lastOffset));
+        while (ahead.length >= this.deps.maxChunksAhead) await ahead.shift();
       }
     } finally {
       // Cleared in the same tick as the empty-queue check, so a batch enqueued after it starts a new drain.
@@ -158,14 +164,27 @@ export class PartitionPipeline {
     return this.queue.splice(0, count).map((queued) => queued.message);
   }
 
-  private async finishChunk(rows: RowBuffer, deadLetters: DeadLetter[], lastOffset: string): Promise<void> {
+  /** Resolves once ClickHouse took the rows and Kafka the dead letters; rejects only once revoked. */
+  private async accepted(rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void> {
     const { topic, partition } = this.deps;
     await this.untilDone('write', () => this.deps.writeRows(rows));
     if (deadLetters.length > 0) await this.untilDone('dead-letter', () => this.deps.sendDeadLetters(topic, partition, deadLetters));
+  }
+
+  /** Commits past the chunk once it and every chunk before it were accepted; never rejects. */
+  private async commitAfter(previous: Promise<void> | undefined, accepted: Promise<void>, lastOffset: string): Promise<void> {
+    const { topic, partition } = this.deps;
+    try {
+      // Both awaited at once, so a rejection of `accepted` is handled while `previous` is pending.
+      await Promise.all([previous, accepted]);
+    } catch {
+      // Revoked: the partition's new owner replays from the last commit.
+      return;
+    }
     if (this.revoked) return;
     // A failed commit only means a replay of rows already written, which their versions and uuids absorb.
     await this.deps.commit((BigInt(lastOffset) + 1n).toString()).catch((error: unknown) => this.deps.logger.warn({ err: error, topic, partition }, 'offset commit failed'));
-    this.deps.logger.debug({ topic, partition, events: rows.events.length, deadLetters: deadLetters.length }, 'chunk ingested');
+    this.deps.logger.debug({ topic, partition, offset: lastOffset }, 'chunk ingested');
   }
 
   /** Runs `work` until it succeeds, waiting longer each time; stops trying once revoked. */
