@@ -76,6 +76,10 @@ describe('combinators', () => {
 
   it('formats date-times without milliseconds', () => {
     expect(formatDateTime(new Date('2024-01-01T00:00:00.999Z'))).toBe('2024-01-01 00:00:00');
+    expect(formatDateTime(new Date('2026-11-25T09:05:07Z'))).toBe('2026-11-25 09:05:07');
+    expect(formatDateTime(new Date('1999-12-31T23:59:59Z'))).toBe('1999-12-31 23:59:59');
+    expect(formatDateTime(new Date('0999-03-04T05:06:07Z'))).toBe('0999-03-04 05:06:07');
+    expect(() => formatDateTime(new Date('nope'))).toThrow(SqlError);
   });
 });
 

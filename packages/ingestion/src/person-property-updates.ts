@@ -25,6 +25,12 @@ function unsetKeys(value: unknown): string[] {
   return [];
 }
 
+/** `base` with the keys of the objects among `inner` and `top` over it, `top` winning; copied only when there is something to add. */
+function withUpdates(base: Properties, inner: unknown, top: unknown): Properties {
+  if (!isObject(inner) && !isObject(top)) return base;
+  return { ...base, ...(isObject(inner) ? inner : {}), ...(isObject(top) ? top : {}) };
+}
+
 /**
  * What an event asks to change on its person: `$set`/`$set_once` from the properties and the
  * top level (the top level wins), `$unset` as a list or an object's keys, plus the
@@ -39,10 +45,12 @@ export function extractPersonUpdates(event: { properties?: Properties | null; $s
     fromEventProperties[key] = properties[key];
     initial[initialKey] = properties[key];
   }
-  const set = { ...fromEventProperties, ...(isObject(properties.$set) ? properties.$set : {}), ...(isObject(event.$set) ? event.$set : {}) };
-  const setOnce = { ...initial, ...(isObject(properties.$set_once) ? properties.$set_once : {}), ...(isObject(event.$set_once) ? event.$set_once : {}) };
-  const unset = [...new Set([...unsetKeys(properties.$unset), ...unsetKeys(event.$unset)])];
-  return { set, setOnce, unset };
+  return {
+    set: withUpdates(fromEventProperties, properties.$set, event.$set),
+    setOnce: withUpdates(initial, properties.$set_once, event.$set_once),
+    // Most events unset nothing: no list is built for them.
+    unset: properties.$unset === undefined && event.$unset === undefined ? [] : [...new Set([...unsetKeys(properties.$unset), ...unsetKeys(event.$unset)])],
+  };
 }
 
 // Most values are strings and numbers: compared directly, only objects go through JSON.

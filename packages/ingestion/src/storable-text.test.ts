@@ -24,6 +24,8 @@ describe('text every store takes', () => {
   it('parses JSON with every string and key made storable, at any depth', () => {
     expect(parseStorableJson('{"\\u0000k":["\\ud800",{"a":"x\\u0000"}],"ok":"\\ud83d\\ude00"}')).toEqual({ '\ufffdk': ['\ufffd', { a: 'x\ufffd' }], ok: '😀' });
     expect(parseStorableJson('{"plain":1}')).toEqual({ plain: 1 });
+    // Unescaped: text that was itself inside JSON (a one-event message's data) can hold them raw.
+    expect(parseStorableJson('{"a":"x\udc00","\ud800":"\u00e9\ud83d\ude00"}')).toEqual({ a: 'x\ufffd', '\ufffd': 'é😀' });
   });
 
   it('an event whose name, properties or distinct id hold them is stored, not retried forever (ClickHouse refused a lone surrogate)', () => {

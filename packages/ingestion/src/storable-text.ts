@@ -4,8 +4,7 @@
  * a whole chunk on every retry and stall its partition. Both become U+FFFD, as PostHog does for
  * Postgres, so an event carrying them is stored rather than blocking the events after it.
  */
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const EVERY_UNSTORABLE = new RegExp(UNSTORABLE.source, 'g');
+const EVERY_UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 /** How JSON text spells them: `\u0000` and any surrogate escape (a paired one only costs the slow path). */
 const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
 
@@ -26,6 +25,8 @@ function storable(_key: string, value: unknown): unknown {
  * replace, so the text is checked first and only the rare one pays for the reviver.
  */
 export function parseStorableJson(text: string): unknown {
-  if (!UNSTORABLE_ESCAPE.test(text) && !UNSTORABLE.test(text)) return JSON.parse(text);
+  // isWellFormed finds a lone surrogate natively, several times faster than a regular expression.
+  const plain = text.indexOf('\0') === -1 && text.isWellFormed() && (text.indexOf('\\u') === -1 || !UNSTORABLE_ESCAPE.test(text));
+  if (plain) return JSON.parse(text);
   return JSON.parse(text, storable);
 }
