@@ -135,8 +135,9 @@ export class IngestConsumer {
         limit: (work) => this.limit(work),
         chunkSize: this.options.chunkSize ?? 5_000,
         maxQueued: this.options.maxQueuedPerPartition ?? 3_000,
-        // Enough for a partition's share of one insert interval at full speed on two cores.
-        maxChunksAhead: this.options.maxChunksAhead ?? 4,
+        // A partition's share of one insert interval at full speed on two cores; each chunk more
+        // holds its rows in memory until the insert (four measured a peak RSS of 397 MB).
+        maxChunksAhead: this.options.maxChunksAhead ?? 3,
       });
       this.pipelines.set(k, pipeline);
     }
