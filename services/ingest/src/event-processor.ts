@@ -107,9 +107,12 @@ export class EventProcessor implements MessageProcessor {
     }
     const outcomes = await this.persons(prepared, rows, deadLetters);
     await this.groupIdentifies(prepared.filter((_, i) => outcomes[i]), rows);
+    // Looked up once per project, not awaited once per event.
+    const groupTypes = new Map<number, Map<string, number>>();
+    for (const teamId of new Set(prepared.map((p) => p.teamId))) groupTypes.set(teamId, await this.deps.groups.mapping(teamId));
     for (let i = 0; i < prepared.length; i += 1) {
       const outcome = outcomes[i];
-      if (outcome) this.eventRow(prepared[i]!, outcome, await this.deps.groups.mapping(prepared[i]!.teamId), rows);
+      if (outcome) this.eventRow(prepared[i]!, outcome, groupTypes.get(prepared[i]!.teamId)!, rows);
     }
   }
 
@@ -255,7 +258,7 @@ export class EventProcessor implements MessageProcessor {
   private eventRow(p: Prepared, outcome: EventOutcome, groupTypes: Map<string, number>, rows: RowBuffer): void {
     const { event, teamId, processedAt } = p;
     const person = outcome.person;
-    const warnings = [...p.warnings, ...outcome.warnings];
+    const warnings = outcome.warnings.length === 0 ? p.warnings : [...p.warnings, ...outcome.warnings];
     const groups = groupColumns(event.properties.$groups, groupTypes);
     const elementsChain = typeof event.elements_chain === 'string' ? event.elements_chain : typeof event.properties.$elements_chain === 'string' ? event.properties.$elements_chain : '';
     for (const w of warnings) {
