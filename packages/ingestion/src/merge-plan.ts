@@ -57,9 +57,12 @@ export function planMerge(request: MergeRequest): MergePlan {
 /** Events that link two distinct ids and mark their person identified. */
 export const IDENTIFYING_EVENTS: ReadonlySet<string> = new Set(['$identify', '$create_alias']);
 
+// At module level: tsx names every closure made inside a function with a defineProperty call
+// each time it is made, which cost 1.2% of ingest's CPU when this was made per event.
+const text = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? String(value) : null);
+
 /** The two ids an identity event links, with the surviving one first; null for other events. */
 export function mergeIdsOf(event: string, distinctId: string, properties: Properties): { intoId: string; otherId: string } | null {
-  const text = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? String(value) : null);
   if (event === '$identify') {
     const anon = text(properties.$anon_distinct_id);
     return anon === null ? null : { intoId: distinctId, otherId: anon };

@@ -58,25 +58,34 @@ const same = (a: unknown, b: unknown) => a === b || (typeof a === 'object' && ty
 
 /** `$set_once` only fills keys the person lacks, `$set` overwrites, `$unset` removes. */
 export function applyPersonUpdates(current: Properties, updates: PersonUpdates): { properties: Properties; changed: boolean } {
-  // Most events change nothing: the copy is made at the first change only.
+  // Most events change nothing: the copy is made at the first change only. (No helper closure:
+  // tsx would name it with a defineProperty call on every event.)
   let properties = current;
   let changed = false;
-  const writable = () => {
+  for (const key in updates.setOnce) {
+    if (key in properties) continue;
     if (!changed) {
       properties = { ...current };
       changed = true;
     }
-    return properties;
-  };
-  for (const key in updates.setOnce) {
-    if (!(key in properties)) writable()[key] = updates.setOnce[key];
+    properties[key] = updates.setOnce[key];
   }
   for (const key in updates.set) {
     const value = updates.set[key];
-    if (!(key in properties) || !same(properties[key], value)) writable()[key] = value;
+    if (key in properties && same(properties[key], value)) continue;
+    if (!changed) {
+      properties = { ...current };
+      changed = true;
+    }
+    properties[key] = value;
   }
   for (const key of updates.unset) {
-    if (key in properties) delete writable()[key];
+    if (!(key in properties)) continue;
+    if (!changed) {
+      properties = { ...current };
+      changed = true;
+    }
+    delete properties[key];
   }
   return { properties, changed };
 }

@@ -164,7 +164,9 @@ export interface MessageEvent {
 
 /**
  * An event of a several-event message as a one-event message of its own, with its source's
- * offset: its key and value are built only when read, which only a dead letter does.
+ * offset: its key and value are built only when read, which only a dead letter does. It keeps
+ * the line's bytes rather than the decoded event, whose text would otherwise stay on the heap
+ * for as long as ingest holds the message: the whole chunk.
  */
 class OneEventMessage {
   readonly timestamp: string;
@@ -175,7 +177,7 @@ class OneEventMessage {
   constructor(
     source: KafkaMessage,
     private readonly line: Buffer,
-    private readonly decoded: CaptureMessage | null,
+    private readonly shared: SharedFields,
   ) {
     this.timestamp = source.timestamp;
     this.attributes = source.attributes;
@@ -184,12 +186,14 @@ class OneEventMessage {
   }
 
   get key(): Buffer | null {
-    return this.decoded ? Buffer.from(messageKey(this.decoded.token, this.decoded.distinct_id)) : null;
+    const decoded = decodeEventLine(this.line, this.shared);
+    return decoded.ok ? Buffer.from(messageKey(decoded.message.token, decoded.message.distinct_id)) : null;
   }
 
-  /** The one-event form when the event was read; else its line as it came. */
+  /** The one-event form when the event can be read; else its line as it came. */
   get value(): Buffer {
-    return this.decoded ? Buffer.from(encodeCaptureMessage(this.decoded)) : this.line;
+    const decoded = decodeEventLine(this.line, this.shared);
+    return decoded.ok ? Buffer.from(encodeCaptureMessage(decoded.message)) : this.line;
   }
 }
 
@@ -223,7 +227,7 @@ export function decodeMessageEvents(message: KafkaMessage): MessageEvent[] {
     if (end === -1) end = value.length;
     const line = value.subarray(start, end);
     const decoded = decodeEventLine(line, shared);
-    events.push({ decoded, message: new OneEventMessage(message, line, decoded.ok ? decoded.message : null) });
+    events.push({ decoded, message: new OneEventMessage(message, line, shared) });
     start = end + 1;
   }
   return events;
