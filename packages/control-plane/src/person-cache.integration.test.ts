@@ -64,3 +64,20 @@ it('asks Redis every time for an id it has no person for, so a person created la
   await ingestSide.set(team, ['bob'], bob);
   expect(await decideSide.get(team, 'bob')).toEqual(bob);
 });
+
+it('stores a chunk’s many persons under every distinct id of each, across several script calls, each key expiring in 7 days', async () => {
+  // 600 persons take three calls; every seventh has no distinct id left and is skipped.
+  const entries = Array.from({ length: 600 }, (_, i) => ({
+    teamId: team,
+    distinctIds: Array.from({ length: i % 7 === 0 ? 0 : (i % 3) + 1 }, (_, k) => `many-${i}-${k}`),
+    person: { personId: 10_000 + i, personUuid: `uuid-many-${i}`, properties: { i, name: `Zoë ${i}`, tags: ['a', 'b'] } },
+  }));
+  await ingestSide.setMany(entries);
+  for (const { distinctIds, person } of entries) {
+    for (const id of distinctIds) expect(JSON.parse((await writerRedis.get(`tributary:person:${team}:${id}`))!)).toEqual(person);
+  }
+  const ttl = await writerRedis.ttl(`tributary:person:${team}:many-599-0`);
+  expect(ttl).toBeGreaterThan(7 * 24 * 3600 - 60);
+  expect(ttl).toBeLessThanOrEqual(7 * 24 * 3600);
+  expect(await writerRedis.exists(`tributary:person:${team}:many-0-0`)).toBe(0);
+});

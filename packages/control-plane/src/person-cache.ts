@@ -10,6 +10,28 @@ export interface CachedPerson {
 const key = (teamId: number, distinctId: string) => `tributary:person:${teamId}:${distinctId}`;
 const TTL_SECONDS = 7 * 24 * 3600;
 
+/**
+ * Stores persons under all their keys: KEYS are every person's keys in turn, ARGV[1] the TTL,
+ * then for each person how many of the next KEYS are its own, and its value.
+ */
+const SET_PERSONS_SCRIPT = `
+local at = 1
+for i = 2, #ARGV, 2 do
+  local last = at + tonumber(ARGV[i]) - 1
+  for k = at, last do redis.call('SET', KEYS[k], ARGV[i + 1], 'EX', ARGV[1]) end
+  at = last + 1
+end
+return at - 1
+`;
+
+type SetPersonsCommand = (numberOfKeys: number, ...keysThenArguments: (string | number)[]) => Promise<number>;
+
+/**
+ * Persons per script call: a call runs alone in Redis, so it is kept to about a millisecond,
+ * under what decide's answers may wait.
+ */
+const PERSONS_PER_CALL = 250;
+
 interface Lookup {
   key: string;
   resolve: (person: CachedPerson | null) => void;
@@ -93,14 +115,26 @@ export class PersonCache {
     await this.setMany([{ teamId, distinctIds, person }]);
   }
 
-  /** Several persons in one round trip. */
+  /**
+   * Several persons in one round trip, as a few script calls rather than a SET per distinct id:
+   * ingest writes a chunk's thousands of persons at once, and a client command each cost it more
+   * CPU than Redis spent on them.
+   */
   async setMany(entries: readonly { teamId: number; distinctIds: readonly string[]; person: CachedPerson }[]): Promise<void> {
-    const pipeline = this.redis.pipeline();
-    for (const { teamId, distinctIds, person } of entries) {
-      const value = `{"personId":${person.personId},"personUuid":${JSON.stringify(person.personUuid)},"properties":${propertiesJson(person.properties)}}`;
-      for (const id of distinctIds) pipeline.set(key(teamId, id), value, 'EX', TTL_SECONDS);
+    if (!('tributarySetPersons' in this.redis)) this.redis.defineCommand('tributarySetPersons', { lua: SET_PERSONS_SCRIPT });
+    const setPersons = (this.redis as unknown as { tributarySetPersons: SetPersonsCommand }).tributarySetPersons.bind(this.redis);
+    const calls: Promise<number>[] = [];
+    for (let start = 0; start < entries.length; start += PERSONS_PER_CALL) {
+      const keys: string[] = [];
+      const values: (string | number)[] = [TTL_SECONDS];
+      for (const { teamId, distinctIds, person } of entries.slice(start, start + PERSONS_PER_CALL)) {
+        if (distinctIds.length === 0) continue;
+        for (const id of distinctIds) keys.push(key(teamId, id));
+        values.push(distinctIds.length, `{"personId":${person.personId},"personUuid":${JSON.stringify(person.personUuid)},"properties":${propertiesJson(person.properties)}}`);
+      }
+      if (keys.length > 0) calls.push(setPersons(keys.length, ...keys, ...values));
     }
-    if (pipeline.length > 0) await pipeline.exec();
+    await Promise.all(calls);
   }
 
   async forget(teamId: number, distinctIds: readonly string[]): Promise<void> {
