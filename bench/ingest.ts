@@ -164,8 +164,8 @@ async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Prom
     const args = [...(cpuProfile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), '--import', 'tsx', 'services/ingest/src/main.ts'];
     children.push(
       spawn(process.execPath, args, {
-        // The heap cap infra/services.sh gives ingest.
-        env: { ...process.env, NODE_OPTIONS: '--max-old-space-size=256', KAFKA_TOPIC_PREFIX: phase.prefix, INGEST_CONSUMER_GROUP: `${phase.prefix}ingest`, INGEST_PORT: String(base + r), LOG_LEVEL: 'warn' },
+        // The heap cap infra/services.sh gives ingest (INGEST_MAX_OLD_SPACE_MB there too).
+        env: { ...process.env, NODE_OPTIONS: `--max-old-space-size=${process.env.INGEST_MAX_OLD_SPACE_MB ?? 256}`, KAFKA_TOPIC_PREFIX: phase.prefix, INGEST_CONSUMER_GROUP: `${phase.prefix}ingest`, INGEST_PORT: String(base + r), LOG_LEVEL: 'warn' },
         stdio: ['ignore', openSync(`.tributary/logs/bench-ingest-${replicas}-${r + 1}.log`, 'w'), 'inherit'],
       }),
     );
