@@ -31,6 +31,11 @@ function attrOf(node: Node | null, prefix: string): string | null {
   return attr === '' ? null : attr;
 }
 
+function unstorableProblem(text: string, node: Node | null, what: string, prefix: string): JsonProblem | null {
+  if (!UNSTORABLE.test(text)) return null;
+  return { attr: attrOf(node, prefix), detail: `${attrOf(node, prefix) ?? 'body'} ${what} U+0000 or an unpaired UTF-16 surrogate, which cannot be stored.` };
+}
+
 /**
  * The first part of a parsed JSON value that nests deeper than `maxDepth` or, with `storable`,
  * holds text Postgres cannot keep. Iterative, so a value nested a million levels deep cannot
@@ -39,11 +44,9 @@ function attrOf(node: Node | null, prefix: string): string | null {
 export function jsonProblem(value: unknown, options: { maxDepth?: number; storable?: boolean; prefix?: string } = {}): JsonProblem | null {
   const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
   const prefix = options.prefix ?? '';
-  const unstorable = (text: string, node: Node | null, what: string): JsonProblem | null =>
-    options.storable && UNSTORABLE.test(text)
-      ? { attr: attrOf(node, prefix), detail: `${attrOf(node, prefix) ?? 'body'} ${what} U+0000 or an unpaired UTF-16 surrogate, which cannot be stored.` }
-      : null;
-  if (typeof value === 'string') return unstorable(value, null, 'contains');
+  // No helper closure here: tsx would name it with a defineProperty call on every request.
+  const storable = options.storable === true;
+  if (typeof value === 'string') return storable ? unstorableProblem(value, null, 'contains', prefix) : null;
   // Only objects and arrays are pushed: a string needs a node of its own only to be named in a
   // problem, and a number none, so a large body's leaves cost no allocation.
   const stack: Node[] = [{ value, depth: 0, key: null, parent: null }];
@@ -57,8 +60,8 @@ export function jsonProblem(value: unknown, options: { maxDepth?: number; storab
       for (let i = v.length - 1; i >= 0; i--) {
         const item: unknown = v[i];
         if (item !== null && typeof item === 'object') stack.push({ value: item, depth, key: i, parent: node });
-        else if (options.storable && typeof item === 'string') {
-          const problem = unstorable(item, { value: item, depth, key: i, parent: node }, 'contains');
+        else if (storable && typeof item === 'string') {
+          const problem = unstorableProblem(item, { value: item, depth, key: i, parent: node }, 'contains', prefix);
           if (problem) return problem;
         }
       }
@@ -67,9 +70,9 @@ export function jsonProblem(value: unknown, options: { maxDepth?: number; storab
       for (let i = keys.length - 1; i >= 0; i--) {
         const key = keys[i]!;
         const item = (v as Record<string, unknown>)[key];
-        const child: Node | null = (item !== null && typeof item === 'object') || options.storable ? { value: item, depth, key, parent: node } : null;
-        if (options.storable) {
-          const problem = unstorable(key, child, 'has a key with') ?? (typeof item === 'string' ? unstorable(item, child, 'contains') : null);
+        const child: Node | null = (item !== null && typeof item === 'object') || storable ? { value: item, depth, key, parent: node } : null;
+        if (storable) {
+          const problem = unstorableProblem(key, child, 'has a key with', prefix) ?? (typeof item === 'string' ? unstorableProblem(item, child, 'contains', prefix) : null);
           if (problem) return problem;
         }
         if (child && item !== null && typeof item === 'object') stack.push(child);

@@ -38,6 +38,8 @@ function compressionOf(hint: string | undefined): Compression | null {
 }
 
 const fail = (kind: DecodeErrorKind, detail: string): DecodeResult => ({ ok: false, error: { kind, detail } });
+// At module level: tsx names a closure made inside decodeBody with a defineProperty call on every request.
+const tooLarge = (maxBytes: number) => fail('too_large', `Payload is larger than the limit of ${maxBytes} bytes once decompressed.`);
 
 function isGzip(bytes: Buffer): boolean {
   return GZIP_MAGIC.every((b, i) => bytes[i] === b);
@@ -76,10 +78,9 @@ export function decodeBody(request: RawRequest, limits: { maxBytes: number }): D
   let compression = compressionOf(query.compression) ?? compressionOf(formCompression) ?? compressionOf(request.contentEncoding) ?? 'none';
   if (compression === 'none' && isGzip(payload)) compression = 'gzip';
 
-  const tooLarge = () => fail('too_large', `Payload is larger than the limit of ${limits.maxBytes} bytes once decompressed.`);
   // Base64 and plain text are never longer than their payload, and gunzip stops at the limit, so
   // only lz-string output needs measuring: no second pass over a large text.
-  if ((compression === 'none' || compression === 'base64') && payload.length > limits.maxBytes) return tooLarge();
+  if ((compression === 'none' || compression === 'base64') && payload.length > limits.maxBytes) return tooLarge(limits.maxBytes);
   let text: string;
   try {
     switch (compression) {
@@ -89,7 +90,7 @@ export function decodeBody(request: RawRequest, limits: { maxBytes: number }): D
       case 'lz64': {
         const decompressed = LZString.decompressFromBase64(payload.toString('latin1').trim());
         if (!decompressed) return fail('invalid_payload', 'Payload is not valid lz-string base64 (compression lz64).');
-        if (Buffer.byteLength(decompressed, 'utf8') > limits.maxBytes) return tooLarge();
+        if (Buffer.byteLength(decompressed, 'utf8') > limits.maxBytes) return tooLarge(limits.maxBytes);
         text = decompressed;
         break;
       }
@@ -107,7 +108,7 @@ export function decodeBody(request: RawRequest, limits: { maxBytes: number }): D
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === 'ERR_BUFFER_TOO_LARGE' || (error as Error).message.includes('maxOutputLength')) {
-      return tooLarge();
+      return tooLarge(limits.maxBytes);
     }
     return fail('invalid_payload', `Payload could not be decompressed as ${compression}: ${(error as Error).message}.`);
   }
