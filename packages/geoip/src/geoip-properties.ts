@@ -15,18 +15,18 @@ export interface CityRecord {
  */
 export function geoipProperties(record: CityRecord | null): Record<string, string> {
   if (!record) return {};
+  const properties: Record<string, string> = {};
+  const set = (key: string, value: string | undefined) => {
+    if (value) properties[key] = value;
+  };
   const code = record.country_code?.toUpperCase();
   const country = code && code in countries ? countries[code as TCountryCode] : undefined;
-  const candidates: [string, string | undefined][] = [
-    ['$geoip_city_name', record.city],
-    ['$geoip_country_code', code],
-    ['$geoip_country_name', country?.name],
-    ['$geoip_continent_code', country?.continent],
-    ['$geoip_continent_name', country ? continents[country.continent] : undefined],
-    ['$geoip_postal_code', record.postcode],
-    ['$geoip_time_zone', record.timezone],
-  ];
-  const properties: Record<string, string> = {};
-  for (const [key, value] of candidates) if (value) properties[key] = value;
+  set('$geoip_city_name', record.city);
+  set('$geoip_country_code', code);
+  set('$geoip_country_name', country?.name);
+  set('$geoip_continent_code', country?.continent);
+  set('$geoip_continent_name', country ? continents[country.continent] : undefined);
+  set('$geoip_postal_code', record.postcode);
+  set('$geoip_time_zone', record.timezone);
   return properties;
 }
