@@ -60,34 +60,19 @@ const same = (a: unknown, b: unknown) => a === b || (typeof a === 'object' && ty
 export function applyPersonUpdates(current: Properties, updates: PersonUpdates): { properties: Properties; changed: boolean } {
   // Most events change nothing: the copy is made at the first change only. (No helper closure:
   // tsx would name it with a defineProperty call on every event.)
-  let properties = current;
-  let changed = false;
+  let copy: Properties | null = null;
   for (const key in updates.setOnce) {
-    if (key in properties) continue;
-    if (!changed) {
-      properties = { ...current };
-      changed = true;
-    }
-    properties[key] = updates.setOnce[key];
+    if (!(key in (copy ?? current))) (copy ??= { ...current })[key] = updates.setOnce[key];
   }
   for (const key in updates.set) {
     const value = updates.set[key];
-    if (key in properties && same(properties[key], value)) continue;
-    if (!changed) {
-      properties = { ...current };
-      changed = true;
-    }
-    properties[key] = value;
+    const properties = copy ?? current;
+    if (!(key in properties) || !same(properties[key], value)) (copy ??= { ...current })[key] = value;
   }
   for (const key of updates.unset) {
-    if (!(key in properties)) continue;
-    if (!changed) {
-      properties = { ...current };
-      changed = true;
-    }
-    delete properties[key];
+    if (key in (copy ?? current)) delete (copy ??= { ...current })[key];
   }
-  return { properties, changed };
+  return { properties: copy ?? current, changed: copy !== null };
 }
 
 /** A new person's properties: `{...$set_once, ...$set}` without the unset keys. */
