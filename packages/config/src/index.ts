@@ -76,8 +76,9 @@ export interface Config {
   ingestPartitionsConcurrently: number;
   /**
    * INGEST_INSERT_INTERVAL_MS: least time between the starts of two ClickHouse inserts of one
-   * ingest process; rows finished meanwhile go into the next insert. Fewer, larger inserts make
-   * fewer parts for ClickHouse to merge, at the cost of up to this much delay before events show.
+   * ingest process; rows finished meanwhile go into the next insert, which starts early once
+   * 20,000 rows wait. Fewer, larger inserts make fewer parts for ClickHouse to merge, at the cost
+   * of up to this much delay before events show.
    */
   ingestInsertIntervalMs: number;
   /** API_RATE_LIMIT_PER_MINUTE: management API requests one personal API key may make per minute. */
@@ -128,7 +129,7 @@ export const ENV_VARIABLES = {
   decideWorkers: ['DECIDE_WORKERS', '0'],
   decidePersonCopies: ['DECIDE_PERSON_COPIES', '20000'],
   ingestPartitionsConcurrently: ['INGEST_PARTITIONS_CONCURRENTLY', '2'],
-  ingestInsertIntervalMs: ['INGEST_INSERT_INTERVAL_MS', '2000'],
+  ingestInsertIntervalMs: ['INGEST_INSERT_INTERVAL_MS', '1000'],
   apiRateLimitPerMinute: ['API_RATE_LIMIT_PER_MINUTE', '480'],
   serviceUrls: ['SERVICE_URLS', ''],
 } as const satisfies Record<keyof Config, readonly [string, string]>;

@@ -95,4 +95,27 @@ describe('GroupCommit', () => {
       jest.useRealTimers();
     }
   });
+
+  it('sends at once, without waiting out the interval, when what waits fills a send', async () => {
+    jest.useFakeTimers({ now: 0 });
+    try {
+      const { calls, send } = controlledSend();
+      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, 10, 1_000);
+      const first = commit.submit(part('t', '1'));
+      await jest.advanceTimersByTimeAsync(0);
+      calls[0]!.settle();
+      await first;
+      const small = commit.submit(part('t', 'aaaa'));
+      await jest.advanceTimersByTimeAsync(100);
+      expect(calls).toHaveLength(1);
+      const filling = [commit.submit(part('t', 'bbbb')), commit.submit(part('t', 'cc'))];
+      await jest.advanceTimersByTimeAsync(0);
+      expect(calls).toHaveLength(2);
+      expect(calls[1]!.batch[0]!.messages.map((m) => m.value)).toEqual(['aaaa', 'bbbb', 'cc']);
+      calls[1]!.settle();
+      await expect(Promise.all([small, ...filling])).resolves.toEqual([undefined, undefined, undefined]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });

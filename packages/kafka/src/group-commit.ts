@@ -38,8 +38,11 @@ export function mergeTopicMessages(parts: readonly (readonly TopicMessages[])[])
  */
 export class GroupCommit<T> {
   private waiting: Waiting<T>[] = [];
+  private waitingBytes = 0;
   private draining = false;
   private lastSendAt = Number.NEGATIVE_INFINITY;
+  /** Ends the wait for the interval early; set while the next send waits it out. */
+  private sendNow: (() => void) | null = null;
 
   constructor(
     private readonly send: (items: T[]) => Promise<unknown>,
@@ -48,15 +51,20 @@ export class GroupCommit<T> {
     private readonly maxSendBytes = 4 * 1024 * 1024,
     /**
      * Least time from one send's start to the next one's: items arriving meanwhile wait and go
-     * together. 0 sends as soon as the previous send is done.
+     * together, unless they fill a send (`maxSendBytes`), which then goes at once: the interval
+     * keeps sends few, and a full one is as large as sends get. 0 sends as soon as the previous
+     * send is done.
      */
     private readonly minIntervalMs = 0,
   ) {}
 
   submit(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ item, bytes: this.sizeOf(item), resolve, reject });
+      const bytes = this.sizeOf(item);
+      this.waiting.push({ item, bytes, resolve, reject });
+      this.waitingBytes += bytes;
       if (!this.draining) void this.drain();
+      else if (this.sendNow && this.waitingBytes >= this.maxSendBytes) this.sendNow();
     });
   }
 
@@ -65,7 +73,7 @@ export class GroupCommit<T> {
     try {
       while (this.waiting.length > 0) {
         const wait = this.lastSendAt + this.minIntervalMs - Date.now();
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        if (wait > 0 && this.waitingBytes < this.maxSendBytes) await this.intervalOver(wait);
         this.lastSendAt = Date.now();
         const group = this.takeGroup();
         try {
@@ -80,6 +88,18 @@ export class GroupCommit<T> {
     }
   }
 
+  /** Resolves after `wait` ms, or sooner once a full send is waiting. */
+  private async intervalOver(wait: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, wait);
+      this.sendNow = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.sendNow = null;
+  }
+
   private takeGroup(): Waiting<T>[] {
     let bytes = 0;
     let count = 0;
@@ -88,6 +108,7 @@ export class GroupCommit<T> {
       bytes += w.bytes;
       count++;
     }
+    this.waitingBytes -= bytes;
     return this.waiting.splice(0, count);
   }
 }

@@ -20,7 +20,8 @@ export async function writeRows(clickhouse: ClickHouse, rows: RowBuffer): Promis
 /**
  * The rows of every partition's chunks, written together: while one insert is in flight, and
  * for at least `minIntervalMs` after the previous one started, the chunks that finish wait and go
- * into the next one. ClickHouse makes a part per table per insert and merges parts in the
+ * into the next one, which starts early once `maxRowsPerInsert` rows wait (partitions that
+ * process ahead of their inserts would otherwise pause, and their rows would pile up in memory). ClickHouse makes a part per table per insert and merges parts in the
  * background, rewriting each row several times over: a few large inserts keep that work small
  * where one per chunk would cost it more CPU than the inserts themselves.
  */
@@ -45,7 +46,7 @@ export class RowWriter {
         }
       },
       (rows) => rows.size,
-      options.maxRowsPerInsert ?? 100_000,
+      options.maxRowsPerInsert ?? 20_000,
       options.minIntervalMs ?? 0,
     );
   }
