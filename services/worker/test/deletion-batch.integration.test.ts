@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -77,6 +78,23 @@ describe('weekly deletion batch', () => {
       expect(next.getTime() - Date.now()).toBeLessThanOrEqual(7 * 24 * 3600 * 1000);
       expect(next.toISOString()).toBe(nextDeletionRun(new Date()).toISOString());
     } finally {
+      await Promise.all(schedulers.map((s) => s.close()));
+      schedulers = [];
+      connection.disconnect();
+    }
+  });
+
+  it('logs a Redis error of its queue or worker instead of throwing it (BullMQ reconnects)', async () => {
+    const connection = createRedis(config, { forQueues: true });
+    const warn = jest.spyOn(logger, 'warn');
+    try {
+      const scheduler = await startDeletionScheduler({ connection, prefix, pool, clickhouse, database: config.clickhouseDatabase, logger });
+      schedulers.push(scheduler);
+      expect(() => scheduler.worker.emit('error', new Error('Connection is closed.'))).not.toThrow();
+      expect(() => scheduler.queue.emit('error', new Error('Connection is closed.'))).not.toThrow();
+      expect(warn).toHaveBeenCalledTimes(2);
+    } finally {
+      warn.mockRestore();
       await Promise.all(schedulers.map((s) => s.close()));
       schedulers = [];
       connection.disconnect();
