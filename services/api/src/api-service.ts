@@ -33,6 +33,8 @@ export async function apiService(config: Config, logger: Logger): Promise<{ opti
   const admin = kafka.admin();
   const queueConnection = createRedis(config, { forQueues: true });
   const deletionQueue = new Queue(DELETION_QUEUE, { connection: queueConnection });
+  // As the worker's (see startDeletionScheduler): a lost Redis connection is an 'error' event, logged here rather than printed raw by BullMQ.
+  deletionQueue.on('error', (error) => logger.warn({ err: error }, 'deletion queue: Redis error; BullMQ reconnects'));
   const kafkaReachable = kafkaReachability(kafka);
   const stores = { pool, clickhouse, redis, producer, admin, deletionQueue };
   return {

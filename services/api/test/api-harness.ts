@@ -1,3 +1,4 @@
+import type { Queue } from 'bullmq';
 import type { ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
 import { startServiceRuntime } from '@tributary/http';
@@ -14,6 +15,7 @@ export interface ApiHarness {
   pool: Pool;
   clickhouse: ClickHouse;
   redis: Redis;
+  deletionQueue: Queue;
   request: (method: string, path: string, key: string | null, body?: unknown) => Promise<{ status: number; body: any; headers: Headers; text: string }>;
   close: () => Promise<void>;
 }
@@ -30,6 +32,7 @@ export async function startApi(overrides: Partial<Config> = {}): Promise<ApiHarn
     pool: stores.pool,
     clickhouse: stores.clickhouse,
     redis: stores.redis,
+    deletionQueue: stores.deletionQueue,
     async request(method, path, key, body) {
       const response = await fetch(`${url}${path}`, {
         method,

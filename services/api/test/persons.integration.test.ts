@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { createClickHouse, sql, type ClickHouse } from '@tributary/clickhouse';
 import { createKey, waitFor, type TestTenant } from '@tributary/test-support';
 import { useApi, type ApiHarness } from './api-harness.js';
@@ -237,6 +238,16 @@ describe('deleting persons', () => {
 
     const log = await call('GET', 'activity/');
     expect(log.body.results.find((a: any) => a.activity === 'deleted' && a.item_id === String(person.id))).toMatchObject({ detail: { distinct_ids: [id], delete_events: true } });
+  });
+
+  it('a Redis error on the deletion queue goes to the service log, not raw to the console (BullMQ reconnects)', () => {
+    const printed = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      expect(() => api.deletionQueue.emit('error', new Error('Connection is closed.'))).not.toThrow();
+      expect(printed).not.toHaveBeenCalled();
+    } finally {
+      printed.mockRestore();
+    }
   });
 
   it('bulk_delete takes ids and distinct ids, counts what it found, and limits each list to 100', async () => {

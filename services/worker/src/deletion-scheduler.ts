@@ -31,8 +31,9 @@ export async function startDeletionScheduler(deps: {
     { ...options, concurrency: 1 },
   );
   worker.on('failed', (job, error) => deps.logger.error({ err: error, job: job?.id }, 'deletion batch failed; its requests stay queued'));
-  // BullMQ reports a lost Redis connection (it reconnects by itself) as an 'error' event, which
-  // an emitter with no listener throws: that would take the whole worker process down.
+  // BullMQ reports a lost Redis connection (it reconnects by itself) as an 'error' event; with
+  // no listener it prints the error raw with console.error, outside the one logger, and one such
+  // error surfaced in a test run as unhandled.
   worker.on('error', (error) => deps.logger.warn({ err: error }, 'deletion worker: Redis error; BullMQ reconnects'));
   queue.on('error', (error) => deps.logger.warn({ err: error }, 'deletion queue: Redis error; BullMQ reconnects'));
   return {

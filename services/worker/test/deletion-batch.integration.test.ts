@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
-import { jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { jest } from '@jest/globals';
 import { createClickHouse, sql } from '@tributary/clickhouse';
 import { DELETION_JOB, listDeletionRequests, nextDeletionRun, queueEventDeletion } from '@tributary/deletions';
 import { createLogger } from '@tributary/logger';
@@ -84,7 +84,7 @@ describe('weekly deletion batch', () => {
     }
   });
 
-  it('logs a Redis error of its queue or worker instead of throwing it (BullMQ reconnects)', async () => {
+  it('logs a Redis error of its queue or worker as a warning (BullMQ reconnects)', async () => {
     const connection = createRedis(config, { forQueues: true });
     const warn = jest.spyOn(logger, 'warn');
     try {
