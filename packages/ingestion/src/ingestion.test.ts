@@ -195,6 +195,8 @@ describe('personless events', () => {
 
   it('lose their $set, $set_once and $unset', () => {
     expect(stripPersonUpdates({ $set: { a: 1 }, properties: { $set_once: { b: 1 }, $unset: ['c'], keep: 1 } })).toEqual({ properties: { keep: 1 } });
+    const plain = { properties: { keep: 1 } };
+    expect(stripPersonUpdates(plain)).toBe(plain);
   });
 });
 

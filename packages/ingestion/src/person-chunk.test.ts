@@ -1,10 +1,13 @@
-import { addressOf, applyChunk, extractPersonUpdates, groupByPersons, personlessPersonId, withGeoip, type ChunkEvent, type ChunkResult, type StoredPerson } from './index.js';
+import { addressOf, applyChunk, chunkEventOf, extractPersonUpdates, groupByPersons, personlessPersonId, withGeoip, type ChunkEvent, type ChunkResult, type StoredPerson } from './index.js';
 
 const TEAM = 1;
 const at = (second: number) => new Date(Date.UTC(2026, 5, 1, 12, 0, second));
 
+const event = (name: string, distinctId: string, properties: Record<string, unknown> = {}, second = 0): ChunkEvent =>
+  chunkEventOf({ event: name, distinct_id: distinctId, uuid: 'u', properties }, at(second));
+
 describe('grouping a chunk by the persons its events touch', () => {
-  const e = (event: string, distinctId: string, properties: Record<string, unknown> = {}, teamId = TEAM) => ({ teamId, event, distinctId, properties });
+  const e = (name: string, distinctId: string, properties: Record<string, unknown> = {}, teamId = TEAM) => ({ teamId, event: event(name, distinctId, properties) });
 
   it('puts events that share a distinct id, or are linked by identify or alias, in one group in chunk order', () => {
     const groups = groupByPersons([
@@ -33,13 +36,23 @@ describe('grouping a chunk by the persons its events touch', () => {
   });
 });
 
-const event = (name: string, distinctId: string, properties: Record<string, unknown> = {}, second = 0, personless = false): ChunkEvent => ({
-  event: name,
-  distinctId,
-  properties,
-  updates: extractPersonUpdates({ properties }),
-  timestamp: at(second),
-  personless,
+describe('what a chunk keeps of an event for its person', () => {
+  it('keeps the ids an identity event links and the updates it asks for', () => {
+    const properties = { $anon_distinct_id: 'anon', $set: { email: 'u@shop.test' }, $browser: 'Firefox' };
+    expect(event('$identify', 'user', properties, 1)).toEqual({
+      personless: false,
+      event: '$identify',
+      distinctId: 'user',
+      link: { intoId: 'user', otherId: 'anon' },
+      updates: extractPersonUpdates({ properties }),
+      timestamp: at(1),
+    });
+    expect(event('$pageview', 'user', { alias: 'other' })).toMatchObject({ link: null });
+  });
+
+  it('keeps only the distinct id and time of a personless event, which never changes a person', () => {
+    expect(event('$pageview', 'ghost', { $process_person_profile: false, $browser: 'Firefox' }, 2)).toEqual({ personless: true, distinctId: 'ghost', timestamp: at(2) });
+  });
 });
 
 /** A store that keeps what a chunk result says, the way the Postgres adapter does. */
@@ -93,8 +106,8 @@ describe('applying a chunk of events to persons', () => {
     event('$create_alias', 'anon-3', { alias: 'user-2' }, 5),
     event('purchase', 'user-2', { $set: { plan: 'pro' }, $unset: ['first'] }, 6),
     event('$identify', 'user-1', { $anon_distinct_id: 'user-2' }, 7),
-    event('$pageview', 'ghost', { $process_person_profile: false }, 8, true),
-    event('$pageview', 'anon-1', { $process_person_profile: false }, 9, true),
+    event('$pageview', 'ghost', { $process_person_profile: false }, 8),
+    event('$pageview', 'anon-1', { $process_person_profile: false }, 9),
     event('$identify', 'new-a', { $anon_distinct_id: 'new-b', $set: { n: 1 } }, 10),
     event('$create_alias', 'c-1', { alias: 'c-2' }, 11),
   ];
@@ -159,7 +172,7 @@ describe('applying a chunk of events to persons', () => {
 
   it('reads but never creates a person for personless events', () => {
     const store = new ReferenceStore();
-    const result = chunk(store, [event('p', 'solo', {}, 1, true), event('p', 'known', { $set: { a: 1 } }, 2), event('p', 'known', {}, 3, true)]);
+    const result = chunk(store, [event('p', 'solo', { $process_person_profile: false }, 1), event('p', 'known', { $set: { a: 1 } }, 2), event('p', 'known', { $process_person_profile: false }, 3)]);
     expect(result.outcomes[0]!.person).toEqual({ uuid: personlessPersonId(TEAM, 'solo'), properties: {}, createdAt: at(1) });
     expect(result.outcomes[2]!.person).toMatchObject({ properties: { a: 1 } });
     expect(store.personOf('solo')).toBeUndefined();
@@ -184,6 +197,15 @@ describe('GeoIP enrichment', () => {
       $geoip_city_name: 'London',
       $set: { $geoip_country_code: 'GB', $geoip_city_name: 'Mine' },
       $set_once: { $initial_geoip_country_code: 'FR', $initial_geoip_city_name: 'London' },
+    });
+  });
+
+  it('puts the location only on the event itself when the event is personless', () => {
+    expect(withGeoip(raw({ $process_person_profile: false, $set: { a: 1 } }), location).properties).toEqual({
+      $geoip_country_code: 'GB',
+      $geoip_city_name: 'London',
+      $process_person_profile: false,
+      $set: { a: 1 },
     });
   });
 

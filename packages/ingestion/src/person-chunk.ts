@@ -1,16 +1,41 @@
-import { IDENTIFYING_EVENTS, mergeIdsOf, planMerge, type PersonSnapshot } from './merge-plan.js';
-import { applyPersonUpdates, initialPersonProperties, type PersonUpdates, type Properties } from './person-property-updates.js';
-import { personlessPersonId } from './personless.js';
+import { IDENTIFYING_EVENTS, mergeIdsOf, planMerge, type MergeIds, type PersonSnapshot } from './merge-plan.js';
+import type { RawEvent } from './parse-event.js';
+import { applyPersonUpdates, extractPersonUpdates, initialPersonProperties, type PersonUpdates, type Properties } from './person-property-updates.js';
+import { personlessPersonId, processesPersonProfile } from './personless.js';
 
-/** One event of a project's chunk, ready for its person. */
-export interface ChunkEvent {
-  event: string;
-  distinctId: string;
-  properties: Properties;
-  updates: PersonUpdates;
-  timestamp: Date;
-  /** `$process_person_profile: false`: the event reads its person but never creates or changes one. */
-  personless: boolean;
+/**
+ * One event of a project's chunk, ready for its person: only what applying it reads (see
+ * `chunkEventOf`), not the event's properties, so that a chunk's parsed events need not outlive
+ * their parsing.
+ */
+export type ChunkEvent =
+  | {
+      /** `$process_person_profile: false`: the event reads its person but never creates or changes one. */
+      personless: true;
+      distinctId: string;
+      timestamp: Date;
+    }
+  | {
+      personless: false;
+      event: string;
+      distinctId: string;
+      /** What an `$identify` or `$create_alias` links (`mergeIdsOf`); null for other events. */
+      link: MergeIds | null;
+      updates: PersonUpdates;
+      timestamp: Date;
+    };
+
+/** What applying an event to its person reads of it, worked out once however often the chunk is applied. */
+export function chunkEventOf(event: RawEvent, timestamp: Date): ChunkEvent {
+  if (!processesPersonProfile(event.properties)) return { personless: true, distinctId: event.distinct_id, timestamp };
+  return {
+    personless: false,
+    event: event.event,
+    distinctId: event.distinct_id,
+    link: mergeIdsOf(event.event, event.distinct_id, event.properties),
+    updates: extractPersonUpdates(event),
+    timestamp,
+  };
 }
 
 /** A person as stored before the chunk; `id` is the store's own. */
@@ -125,11 +150,11 @@ export function applyChunk(state: ChunkState, events: readonly ChunkEvent[]): Ch
       continue;
     }
     const identify = IDENTIFYING_EVENTS.has(e.event);
-    const link = mergeIdsOf(e.event, e.distinctId, e.properties);
     let person = personOf(e.distinctId);
 
-    if (link) {
-      const plan = planMerge({ intoId: link.intoId, otherId: link.otherId, into: snapshot(personOf(link.intoId)), other: snapshot(personOf(link.otherId)) });
+    if (e.link) {
+      const { intoId, otherId } = e.link;
+      const plan = planMerge({ intoId, otherId, into: snapshot(personOf(intoId)), other: snapshot(personOf(otherId)) });
       if (plan.kind === 'refused') warnings.push({ type: plan.warning, details: plan.details });
       else if (plan.kind === 'create') {
         result.outcomes.push(outcome(create(e.distinctId, plan.distinctIds, initialPersonProperties(e.updates), true, e.timestamp), warnings));

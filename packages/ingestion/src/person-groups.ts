@@ -1,10 +1,8 @@
-import { mergeIdsOf } from './merge-plan.js';
+import type { ChunkEvent } from './person-chunk.js';
 
 export interface GroupableEvent {
   teamId: number;
-  event: string;
-  distinctId: string;
-  properties: Record<string, unknown>;
+  event: ChunkEvent;
 }
 
 /**
@@ -37,20 +35,19 @@ export function groupByPersons(events: readonly GroupableEvent[]): number[][] {
   };
   const keyOf = (teamId: number, distinctId: string) => `${teamId}\u0000${distinctId}`;
 
-  for (const e of events) {
-    const own = keyOf(e.teamId, e.distinctId);
+  for (const { teamId, event } of events) {
+    const own = keyOf(teamId, event.distinctId);
     add(own);
-    const link = mergeIdsOf(e.event, e.distinctId, e.properties);
-    if (!link) continue;
-    for (const id of [link.intoId, link.otherId]) {
-      add(keyOf(e.teamId, id));
-      union(own, keyOf(e.teamId, id));
+    if (event.personless || !event.link) continue;
+    for (const id of [event.link.intoId, event.link.otherId]) {
+      add(keyOf(teamId, id));
+      union(own, keyOf(teamId, id));
     }
   }
 
   const groups = new Map<string, number[]>();
   events.forEach((e, i) => {
-    const root = find(keyOf(e.teamId, e.distinctId));
+    const root = find(keyOf(e.teamId, e.event.distinctId));
     const group = groups.get(root);
     if (group) group.push(i);
     else groups.set(root, [i]);

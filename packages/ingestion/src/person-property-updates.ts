@@ -1,3 +1,5 @@
+import { assignOwn } from './assign-own.js';
+
 export type Properties = Record<string, unknown>;
 
 export interface PersonUpdates {
@@ -25,10 +27,12 @@ function unsetKeys(value: unknown): string[] {
   return [];
 }
 
-/** `base` with the keys of the objects among `inner` and `top` over it, `top` winning; copied only when there is something to add. */
+/** `base` with the keys of the objects among `inner` and `top` over it, `top` winning. */
 function withUpdates(base: Properties, inner: unknown, top: unknown): Properties {
-  if (!isObject(inner) && !isObject(top)) return base;
-  return { ...base, ...(isObject(inner) ? inner : {}), ...(isObject(top) ? top : {}) };
+  // `base` is this call's own object, so it takes the keys itself.
+  if (isObject(inner)) assignOwn(base, inner);
+  if (isObject(top)) assignOwn(base, top);
+  return base;
 }
 
 /**

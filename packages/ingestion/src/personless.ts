@@ -15,8 +15,12 @@ export function processesPersonProfile(properties: Record<string, unknown>): boo
   return properties.$process_person_profile !== false;
 }
 
-/** A personless event keeps its properties but not the person updates it carries. */
+// At module level, as tsx names a closure made per call with a defineProperty call (see merge-plan.ts).
+const carriesPersonUpdates = (object: object) => Object.hasOwn(object, '$set') || Object.hasOwn(object, '$set_once') || Object.hasOwn(object, '$unset');
+
+/** A personless event keeps its properties but not the person updates it carries; copied only when it carries some. */
 export function stripPersonUpdates<T extends { properties?: Record<string, unknown> | null; $set?: unknown; $set_once?: unknown; $unset?: unknown }>(event: T): T {
+  if (event.properties && !carriesPersonUpdates(event) && !carriesPersonUpdates(event.properties)) return event;
   const { $set: _set, $set_once: _setOnce, $unset: _unset, ...rest } = event;
   const properties = { ...(event.properties ?? {}) };
   delete properties.$set;

@@ -1,5 +1,5 @@
 import { distinctIdRow, personRow, type DistinctIdRowOut, type PersonRowOut } from '@tributary/clickhouse';
-import { applyChunk, mergeIdsOf, personlessPersonId, type ChunkEvent, type EventOutcome } from '@tributary/ingestion';
+import { applyChunk, personlessPersonId, type ChunkEvent, type EventOutcome } from '@tributary/ingestion';
 import type { CachedPerson } from '@tributary/control-plane';
 import type { PoolClient } from '@tributary/postgres';
 import { PersonStore } from './person-store.js';
@@ -23,8 +23,7 @@ export async function applyPersonChunk(client: PoolClient, teamId: number, event
   const named = new Set<string>();
   for (const e of events) {
     named.add(e.distinctId);
-    const link = e.personless ? null : mergeIdsOf(e.event, e.distinctId, e.properties);
-    if (link) named.add(link.intoId).add(link.otherId);
+    if (!e.personless && e.link) named.add(e.link.intoId).add(e.link.otherId);
   }
   const locked = await store.lockByDistinctIds(teamId, [...named]);
   const unknown = [...named].filter((id) => !locked.has(id));
