@@ -1,6 +1,8 @@
-import type { CohortDefinition, CohortFilterGroup, ConditionGroup, FlagDefinition, PropertyFilter } from './definition.js';
-import { hashFor, holdoutHash } from './hash.js';
-import { matchProperty } from '@tributary/property-filters';
+import type { CohortDefinition, FlagDefinition } from './definition.js';
+import { planFor, type ConditionPlan, type FlagPlan } from './flag-plan.js';
+import { holdoutHash, prefixedHash } from './hash.js';
+
+export { isCohortMember } from './cohort-membership.js';
 
 export type ReasonCode =
   | 'condition_match'
@@ -36,123 +38,90 @@ export interface EvaluationContext {
   now: Date;
 }
 
-const isFilterGroup = (value: CohortFilterGroup | PropertyFilter): value is CohortFilterGroup => !('key' in value);
+const hasOwn = Object.prototype.hasOwnProperty;
 
-function matchCohort(filter: PropertyFilter, context: EvaluationContext): boolean {
-  const id = Number(filter.value);
-  const cohort = context.cohorts?.get(id);
-  let member = false;
-  if (cohort?.kind === 'static') member = context.staticCohortIds?.has(id) ?? false;
-  else if (cohort?.kind === 'dynamic') member = matchCohortGroup(cohort.filters, context);
-  return filter.operator === 'not_in' ? !member : member;
+function result(plan: FlagPlan, enabled: boolean, variant: string | null, payload: unknown, code: ReasonCode, index: number | null, description: string): FlagResult {
+  return { key: plan.key, enabled, variant, payload, reason: { code, condition_index: index, description } };
 }
 
-/** Whether the context's person belongs to a cohort: listed in a static one, or matching a dynamic one's filters now. */
-export function isCohortMember(cohortId: number, context: EvaluationContext): boolean {
-  return matchCohort({ key: 'id', type: 'cohort', value: cohortId }, context);
+const off = (plan: FlagPlan, code: ReasonCode, index: number | null, description: string) => result(plan, false, null, null, code, index, description);
+
+function namesVariant(this: unknown, variant: { key: string }): boolean {
+  return variant.key === this;
 }
 
-function matchCohortGroup(group: CohortFilterGroup, context: EvaluationContext): boolean {
-  const values = group.values ?? [];
-  const results = values.map((value) => (isFilterGroup(value) ? matchCohortGroup(value, context) : matchFilter(value, context.personProperties, context)));
-  return group.type === 'OR' ? results.some(Boolean) : results.every(Boolean);
-}
-
-function matchFilter(filter: PropertyFilter, properties: Record<string, unknown>, context: EvaluationContext): boolean {
-  const matched = filter.type === 'cohort' ? matchCohort(filter, context) : matchProperty(filter, properties, context.now);
-  return filter.negation ? !matched : matched;
-}
-
-function propertiesFor(flag: FlagDefinition, context: EvaluationContext): Record<string, unknown> | null {
-  const index = flag.filters.aggregation_group_type_index;
-  if (index === undefined || index === null) return context.personProperties;
-  const type = context.groupTypeMapping[index];
-  return type === undefined ? null : (context.groupProperties[type] ?? {});
-}
-
-/** The id a flag buckets on: the distinct id (or its continuity override), or the group's key. */
-function bucketId(flag: FlagDefinition, context: EvaluationContext): string | null {
-  const index = flag.filters.aggregation_group_type_index;
-  if (index === undefined || index === null) return context.hashKeyOverrides?.[flag.key] ?? context.distinctId;
-  const type = context.groupTypeMapping[index];
-  return type === undefined ? null : (context.groups[type] ?? null);
-}
-
-/** The id a flag buckets on, hashed at most once however many condition groups ask: they all bucket the same id. */
-interface Bucket {
-  flagKey: string;
-  id: string;
-  hash?: number;
-}
-
-const bucketHash = (bucket: Bucket) => (bucket.hash ??= hashFor(bucket.flagKey, bucket.id));
-
-function conditionMatch(group: ConditionGroup, bucket: Bucket, properties: Record<string, unknown>, context: EvaluationContext): 'match' | 'no_match' | 'out_of_rollout' {
-  for (const filter of group.properties ?? []) {
-    if (!matchFilter(filter, properties, context)) return 'no_match';
+/** A match: the group's override if it names a variant, else the variant whose running share first exceeds the id's variant hash. */
+function matched(plan: FlagPlan, id: string, override: string | null | undefined, code: ReasonCode, index: number, description: string): FlagResult {
+  const variants = plan.variants;
+  if (variants === null) return result(plan, true, null, plan.truePayload, code, index, description);
+  if (override && variants.source.some(namesVariant, override)) return result(plan, true, override, plan.payloadsSource?.[override] ?? null, code, index, description);
+  const h = prefixedHash(plan.hashPrefix, id, 'variant');
+  if (variants.failure !== null) throw variants.failure.error;
+  const bounds = variants.bounds;
+  for (let i = 0; i < bounds.length; i++) {
+    if (h < bounds[i]!) return result(plan, true, variants.keys[i]!, variants.payloads[i], code, index, description);
   }
-  const rollout = group.rollout_percentage;
-  // A bucket is at most 1 (16^15 - 1 over itself), so a full rollout needs no hash.
-  if (rollout !== undefined && rollout !== null && rollout < 100 && bucketHash(bucket) > rollout / 100) return 'out_of_rollout';
-  return 'match';
+  return result(plan, true, null, plan.truePayload, code, index, description);
 }
 
-function pickVariant(flag: FlagDefinition, id: string, override: string | null | undefined): string | null {
-  const variants = flag.filters.multivariate?.variants ?? [];
-  if (variants.length === 0) return null;
-  if (override && variants.some((v) => v.key === override)) return override;
-  const h = hashFor(flag.key, id, 'variant');
-  let sum = 0;
-  for (const variant of variants) {
-    sum += variant.rollout_percentage / 100;
-    if (h < sum) return variant.key;
-  }
-  return null;
-}
-
-function payloadFor(flag: FlagDefinition, enabled: boolean, variant: string | null): unknown {
-  if (!enabled) return null;
-  return flag.filters.payloads?.[variant ?? 'true'] ?? null;
-}
-
-function result(flag: FlagDefinition, enabled: boolean, variant: string | null, code: ReasonCode, index: number | null, description: string): FlagResult {
-  return { key: flag.key, enabled, variant: enabled ? variant : null, payload: payloadFor(flag, enabled, variant), reason: { code, condition_index: index, description } };
-}
+/** A bucket is in [0, 1]: below that, not hashed yet. */
+const NOT_HASHED = -1;
 
 /**
  * Evaluates one flag as PostHog does: inactive flags are off; a holdout takes its share first;
  * super groups decide for people who opted in (`$feature_enrollment/<key>`); then condition
  * groups are tried in order, properties ANDed, the rollout bucket checked; a match picks a variant.
+ * The definition is read through its plan (flag-plan.ts), built once per definition object.
  */
 export function evaluateFlag(flag: FlagDefinition, context: EvaluationContext): FlagResult {
-  if (!flag.active || flag.deleted) return result(flag, false, null, 'flag_disabled', null, 'Flag is disabled');
-  const id = bucketId(flag, context);
-  const properties = propertiesFor(flag, context);
-  if (id === null || properties === null) return result(flag, false, null, 'no_group_type', null, 'The request has no group of the type this flag aggregates by');
+  const plan = planFor(flag);
+  if (plan.disabled) return off(plan, 'flag_disabled', null, 'Flag is disabled');
 
-  const holdout = flag.filters.holdout;
-  if (holdout && holdoutHash(id) <= holdout.exclusion_percentage / 100) {
-    return result(flag, true, `holdout-${holdout.id}`, 'holdout_condition_value', null, 'In the holdout group');
+  // The id a flag buckets on, and the properties its filters read: the person's (or the
+  // continuity override's id), or those of the request's group of the flag's type.
+  let id: string | null;
+  let properties: Record<string, unknown> | null;
+  const groupTypeIndex = plan.groupTypeIndex;
+  if (groupTypeIndex === null) {
+    id = context.hashKeyOverrides?.[plan.key] ?? context.distinctId;
+    properties = context.personProperties;
+  } else {
+    const type = context.groupTypeMapping[groupTypeIndex];
+    id = type === undefined ? null : (context.groups[type] ?? null);
+    properties = type === undefined ? null : (context.groupProperties[type] ?? {});
+  }
+  if (id === null || properties === null) return off(plan, 'no_group_type', null, 'The request has no group of the type this flag aggregates by');
+
+  const holdout = plan.holdout;
+  if (holdout !== null && holdoutHash(id) <= holdout.threshold) {
+    return result(plan, true, holdout.variant, holdout.payload, 'holdout_condition_value', null, 'In the holdout group');
   }
 
-  const bucket: Bucket = { flagKey: flag.key, id };
-
-  const superGroup = flag.filters.super_groups?.[0];
-  const superKey = superGroup?.properties?.[0]?.key;
-  if (superGroup && superKey !== undefined && Object.prototype.hasOwnProperty.call(context.personProperties, superKey)) {
-    const matched = conditionMatch(superGroup, bucket, context.personProperties, context) === 'match';
-    return result(flag, matched, matched ? pickVariant(flag, id, superGroup.variant) : null, 'super_condition_value', 0, 'Super condition value');
+  // Every condition group buckets the same id: hash it at most once, and not at all for full rollouts.
+  let hash = NOT_HASHED;
+  const superGroup = plan.superGroup;
+  if (superGroup !== null && hasOwn.call(context.personProperties, superGroup.key)) {
+    const condition = superGroup.condition;
+    if (!condition.propertiesMatch(context.personProperties, context)) return off(plan, 'super_condition_value', 0, 'Super condition value');
+    if (condition.sampled && prefixedHash(plan.hashPrefix, id, '') > condition.bound) return off(plan, 'super_condition_value', 0, 'Super condition value');
+    return matched(plan, id, condition.variant, 'super_condition_value', 0, 'Super condition value');
   }
 
-  let sawOutOfRollout: number | null = null;
-  const groups = flag.filters.groups ?? [];
-  for (const [index, group] of groups.entries()) {
-    const outcome = conditionMatch(group, bucket, properties, context);
-    if (outcome === 'match') {
-      return result(flag, true, pickVariant(flag, id, group.variant), 'condition_match', index, `Matched condition set ${index + 1}`);
+  if (plan.groupsFailure !== null) throw plan.groupsFailure.error;
+  let outOfRollout: ConditionPlan | null = null;
+  const groups = plan.groups;
+  for (let i = 0; i < groups.length; i++) {
+    const group = groups[i]!;
+    if (!group.propertiesMatch(properties, context)) continue;
+    if (group.sampled) {
+      if (hash === NOT_HASHED) hash = prefixedHash(plan.hashPrefix, id, '');
+      if (hash > group.bound) {
+        outOfRollout ??= group;
+        continue;
+      }
     }
-    if (outcome === 'out_of_rollout' && sawOutOfRollout === null) sawOutOfRollout = index;
+    return matched(plan, id, group.variant, 'condition_match', group.index, group.description);
   }
-  if (sawOutOfRollout !== null) return result(flag, false, null, 'out_of_rollout_bound', sawOutOfRollout, 'Out of rollout bound');
-  return result(flag, false, null, 'no_condition_match', null, 'No matching condition set');
+  if (outOfRollout !== null) return off(plan, 'out_of_rollout_bound', outOfRollout.index, 'Out of rollout bound');
+  return off(plan, 'no_condition_match', null, 'No matching condition set');
 }

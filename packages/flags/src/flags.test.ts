@@ -177,6 +177,14 @@ describe('group flags', () => {
     const expected = hashFor('test-flag', 'acme') <= 0.5;
     expect(evaluateFlag(rollout, context({ distinctId: 'whoever', groups: { company: 'acme' } })).enabled).toBe(expected);
   });
+
+  it('bucket a group key that the request sent as a number on its text', () => {
+    const bucket = hashFor('test-flag', '17');
+    for (const percentage of [10, 30, 50, 70, 90]) {
+      const rollout = flag({ aggregation_group_type_index: 0, groups: [{ rollout_percentage: percentage }] });
+      expect(evaluateFlag(rollout, context({ groups: { company: 17 as unknown as string } })).enabled).toBe(bucket <= percentage / 100);
+    }
+  });
 });
 
 describe('cohorts, super groups, holdouts and continuity', () => {

@@ -1,8 +1,8 @@
 import { asText, isNumeric, type StoredPropertyFilter, type ValueOperator } from './property-filter.js';
 import { parseFlagDate } from './relative-date.js';
 
-const lower = (value: unknown) => asText(value).toLowerCase();
-const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
+export const lower = (value: unknown) => asText(value).toLowerCase();
+export const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
 
 function compare(override: unknown, value: unknown, operator: 'gt' | 'gte' | 'lt' | 'lte'): boolean {
   const numbers = isNumeric(override) && isNumeric(value);
@@ -20,7 +20,7 @@ function compare(override: unknown, value: unknown, operator: 'gt' | 'gte' | 'lt
   }
 }
 
-function safeRegex(pattern: unknown): RegExp | null {
+export function safeRegex(pattern: unknown): RegExp | null {
   try {
     return new RegExp(String(pattern));
   } catch {
@@ -29,7 +29,7 @@ function safeRegex(pattern: unknown): RegExp | null {
 }
 
 /** Operators that a missing property satisfies. */
-const NEGATIVE: ReadonlySet<ValueOperator> = new Set(['is_not', 'not_icontains', 'not_regex', 'is_not_set']);
+export const NEGATIVE: ReadonlySet<ValueOperator> = new Set(['is_not', 'not_icontains', 'not_regex', 'is_not_set']);
 
 /**
  * One property filter against a property bag, with PostHog's operator semantics: string
