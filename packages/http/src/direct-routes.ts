@@ -53,13 +53,48 @@ class Request implements DirectRequest {
     readonly method: DirectMethod,
     readonly path: string,
     readonly query: ParsedUrlQuery,
-    private readonly trust: (address: string, hop: number) => boolean,
+    private readonly addresses: ClientAddresses,
   ) {}
 
   ip(): string | undefined {
-    return proxyAddr(this.req, this.trust);
+    return this.addresses.of(this.req);
   }
 }
+
+/** Address pairs remembered at most; past it all are forgotten at once, so a flood of new ones costs little. */
+const MAX_ADDRESS_PAIRS = 10_000;
+
+/**
+ * `proxyAddr` remembered per socket address and X-Forwarded-For value, the only things it reads:
+ * parsing and checking every address of the header against the trusted ranges cost more than
+ * the lookup, and requests come again and again through the same proxy for the same clients.
+ */
+class ClientAddresses {
+  private readonly known = new Map<string, Map<string, string | undefined>>();
+  private size = 0;
+  private readonly trust = proxyAddr.compile(TRUST_PROXY);
+
+  of(req: IncomingMessage): string | undefined {
+    const socket = req.socket.remoteAddress;
+    const header = req.headers['x-forwarded-for'];
+    if (socket === undefined || (header !== undefined && typeof header !== 'string')) return proxyAddr(req, this.trust);
+    const forwarded = header ?? '';
+    let bySocket = this.known.get(socket);
+    if (bySocket?.has(forwarded)) return bySocket.get(forwarded);
+    const address = proxyAddr(req, this.trust);
+    if (this.size >= MAX_ADDRESS_PAIRS) {
+      this.known.clear();
+      this.size = 0;
+      bySocket = undefined;
+    }
+    if (!bySocket) this.known.set(socket, (bySocket = new Map()));
+    bySocket.set(forwarded, address);
+    this.size++;
+    return address;
+  }
+}
+
+const unmatched = () => 'unmatched';
 
 const matchKey = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase();
 
@@ -68,22 +103,23 @@ const matchKey = (path: string) => (path.length > 1 && path.endsWith('/') ? path
  * returns true, or returns false and leaves the request to Express.
  */
 export function directDispatcher(routes: readonly DirectRoute[], observe: ObserveRequest, logger: Logger): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const byPath = new Map<string, { route: DirectRoute; pattern: string; allow: string[] }>();
+  const byPath = new Map<string, { route: DirectRoute; allow: string[]; served: () => string }>();
   for (const route of routes) {
     const allow = inAllowOrder(new Set(route.methods.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]))));
-    for (const pattern of route.paths) byPath.set(matchKey(pattern), { route, pattern, allow });
+    // Made once here rather than per request: what the observer labels a request with.
+    for (const pattern of route.paths) byPath.set(matchKey(pattern), { route, allow, served: () => pattern });
   }
-  const trust = proxyAddr.compile(TRUST_PROXY);
+  const addresses = new ClientAddresses();
   return (req, res) => {
     const url = req.url ?? '/';
     const queryAt = url.indexOf('?');
     const path = queryAt === -1 ? url : url.slice(0, queryAt);
     const found = byPath.get(matchKey(path));
     if (!found) return false;
-    const { route, pattern, allow } = found;
+    const { route, allow } = found;
     const method = req.method ?? 'GET';
     const served = allow.includes(method);
-    observe(req, res, () => (served ? pattern : 'unmatched'));
+    observe(req, res, served ? found.served : unmatched);
     if (!served) {
       // As Express's routes answer through methodNotAllowedHandler.
       if (method === 'OPTIONS') {
@@ -95,7 +131,7 @@ export function directDispatcher(routes: readonly DirectRoute[], observe: Observ
       }
       return true;
     }
-    const request = new Request(req, res, (method === 'HEAD' ? 'GET' : method) as DirectMethod, path, parseQuery(queryAt === -1 ? '' : url.slice(queryAt + 1)), trust);
+    const request = new Request(req, res, (method === 'HEAD' ? 'GET' : method) as DirectMethod, path, parseQuery(queryAt === -1 ? '' : url.slice(queryAt + 1)), addresses);
     route.handle(request).catch((error: unknown) => writeError(res, error, logger, { method, path }));
     return true;
   };

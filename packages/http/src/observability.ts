@@ -26,6 +26,11 @@ export const RUNTIME_PATHS = ['/_health', '/_ready', '/metrics'] as const;
 
 const REQUEST_ID = /^[\w.:@-]{1,128}$/;
 
+interface Series {
+  counter: { inc: () => void };
+  histogram: { observe: (seconds: number) => void };
+}
+
 /** Starts observing one request; `route` names its route pattern once it is answered. */
 export type ObserveRequest = (req: IncomingMessage, res: ServerResponse, route: (method: string, path: string) => string) => void;
 
@@ -46,17 +51,20 @@ export function requestObserver(registry: Registry, logger: Logger): ObserveRequ
     registers: [registry],
   });
   const probes = new Set<string>(RUNTIME_PATHS);
-  // Children bound to each label set once (routes, methods and statuses are few): hashing the
-  // labels on every count and observation costs more than the counting.
-  const series = new Map<string, { count: () => void; time: (seconds: number) => void }>();
-  const seriesOf = (labels: { method: string; route: string; status: string }) => {
-    const key = `${labels.method} ${labels.route} ${labels.status}`;
-    let found = series.get(key);
+  // Children bound to each label set once (routes, methods and statuses are few), found by route,
+  // method and status in turn: hashing the labels, or joining them into one key, on every request
+  // costs more than the counting.
+  const series = new Map<string, Map<string, Map<number, Series>>>();
+  const seriesOf = (route: string, method: string, status: number): Series => {
+    let byMethod = series.get(route);
+    if (!byMethod) series.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+    let found = byStatus.get(status);
     if (!found) {
-      const counter = requests.labels(labels);
-      const histogram = duration.labels(labels);
-      found = { count: () => counter.inc(), time: (seconds) => histogram.observe(seconds) };
-      series.set(key, found);
+      const labels = { method, route, status: String(status) };
+      found = { counter: requests.labels(labels), histogram: duration.labels(labels) };
+      byStatus.set(status, found);
     }
     return found;
   };
@@ -65,16 +73,20 @@ export function requestObserver(registry: Registry, logger: Logger): ObserveRequ
     const offered = req.headers['x-request-id'];
     const id = typeof offered === 'string' && REQUEST_ID.test(offered) ? offered : randomUUID();
     // Taken now: Express rewrites `req.url` inside mounted routers.
-    const path = (req.url ?? '/').split('?', 1)[0]!;
+    const url = req.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const path = queryAt === -1 ? url : url.slice(0, queryAt);
     const method = req.method ?? 'GET';
     res.setHeader('X-Request-Id', id);
-    res.once('finish', () => {
+    // `on`, not `once`: a response finishes once, and `once` wraps every listener.
+    res.on('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const labels = { method, route: route(method, path), status: String(res.statusCode) };
-      const { count, time } = seriesOf(labels);
-      count();
-      time(seconds);
-      const line = { req_id: id, method, route: labels.route, path, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 };
+      const status = res.statusCode;
+      const pattern = route(method, path);
+      const { counter, histogram } = seriesOf(pattern, method, status);
+      counter.inc();
+      histogram.observe(seconds);
+      const line = { req_id: id, method, route: pattern, path, status, ms: Math.round(seconds * 1e4) / 10 };
       if (probes.has(path)) logger.debug(line, 'request');
       else logger.info(line, 'request');
     });

@@ -1,4 +1,4 @@
-import { assignOwn } from './assign-own.js';
+import { assignOwn } from '@tributary/payload';
 import type { RawEvent } from './parse-event.js';
 import { processesPersonProfile } from './personless.js';
 
@@ -13,7 +13,7 @@ const isObject = (value: unknown): value is Record<string, unknown> => value !==
  */
 export function withGeoip(event: RawEvent, location: Record<string, string>): RawEvent {
   if (event.properties.$geoip_disable === true || Object.keys(location).length === 0) return event;
-  const properties = assignOwn(assignOwn({}, location), event.properties);
+  const properties: Record<string, unknown> = assignOwn(assignOwn({}, location), event.properties);
   if (processesPersonProfile(event.properties)) {
     const { $set, $set_once } = event.properties;
     properties.$set = assignOwn(assignOwn({}, location), isObject($set) ? $set : {});

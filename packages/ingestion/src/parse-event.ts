@@ -1,5 +1,5 @@
 import type { CaptureMessage } from '@tributary/kafka';
-import { assignOwn } from './assign-own.js';
+import { assignOwn } from '@tributary/payload';
 import { parseStorableJson, storableText } from './storable-text.js';
 
 /** The event fields ingest reads from a message's `data`. */

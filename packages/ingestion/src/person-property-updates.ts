@@ -1,4 +1,4 @@
-import { assignOwn } from './assign-own.js';
+import { assignOwn } from '@tributary/payload';
 
 export type Properties = Record<string, unknown>;
 

@@ -4,3 +4,4 @@ export { extractDistinctId, MAX_DISTINCT_ID_LENGTH } from './distinct-id.js';
 export { checkToken } from './token.js';
 export { CAPTURE_PATHS } from './capture-paths.js';
 export { eventUuid } from './event-uuid.js';
+export { assignOwn, setOwn } from './own-properties.js';

@@ -8,7 +8,7 @@ import type { ControlPlaneStore, TokenResolver } from '@tributary/control-plane'
 import { evaluateFlag, groupsToFetch, type FlagDefinition } from '@tributary/flags';
 import { badRequest, forbidden, jsonProblem, payloadTooLarge, unauthorized, validate, type DirectRequest, type DirectRoute, type OperationDoc } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
-import { checkToken, decodeBody } from '@tributary/payload';
+import { assignOwn, checkToken, decodeBody, setOwn } from '@tributary/payload';
 import type { DecideMetrics } from './decide-metrics.js';
 import { decideResponse, flagsResponse, type Evaluated } from './flag-responses.js';
 import type { EvaluationData, StoredPerson } from './evaluation-data.js';
@@ -62,7 +62,11 @@ const needsPerson = (flag: FlagDefinition, provided: Record<string, unknown>) =>
 
 async function readDecideBody({ req, method, query: parsed }: DirectRequest): Promise<DecideBody> {
   const query: Record<string, string | undefined> = {};
-  for (const [key, value] of Object.entries(parsed)) if (typeof value === 'string') query[key] = value;
+  // A null-prototype object (node:querystring's), so for-in lists its own keys only.
+  for (const key in parsed) {
+    const value = parsed[key];
+    if (typeof value === 'string') query[key] = value;
+  }
   let body: Buffer;
   try {
     body = method === 'POST' ? await getRawBody(req, { limit: MAX_BODY }) : Buffer.alloc(0);
@@ -86,6 +90,15 @@ const corsMiddleware = cors({ origin: true, credentials: true, maxAge: 86_400 })
 
 /** Sets the CORS headers browsers need on any origin; true when that answered the request (a preflight). */
 function answeredByCors({ req, res }: DirectRequest): boolean {
+  // What the middleware sets on a request other than a preflight, without the option objects and
+  // callbacks it makes per request. Only while no Vary header is set, which it would append to.
+  if (req.method !== 'OPTIONS' && !res.hasHeader('vary')) {
+    const origin = req.headers.origin;
+    if (origin) res.setHeader('Access-Control-Allow-Origin', origin);
+    res.setHeader('Vary', 'Origin');
+    res.setHeader('Access-Control-Allow-Credentials', 'true');
+    return false;
+  }
   let passedOn = false;
   corsMiddleware(req, res, () => {
     passedOn = true;
@@ -116,7 +129,8 @@ export function flagRoutes(deps: DecideDeps): DirectRoute[] {
     if (!project) throw unauthorized('Project API key is invalid: no project has this key.', 'invalid_api_key');
     const teamId = project.id;
     const distinctId = String(body.distinct_id);
-    const groups = Object.fromEntries(Object.entries(body.groups ?? {}).map(([k, v]) => [k, String(v)]));
+    const groups: Record<string, string> = {};
+    if (body.groups) for (const key of Object.keys(body.groups)) setOwn(groups, key, String(body.groups[key]));
     const defs = await deps.definitions.forProject(teamId);
     let errors = false;
 
@@ -127,9 +141,9 @@ export function flagRoutes(deps: DecideDeps): DirectRoute[] {
       errors = true;
       deps.logger.warn({ err: error }, 'person properties unavailable');
     }
-    const location = body.geoip_disable === true ? {} : (deps.geoip?.(request.ip()) ?? {});
-    const requestPersonProperties = { ...location, ...(body.person_properties ?? {}) };
-    const personProperties = { ...(stored?.properties ?? {}), ...requestPersonProperties };
+    const location = body.geoip_disable === true ? undefined : deps.geoip?.(request.ip());
+    // Stored, then location, then the request's own: later ones win.
+    const personProperties = assignOwn(assignOwn(assignOwn({}, stored?.properties), location), body.person_properties);
 
     let groupProperties: Record<string, Record<string, unknown>> = {};
     try {
@@ -138,7 +152,9 @@ export function flagRoutes(deps: DecideDeps): DirectRoute[] {
       errors = true;
       deps.logger.warn({ err: error }, 'group properties unavailable');
     }
-    for (const [type, properties] of Object.entries(body.group_properties ?? {})) groupProperties[type] = { ...(groupProperties[type] ?? {}), ...properties };
+    if (body.group_properties) {
+      for (const type of Object.keys(body.group_properties)) groupProperties[type] = assignOwn(assignOwn({}, groupProperties[type]), body.group_properties[type]);
+    }
 
     let staticCohortIds = new Set<number>();
     let hashKeyOverrides: Record<string, string> = {};
@@ -166,10 +182,11 @@ export function flagRoutes(deps: DecideDeps): DirectRoute[] {
       hashKeyOverrides,
       now: clock(),
     };
+    // Without the stored person, a flag that needs its properties cannot be answered truthfully: leave it out.
+    const requestPersonProperties = errors ? assignOwn(assignOwn({}, location), body.person_properties) : null;
     const results: Evaluated[] = [];
     for (const flag of defs.flags) {
-      // Without the stored person, a flag that needs its properties cannot be answered truthfully: leave it out.
-      if (errors && needsPerson(flag, requestPersonProperties)) continue;
+      if (requestPersonProperties && needsPerson(flag, requestPersonProperties)) continue;
       results.push({ flag, result: evaluateFlag(flag, context) });
     }
     return { results, errors };
@@ -177,7 +194,8 @@ export function flagRoutes(deps: DecideDeps): DirectRoute[] {
 
   async function answered(request: DirectRequest) {
     const { results, errors } = await evaluate(request);
-    const enabled = results.filter(({ result }) => result.enabled).length;
+    let enabled = 0;
+    for (const { result } of results) if (result.enabled) enabled++;
     deps.metrics?.evaluated(enabled, results.length - enabled);
     return { results, errors };
   }
