@@ -38,4 +38,10 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ CAPTURE_WORKERS: 'many' })).toThrow(/CAPTURE_WORKERS/);
     expect(() => loadConfig({ DECIDE_WORKERS: '-1' })).toThrow(/DECIDE_WORKERS/);
   });
+
+  it('gives each capture process one Kafka producer unless told how many', () => {
+    expect(loadConfig({}).captureKafkaProducers).toBe(1);
+    expect(loadConfig({ CAPTURE_KAFKA_PRODUCERS: '4' }).captureKafkaProducers).toBe(4);
+    expect(() => loadConfig({ CAPTURE_KAFKA_PRODUCERS: '0' })).toThrow(/CAPTURE_KAFKA_PRODUCERS/);
+  });
 });

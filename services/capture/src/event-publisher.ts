@@ -36,8 +36,9 @@ interface PartitionEvents {
  * measured 12 -> 5 broker CPU µs an event; gzip, kafkajs's one built-in codec, cost more than it saved.
  *
  * kafkajs's idempotent producer keeps one produce request in flight, so one producer caps
- * throughput at one broker round trip at a time. Partitions are spread over several producers:
- * a partition always uses the same producer, which keeps its messages in order.
+ * throughput at one broker round trip at a time. Partitions can be spread over several producers
+ * (CAPTURE_KAFKA_PRODUCERS): a partition always uses the same producer, which keeps its messages
+ * in order.
  */
 export class EventPublisher {
   private readonly commits: GroupCommit<TopicMessages[]>[];
