@@ -1,5 +1,5 @@
-import { asList, lower, matchProperty, NEGATIVE, safeRegex } from './match-property.js';
-import { isNumeric, type StoredPropertyFilter, type ValueOperator } from './property-filter.js';
+import { asList, compare, lower, matchProperty, NEGATIVE, safeRegex } from './match-property.js';
+import type { StoredPropertyFilter, ValueOperator } from './property-filter.js';
 
 /** What a compiled filter does with a property that is present; the rest defer to `matchProperty`. */
 const IS_SET = 0;
@@ -26,7 +26,7 @@ const hasOwn = Object.prototype.hasOwnProperty;
 
 /**
  * One property filter with the work that depends only on the filter done once: the operator
- * resolved, the value lowercased, the pattern compiled, the comparison side converted. It answers
+ * resolved, the value lowercased, the pattern compiled. It answers
  * exactly as `matchProperty` does on the same filter, which it falls back to for what depends on
  * the clock (dates) and for values it cannot prepare. Filters stored in a flag are matched on
  * every request, so decide compiles each once per definition.
@@ -39,10 +39,8 @@ export class CompiledPropertyFilter {
   /** `exact`/`is_not`: the values lowercased; `icontains`/`not_icontains`: the one value lowercased. */
   private readonly texts: readonly string[] = [];
   private readonly regex: RegExp | null = null;
-  /** The comparison operators' value, as a number when it is numeric and as text otherwise. */
-  private readonly numeric: boolean = false;
-  private readonly number: number = 0;
-  private readonly text: string = '';
+  /** The comparison operator, for `gt`/`gte`/`lt`/`lte`. */
+  private readonly comparison: 'gt' | 'gte' | 'lt' | 'lte' = 'gt';
 
   constructor(private readonly filter: StoredPropertyFilter) {
     const operator = (filter.operator ?? 'exact') as ValueOperator;
@@ -60,9 +58,7 @@ export class CompiledPropertyFilter {
         // An invalid pattern never matches, whichever way round.
         if (this.regex === null) kind = NEVER;
       } else if (kind >= GT && kind <= LTE) {
-        this.numeric = isNumeric(value);
-        this.number = Number(value);
-        this.text = String(value);
+        this.comparison = operator as 'gt' | 'gte' | 'lt' | 'lte';
       }
     } catch {
       // A value no stored JSON holds (say, `[undefined]`): matchProperty gives its answer, or its error.
@@ -97,7 +93,7 @@ export class CompiledPropertyFilter {
       case GTE:
       case LT:
       case LTE:
-        return this.compare(actual);
+        return compare(actual, this.filter.value, this.comparison);
       default:
         return matchProperty(this.filter, properties, now);
     }
@@ -110,23 +106,5 @@ export class CompiledPropertyFilter {
     const text = lower(actual);
     for (let i = 0; i < texts.length; i++) if (texts[i] === text) return true;
     return false;
-  }
-
-  private compare(actual: unknown): boolean {
-    if (this.numeric && isNumeric(actual)) return this.holds(Number(actual), this.number);
-    return this.holds(String(actual), this.text);
-  }
-
-  private holds<T extends number | string>(a: T, b: T): boolean {
-    switch (this.kind) {
-      case GT:
-        return a > b;
-      case GTE:
-        return a >= b;
-      case LT:
-        return a < b;
-      default:
-        return a <= b;
-    }
   }
 }

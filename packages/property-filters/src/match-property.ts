@@ -4,7 +4,8 @@ import { parseFlagDate } from './relative-date.js';
 export const lower = (value: unknown) => asText(value).toLowerCase();
 export const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
 
-function compare(override: unknown, value: unknown, operator: 'gt' | 'gte' | 'lt' | 'lte'): boolean {
+/** `gt`/`gte`/`lt`/`lte`: as numbers when both sides are numeric, else as text. */
+export function compare(override: unknown, value: unknown, operator: 'gt' | 'gte' | 'lt' | 'lte'): boolean {
   const numbers = isNumeric(override) && isNumeric(value);
   const a = numbers ? Number(override) : String(override);
   const b = numbers ? Number(value) : String(value);
