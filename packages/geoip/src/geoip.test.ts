@@ -36,4 +36,9 @@ describe('the bundled database', () => {
     expect(geo.properties('not an ip')).toEqual({});
     expect(geo.properties(undefined)).toEqual({});
   });
+
+  it('answers an address it was asked before with the same object, not a second lookup', async () => {
+    const geo = await openGeoIp();
+    expect(geo.properties('81.2.69.142')).toBe(geo.properties('81.2.69.142'));
+  });
 });

@@ -2,7 +2,7 @@ import { memoisedByAddress } from './memoised-by-address.js';
 
 describe('memoisedByAddress', () => {
   it('looks each address up once and hands back the same answer', () => {
-    const asked: (string | undefined)[] = [];
+    const asked: (string | undefined | null)[] = [];
     const lookup = memoisedByAddress((ip) => {
       asked.push(ip);
       return { $geoip_country_code: ip === '81.2.69.160' ? 'GB' : 'US' };
@@ -18,6 +18,7 @@ describe('memoisedByAddress', () => {
     const lookup = memoisedByAddress(() => ++calls);
     lookup(undefined);
     lookup(undefined);
-    expect(calls).toBe(2);
+    lookup(null);
+    expect(calls).toBe(3);
   });
 });

@@ -22,8 +22,8 @@ export function withGeoip(event: RawEvent, location: Record<string, string>): Ra
   return { ...event, properties };
 }
 
-// Ingest looks each address up once a chunk, so the chunk's events from one address share their
-// location object: its `$initial_geoip_*` names are worked out once for all of them.
+// GeoIp answers an address with one shared object (see memoisedByAddress), so events from one
+// address share their location object: its `$initial_geoip_*` names are worked out once for all.
 const initials = new WeakMap<Record<string, string>, Record<string, string>>();
 
 /** The location as `$initial_geoip_*` properties. */

@@ -9,7 +9,6 @@ import { decideMetrics } from './decide-metrics.js';
 import { flagRoutes, localEvaluationRoutes } from './decide-routes.js';
 import { EvaluationData } from './evaluation-data.js';
 import { FlagDefinitions } from './flag-definitions.js';
-import { memoisedByAddress } from './memoised-by-address.js';
 import { sdkConfigRoutes } from './sdk-config-routes.js';
 
 const config = loadConfig();
@@ -49,7 +48,7 @@ await startServiceRuntime({
     store,
     definitions,
     data: new EvaluationData({ pool, personCache, logger, metrics }),
-    geoip: memoisedByAddress((ip) => geo.properties(ip)),
+    geoip: (ip) => geo.properties(ip),
     logger,
     metrics,
   }),

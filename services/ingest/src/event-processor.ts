@@ -118,16 +118,6 @@ export class EventProcessor implements MessageProcessor {
   async processBatch(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void> {
     const prepared: Prepared[] = [];
     const processedAt = formatDateTime(this.clock());
-    // A client's events arrive together (a batch request shares its address): each address is looked up once a chunk.
-    const locations = new Map<string | null, Record<string, string>>();
-    const locate = (address: string | null) => {
-      let location = locations.get(address);
-      if (location === undefined) {
-        location = this.deps.geoip.properties(address);
-        locations.set(address, location);
-      }
-      return location;
-    };
     for (const source of messages) {
       // A message may carry several events; each stands as a message of its own, for its dead letter.
       for (const { decoded, message } of decodeMessageEvents(source)) {
@@ -135,7 +125,7 @@ export class EventProcessor implements MessageProcessor {
           deadLetters.push({ message, reason: decoded.reason });
           continue;
         }
-        const ready = await this.prepare(message, decoded.message, processedAt, locate, (reason) => deadLetters.push({ message, reason }));
+        const ready = await this.prepare(message, decoded.message, processedAt, (reason) => deadLetters.push({ message, reason }));
         if (ready) prepared.push(ready);
       }
     }
@@ -189,7 +179,6 @@ export class EventProcessor implements MessageProcessor {
     message: KafkaMessage,
     capture: CaptureMessage,
     processedAt: string,
-    locate: (address: string | null) => Record<string, string>,
     deadLetter: (reason: string) => void,
   ): Promise<Prepared | null> {
     const parsed = parseEvent(capture);
@@ -213,7 +202,7 @@ export class EventProcessor implements MessageProcessor {
     if (computed.warning) warnings.push(computed.warning);
     const survey = surveyWarning(parsed.event);
     if (survey) warnings.push(survey);
-    let event = withGeoip(parsed.event, locate(addressOf(parsed.event, capture.ip)));
+    let event = withGeoip(parsed.event, this.deps.geoip.properties(addressOf(parsed.event, capture.ip)));
     if (!processesPersonProfile(event.properties)) {
       if (PERSON_EVENTS.has(event.event)) return null;
       event = stripPersonUpdates(event);
