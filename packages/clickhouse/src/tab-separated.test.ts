@@ -1,5 +1,5 @@
 import { text } from 'node:stream/consumers';
-import { TabSeparatedRows, tabSeparatedField } from './tab-separated.js';
+import { RowHeads, TabSeparatedRows, tabSeparatedField, tabSeparatedJson } from './tab-separated.js';
 
 describe('TabSeparated encoding', () => {
   it('escapes what would end a field or a row, and backslashes', () => {
@@ -7,6 +7,35 @@ describe('TabSeparated encoding', () => {
     expect(tabSeparatedField('{"k":"say \\"hi\\""}')).toBe('{"k":"say \\\\"hi\\\\""}');
     expect(tabSeparatedField('plain text')).toBe('plain text');
     expect(tabSeparatedField(42)).toBe('42');
+  });
+
+  it('escapes only the backslashes of JSON text, the one special character JSON.stringify leaves raw', () => {
+    const text = JSON.stringify({ k: 'tab\there\nnewline "quoted" back\\slash', c: '\u0000\r' });
+    expect(text).not.toMatch(/[\t\n\r\0]/);
+    expect(tabSeparatedJson(text)).toBe(tabSeparatedField(text));
+    expect(tabSeparatedJson('{"a":1}')).toBe('{"a":1}');
+  });
+
+  it('completes rows whose first columns were encoded ahead, in the order they are completed, leaving out those never completed', async () => {
+    type Row = { a: string; j: string; b: number; c: string };
+    const rows = new TabSeparatedRows<Row>(['a', 'j', 'b', 'c'], ['j']);
+    const heads = new RowHeads(rows, ['a', 'j']);
+    const long = 'é'.repeat(3_000);
+    const handles = Array.from({ length: 50 }, (_, i) => heads.add({ a: `a${i}\t`, j: JSON.stringify({ i, s: i % 7 ? 'x' : long, q: 'back\\slash' }) }));
+    rows.add({ a: 'whole', j: '{}', b: -1, c: 'row' });
+    for (let i = 49; i >= 0; i--) if (i % 5 !== 0) heads.complete(handles[i]!, { b: i, c: `c\n${i}` });
+    const expected = ['whole\t{}\t-1\trow'];
+    for (let i = 49; i >= 0; i--) {
+      if (i % 5 === 0) continue;
+      expected.push(`a${i}\\t\t${JSON.stringify({ i, s: i % 7 ? 'x' : long, q: 'back\\slash' }).replace(/\\/g, '\\\\')}\t${i}\tc\\n${i}`);
+    }
+    expect(rows.length).toBe(41);
+    expect(await text(rows.stream())).toBe(`${expected.join('\n')}\n`);
+  });
+
+  it('refuses heads that are not the first columns of their rows', () => {
+    const rows = new TabSeparatedRows<{ a: string; b: string }>(['a', 'b']);
+    expect(() => new RowHeads(rows, ['b'])).toThrow(/not the first columns/);
   });
 
   it('writes the named columns in order, one line per row, and appends other rows after', async () => {

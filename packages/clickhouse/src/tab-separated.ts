@@ -13,6 +13,7 @@ export type Cell = string | number;
 // TabSeparated reads backslash escapes, and a raw tab or line break would end the field or row.
 const SPECIALS = /[\\\t\n\r\0]/g;
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '\\0' };
+const BACKSLASHES = /\\/g;
 
 /** A value as a TabSeparated field. */
 export function tabSeparatedField(value: Cell): string {
@@ -23,24 +24,95 @@ export function tabSeparatedField(value: Cell): string {
   return special ? value.replace(SPECIALS, (c) => ESCAPES[c]!) : value;
 }
 
+/**
+ * JSON text as a TabSeparated field. JSON escapes every control character itself, so only its
+ * backslashes need escaping: one scan, where the longest fields ingest writes took five.
+ */
+export function tabSeparatedJson(text: string): string {
+  return text.indexOf('\\') === -1 ? text : text.replace(BACKSLASHES, '\\\\');
+}
+
 // Blocks start small, as most tables of a chunk get a few rows or none, and grow for those that get many.
 const FIRST_BLOCK = 4 * 1024;
 const TAB = 0x09;
 const NEWLINE = 0x0a;
 const LARGEST_BLOCK = 1024 * 1024;
 
-export class TabSeparatedRows<Row extends Record<keyof Row, Cell>> {
+/** Bytes written one after the other into blocks outside the heap. */
+class ByteBlocks {
   /** Full blocks, each cut to the bytes written. */
-  private blocks: Buffer[] = [];
+  private readonly full: Buffer[] = [];
   private block: Buffer | null = null;
-  private used = 0;
+  used = 0;
+  /** Where in its block the last `room` asked for begins. */
+  start = 0;
   private nextBlock = FIRST_BLOCK;
-  private rows = 0;
 
+  /** The block to write the next `bytes` at, from `used` on. */
+  room(bytes: number): Buffer {
+    if (!this.block || this.block.length - this.used < bytes) {
+      this.seal();
+      this.block = Buffer.allocUnsafe(Math.max(bytes, this.nextBlock));
+      this.nextBlock = Math.min(LARGEST_BLOCK, this.nextBlock * 2);
+    }
+    this.start = this.used;
+    return this.block;
+  }
+
+  append(blocks: readonly Buffer[]): void {
+    this.seal();
+    this.full.push(...blocks);
+  }
+
+  blocks(): Buffer[] {
+    this.seal();
+    return this.full;
+  }
+
+  private seal(): void {
+    if (this.block && this.used > 0) this.full.push(this.block.subarray(0, this.used));
+    this.block = null;
+    this.used = 0;
+  }
+}
+
+/**
+ * Writes the fields of `columns[from..]` of a row, tab-separated, with a tab before the first
+ * when `from` is not 0, leaving `extra` bytes of room after them. `fields` is scratch space.
+ */
+function writeFields(out: ByteBlocks, row: Record<string, Cell>, columns: readonly string[], json: readonly boolean[], from: number, fields: string[], extra: number): Buffer {
+  let room = columns.length - from + extra;
+  for (let i = from; i < columns.length; i++) {
+    const value = row[columns[i]!]!;
+    const field = json[i] ? tabSeparatedJson(value as string) : tabSeparatedField(value);
+    fields[i] = field;
+    // A UTF-16 code unit takes at most three bytes in UTF-8, so this much room always suffices.
+    room += field.length * 3;
+  }
+  const block = out.room(room);
+  for (let i = from; i < columns.length; i++) {
+    if (i > 0) block[out.used++] = TAB;
+    // Each field is written straight into the block: joined into a line first, an event row's
+    // kilobytes of text were copied once more on the heap, the largest allocation of ingest.
+    if (fields[i]!.length > 0) out.used += block.write(fields[i]!, out.used);
+  }
+  return block;
+}
+
+export class TabSeparatedRows<Row extends Record<keyof Row, Cell>> {
+  private readonly bytes = new ByteBlocks();
+  private rows = 0;
+  /** Whether each column holds JSON text (see `tabSeparatedJson`). */
+  readonly json: readonly boolean[];
   /** The row being added, field by field; kept to spare an array per row. */
   private readonly fields: string[];
 
-  constructor(readonly columns: readonly (keyof Row & string)[]) {
+  /** `jsonColumns` hold JSON text from `JSON.stringify`, which is escaped more cheaply. */
+  constructor(
+    readonly columns: readonly (keyof Row & string)[],
+    jsonColumns: readonly (keyof Row & string)[] = [],
+  ) {
+    this.json = columns.map((c) => jsonColumns.includes(c));
     this.fields = new Array<string>(columns.length);
   }
 
@@ -49,51 +121,69 @@ export class TabSeparatedRows<Row extends Record<keyof Row, Cell>> {
   }
 
   add(row: Row): void {
-    // Each field is written straight into the block: joined into a line first, an event row's
-    // kilobytes of text were copied once more on the heap, the largest allocation of ingest.
-    const fields = this.fields;
-    let room = fields.length;
-    for (let i = 0; i < fields.length; i++) {
-      fields[i] = tabSeparatedField(row[this.columns[i]!]);
-      // A UTF-16 code unit takes at most three bytes in UTF-8, so this much room always suffices.
-      room += fields[i]!.length * 3;
-    }
-    if (!this.block || this.block.length - this.used < room) this.newBlock(room);
-    const block = this.block!;
-    for (let i = 0; i < fields.length; i++) {
-      if (i > 0) block[this.used++] = TAB;
-      if (fields[i]!.length > 0) this.used += block.write(fields[i]!, this.used);
-    }
-    block[this.used++] = NEWLINE;
+    const block = writeFields(this.bytes, row, this.columns, this.json, 0, this.fields, 1);
+    block[this.bytes.used++] = NEWLINE;
+    this.rows += 1;
+  }
+
+  /** Adds a row whose first columns were encoded ahead (see RowHeads): their bytes, then the rest's fields. */
+  addAfterHead(head: Buffer, start: number, end: number, headColumns: number, rest: Record<string, Cell>): void {
+    const length = end - start;
+    const first = this.bytes.room(length);
+    head.copy(first, this.bytes.used, start, end);
+    this.bytes.used += length;
+    const block = writeFields(this.bytes, rest, this.columns, this.json, headColumns, this.fields, 1);
+    block[this.bytes.used++] = NEWLINE;
     this.rows += 1;
   }
 
   /** Takes the rows of `other` (same table) after these. */
   append(other: TabSeparatedRows<Row>): void {
-    this.seal();
-    this.blocks.push(...other.bytes());
+    this.bytes.append(other.bytes.blocks());
     this.rows += other.rows;
   }
 
   /** The rows as the body of an INSERT … FORMAT TabSeparated. */
   stream(): Readable {
-    return Readable.from(this.bytes(), { objectMode: false });
+    return Readable.from(this.bytes.blocks(), { objectMode: false });
+  }
+}
+
+/**
+ * The first columns of rows whose other columns are not known yet, encoded as soon as they are
+ * known and kept outside the heap. Ingest knows an event's own fields long before its person's:
+ * a chunk waits on Postgres in between, and text held that long outlived the young generation's
+ * collections, copied each time. Written here at once, the text dies young.
+ */
+export class RowHeads<Row extends Record<keyof Row, Cell>, Head extends keyof Row & string> {
+  private readonly bytes = new ByteBlocks();
+  private readonly fields: string[];
+  private readonly json: readonly boolean[];
+  // Where each head's bytes are, by the number `add` gave it.
+  private readonly blocks: Buffer[] = [];
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+
+  constructor(
+    private readonly rows: TabSeparatedRows<Row>,
+    readonly columns: readonly Head[],
+  ) {
+    if (columns.some((column, i) => rows.columns[i] !== column)) throw new Error(`row heads ${columns.join(',')} are not the first columns of ${rows.columns.join(',')}`);
+    this.fields = new Array<string>(columns.length);
+    this.json = rows.json.slice(0, columns.length);
   }
 
-  private bytes(): Buffer[] {
-    this.seal();
-    return this.blocks;
+  /** Encodes a row's first columns; the number it returns completes the row. */
+  add(head: Pick<Row, Head>): number {
+    const block = writeFields(this.bytes, head as Record<string, Cell>, this.columns, this.json, 0, this.fields, 0);
+    this.blocks.push(block);
+    this.starts.push(this.bytes.start);
+    this.ends.push(this.bytes.used);
+    return this.blocks.length - 1;
   }
 
-  private newBlock(atLeast: number): void {
-    this.seal();
-    this.block = Buffer.allocUnsafe(Math.max(atLeast, this.nextBlock));
-    this.nextBlock = Math.min(LARGEST_BLOCK, this.nextBlock * 2);
-  }
-
-  private seal(): void {
-    if (this.block && this.used > 0) this.blocks.push(this.block.subarray(0, this.used));
-    this.block = null;
-    this.used = 0;
+  /** Adds the row to its table, the rest of its columns after its head. */
+  complete(handle: number, rest: Omit<Row, Head>): void {
+    this.rows.addAfterHead(this.blocks[handle]!, this.starts[handle]!, this.ends[handle]!, this.columns.length, rest as Record<string, Cell>);
   }
 }

@@ -11,6 +11,7 @@ export interface EventRowOut {
   distinct_id: string;
   elements_chain: string;
   created_at: string;
+  inserted_at: string;
   person_id: string;
   person_properties: string;
   person_created_at: string;
@@ -19,12 +20,15 @@ export interface EventRowOut {
   group_2: string;
   group_3: string;
   group_4: string;
-  inserted_at: string;
 }
 
+/** The columns of an event row known before its person is: ingest encodes them first (see RowHeads). */
+export const EVENT_HEAD_COLUMNS = [
+  'uuid', 'event', 'properties', 'timestamp', 'timestamp_ms', 'team_id', 'distinct_id', 'elements_chain', 'created_at', 'inserted_at',
+] as const satisfies readonly (keyof EventRowOut)[];
+
 export const EVENT_COLUMNS = [
-  'uuid', 'event', 'properties', 'timestamp', 'timestamp_ms', 'team_id', 'distinct_id', 'elements_chain', 'created_at',
-  'person_id', 'person_properties', 'person_created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'inserted_at',
+  ...EVENT_HEAD_COLUMNS, 'person_id', 'person_properties', 'person_created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4',
 ] as const satisfies readonly (keyof EventRowOut)[];
 
 export interface GroupRowOut {
@@ -50,11 +54,12 @@ export const WARNING_COLUMNS = ['team_id', 'source', 'type', 'details', 'timesta
 
 /** Everything one chunk produces, encoded as it is added, written to ClickHouse before its offsets are committed. */
 export class RowBuffer {
-  readonly events = new TabSeparatedRows<EventRowOut>(EVENT_COLUMNS);
-  readonly persons = new TabSeparatedRows<PersonRowOut>(PERSON_COLUMNS);
+  // Columns named as JSON hold only `JSON.stringify` output.
+  readonly events = new TabSeparatedRows<EventRowOut>(EVENT_COLUMNS, ['properties', 'person_properties']);
+  readonly persons = new TabSeparatedRows<PersonRowOut>(PERSON_COLUMNS, ['properties']);
   readonly distinctIds = new TabSeparatedRows<DistinctIdRowOut>(DISTINCT_ID_COLUMNS);
-  readonly groups = new TabSeparatedRows<GroupRowOut>(GROUP_COLUMNS);
-  readonly warnings = new TabSeparatedRows<WarningRowOut>(WARNING_COLUMNS);
+  readonly groups = new TabSeparatedRows<GroupRowOut>(GROUP_COLUMNS, ['group_properties']);
+  readonly warnings = new TabSeparatedRows<WarningRowOut>(WARNING_COLUMNS, ['details']);
   /** The type of each warning row, for the metrics. */
   readonly warningTypes: string[] = [];
   /** Person outbox entries these rows settle (see PersonOutbox). */

@@ -1,5 +1,5 @@
 import type { KafkaMessage } from 'kafkajs';
-import { formatDateTime } from '@tributary/clickhouse';
+import { formatDateTime, RowHeads } from '@tributary/clickhouse';
 import type { PersonCache, TokenResolver } from '@tributary/control-plane';
 import type { GeoIp } from '@tributary/geoip';
 import {
@@ -25,7 +25,7 @@ import { decodeMessageEvents, type CaptureMessage } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import { propertiesJson } from '@tributary/persons';
 import { withTransaction, type Pool } from '@tributary/postgres';
-import type { RowBuffer } from './clickhouse-rows.js';
+import { EVENT_HEAD_COLUMNS, type EventRowOut, type RowBuffer } from './clickhouse-rows.js';
 import type { GroupStore } from './groups/group-store.js';
 import type { DeadLetter, MessageProcessor } from './ingest-consumer.js';
 import { applyPersonChunk, type PersonChunkChanges } from './persons/apply-person-chunk.js';
@@ -50,12 +50,15 @@ interface Warning {
   details: Record<string, unknown>;
 }
 
+type EventHeads = RowHeads<EventRowOut, (typeof EVENT_HEAD_COLUMNS)[number]>;
+
 /**
  * An event ready for its person: parsed, its project known, its timestamp computed. It keeps
- * only what the later steps read of the parsed event, the properties already serialised: a
- * chunk's events wait through the Postgres round trips of their persons, and parsed events kept
- * that long outlived the young generation's collections and were copied into the old one (a
- * fifth of ingest's time went to garbage collection). Let go here, they die young.
+ * only what the later steps read of the parsed event, the columns of its row that need no
+ * person already encoded: a chunk's events wait through the Postgres round trips of their
+ * persons, and parsed events kept that long outlived the young generation's collections and
+ * were copied into the old one (a fifth of ingest's time went to garbage collection). Let go
+ * here, they die young.
  */
 interface Prepared {
   message: KafkaMessage;
@@ -65,11 +68,8 @@ interface Prepared {
   /** When ingest took the chunk, as ClickHouse reads it. */
   processedAt: string;
   warnings: Warning[];
-  event: string;
-  distinctId: string;
-  /** The event row's properties, serialised. */
-  propertiesJson: string;
-  elementsChain: string;
+  /** Where the first columns of its event row are (see RowHeads). */
+  head: number;
   /** The `$groups` property, read for the group columns once the chunk's group types are known. */
   groups: unknown;
   /** What applying the event to its person reads. */
@@ -117,6 +117,7 @@ export class EventProcessor implements MessageProcessor {
 
   async processBatch(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void> {
     const prepared: Prepared[] = [];
+    const heads: EventHeads = new RowHeads(rows.events, EVENT_HEAD_COLUMNS);
     const processedAt = formatDateTime(this.clock());
     for (const source of messages) {
       // A message may carry several events; each stands as a message of its own, for its dead letter.
@@ -125,7 +126,7 @@ export class EventProcessor implements MessageProcessor {
           deadLetters.push({ message, reason: decoded.reason });
           continue;
         }
-        const ready = await this.prepare(message, decoded.message, processedAt, (reason) => deadLetters.push({ message, reason }));
+        const ready = await this.prepare(message, decoded.message, processedAt, heads, (reason) => deadLetters.push({ message, reason }));
         if (ready) prepared.push(ready);
       }
     }
@@ -136,7 +137,7 @@ export class EventProcessor implements MessageProcessor {
     for (const teamId of new Set(prepared.map((p) => p.teamId))) groupTypes.set(teamId, await this.deps.groups.mapping(teamId));
     for (let i = 0; i < prepared.length; i += 1) {
       const outcome = outcomes[i];
-      if (outcome) this.eventRow(prepared[i]!, outcome, groupTypes.get(prepared[i]!.teamId)!, rows);
+      if (outcome) this.eventRow(prepared[i]!, outcome, groupTypes.get(prepared[i]!.teamId)!, heads, rows);
     }
   }
 
@@ -179,6 +180,7 @@ export class EventProcessor implements MessageProcessor {
     message: KafkaMessage,
     capture: CaptureMessage,
     processedAt: string,
+    heads: EventHeads,
     deadLetter: (reason: string) => void,
   ): Promise<Prepared | null> {
     const parsed = parseEvent(capture);
@@ -214,10 +216,18 @@ export class EventProcessor implements MessageProcessor {
       timestamp: computed.timestamp,
       processedAt,
       warnings,
-      event: event.event,
-      distinctId: event.distinct_id,
-      propertiesJson: JSON.stringify(event.properties),
-      elementsChain: elementsChainOf(event),
+      head: heads.add({
+        uuid: capture.uuid,
+        event: event.event,
+        properties: JSON.stringify(event.properties),
+        timestamp: formatDateTime(computed.timestamp),
+        timestamp_ms: computed.timestamp.getUTCMilliseconds(),
+        team_id: project.id,
+        distinct_id: event.distinct_id,
+        elements_chain: elementsChainOf(event),
+        created_at: processedAt,
+        inserted_at: processedAt,
+      }),
       groups: event.properties.$groups,
       person: chunkEventOf(event, computed.timestamp),
       groupIdentify: event.event === '$groupidentify' ? readGroupIdentify(event.properties) : null,
@@ -284,7 +294,7 @@ export class EventProcessor implements MessageProcessor {
   }
 
   /** Warnings and the event row itself, once the event's person is known. */
-  private eventRow(p: Prepared, outcome: EventOutcome, groupTypes: Map<string, number>, rows: RowBuffer): void {
+  private eventRow(p: Prepared, outcome: EventOutcome, groupTypes: Map<string, number>, heads: EventHeads, rows: RowBuffer): void {
     const { teamId, processedAt } = p;
     const person = outcome.person;
     const warnings = outcome.warnings.length === 0 ? p.warnings : [...p.warnings, ...outcome.warnings];
@@ -292,16 +302,7 @@ export class EventProcessor implements MessageProcessor {
     for (const w of warnings) {
       rows.addWarning({ team_id: teamId, source: 'ingest', type: w.type, details: JSON.stringify({ ...w.details, eventUuid: p.uuid }), timestamp: processedAt });
     }
-    rows.events.add({
-      uuid: p.uuid,
-      event: p.event,
-      properties: p.propertiesJson,
-      timestamp: formatDateTime(p.timestamp),
-      timestamp_ms: p.timestamp.getUTCMilliseconds(),
-      team_id: teamId,
-      distinct_id: p.distinctId,
-      elements_chain: p.elementsChain,
-      created_at: processedAt,
+    heads.complete(p.head, {
       person_id: person.uuid,
       person_properties: propertiesJson(person.properties),
       person_created_at: this.personCreatedAt.of(person.createdAt, formatDateTime),
@@ -310,7 +311,6 @@ export class EventProcessor implements MessageProcessor {
       group_2: groups[2],
       group_3: groups[3],
       group_4: groups[4],
-      inserted_at: processedAt,
     });
   }
 }
