@@ -70,8 +70,10 @@ export interface ChunkPerson extends StoredPerson {
 export interface EventOutcome {
   /** The person the event row records: as it is right after the event. */
   person: { uuid: string; properties: Properties; createdAt: Date };
-  warnings: { type: string; details: Record<string, unknown> }[];
+  warnings: readonly { type: string; details: Record<string, unknown> }[];
 }
+
+const NO_WARNINGS: EventOutcome['warnings'] = Object.freeze([]);
 
 export interface ChunkResult {
   outcomes: EventOutcome[];
@@ -97,7 +99,10 @@ export function applyChunk(state: ChunkState, events: readonly ChunkEvent[]): Ch
   const owner = new Map<string, number>();
   const idsOf = new Map<number, Set<string>>();
   for (const [distinctId, stored] of state.persons) {
-    if (!persons.has(stored.id)) persons.set(stored.id, { ...stored, created: false, changed: false, deleted: false, mergedInto: null });
+    if (!persons.has(stored.id)) {
+      const { id, uuid, properties, isIdentified, createdAt, version } = stored;
+      persons.set(id, { id, uuid, properties, isIdentified, createdAt, version, created: false, changed: false, deleted: false, mergedInto: null });
+    }
     owner.set(distinctId, stored.id);
     idsOf.set(stored.id, (idsOf.get(stored.id) ?? new Set()).add(distinctId));
   }
@@ -141,7 +146,8 @@ export function applyChunk(state: ChunkState, events: readonly ChunkEvent[]): Ch
   });
 
   for (const e of events) {
-    const warnings: EventOutcome['warnings'] = [];
+    // Shared by the events that get none, nearly all; never added to.
+    let warnings: EventOutcome['warnings'] = NO_WARNINGS;
     if (e.personless) {
       const existing = personOf(e.distinctId);
       result.outcomes.push(
@@ -155,7 +161,7 @@ export function applyChunk(state: ChunkState, events: readonly ChunkEvent[]): Ch
     if (e.link) {
       const { intoId, otherId } = e.link;
       const plan = planMerge({ intoId, otherId, into: snapshot(personOf(intoId)), other: snapshot(personOf(otherId)) });
-      if (plan.kind === 'refused') warnings.push({ type: plan.warning, details: plan.details });
+      if (plan.kind === 'refused') warnings = [{ type: plan.warning, details: plan.details }];
       else if (plan.kind === 'create') {
         result.outcomes.push(outcome(create(e.distinctId, plan.distinctIds, initialPersonProperties(e.updates), true, e.timestamp), warnings));
         continue;
@@ -182,7 +188,11 @@ export function applyChunk(state: ChunkState, events: readonly ChunkEvent[]): Ch
     }
     const updated = applyPersonUpdates(person.properties, e.updates);
     if (updated.changed || (identify && !person.isIdentified)) {
-      Object.assign(person, { properties: updated.properties, isIdentified: person.isIdentified || identify, version: person.version + 1, changed: true });
+      // Set one by one: Object.assign with a fresh object cost every event an allocation and a generic copy.
+      person.properties = updated.properties;
+      person.isIdentified ||= identify;
+      person.version += 1;
+      person.changed = true;
     }
     result.outcomes.push(outcome(person, warnings));
   }

@@ -5,7 +5,7 @@ export type Properties = Record<string, unknown>;
 export interface PersonUpdates {
   set: Properties;
   setOnce: Properties;
-  unset: string[];
+  unset: readonly string[];
 }
 
 /** Event properties that also describe the person: copied to `$set` and, as `$initial_*`, to `$set_once`. */
@@ -18,6 +18,8 @@ export const INITIAL_PROPERTIES = [
 
 /** Each initial property with the `$initial_*` name it gets, worked out once: this runs for every event. */
 const INITIAL_KEYS = INITIAL_PROPERTIES.map((key) => [key, `$initial_${key.replace(/^\$/, '')}`] as const);
+
+const UNSET_NOTHING: readonly string[] = Object.freeze([]);
 
 const isObject = (value: unknown): value is Properties => value !== null && typeof value === 'object' && !Array.isArray(value);
 
@@ -53,7 +55,7 @@ export function extractPersonUpdates(event: { properties?: Properties | null; $s
     set: withUpdates(fromEventProperties, properties.$set, event.$set),
     setOnce: withUpdates(initial, properties.$set_once, event.$set_once),
     // Most events unset nothing: no list is built for them.
-    unset: properties.$unset === undefined && event.$unset === undefined ? [] : [...new Set([...unsetKeys(properties.$unset), ...unsetKeys(event.$unset)])],
+    unset: properties.$unset === undefined && event.$unset === undefined ? UNSET_NOTHING : [...new Set([...unsetKeys(properties.$unset), ...unsetKeys(event.$unset)])],
   };
 }
 
