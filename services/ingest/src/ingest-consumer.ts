@@ -42,8 +42,9 @@ export interface IngestConsumerOptions {
   /**
    * Events a partition may hold before it is paused. A chunk takes what is queued, so this and
    * the fetch size below set how large chunks really are: a paused partition holds up to this
-   * much plus one fetch. 7,500 held chunks near 10,000 but took peak RSS to 419 MB; 6,000 holds
-   * them near 8,000 at 369-394 MB (5,000: 347-366 MB, 49 µs per event).
+   * much plus one fetch. Every partition of the process fills its queue while two are processed,
+   * so this times the partitions is most of ingest's memory: measured peak RSS 347-366 MB at
+   * 5,000, 369-394 MB at 6,000 (46-49 µs per event rather than 49) and 419 MB at 7,500.
    */
   maxQueuedPerPartition?: number;
   /** Chunks per partition processed ahead of their commit (see PartitionPipelineDeps.maxChunksAhead). */
@@ -142,7 +143,7 @@ export class IngestConsumer {
         logger: this.options.logger,
         limit: (work) => this.limit(work),
         chunkSize: this.options.chunkSize ?? 10_000,
-        maxQueued: this.options.maxQueuedPerPartition ?? 6_000,
+        maxQueued: this.options.maxQueuedPerPartition ?? 5_000,
         // Enough for a partition to go on while the insert its earlier chunks joined is in flight.
         // While ClickHouse keeps up, RowWriter's insert size rather than this bounds the rows
         // waiting in memory: three and five measured the same peak RSS (353, 347 MB), and five
