@@ -40,13 +40,16 @@ export interface IngestConsumerOptions {
    */
   chunkSize?: number;
   /**
-   * Events a partition may hold before it is paused. A chunk takes what is queued, so this and
-   * the fetch size below set how large chunks really are: a paused partition holds up to this
-   * much plus one fetch. Every partition of the process fills its queue while two are processed,
-   * so this times the partitions is most of ingest's memory: measured peak RSS 347-366 MB at
-   * 5,000, 369-394 MB at 6,000 (46-49 µs per event rather than 49) and 419 MB at 7,500.
+   * Events the process may hold queued, shared evenly by the partitions that have any queued or
+   * in hand (at most a chunk each); a partition is paused once it holds its share. A chunk takes what is
+   * queued, so the share and the fetch size below set how large chunks really are: a paused
+   * partition holds up to its share plus one fetch. Every partition of the process fills its
+   * queue while two are processed, so this is most of ingest's memory: with one process on eight
+   * partitions, peak RSS measured 347-366 MB at 40,000 (5,000 each), 369-394 MB at 48,000
+   * (46-49 µs per event rather than 49) and 419 MB at 60,000. A second process takes half the
+   * partitions, so each of its partitions gets twice the share and its chunks grow.
    */
-  maxQueuedPerPartition?: number;
+  maxQueuedEvents?: number;
   /** Chunks per partition processed ahead of their commit (see PartitionPipelineDeps.maxChunksAhead). */
   maxChunksAhead?: number;
   /** Chunks in processing at once across all partitions (INGEST_PARTITIONS_CONCURRENTLY). */
@@ -66,11 +69,13 @@ export class IngestConsumer {
   private readonly consumer: Consumer;
   private readonly pipelines = new Map<string, PartitionPipeline>();
   private readonly limit: LimitFunction;
+  private readonly chunkSize: number;
   private running = false;
   private stopping = false;
 
   constructor(private readonly options: IngestConsumerOptions) {
     this.limit = pLimit(options.processingConcurrency);
+    this.chunkSize = options.chunkSize ?? 10_000;
     this.consumer = options.kafka.consumer({
       groupId: options.groupId,
       // A crashed process's partitions wait this long for another member: short, because the
@@ -81,7 +86,7 @@ export class IngestConsumer {
       // so this is about a thousand typical events per partition and fetch, and a few MB per
       // fetch once decompressed (measured: 1 MB and 4 MB raised ingest's peak RSS 353 -> 405 MB).
       // The pipelines copy what they queue, so a fetch's buffers are freed once handed over.
-      // Small, so a partition stops filling close to maxQueuedPerPartition.
+      // Small, so a partition stops filling close to its share of maxQueuedEvents.
       maxBytesPerPartition: 128 * 1024,
       maxBytes: 1024 * 1024,
       // kafkajs sleeps this long when every partition is paused, and a resumed partition waits it
@@ -142,8 +147,8 @@ export class IngestConsumer {
         resume: () => this.consumer.resume([{ topic, partitions: [partition] }]),
         logger: this.options.logger,
         limit: (work) => this.limit(work),
-        chunkSize: this.options.chunkSize ?? 10_000,
-        maxQueued: this.options.maxQueuedPerPartition ?? 5_000,
+        chunkSize: this.chunkSize,
+        maxQueued: () => this.queueShare(),
         // Enough for a partition to go on while the insert its earlier chunks joined is in flight.
         // While ClickHouse keeps up, RowWriter's insert size rather than this bounds the rows
         // waiting in memory: three and five measured the same peak RSS (353, 347 MB), and five
@@ -154,6 +159,13 @@ export class IngestConsumer {
       this.pipelines.set(k, pipeline);
     }
     return pipeline;
+  }
+
+  /** Each busy partition's share of maxQueuedEvents: partitions with nothing to do, as those of a quiet topic, take none. */
+  private queueShare(): number {
+    let busy = 0;
+    for (const pipeline of this.pipelines.values()) if (!pipeline.idle) busy++;
+    return Math.min(this.chunkSize, Math.floor((this.options.maxQueuedEvents ?? 40_000) / Math.max(1, busy)));
   }
 
   private async sendDeadLetters(topic: string, partition: number, deadLetters: DeadLetter[]): Promise<void> {

@@ -26,7 +26,7 @@ function message(offset: number, events: number): KafkaMessage {
 
 interface Options {
   chunkSize: number;
-  maxQueued: number;
+  maxQueued: number | (() => number);
   maxChunksAhead?: number;
   limit?: <T>(work: () => Promise<T>) => Promise<T>;
   partition?: number;
@@ -55,7 +55,7 @@ function pipeline(options: Options) {
     resume: () => void (resumed += 1),
     logger: createLogger('pipeline-test', 'silent'),
     chunkSize: options.chunkSize,
-    maxQueued: options.maxQueued,
+    maxQueued: typeof options.maxQueued === 'number' ? () => options.maxQueued as number : options.maxQueued,
     maxChunksAhead: options.maxChunksAhead ?? 2,
   });
   return {
@@ -91,6 +91,22 @@ describe('partition pipeline', () => {
     t.release();
     await t.p.settled();
     expect(t.resumed()).toBe(1);
+    expect(t.commits.at(-1)).toBe('4');
+  });
+
+  it('pauses at the share of queued events it is given at each batch, which changes with the partitions that share the process', async () => {
+    let share = 40;
+    const t = pipeline({ chunkSize: 10, maxQueued: () => share });
+    t.hold();
+    expect(t.p.enqueue([message(0, 1), message(1, 20)])).toBe(true);
+    // Another partition got busy: the share halves, and what is queued is already too much.
+    share = 20;
+    expect(t.p.enqueue([message(2, 5)])).toBe(false);
+    // It went quiet again: the doubled share leaves room.
+    share = 40;
+    expect(t.p.enqueue([message(3, 5)])).toBe(true);
+    t.release();
+    await t.p.settled();
     expect(t.commits.at(-1)).toBe('4');
   });
 

@@ -18,8 +18,8 @@ export interface PartitionPipelineDeps {
   logger: Logger;
   /** Most events per chunk; a chunk holds whole messages, so a message with more is a chunk of its own. */
   chunkSize: number;
-  /** Events queued before the partition is paused. */
-  maxQueued: number;
+  /** Events queued before the partition is paused; asked each time, as the process's share per partition changes with its partitions. */
+  maxQueued: () => number;
   /**
    * Chunks processed whose offsets are not committed yet: with a few, a partition goes on
    * processing while its earlier chunks wait for a ClickHouse insert (which may hold rows back
@@ -103,7 +103,7 @@ export class PartitionPipeline {
         if (!this.revoked) this.deps.logger.error({ err: error, topic: this.deps.topic, partition: this.deps.partition }, 'ingest pipeline stopped');
       });
     }
-    this.full = this.queuedEvents >= this.deps.maxQueued;
+    this.full = this.queuedEvents >= this.deps.maxQueued();
     return !this.full;
   }
 
@@ -133,7 +133,7 @@ export class PartitionPipeline {
         const processed = await this.deps.limit(async () => {
           if (this.queue.length === 0 || this.revoked) return null;
           const chunk = this.takeChunk();
-          if (this.full && this.queuedEvents < this.deps.maxQueued / 2) {
+          if (this.full && this.queuedEvents < this.deps.maxQueued() / 2) {
             this.full = false;
             this.deps.resume();
           }
