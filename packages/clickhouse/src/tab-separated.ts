@@ -76,12 +76,20 @@ class ByteBlocks {
   }
 }
 
+/** Bytes already encoded that a row starts with: `bytes[start..end]`. */
+interface Head {
+  bytes: Buffer;
+  start: number;
+  end: number;
+}
+
 /**
- * Writes the fields of `columns[from..]` of a row, tab-separated, with a tab before the first
- * when `from` is not 0, leaving `extra` bytes of room after them. `fields` is scratch space.
+ * Writes `head`'s bytes, if any, then the fields of `columns[from..]` of a row, tab-separated,
+ * with a tab before the first when `from` is not 0, leaving `extra` bytes of room after them,
+ * all in one block. `fields` is scratch space.
  */
-function writeFields(out: ByteBlocks, row: Record<string, Cell>, columns: readonly string[], json: readonly boolean[], from: number, fields: string[], extra: number): Buffer {
-  let room = columns.length - from + extra;
+function writeFields(out: ByteBlocks, row: Record<string, Cell>, columns: readonly string[], json: readonly boolean[], from: number, fields: string[], extra: number, head?: Head): Buffer {
+  let room = columns.length - from + extra + (head ? head.end - head.start : 0);
   for (let i = from; i < columns.length; i++) {
     const value = row[columns[i]!]!;
     const field = json[i] ? tabSeparatedJson(value as string) : tabSeparatedField(value);
@@ -90,6 +98,7 @@ function writeFields(out: ByteBlocks, row: Record<string, Cell>, columns: readon
     room += field.length * 3;
   }
   const block = out.room(room);
+  if (head) out.used += head.bytes.copy(block, out.used, head.start, head.end);
   for (let i = from; i < columns.length; i++) {
     if (i > 0) block[out.used++] = TAB;
     // Each field is written straight into the block: joined into a line first, an event row's
@@ -127,12 +136,8 @@ export class TabSeparatedRows<Row extends Record<keyof Row, Cell>> {
   }
 
   /** Adds a row whose first columns were encoded ahead (see RowHeads): their bytes, then the rest's fields. */
-  addAfterHead(head: Buffer, start: number, end: number, headColumns: number, rest: Record<string, Cell>): void {
-    const length = end - start;
-    const first = this.bytes.room(length);
-    head.copy(first, this.bytes.used, start, end);
-    this.bytes.used += length;
-    const block = writeFields(this.bytes, rest, this.columns, this.json, headColumns, this.fields, 1);
+  addAfterHead(head: Head, headColumns: number, rest: Record<string, Cell>): void {
+    const block = writeFields(this.bytes, rest, this.columns, this.json, headColumns, this.fields, 1, head);
     block[this.bytes.used++] = NEWLINE;
     this.rows += 1;
   }
@@ -184,6 +189,6 @@ export class RowHeads<Row extends Record<keyof Row, Cell>, Head extends keyof Ro
 
   /** Adds the row to its table, the rest of its columns after its head. */
   complete(handle: number, rest: Omit<Row, Head>): void {
-    this.rows.addAfterHead(this.blocks[handle]!, this.starts[handle]!, this.ends[handle]!, this.columns.length, rest as Record<string, Cell>);
+    this.rows.addAfterHead({ bytes: this.blocks[handle]!, start: this.starts[handle]!, end: this.ends[handle]! }, this.columns.length, rest as Record<string, Cell>);
   }
 }
