@@ -41,9 +41,9 @@ export interface IngestConsumerOptions {
   chunkSize?: number;
   /**
    * Events the process may hold queued, shared evenly by the partitions that have any queued or
-   * in hand (at most a chunk each); a partition is paused once it holds its share. A chunk takes what is
-   * queued, so the share and the fetch size below set how large chunks really are: a paused
-   * partition holds up to its share plus one fetch. Every partition of the process fills its
+   * in hand (at most a chunk each); a partition is paused once it holds its share. A chunk takes
+   * what is queued, so the share and the fetch size below set how large chunks really are: a
+   * paused partition holds up to its share plus one fetch. Every partition of the process fills its
    * queue while two are processed, so this is most of ingest's memory: with one process on eight
    * partitions, peak RSS measured 347-366 MB at 40,000 (5,000 each), 369-394 MB at 48,000
    * (46-49 µs per event rather than 49) and 419 MB at 60,000. A second process takes half the
