@@ -4,8 +4,9 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
 COPY packages ./packages
 COPY services ./services
-RUN npm ci --omit=dev --no-audit --no-fund
+COPY infra/compile.ts ./infra/compile.ts
+RUN npm ci --omit=dev --no-audit --no-fund && npx tsx infra/compile.ts
 ENV NODE_ENV=production TRIBUTARY_ENV=production HOST=0.0.0.0
 ARG SERVICE=api
 ENV SERVICE=${SERVICE}
-CMD ["sh", "-c", "exec node --import tsx services/${SERVICE}/src/main.ts"]
+CMD ["sh", "-c", "exec node --conditions=tributary-compiled services/${SERVICE}/dist/main.js"]

@@ -15,7 +15,7 @@
  * Needs the stores of `make up` (the running services are not used).
  * Run: npx tsx bench/ingest.ts [events] [--profile]   (--profile: CPU profile of the one-process phase)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { openSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
@@ -197,7 +197,7 @@ async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Prom
   const base = 21_000 + Math.floor(Math.random() * 20_000);
   const children: ChildProcess[] = [];
   for (let r = 0; r < replicas; r++) {
-    const args = [...(cpuProfile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), '--import', 'tsx', 'services/ingest/src/main.ts'];
+    const args = [...(cpuProfile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), '--conditions=tributary-compiled', 'services/ingest/dist/main.js'];
     children.push(
       spawn(process.execPath, args, {
         // The heap cap infra/services.sh gives ingest (INGEST_MAX_OLD_SPACE_MB there too).
@@ -245,7 +245,7 @@ interface CpuProfile {
   samples: number[];
 }
 
-/** Self time per function of the phase's busiest CPU profile (tsx's loader thread writes an idle one beside it). */
+/** Self time per function of the phase's busiest CPU profile. */
 async function profileSummary(): Promise<{ function: string; 'self %': number }[]> {
   const profiles: CpuProfile[] = [];
   for (const file of (await readdir(profileDir)).filter((f) => f.endsWith('.cpuprofile'))) profiles.push(JSON.parse(await readFile(`${profileDir}/${file}`, 'utf8')) as CpuProfile);
@@ -262,6 +262,8 @@ async function profileSummary(): Promise<{ function: string; 'self %': number }[
   return [...counts].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([fn, n]) => ({ function: fn.slice(0, 110), 'self %': (100 * n) / prof.samples.length }));
 }
 
+// Ingest runs as infra/services.sh runs it: compiled.
+execFileSync('npx', ['tsx', 'infra/compile.ts'], { stdio: 'ignore' });
 console.log(`producing ${total} events for each of three phases...`);
 const phases = [await preparePhase(), await preparePhase(), await preparePhase()];
 await untilMergesSettle();

@@ -1,4 +1,4 @@
-import { parseIdList, personDisplayName, propertiesJson, propertiesTimeline, propertyChanges } from './index.js';
+import { parseIdList, parsePropertiesJson, personDisplayName, propertiesJson, propertiesTimeline, propertyChanges } from './index.js';
 
 describe('display name', () => {
   it('prefers email, then name, then username, then the first distinct id', () => {
@@ -61,5 +61,13 @@ describe('properties as JSON', () => {
     expect(JSON.parse(text)).toEqual(properties);
     expect(propertiesJson(properties)).toBe(text);
     expect(propertiesJson({ ...properties, plan: 'pro' })).toBe('{"email":"a@b.io","nested":{"n":1},"plan":"pro"}');
+  });
+
+  it('keeps the text properties were parsed from as their JSON, not written out again', () => {
+    const stored = '{"n": 1.50, "email": "a@b.io", "tab": "a\\tb"}';
+    const properties = parsePropertiesJson(stored);
+    expect(properties).toEqual({ n: 1.5, email: 'a@b.io', tab: 'a\tb' });
+    expect(propertiesJson(properties)).toBe(stored);
+    expect(propertiesJson({ ...properties })).toBe('{"n":1.5,"email":"a@b.io","tab":"a\\tb"}');
   });
 });

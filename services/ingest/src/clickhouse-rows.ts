@@ -54,7 +54,8 @@ export const WARNING_COLUMNS = ['team_id', 'source', 'type', 'details', 'timesta
 
 /** Everything one chunk produces, encoded as it is added, written to ClickHouse before its offsets are committed. */
 export class RowBuffer {
-  // Columns named as JSON hold only `JSON.stringify` output.
+  // Columns named as JSON hold only JSON text with every control character escaped: JSON.stringify's
+  // output, or Postgres's jsonb text (see parsePropertiesJson).
   readonly events = new TabSeparatedRows<EventRowOut>(EVENT_COLUMNS, ['properties', 'person_properties']);
   readonly persons = new TabSeparatedRows<PersonRowOut>(PERSON_COLUMNS, ['properties']);
   readonly distinctIds = new TabSeparatedRows<DistinctIdRowOut>(DISTINCT_ID_COLUMNS);

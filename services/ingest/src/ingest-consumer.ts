@@ -45,9 +45,10 @@ export interface IngestConsumerOptions {
    * what is queued, so the share and the fetch size below set how large chunks really are: a
    * paused partition holds up to its share plus one fetch. Every partition of the process fills its
    * queue while two are processed, so this is most of ingest's memory: with one process on eight
-   * partitions, peak RSS measured 347-366 MB at 40,000 (5,000 each), 369-394 MB at 48,000
-   * (46-49 µs per event rather than 49) and 419 MB at 60,000. A second process takes half the
-   * partitions, so each of its partitions gets twice the share and its chunks grow.
+   * partitions run from tsx, peak RSS measured 347-366 MB at 40,000 (5,000 each), 369-394 MB at
+   * 48,000 and 419 MB at 60,000; compiled (infra/compile.ts), 325-333 MB at 40,000 and 361-366 MB
+   * at 48,000. A second process takes half the partitions, so each of its partitions gets twice
+   * the share and its chunks grow.
    */
   maxQueuedEvents?: number;
   /** Chunks per partition processed ahead of their commit (see PartitionPipelineDeps.maxChunksAhead). */
@@ -165,7 +166,7 @@ export class IngestConsumer {
   private queueShare(): number {
     let busy = 0;
     for (const pipeline of this.pipelines.values()) if (!pipeline.idle) busy++;
-    return Math.min(this.chunkSize, Math.floor((this.options.maxQueuedEvents ?? 40_000) / Math.max(1, busy)));
+    return Math.min(this.chunkSize, Math.floor((this.options.maxQueuedEvents ?? 48_000) / Math.max(1, busy)));
   }
 
   private async sendDeadLetters(topic: string, partition: number, deadLetters: DeadLetter[]): Promise<void> {

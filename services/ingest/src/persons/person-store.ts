@@ -1,5 +1,5 @@
 import type { ChunkPerson } from '@tributary/ingestion';
-import { PERSON_RECORD_COLUMNS, propertiesJson, type PersonRecord } from '@tributary/persons';
+import { PERSON_RECORD_TEXT_COLUMNS, parsePropertiesJson, propertiesJson, type PersonRecord } from '@tributary/persons';
 import type { PoolClient } from '@tributary/postgres';
 import { groupBy } from '../group-by.js';
 
@@ -20,15 +20,15 @@ export class PersonStore {
 
   /** The persons of these distinct ids, locked in id order (one statement, so no lock cycles). */
   async lockByDistinctIds(teamId: number, distinctIds: readonly string[]): Promise<Map<string, PersonRecord>> {
-    const { rows } = await this.client.query<PersonRecord & { distinct_id: string }>(
-      `SELECT d.distinct_id, ${PERSON_RECORD_COLUMNS}
+    const { rows } = await this.client.query<Omit<PersonRecord, 'properties'> & { distinct_id: string; properties: string }>(
+      `SELECT d.distinct_id, ${PERSON_RECORD_TEXT_COLUMNS}
          FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
         WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[])
         ORDER BY p.id
         FOR UPDATE OF p`,
       [teamId, [...new Set(distinctIds)]],
     );
-    return new Map(rows.map(({ distinct_id, ...person }) => [distinct_id, person]));
+    return new Map(rows.map(({ distinct_id, properties, ...person }) => [distinct_id, { ...person, properties: parsePropertiesJson(properties) }]));
   }
 
   /** Versions that new rows must start at to rise above the tombstones of deleted persons. */
