@@ -5,11 +5,13 @@
  * 35 MB of memory. Packages export `dist/` under the `tributary-compiled` condition, so
  * `node --conditions=tributary-compiled services/<name>/dist/main.js` runs compiled code only;
  * tests, benches and the CLI keep running the sources. Type checking is `npm run typecheck`'s.
- * Output is overwritten in place, never cleared first: running services and their cluster workers
- * load from it. The output of a deleted source stays behind, unused.
+ * Running services and their cluster workers load from the output while another service starts
+ * and compiles (the chaos suite restarts them one by one), so a file is only written when its
+ * content changes, and then whole, renamed into place. The output of a deleted source stays
+ * behind, unused.
  * Run: npx tsx infra/compile.ts
  */
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { build } from 'esbuild';
 
@@ -30,7 +32,8 @@ await Promise.all(
   workspaces.map(async (workspace) => {
     const src = path.join(workspace, 'src');
     const dist = path.join(workspace, 'dist');
-    await build({
+    const { outputFiles } = await build({
+      write: false,
       entryPoints: await sourcesOf(src),
       outdir: dist,
       outbase: src,
@@ -40,6 +43,15 @@ await Promise.all(
       sourcemap: 'linked',
       logLevel: 'warning',
     });
+    for (const file of outputFiles) {
+      const current = await readFile(file.path).catch(() => null);
+      if (current?.equals(file.contents)) continue;
+      await mkdir(path.dirname(file.path), { recursive: true });
+      // Named per process: two services may start, and compile, at once.
+      const temporary = `${file.path}.${process.pid}.tmp`;
+      await writeFile(temporary, file.contents);
+      await rename(temporary, file.path);
+    }
   }),
 );
 console.log(`compiled ${workspaces.length} workspaces`);
