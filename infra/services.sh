@@ -20,11 +20,25 @@ instances() {
   done
 }
 
-start() {
-  # Services run compiled JavaScript (see infra/compile.ts), rebuilt on every start so that a
-  # restart after a code change runs that change.
+# Services run compiled JavaScript (see infra/compile.ts), rebuilt when a file of a workspace or
+# the compile script changed since the last build, so that a restart after a code change runs
+# that change. Only then: a supervisor restarting one service (the chaos suite does) should not
+# wait for, or share the cores with, a build of everything.
+compile() {
+  local stamp="$STATE/compiled.stamp"
+  if [[ -f "$stamp" && -f "$ROOT/services/api/dist/main.js" ]] &&
+    [[ -z "$(find "$ROOT/packages" "$ROOT/services" "$ROOT/infra/compile.ts" \( -name node_modules -o -name dist \) -prune -o -type f -newer "$stamp" -print -quit)" ]]; then
+    return
+  fi
   log "compiling services"
+  # Stamped with the time the build started: a file saved during it is built next time.
+  touch "$stamp.next"
   (cd "$ROOT" && npx tsx infra/compile.ts >/dev/null)
+  mv "$stamp.next" "$stamp"
+}
+
+start() {
+  compile
   while read -r name service port; do
     local pidfile="$STATE/pids/$name.pid"
     if pid_alive "$pidfile"; then log "$name already running"; continue; fi
