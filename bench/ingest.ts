@@ -13,7 +13,9 @@
  * phase starts once ClickHouse's merges have finished, and its stores' time includes the merges
  * its own inserts caused.
  * Needs the stores of `make up` (the running services are not used).
- * Run: npx tsx bench/ingest.ts [events] [--profile]   (--profile: CPU profile of the one-process phase)
+ * BENCH_ROUNDS (default 1) repeats the three phases on fresh topics and reports the medians: on a
+ * shared machine one run moves 15% either way, so comparing two versions of ingest takes three.
+ * Run: npx tsx bench/ingest.ts [events] [--profile]   (--profile: CPU profile of the first one-process phase)
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -31,10 +33,11 @@ import { RowWriter } from '../services/ingest/src/clickhouse-writer.js';
 import { IngestConsumer } from '../services/ingest/src/ingest-consumer.js';
 import { groupBy } from '../services/ingest/src/group-by.js';
 import { realisticEvent } from './events.js';
-import { cpuSeconds, storeCpuPerEvent, storeCpuSeconds, table } from './lib.js';
+import { cpuSeconds, median, storeCpuPerEvent, storeCpuSeconds, table } from './lib.js';
 
 const total = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200_000);
 const profile = process.argv.includes('--profile');
+const rounds = Number(process.env.BENCH_ROUNDS ?? 1);
 const distinctIds = 10_000;
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
 const logger = createLogger('bench-ingest', 'warn');
@@ -264,32 +267,37 @@ async function profileSummary(): Promise<{ function: string; 'self %': number }[
 
 // Ingest runs as infra/services.sh runs it: compiled.
 execFileSync('npx', ['tsx', 'infra/compile.ts'], { stdio: 'ignore' });
-console.log(`producing ${total} events for each of three phases...`);
-const phases = [await preparePhase(), await preparePhase(), await preparePhase()];
-await untilMergesSettle();
-console.log('bare pipeline...');
-const bareRun = await bare(phases[0]!);
-const bareRate = bareRun.rate;
-if (profile) {
-  await rm(profileDir, { recursive: true, force: true });
-  await mkdir(profileDir, { recursive: true });
+const runs = [];
+for (let round = 1; round <= rounds; round++) {
+  console.log(`${rounds > 1 ? `round ${round} of ${rounds}: ` : ''}producing ${total} events for each of three phases...`);
+  const phases = [await preparePhase(), await preparePhase(), await preparePhase()];
+  await untilMergesSettle();
+  console.log('bare pipeline...');
+  const bareRun = await bare(phases[0]!);
+  const profiled = profile && round === 1;
+  if (profiled) {
+    await rm(profileDir, { recursive: true, force: true });
+    await mkdir(profileDir, { recursive: true });
+  }
+  console.log('one ingest process...');
+  const one = await ingest(phases[1]!, 1, profiled);
+  console.log('two ingest processes...');
+  const two = await ingest(phases[2]!, 2, false);
+  table([
+    { phase: 'bare pipeline (no persons)', events: total, 'events/s': bareRun.rate, 'CPU µs/event': bareRun.cpuUsPerEvent, 'peak RSS MB': Number.NaN, ...bareRun.stores },
+    { phase: 'ingest, 1 process', events: one.events, 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'peak RSS MB': one.rssMb, ...one.stores },
+    { phase: 'ingest, 2 processes', events: two.events, 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb, ...two.stores },
+  ]);
+  if (profiled) table(await profileSummary());
+  runs.push({ bare: bareRun.rate, one: one.rate, two: two.rate, rss: Math.max(one.rssMb, two.rssMb) });
 }
-console.log('one ingest process...');
-const one = await ingest(phases[1]!, 1, profile);
-console.log('two ingest processes...');
-const two = await ingest(phases[2]!, 2, false);
-
-table([
-  { phase: 'bare pipeline (no persons)', events: total, 'events/s': bareRate, 'CPU µs/event': bareRun.cpuUsPerEvent, 'peak RSS MB': Number.NaN, ...bareRun.stores },
-  { phase: 'ingest, 1 process', events: one.events, 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'peak RSS MB': one.rssMb, ...one.stores },
-  { phase: 'ingest, 2 processes', events: two.events, 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb, ...two.stores },
-]);
-if (profile) table(await profileSummary());
 await producer.disconnect();
 await clickhouse.close();
 await pool.end();
-const rss = Math.max(one.rssMb, two.rssMb);
+// Medians of the rounds (the ratio the median of each round's own), the highest RSS of any.
 console.log(
-  `RESULT ingest_events_per_s=${Math.round(one.rate)} bare_events_per_s=${Math.round(bareRate)} ratio=${(one.rate / bareRate).toFixed(2)} replicas2_events_per_s=${Math.round(two.rate)} rss_mb=${Math.round(rss)}`,
+  `RESULT ingest_events_per_s=${Math.round(median(runs.map((r) => r.one)))} bare_events_per_s=${Math.round(median(runs.map((r) => r.bare)))}` +
+    ` ratio=${median(runs.map((r) => r.one / r.bare)).toFixed(2)} replicas2_events_per_s=${Math.round(median(runs.map((r) => r.two)))}` +
+    ` rss_mb=${Math.round(Math.max(...runs.map((r) => r.rss)))}`,
 );
 process.exit(0);

@@ -169,7 +169,7 @@ export async function startBareServer(answer: string): Promise<{ url: string; pi
 
 type DriveOptions = Parameters<typeof drive>[0];
 
-const median = (values: readonly number[]) => percentile(values, 50);
+export const median = (values: readonly number[]) => percentile(values, 50);
 
 /**
  * The baseline and the service driven in turns, `rounds` times, each turn as long as its options'
