@@ -16,6 +16,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 
 const root = path.resolve(import.meta.dirname, '..');
+const CONDITION = 'tributary-compiled';
 
 async function sourcesOf(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
@@ -28,6 +29,16 @@ const workspaces = [];
 for (const parent of ['packages', 'services']) {
   for (const name of await readdir(path.join(root, parent))) workspaces.push(path.join(root, parent, name));
 }
+// An export without the condition would load TypeScript into a compiled service, which Node
+// refuses at start-up with an error that names neither the package nor the fix.
+for (const workspace of workspaces) {
+  const { name, exports } = JSON.parse(await readFile(path.join(workspace, 'package.json'), 'utf8')) as { name: string; exports?: Record<string, unknown> };
+  for (const [subpath, target] of Object.entries(exports ?? {})) {
+    const compiled = typeof target === 'object' && target !== null ? (target as Record<string, unknown>)[CONDITION] : undefined;
+    if (typeof compiled !== 'string') throw new Error(`${name}: export "${subpath}" has no "${CONDITION}" target; add one pointing into dist/, as the other packages do`);
+  }
+}
+
 await Promise.all(
   workspaces.map(async (workspace) => {
     const src = path.join(workspace, 'src');
