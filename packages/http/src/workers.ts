@@ -95,8 +95,14 @@ export function runAsWorkers(name: string, workers: number, logger: Logger): Pro
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
   };
 
+  // Counted here rather than read from cluster.workers, which drops a worker only once it has
+  // both exited and disconnected: when the last one's exit came first, the primary never saw the
+  // list empty, never exited, and Node ended it with 13 (its top-level await unsettled).
+  const running = new Set<number>();
+  cluster.on('fork', (worker) => running.add(worker.id));
   cluster.on('listening', (worker) => listening.add(worker.id));
   cluster.on('exit', (worker, code, signal) => {
+    running.delete(worker.id);
     const started = listening.delete(worker.id);
     if (!stopping && started) {
       logger.error({ pid: worker.process.pid, code, signal }, `${name} worker died; starting another`);
@@ -109,7 +115,7 @@ export function runAsWorkers(name: string, workers: number, logger: Logger): Pro
       stopAll();
     }
     if (code !== 0 && !(stopping && signal === 'SIGTERM')) failed = true;
-    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0);
+    if (running.size === 0) process.exit(failed ? 1 : 0);
   });
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, stopAll);
   aggregateForWorkers();
