@@ -116,7 +116,7 @@ export class TabSeparatedRows<Row extends Record<keyof Row, Cell>> {
   /** The row being added, field by field; kept to spare an array per row. */
   private readonly fields: string[];
 
-  /** `jsonColumns` hold JSON text from `JSON.stringify`, which is escaped more cheaply. */
+  /** `jsonColumns` hold JSON text with every control character escaped (see `tabSeparatedJson`), which is escaped more cheaply. */
   constructor(
     readonly columns: readonly (keyof Row & string)[],
     jsonColumns: readonly (keyof Row & string)[] = [],

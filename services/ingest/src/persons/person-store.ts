@@ -28,7 +28,15 @@ export class PersonStore {
         FOR UPDATE OF p`,
       [teamId, [...new Set(distinctIds)]],
     );
-    return new Map(rows.map(({ distinct_id, properties, ...person }) => [distinct_id, { ...person, properties: parsePropertiesJson(properties) }]));
+    // A person named by several of the distinct ids comes once per id: its properties are parsed once.
+    const byId = new Map<number, PersonRecord>();
+    return new Map(
+      rows.map(({ distinct_id, properties, ...person }) => {
+        let record = byId.get(person.id);
+        if (!record) byId.set(person.id, (record = { ...person, properties: parsePropertiesJson(properties) }));
+        return [distinct_id, record];
+      }),
+    );
   }
 
   /** Versions that new rows must start at to rise above the tombstones of deleted persons. */
