@@ -1,5 +1,5 @@
 import type { CohortDefinition, FlagDefinition } from './definition.js';
-import { planFor, type ConditionPlan, type FlagPlan } from './flag-plan.js';
+import { planFor, type ConditionPlan, type FlagPlan, type MatchOutcomes } from './flag-plan.js';
 import { holdoutHash, prefixedHash } from './hash.js';
 
 export { isCohortMember } from './cohort-membership.js';
@@ -13,12 +13,17 @@ export type ReasonCode =
   | 'super_condition_value'
   | 'holdout_condition_value';
 
+/**
+ * One flag's answer. Frozen and shared: every evaluation with the same outcome (flag definition,
+ * reason, condition and variant) returns the same object, so a caller may key what it derives
+ * from a result (its JSON, say) on the object.
+ */
 export interface FlagResult {
-  key: string;
-  enabled: boolean;
-  variant: string | null;
-  payload: unknown;
-  reason: { code: ReasonCode; condition_index: number | null; description: string };
+  readonly key: string;
+  readonly enabled: boolean;
+  readonly variant: string | null;
+  readonly payload: unknown;
+  readonly reason: { readonly code: ReasonCode; readonly condition_index: number | null; readonly description: string };
 }
 
 export interface EvaluationContext {
@@ -40,28 +45,22 @@ export interface EvaluationContext {
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
-function result(plan: FlagPlan, enabled: boolean, variant: string | null, payload: unknown, code: ReasonCode, index: number | null, description: string): FlagResult {
-  return { key: plan.key, enabled, variant, payload, reason: { code, condition_index: index, description } };
-}
-
-const off = (plan: FlagPlan, code: ReasonCode, index: number | null, description: string) => result(plan, false, null, null, code, index, description);
-
 function namesVariant(this: unknown, variant: { key: string }): boolean {
   return variant.key === this;
 }
 
 /** A match: the group's override if it names a variant, else the variant whose running share first exceeds the id's variant hash. */
-function matched(plan: FlagPlan, id: string, override: string | null | undefined, code: ReasonCode, index: number, description: string): FlagResult {
+function matched(plan: FlagPlan, id: string, override: string | null | undefined, outcomes: MatchOutcomes): FlagResult {
   const variants = plan.variants;
-  if (variants === null) return result(plan, true, null, plan.truePayload, code, index, description);
-  if (override && variants.source.some(namesVariant, override)) return result(plan, true, override, plan.payloadsSource?.[override] ?? null, code, index, description);
+  if (variants === null) return outcomes.of(null);
+  if (override && variants.source.some(namesVariant, override)) return outcomes.of(override);
   const h = prefixedHash(plan.hashPrefix, id, 'variant');
   if (variants.failure !== null) throw variants.failure.error;
   const bounds = variants.bounds;
   for (let i = 0; i < bounds.length; i++) {
-    if (h < bounds[i]!) return result(plan, true, variants.keys[i]!, variants.payloads[i], code, index, description);
+    if (h < bounds[i]!) return outcomes.of(variants.keys[i]!);
   }
-  return result(plan, true, null, plan.truePayload, code, index, description);
+  return outcomes.of(null);
 }
 
 /** A bucket is in [0, 1]: below that, not hashed yet. */
@@ -75,7 +74,7 @@ const NOT_HASHED = -1;
  */
 export function evaluateFlag(flag: FlagDefinition, context: EvaluationContext): FlagResult {
   const plan = planFor(flag);
-  if (plan.disabled) return off(plan, 'flag_disabled', null, 'Flag is disabled');
+  if (plan.disabled) return plan.disabledResult;
 
   // The id a flag buckets on, and the properties its filters read: the person's (or the
   // continuity override's id), or those of the request's group of the flag's type.
@@ -90,11 +89,11 @@ export function evaluateFlag(flag: FlagDefinition, context: EvaluationContext): 
     id = type === undefined ? null : (context.groups[type] ?? null);
     properties = type === undefined ? null : (context.groupProperties[type] ?? {});
   }
-  if (id === null || properties === null) return off(plan, 'no_group_type', null, 'The request has no group of the type this flag aggregates by');
+  if (id === null || properties === null) return plan.noGroupType;
 
   const holdout = plan.holdout;
   if (holdout !== null && holdoutHash(id) <= holdout.threshold) {
-    return result(plan, true, holdout.variant, holdout.payload, 'holdout_condition_value', null, 'In the holdout group');
+    return holdout.result;
   }
 
   // Every condition group buckets the same id: hash it at most once, and not at all for full rollouts.
@@ -102,9 +101,9 @@ export function evaluateFlag(flag: FlagDefinition, context: EvaluationContext): 
   const superGroup = plan.superGroup;
   if (superGroup !== null && hasOwn.call(context.personProperties, superGroup.key)) {
     const condition = superGroup.condition;
-    if (!condition.propertiesMatch(context.personProperties, context)) return off(plan, 'super_condition_value', 0, 'Super condition value');
-    if (condition.sampled && prefixedHash(plan.hashPrefix, id, '') > condition.bound) return off(plan, 'super_condition_value', 0, 'Super condition value');
-    return matched(plan, id, condition.variant, 'super_condition_value', 0, 'Super condition value');
+    if (!condition.propertiesMatch(context.personProperties, context)) return plan.superConditionOff;
+    if (condition.sampled && prefixedHash(plan.hashPrefix, id, '') > condition.bound) return plan.superConditionOff;
+    return matched(plan, id, condition.variant, condition.matches);
   }
 
   if (plan.groupsFailure !== null) throw plan.groupsFailure.error;
@@ -120,8 +119,8 @@ export function evaluateFlag(flag: FlagDefinition, context: EvaluationContext): 
         continue;
       }
     }
-    return matched(plan, id, group.variant, 'condition_match', group.index, group.description);
+    return matched(plan, id, group.variant, group.matches);
   }
-  if (outOfRollout !== null) return off(plan, 'out_of_rollout_bound', outOfRollout.index, 'Out of rollout bound');
-  return off(plan, 'no_condition_match', null, 'No matching condition set');
+  if (outOfRollout !== null) return outOfRollout.outOfRollout;
+  return plan.noConditionMatch;
 }

@@ -28,11 +28,21 @@ describe('flag plans', () => {
     expect(evaluateFlag(before, context({ plan: 'pro' })).enabled).toBe(true);
   });
 
-  it('return a fresh result object from every evaluation', () => {
-    const flag = definition({ groups: [{}] });
-    const first = evaluateFlag(flag, context());
-    expect(evaluateFlag(flag, context())).not.toBe(first);
-    expect(evaluateFlag(flag, context()).reason).not.toBe(first.reason);
+  it('answer one frozen object per outcome of a definition: ids with the same outcome share it, others get their own', () => {
+    const flag = definition({ groups: [{ properties: [{ key: 'plan', value: 'pro', type: 'person' }] }, { rollout_percentage: 50 }], multivariate: { variants: [{ key: 'a', rollout_percentage: 50 }, { key: 'b', rollout_percentage: 50 }] } });
+    const byOutcome = new Map<string, unknown>();
+    for (let i = 0; i < 400; i++) {
+      const result = evaluateFlag(flag, { ...context({ plan: i % 2 ? 'pro' : 'free' }), distinctId: `u${i}` });
+      expect(Object.isFrozen(result) && Object.isFrozen(result.reason)).toBe(true);
+      const outcome = `${result.reason.code}/${result.reason.condition_index}/${result.variant}`;
+      if (!byOutcome.has(outcome)) byOutcome.set(outcome, result);
+      expect(result).toBe(byOutcome.get(outcome));
+    }
+    // Two matching groups with two variants each, and out of rollout.
+    expect([...byOutcome.keys()].sort()).toEqual(['condition_match/0/a', 'condition_match/0/b', 'condition_match/1/a', 'condition_match/1/b', 'out_of_rollout_bound/1/null']);
+    const copy = definition(flag.filters);
+    expect(evaluateFlag(copy, context())).not.toBe(evaluateFlag(flag, context()));
+    expect(evaluateFlag(copy, context())).toEqual(evaluateFlag(flag, context()));
   });
 
   it('keep a malformed part’s error until evaluation reaches it, as reading the definition as stored would', () => {

@@ -1,7 +1,7 @@
 import { CompiledPropertyFilter } from '@tributary/property-filters';
 import { matchCohort } from './cohort-membership.js';
 import type { ConditionGroup, FlagDefinition, PropertyFilter, Variant } from './definition.js';
-import type { EvaluationContext } from './evaluate-flag.js';
+import type { EvaluationContext, FlagResult, ReasonCode } from './evaluate-flag.js';
 
 /**
  * A flag definition prepared for evaluation: decide evaluates every flag of a project on every
@@ -15,6 +15,37 @@ import type { EvaluationContext } from './evaluate-flag.js';
  * included: where reading a part as stored would throw (a filter that is not an object, say),
  * the error is kept and thrown when evaluation reaches that part, not before.
  */
+
+/** A result, frozen: one object stands for every evaluation with the same outcome. */
+function outcome(key: string, enabled: boolean, variant: string | null, payload: unknown, code: ReasonCode, index: number | null, description: string): FlagResult {
+  return Object.freeze({ key, enabled, variant, payload, reason: Object.freeze({ code, condition_index: index, description }) });
+}
+
+/**
+ * The results of a match by one condition (a condition group, or the super group), one per
+ * variant, made on first use: a flag's results are few (its outcomes), while 50 flags a request
+ * made two objects each per request. Shared results let decide keep each one's JSON beside it.
+ */
+export class MatchOutcomes {
+  private readonly byVariant = new Map<string | null, FlagResult>();
+
+  constructor(
+    private readonly key: string,
+    private readonly payloadOf: (variant: string | null) => unknown,
+    private readonly code: ReasonCode,
+    private readonly index: number,
+    private readonly description: string,
+  ) {}
+
+  of(variant: string | null): FlagResult {
+    let result = this.byVariant.get(variant);
+    if (result === undefined) {
+      result = outcome(this.key, true, variant, this.payloadOf(variant), this.code, this.index, this.description);
+      this.byVariant.set(variant, result);
+    }
+    return result;
+  }
+}
 
 /** An error met while planning a part, thrown when evaluation gets there. */
 class Deferred {
@@ -51,10 +82,13 @@ export class ConditionPlan {
   readonly sampled: boolean = false;
   readonly bound: number = 0;
   readonly variant: string | null | undefined = undefined;
-  readonly description: string;
+  /** Its matches, and the result when it was the first group whose properties held but whose rollout left the id out. */
+  readonly matches: MatchOutcomes;
+  readonly outOfRollout: FlagResult;
 
-  constructor(group: ConditionGroup, readonly index: number) {
-    this.description = `Matched condition set ${index + 1}`;
+  constructor(group: ConditionGroup, readonly index: number, key: string, payloadOf: (variant: string | null) => unknown, code: ReasonCode = 'condition_match') {
+    this.matches = new MatchOutcomes(key, payloadOf, code, index, code === 'condition_match' ? `Matched condition set ${index + 1}` : 'Super condition value');
+    this.outOfRollout = outcome(key, false, null, null, 'out_of_rollout_bound', index, 'Out of rollout bound');
     try {
       for (const filter of group.properties ?? []) this.filters.push(new FilterPlan(filter));
       const rollout = group.rollout_percentage;
@@ -107,11 +141,16 @@ export class SuperGroupPlan {
 }
 
 export class HoldoutPlan {
+  readonly result: FlagResult;
+
   constructor(
     readonly threshold: number,
-    readonly variant: string,
-    readonly payload: unknown,
-  ) {}
+    key: string,
+    variant: string,
+    payload: unknown,
+  ) {
+    this.result = outcome(key, true, variant, payload, 'holdout_condition_value', null, 'In the holdout group');
+  }
 }
 
 export class FlagPlan {
@@ -128,13 +167,19 @@ export class FlagPlan {
   readonly groupsFailure: Deferred | null = null;
   /** Null when the flag has no variants. */
   readonly variants: VariantsPlan | null = null;
-  /** The payload of the flag's value `true`, for a match without a variant. */
-  readonly truePayload: unknown = null;
-  /** The payloads as stored, for a variant override's. */
-  readonly payloadsSource: Record<string, unknown> | undefined = undefined;
+  /** The results that are the same for everyone they apply to. */
+  readonly disabledResult: FlagResult;
+  readonly noGroupType: FlagResult;
+  readonly superConditionOff: FlagResult;
+  readonly noConditionMatch: FlagResult;
 
   constructor(flag: FlagDefinition) {
-    this.key = flag.key;
+    const key = flag.key;
+    this.key = key;
+    this.disabledResult = outcome(key, false, null, null, 'flag_disabled', null, 'Flag is disabled');
+    this.noGroupType = outcome(key, false, null, null, 'no_group_type', null, 'The request has no group of the type this flag aggregates by');
+    this.superConditionOff = outcome(key, false, null, null, 'super_condition_value', 0, 'Super condition value');
+    this.noConditionMatch = outcome(key, false, null, null, 'no_condition_match', null, 'No matching condition set');
     this.disabled = !flag.active || Boolean(flag.deleted);
     if (this.disabled) return;
     const filters = flag.filters;
@@ -142,22 +187,21 @@ export class FlagPlan {
     this.groupTypeIndex = index === undefined || index === null ? null : index;
     this.hashPrefix = `${flag.key}.`;
     const payloads = filters.payloads;
-    this.payloadsSource = payloads;
+    // A match's payload follows from its variant alone: `true`'s when it has none.
     const payloadOf = (variant: string | null | undefined): unknown => payloads?.[variant ?? 'true'] ?? null;
-    this.truePayload = payloadOf(null);
 
     const holdout = filters.holdout;
     if (holdout) {
       const variant = `holdout-${holdout.id}`;
-      this.holdout = new HoldoutPlan(holdout.exclusion_percentage / 100, variant, payloadOf(variant));
+      this.holdout = new HoldoutPlan(holdout.exclusion_percentage / 100, key, variant, payloadOf(variant));
     }
     const superGroup = filters.super_groups?.[0];
     const superKey = superGroup?.properties?.[0]?.key;
-    if (superGroup && superKey !== undefined) this.superGroup = new SuperGroupPlan(superKey, new ConditionPlan(superGroup, 0));
+    if (superGroup && superKey !== undefined) this.superGroup = new SuperGroupPlan(superKey, new ConditionPlan(superGroup, 0, key, payloadOf, 'super_condition_value'));
 
     try {
       const groups = filters.groups ?? [];
-      for (const [i, group] of groups.entries()) this.groups.push(new ConditionPlan(group, i));
+      for (const [i, group] of groups.entries()) this.groups.push(new ConditionPlan(group, i, key, payloadOf));
     } catch (error) {
       this.groupsFailure = new Deferred(error);
     }

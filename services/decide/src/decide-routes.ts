@@ -184,32 +184,33 @@ export function flagRoutes(deps: DecideDeps): DirectRoute[] {
     };
     // Without the stored person, a flag that needs its properties cannot be answered truthfully: leave it out.
     const requestPersonProperties = errors ? assignOwn(assignOwn({}, location), body.person_properties) : null;
-    const results: Evaluated[] = [];
+    const evaluated: Evaluated = { flags: [], results: [] };
     for (const flag of defs.flags) {
       if (requestPersonProperties && needsPerson(flag, requestPersonProperties)) continue;
-      results.push({ flag, result: evaluateFlag(flag, context) });
+      evaluated.flags.push(flag);
+      evaluated.results.push(evaluateFlag(flag, context));
     }
-    return { results, errors };
+    return { evaluated, errors };
   }
 
   async function answered(request: DirectRequest) {
-    const { results, errors } = await evaluate(request);
+    const { evaluated, errors } = await evaluate(request);
     let enabled = 0;
-    for (const { result } of results) if (result.enabled) enabled++;
-    deps.metrics?.evaluated(enabled, results.length - enabled);
-    return { results, errors };
+    for (const result of evaluated.results) if (result.enabled) enabled++;
+    deps.metrics?.evaluated(enabled, evaluated.results.length - enabled);
+    return { evaluated, errors };
   }
 
   const decide = async (request: DirectRequest) => {
     if (answeredByCors(request)) return;
-    const { results, errors } = await answered(request);
-    sendJson(request.res, decideResponse(results, errors, Number(request.query.v ?? 1)));
+    const { evaluated, errors } = await answered(request);
+    sendJson(request.res, decideResponse(evaluated, errors, Number(request.query.v ?? 1)));
   };
 
   const flags = async (request: DirectRequest) => {
     if (answeredByCors(request)) return;
-    const { results, errors } = await answered(request);
-    sendJson(request.res, flagsResponse(results, errors, randomUUID()));
+    const { evaluated, errors } = await answered(request);
+    sendJson(request.res, flagsResponse(evaluated, errors, randomUUID()));
   };
 
   const methods = ['GET', 'POST', 'OPTIONS'] as const;

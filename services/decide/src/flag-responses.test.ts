@@ -1,8 +1,10 @@
-import { evaluateFlag, type FlagDefinition } from '@tributary/flags';
+import { evaluateFlag, type FlagDefinition, type FlagResult } from '@tributary/flags';
 import { decideResponse, flagsResponse, payloadText, type Evaluated } from './flag-responses.js';
 
+type Pair = { flag: FlagDefinition; result: FlagResult };
+
 /** The answers' shapes as objects, serialised by JSON.stringify: what the joined texts must equal byte for byte. */
-const flagsShape = (results: Evaluated[], errors: boolean, requestId: string) => ({
+const flagsShape = (results: Pair[], errors: boolean, requestId: string) => ({
   flags: Object.fromEntries(
     results.map(({ flag, result }) => [
       flag.key,
@@ -19,7 +21,7 @@ const flagsShape = (results: Evaluated[], errors: boolean, requestId: string) =>
   requestId,
 });
 
-const decideShape = (results: Evaluated[], errors: boolean, version: number) => {
+const decideShape = (results: Pair[], errors: boolean, version: number) => {
   const common = {
     config: { enable_collect_everything: true },
     toolbarParams: {},
@@ -55,8 +57,10 @@ function definitions(): FlagDefinition[] {
   }));
 }
 
-const evaluateAll = (flags: FlagDefinition[], distinctId: string, plan: string): Evaluated[] =>
+const evaluateAll = (flags: FlagDefinition[], distinctId: string, plan: string): Pair[] =>
   flags.map((flag) => ({ flag, result: evaluateFlag(flag, { distinctId, personProperties: { plan }, groups: {}, groupProperties: {}, groupTypeMapping: {}, now: new Date() }) }));
+
+const evaluated = (pairs: Pair[]): Evaluated => ({ flags: pairs.map((p) => p.flag), results: pairs.map((p) => p.result) });
 
 describe('flag answers joined from remembered members', () => {
   const flags = definitions();
@@ -65,19 +69,27 @@ describe('flag answers joined from remembered members', () => {
     for (let i = 0; i < 200; i++) {
       const results = evaluateAll(flags, `user-${i}`, i % 3 ? 'pro' : 'free');
       const errors = i % 5 === 0;
-      expect(flagsResponse(results, errors, `request-${i}`).toString()).toBe(JSON.stringify(flagsShape(results, errors, `request-${i}`)));
+      expect(flagsResponse(evaluated(results), errors, `request-${i}`).toString()).toBe(JSON.stringify(flagsShape(results, errors, `request-${i}`)));
     }
   });
 
   it('are byte for byte what JSON.stringify makes of the /decide shape, for every version', () => {
     for (let i = 0; i < 200; i++) {
       const results = evaluateAll(flags, `user-${i}`, i % 3 ? 'pro' : 'free');
-      for (const version of [1, 2, 3, 4, Number.NaN]) expect(decideResponse(results, i % 7 === 0, version).toString()).toBe(JSON.stringify(decideShape(results, i % 7 === 0, version)));
+      for (const version of [1, 2, 3, 4, Number.NaN]) expect(decideResponse(evaluated(results), i % 7 === 0, version).toString()).toBe(JSON.stringify(decideShape(results, i % 7 === 0, version)));
     }
   });
 
+  it('stay intact while later answers are made, cut from the same memory or not', () => {
+    const first = flagsResponse(evaluated(evaluateAll(flags, 'user-first', 'pro')), false, 'first');
+    const text = first.toString();
+    // Enough answers to fill several slabs.
+    for (let i = 0; i < 2_000; i++) decideResponse(evaluated(evaluateAll(flags, `user-${i}`, 'free')), false, 3);
+    expect(first.toString()).toBe(text);
+  });
+
   it('answer empty objects for a project without flags', () => {
-    expect(JSON.parse(flagsResponse([], false, 'r').toString())).toEqual({ flags: {}, errorsWhileComputingFlags: false, requestId: 'r' });
-    expect(JSON.parse(decideResponse([], true, 3).toString())).toMatchObject({ featureFlags: {}, featureFlagPayloads: {}, errorsWhileComputingFlags: true });
+    expect(JSON.parse(flagsResponse(evaluated([]), false, 'r').toString())).toEqual({ flags: {}, errorsWhileComputingFlags: false, requestId: 'r' });
+    expect(JSON.parse(decideResponse(evaluated([]), true, 3).toString())).toMatchObject({ featureFlags: {}, featureFlagPayloads: {}, errorsWhileComputingFlags: true });
   });
 });

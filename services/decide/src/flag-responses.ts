@@ -1,85 +1,39 @@
 import type { FlagDefinition, FlagResult } from '@tributary/flags';
 
+/** A request's answers: `results[i]` is the result of `flags[i]`. Two lists, not a pair per flag, as every request makes one per flag. */
 export interface Evaluated {
-  flag: FlagDefinition;
-  result: FlagResult;
+  flags: FlagDefinition[];
+  results: FlagResult[];
 }
 
 /** PostHog's payload field: the stored string as it is, anything else as JSON text. */
 export const payloadText = (payload: unknown) => (payload === null || payload === undefined ? null : typeof payload === 'string' ? payload : JSON.stringify(payload));
 
 /**
- * What one flag serialises to, remembered per definition as UTF-8 bytes. A result is a pure
- * function of the definition and its outcome (enabled, reason code and condition index,
- * variant), and a project has few outcomes per flag, so each distinct member of an answer is
- * serialised and encoded once; the requests that follow copy bytes. Serialising 50 flags'
- * objects was the largest cost of a request in the profile. Definitions are replaced, never
- * changed, when a flag changes, so a memo never goes stale.
+ * What one result serialises to, as UTF-8 bytes. The flag engine returns one shared, frozen
+ * object per outcome of a definition (see FlagResult), and a project has few outcomes per flag,
+ * so each member of an answer is serialised and encoded once and kept beside its result; the
+ * requests that follow copy bytes. Serialising 50 flags' objects was the largest cost of a
+ * request in the profile, and finding the bytes by outcome through nested maps the next one.
  */
-interface FlagMembers {
-  /** JSON of the key, with its colon. */
-  key: string;
+interface ResultJson {
   /** Where `Object.fromEntries` would put the key: array indices come first, in numeric order. */
   index: number | null;
-  /** `/flags` members by outcome: enabled, then reason code, condition index and variant (maps, so no key is built per request). */
-  flags: [Map<string, Map<number | null, Map<string | null, Buffer>>>, Map<string, Map<number | null, Map<string | null, Buffer>>>];
-  /** `/decide` featureFlags members: disabled, and enabled by variant. */
-  disabled: Buffer;
-  enabled: Map<string | null, Buffer>;
-  /** `/decide` featureFlagPayloads members by variant. */
-  payloads: Map<string | null, Buffer>;
+  /** `/flags` member: the result with its reason and metadata. */
+  flag: Buffer;
+  /** `/decide` featureFlags member: false, true or the variant. */
+  value: Buffer;
+  /** `/decide` featureFlagPayloads member. */
+  payload: Buffer;
 }
 
-const memo = new WeakMap<FlagDefinition, FlagMembers>();
+const memo = new WeakMap<FlagResult, ResultJson>();
 const ARRAY_INDEX = /^(?:0|[1-9]\d*)$/;
 
-function membersOf(flag: FlagDefinition): FlagMembers {
-  let members = memo.get(flag);
-  if (!members) {
+function jsonOf(flag: FlagDefinition, result: FlagResult): ResultJson {
+  let json = memo.get(result);
+  if (json === undefined) {
     const key = `${JSON.stringify(flag.key)}:`;
-    const index = ARRAY_INDEX.test(flag.key) && Number(flag.key) < 2 ** 32 - 1 ? Number(flag.key) : null;
-    members = { key, index, flags: [new Map(), new Map()], disabled: Buffer.from(`${key}false`), enabled: new Map(), payloads: new Map() };
-    memo.set(flag, members);
-  }
-  return members;
-}
-
-const OPEN = Buffer.from('{');
-const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from('}');
-
-/**
- * Appends a JSON object of one member per result to `out`, in the order
- * `JSON.stringify(Object.fromEntries(...))` gives: keys that are array indices first, in numeric
- * order, then the others as they come.
- */
-function appendObject(out: Buffer[], results: readonly Evaluated[], member: (evaluated: Evaluated, members: FlagMembers) => Buffer): void {
-  const plain: Buffer[] = [];
-  let indexed: { index: number; bytes: Buffer }[] | null = null;
-  for (const evaluated of results) {
-    const members = membersOf(evaluated.flag);
-    const bytes = member(evaluated, members);
-    if (members.index === null) plain.push(bytes);
-    else (indexed ??= []).push({ index: members.index, bytes });
-  }
-  const all = indexed ? [...indexed.sort((a, b) => a.index - b.index).map((m) => m.bytes), ...plain] : plain;
-  out.push(OPEN);
-  for (let i = 0; i < all.length; i++) {
-    if (i > 0) out.push(COMMA);
-    out.push(all[i]!);
-  }
-  out.push(CLOSE);
-}
-
-function flagsMember({ flag, result }: Evaluated, members: FlagMembers): Buffer {
-  // The description goes with the reason code and condition index, and the payload with the variant.
-  const byCode = members.flags[result.enabled ? 1 : 0];
-  let byIndex = byCode.get(result.reason.code);
-  if (!byIndex) byCode.set(result.reason.code, (byIndex = new Map()));
-  let byVariant = byIndex.get(result.reason.condition_index);
-  if (!byVariant) byIndex.set(result.reason.condition_index, (byVariant = new Map()));
-  let bytes = byVariant.get(result.variant);
-  if (bytes === undefined) {
     const value = {
       key: flag.key,
       enabled: result.enabled,
@@ -87,52 +41,132 @@ function flagsMember({ flag, result }: Evaluated, members: FlagMembers): Buffer 
       reason: result.reason,
       metadata: { id: flag.id, version: flag.version ?? 1, payload: payloadText(result.payload) ?? undefined },
     };
-    bytes = Buffer.from(members.key + JSON.stringify(value));
-    byVariant.set(result.variant, bytes);
+    json = {
+      index: ARRAY_INDEX.test(flag.key) && Number(flag.key) < 2 ** 32 - 1 ? Number(flag.key) : null,
+      flag: Buffer.from(key + JSON.stringify(value)),
+      value: Buffer.from(key + JSON.stringify(result.enabled ? (result.variant ?? true) : false)),
+      payload: Buffer.from(key + JSON.stringify(payloadText(result.payload))),
+    };
+    memo.set(result, json);
   }
-  return bytes;
+  return json;
 }
+
+const OPEN = Buffer.from('{');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from('}');
+
+type Member = 'flag' | 'value' | 'payload';
+type Include = (result: FlagResult) => boolean;
+
+const all: Include = () => true;
+const enabled: Include = (result) => result.enabled;
+const withPayload: Include = (result) => result.payload !== null;
+
+/** The parts of the answer being built: answers are built one at a time, synchronously. */
+const parts: Buffer[] = [];
+let partsLength = 0;
+
+function append(bytes: Buffer): void {
+  parts.push(bytes);
+  partsLength += bytes.length;
+}
+
+/** Where answers are cut from: one allocation per many answers, rather than one each. */
+const SLAB_BYTES = 256 * 1024;
+let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+let slabUsed = 0;
+
+/**
+ * The parts joined into one buffer, cut from the slab when the answer fits. An answer of 10 kB
+ * (50 flags) was a fresh ArrayBuffer each, and Buffer.concat makes a view per part it copies:
+ * both showed in the profile, beside the copying itself. A slab lives while any answer cut
+ * from it is still being written, so at most a few are alive at a time.
+ */
+function finish(): Buffer {
+  let out: Buffer;
+  if (partsLength > SLAB_BYTES / 8) {
+    out = Buffer.allocUnsafeSlow(partsLength);
+  } else {
+    if (slabUsed + partsLength > SLAB_BYTES) {
+      slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+      slabUsed = 0;
+    }
+    out = slab.subarray(slabUsed, slabUsed + partsLength);
+    // Eight-byte aligned, as Node's own pool keeps its slices.
+    slabUsed = (slabUsed + partsLength + 7) & ~7;
+  }
+  let at = 0;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    out.set(part, at);
+    at += part.length;
+  }
+  parts.length = 0;
+  partsLength = 0;
+  return out;
+}
+
+/**
+ * Appends a JSON object with one member per included result, in the order
+ * `JSON.stringify(Object.fromEntries(...))` gives: keys that are array indices first, in numeric
+ * order, then the others as they come.
+ */
+function appendObject({ flags, results }: Evaluated, member: Member, include: Include): void {
+  let indexed: { index: number; bytes: Buffer }[] | null = null;
+  append(OPEN);
+  const start = parts.length;
+  for (let i = 0; i < results.length; i++) {
+    const result = results[i]!;
+    if (!include(result)) continue;
+    const json = jsonOf(flags[i]!, result);
+    if (json.index !== null) {
+      (indexed ??= []).push({ index: json.index, bytes: json[member] });
+      continue;
+    }
+    if (parts.length > start) append(COMMA);
+    append(json[member]);
+  }
+  if (indexed !== null) {
+    // Rare (a flag keyed like "7"): the members appended so far go behind the indexed ones.
+    const plain = parts.splice(start);
+    for (const part of plain) partsLength -= part.length;
+    indexed.sort((a, b) => a.index - b.index);
+    for (let i = 0; i < indexed.length; i++) {
+      if (i > 0) append(COMMA);
+      append(indexed[i]!.bytes);
+    }
+    if (plain.length > 0) append(COMMA);
+    for (const part of plain) append(part);
+  }
+  append(CLOSE);
+}
+
+const FLAGS_OPEN = Buffer.from('{"flags":');
 
 /** `/flags` (v2): every flag with its reason and metadata. */
-export function flagsResponse(results: readonly Evaluated[], errors: boolean, requestId: string): Buffer {
-  const out: Buffer[] = [Buffer.from('{"flags":')];
-  appendObject(out, results, flagsMember);
-  out.push(Buffer.from(`,"errorsWhileComputingFlags":${errors},"requestId":${JSON.stringify(requestId)}}`));
-  return Buffer.concat(out);
-}
-
-function featureFlagMember({ result }: Evaluated, members: FlagMembers): Buffer {
-  if (!result.enabled) return members.disabled;
-  let bytes = members.enabled.get(result.variant);
-  if (bytes === undefined) {
-    bytes = Buffer.from(members.key + JSON.stringify(result.variant ?? true));
-    members.enabled.set(result.variant, bytes);
-  }
-  return bytes;
-}
-
-function payloadMember({ result }: Evaluated, members: FlagMembers): Buffer {
-  let bytes = members.payloads.get(result.variant);
-  if (bytes === undefined) {
-    bytes = Buffer.from(members.key + JSON.stringify(payloadText(result.payload)));
-    members.payloads.set(result.variant, bytes);
-  }
-  return bytes;
+export function flagsResponse(evaluated: Evaluated, errors: boolean, requestId: string): Buffer {
+  append(FLAGS_OPEN);
+  appendObject(evaluated, 'flag', all);
+  append(Buffer.from(`,"errorsWhileComputingFlags":${errors},"requestId":${JSON.stringify(requestId)}}`));
+  return finish();
 }
 
 const decideCommon = (errors: boolean) =>
   `{"config":{"enable_collect_everything":true},"toolbarParams":{},"isAuthenticated":false,"supportedCompression":["gzip","gzip-js","lz64"],"errorsWhileComputingFlags":${errors}`;
+const DECIDE_OPEN = [false, true].map((errors) => Buffer.from(`${decideCommon(errors)},"featureFlags":`));
+const PAYLOADS = Buffer.from(',"featureFlagPayloads":');
 
 /**
  * `/decide`: v1 lists the enabled flags' keys; v2 maps enabled flags to true or their variant;
  * v3 (and any other version) maps every flag, disabled ones to false. Payloads from v2 on.
  */
-export function decideResponse(results: readonly Evaluated[], errors: boolean, version: number): Buffer {
-  if (version <= 1) return Buffer.from(`${decideCommon(errors)},"featureFlags":${JSON.stringify(results.filter(({ result }) => result.enabled).map(({ flag }) => flag.key))}}`);
-  const out: Buffer[] = [Buffer.from(`${decideCommon(errors)},"featureFlags":`)];
-  appendObject(out, version === 2 ? results.filter(({ result }) => result.enabled) : results, featureFlagMember);
-  out.push(Buffer.from(',"featureFlagPayloads":'));
-  appendObject(out, results.filter(({ result }) => result.payload !== null), payloadMember);
-  out.push(CLOSE);
-  return Buffer.concat(out);
+export function decideResponse(evaluated: Evaluated, errors: boolean, version: number): Buffer {
+  if (version <= 1) return Buffer.from(`${decideCommon(errors)},"featureFlags":${JSON.stringify(evaluated.results.filter(enabled).map((result) => result.key))}}`);
+  append(DECIDE_OPEN[errors ? 1 : 0]!);
+  appendObject(evaluated, 'value', version === 2 ? enabled : all);
+  append(PAYLOADS);
+  appendObject(evaluated, 'payload', withPayload);
+  append(CLOSE);
+  return finish();
 }
