@@ -55,6 +55,19 @@ it('answers a person asked again from memory, and sees what ingest writes or for
   await waitFor(async () => (await decideSide.get(team, 'ann')) === null, { what: 'the person forgotten', intervalMs: 10 });
 });
 
+it('gives the copy it holds without waiting, counted as a hit, and nothing for a person it holds no copy of', async () => {
+  const person = { personId: 3, personUuid: 'uuid-cat', properties: { plan: 'free' } };
+  await ingestSide.set(team, ['cat'], person);
+  copyLookups.length = 0;
+  expect(decideSide.copy(team, 'cat')).toBeUndefined();
+  expect(await decideSide.get(team, 'cat')).toEqual(person);
+  expect(decideSide.copy(team, 'cat')).toEqual(person);
+  expect(copyLookups).toEqual([false, true]);
+  await ingestSide.set(team, ['cat'], { ...person, properties: { plan: 'pro' } });
+  await waitFor(async () => decideSide.copy(team, 'cat') === undefined, { what: 'the copy dropped once ingest changed the person', intervalMs: 10 });
+  expect(ingestSide.copy(team, 'cat')).toBeUndefined();
+});
+
 it('asks Redis every time for an id it has no person for, so a person created later is seen at once', async () => {
   expect(await decideSide.get(team, 'bob')).toBeNull();
   const before = mgets;

@@ -49,6 +49,17 @@ describe('token resolver', () => {
     expect(counting.gets()).toBe(2);
   });
 
+  it('gives the answer it remembers without waiting, and nothing before it has one or once it expired', async () => {
+    const resolver = new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis, 300, 10, 50);
+    expect(resolver.known(tenant.project.api_token)).toBeUndefined();
+    expect(await resolver.resolve(tenant.project.api_token)).toEqual({ id: tenant.project.id });
+    expect(resolver.known(tenant.project.api_token)).toEqual({ id: tenant.project.id });
+    expect(await resolver.resolve('phc_unknown_token_for_known_test')).toBeNull();
+    expect(resolver.known('phc_unknown_token_for_known_test')).toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(resolver.known(tenant.project.api_token)).toBeUndefined();
+  });
+
   it('remembers an unknown token only briefly, and a memo expires', async () => {
     const counting = countingRedis();
     const resolver = new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), counting.redis, 300, 10, 50);

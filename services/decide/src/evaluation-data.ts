@@ -33,6 +33,14 @@ export class EvaluationData {
     this.clock = deps.clock ?? Date.now;
   }
 
+  /** The person when this process holds a copy, without waiting; undefined when `person` must be awaited. */
+  knownPerson(teamId: number, distinctId: string): StoredPerson | undefined {
+    const copy = this.deps.personCache.copy(teamId, distinctId);
+    if (!copy) return undefined;
+    this.deps.metrics?.cacheLookup('person_properties', true);
+    return { personId: copy.personId, properties: copy.properties };
+  }
+
   async person(teamId: number, distinctId: string): Promise<StoredPerson | null> {
     const cached = await this.deps.personCache.get(teamId, distinctId).catch(() => null);
     this.deps.metrics?.cacheLookup('person_properties', cached !== null);

@@ -19,6 +19,7 @@ export const payloadText = (payload: unknown) => (payload === null || payload ==
 interface ResultJson {
   /** Where `Object.fromEntries` would put the key: array indices come first, in numeric order. */
   index: number | null;
+  // Each member is kept after a comma, as most follow another: one part to copy, not two.
   /** `/flags` member: the result with its reason and metadata. */
   flag: Buffer;
   /** `/decide` featureFlags member: false, true or the variant. */
@@ -43,9 +44,9 @@ function jsonOf(flag: FlagDefinition, result: FlagResult): ResultJson {
     };
     json = {
       index: ARRAY_INDEX.test(flag.key) && Number(flag.key) < 2 ** 32 - 1 ? Number(flag.key) : null,
-      flag: Buffer.from(key + JSON.stringify(value)),
-      value: Buffer.from(key + JSON.stringify(result.enabled ? (result.variant ?? true) : false)),
-      payload: Buffer.from(key + JSON.stringify(payloadText(result.payload))),
+      flag: Buffer.from(`,${key}${JSON.stringify(value)}`),
+      value: Buffer.from(`,${key}${JSON.stringify(result.enabled ? (result.variant ?? true) : false)}`),
+      payload: Buffer.from(`,${key}${JSON.stringify(payloadText(result.payload))}`),
     };
     memo.set(result, json);
   }
@@ -53,7 +54,6 @@ function jsonOf(flag: FlagDefinition, result: FlagResult): ResultJson {
 }
 
 const OPEN = Buffer.from('{');
-const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from('}');
 
 type Member = 'flag' | 'value' | 'payload';
@@ -114,29 +114,30 @@ function finish(): Buffer {
  */
 function appendObject({ flags, results }: Evaluated, member: Member, include: Include): void {
   let indexed: { index: number; bytes: Buffer }[] | null = null;
+  let firstPlain: Buffer | null = null;
   append(OPEN);
   const start = parts.length;
   for (let i = 0; i < results.length; i++) {
     const result = results[i]!;
     if (!include(result)) continue;
     const json = jsonOf(flags[i]!, result);
+    const bytes = json[member];
     if (json.index !== null) {
-      (indexed ??= []).push({ index: json.index, bytes: json[member] });
-      continue;
+      (indexed ??= []).push({ index: json.index, bytes });
+    } else if (firstPlain === null) {
+      firstPlain = bytes;
+      append(bytes.subarray(1));
+    } else {
+      append(bytes);
     }
-    if (parts.length > start) append(COMMA);
-    append(json[member]);
   }
   if (indexed !== null) {
-    // Rare (a flag keyed like "7"): the members appended so far go behind the indexed ones.
+    // Rare (a flag keyed like "7"): the members appended so far go behind the indexed ones, the first with its comma.
     const plain = parts.splice(start);
     for (const part of plain) partsLength -= part.length;
+    if (firstPlain !== null) plain[0] = firstPlain;
     indexed.sort((a, b) => a.index - b.index);
-    for (let i = 0; i < indexed.length; i++) {
-      if (i > 0) append(COMMA);
-      append(indexed[i]!.bytes);
-    }
-    if (plain.length > 0) append(COMMA);
+    for (let i = 0; i < indexed.length; i++) append(i === 0 ? indexed[i]!.bytes.subarray(1) : indexed[i]!.bytes);
     for (const part of plain) append(part);
   }
   append(CLOSE);

@@ -59,3 +59,33 @@ test('a reload that fails after an announcement answers with the definitions loa
     await definitions.close();
   }
 });
+
+test('held definitions are given without waiting; before their first load and after an announcement, forProject must load them', async () => {
+  const tenant = await createTestTenant(pool, config);
+  await new FeatureFlagStore(pool).create(tenant.project.id, { key: 'held', name: 'held', filters: { groups: [{ properties: [], rollout_percentage: 100 }] }, active: true, ensure_experience_continuity: false }, tenant.user.id);
+  const definitions = new FlagDefinitions({ pool, flags: new FeatureFlagStore(pool), logger });
+  await definitions.subscribe(createRedis(config, { forQueues: true }));
+  try {
+    expect(definitions.loaded(tenant.project.id)).toBeUndefined();
+    const loaded = await definitions.forProject(tenant.project.id);
+    expect(definitions.loaded(tenant.project.id)).toBe(loaded);
+    await publisher.publish(FLAGS_CHANGED_CHANNEL, String(tenant.project.id));
+    await waitFor(async () => definitions.loaded(tenant.project.id) === undefined, { what: 'the held definitions dropped', timeoutMs: 10_000 });
+    expect((await definitions.forProject(tenant.project.id)).flags.map((f) => f.key)).toEqual(['held']);
+  } finally {
+    await definitions.close();
+  }
+});
+
+test('held definitions past their age are still given, while one reload replaces them', async () => {
+  const tenant = await createTestTenant(pool, config);
+  const flags = new FeatureFlagStore(pool);
+  await flags.create(tenant.project.id, { key: 'first', name: 'first', filters: { groups: [] }, active: true, ensure_experience_continuity: false }, tenant.user.id);
+  let now = 0;
+  const definitions = new FlagDefinitions({ pool, flags, logger }, 1_000, () => now);
+  const before = await definitions.forProject(tenant.project.id);
+  await flags.create(tenant.project.id, { key: 'second', name: 'second', filters: { groups: [] }, active: true, ensure_experience_continuity: false }, tenant.user.id);
+  now = 5_000;
+  expect(definitions.loaded(tenant.project.id)).toBe(before);
+  await waitFor(async () => definitions.loaded(tenant.project.id)?.flags.length === 2, { what: 'the reloaded definitions', timeoutMs: 10_000 });
+});
