@@ -6,6 +6,7 @@ export { methodNotAllowedHandler } from './method-not-allowed.js';
 export { PAGE_PROPERTIES, PAGE_SCHEMA, assertStorable, pageOf, schemaError, validate, validateBody, validateJsonParam, validateQuery, type Page } from './request-validation.js';
 export { startServiceRuntime, type ServiceRuntime, type ServiceRuntimeOptions } from './service-runtime.js';
 export { Counter, Gauge, Histogram, Registry, RUNTIME_PATHS, createMetrics } from './observability.js';
+export { TalliedCounter, type Tally } from './tallied-counter.js';
 export { mountedRoutes, routePattern, type MountedRoute } from './route-table.js';
 export { documented, openApiDocument, openApiPath, withDoc, type DocumentInfo, type OperationDoc } from './openapi.js';
 export { runAsWorkers } from './workers.js';

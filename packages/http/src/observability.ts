@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, RequestHandler } from 'express';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Logger } from '@tributary/logger';
 import { routePattern } from './route-table.js';
+import { TalliedCounter } from './tallied-counter.js';
 import { shareMetricsWithPrimary } from './workers.js';
 
 export { Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -42,7 +43,7 @@ export type ObserveRequest = (req: IncomingMessage, res: ServerResponse, route: 
  */
 export function requestObserver(registry: Registry, logger: Logger): ObserveRequest {
   const labelNames = ['method', 'route', 'status'] as const;
-  const requests = new Counter({ name: 'tributary_http_requests_total', help: 'HTTP requests answered, by route pattern and status.', labelNames, registers: [registry] });
+  const requests = new TalliedCounter({ name: 'tributary_http_requests_total', help: 'HTTP requests answered, by route pattern and status.', labelNames, registers: [registry] });
   const duration = new Histogram({
     name: 'tributary_http_request_duration_seconds',
     help: 'Time from a request arriving to its response being sent, by route pattern and status.',
@@ -63,7 +64,7 @@ export function requestObserver(registry: Registry, logger: Logger): ObserveRequ
     let found = byStatus.get(status);
     if (!found) {
       const labels = { method, route, status: String(status) };
-      found = { counter: requests.labels(labels), histogram: duration.labels(labels) };
+      found = { counter: requests.tally(labels), histogram: duration.labels(labels) };
       byStatus.set(status, found);
     }
     return found;

@@ -1,4 +1,4 @@
-import { Counter, type Registry } from '@tributary/http';
+import { TalliedCounter, type Registry, type Tally } from '@tributary/http';
 
 export type DecideCache = 'flag_definitions' | 'person_copies' | 'person_properties' | 'unknown_distinct_ids';
 
@@ -9,22 +9,22 @@ export interface DecideMetrics {
 }
 
 export function decideMetrics(registry: Registry): DecideMetrics {
-  const evaluations = new Counter({
+  const evaluations = new TalliedCounter({
     name: 'tributary_decide_flag_evaluations_total',
     help: 'Flags evaluated for a distinct id, by whether the flag came out enabled.',
     labelNames: ['enabled'] as const,
     registers: [registry],
   });
-  const lookups = new Counter({
+  const lookups = new TalliedCounter({
     name: 'tributary_decide_cache_lookups_total',
     help: 'Lookups in decide caches (flag definitions, persons and ids known to have no person in memory, person properties in Redis), by hit or miss.',
     labelNames: ['cache', 'outcome'] as const,
     registers: [registry],
   });
-  // Children bound to their labels once: every request counts several times.
-  const enabledTrue = evaluations.labels({ enabled: 'true' });
-  const enabledFalse = evaluations.labels({ enabled: 'false' });
-  const byCache = new Map<string, { hit: ReturnType<typeof lookups.labels>; miss: ReturnType<typeof lookups.labels> }>();
+  // Tallied (see TalliedCounter): every request counts several times.
+  const enabledTrue = evaluations.tally({ enabled: 'true' });
+  const enabledFalse = evaluations.tally({ enabled: 'false' });
+  const byCache = new Map<string, { hit: Tally; miss: Tally }>();
   return {
     evaluated: (enabled, disabled) => {
       enabledTrue.inc(enabled);
@@ -33,7 +33,7 @@ export function decideMetrics(registry: Registry): DecideMetrics {
     cacheLookup: (cache, hit) => {
       let counters = byCache.get(cache);
       if (!counters) {
-        counters = { hit: lookups.labels({ cache, outcome: 'hit' }), miss: lookups.labels({ cache, outcome: 'miss' }) };
+        counters = { hit: lookups.tally({ cache, outcome: 'hit' }), miss: lookups.tally({ cache, outcome: 'miss' }) };
         byCache.set(cache, counters);
       }
       (hit ? counters.hit : counters.miss).inc();
