@@ -68,11 +68,6 @@ export class PersonCache {
   }
 
   /**
-   * One person, read with the other lookups of the same event-loop turn in one MGET: under load
-   * decide answers several requests a turn, and a command of its own for each cost a socket write
-   * and a read each, the largest part of a request after the answer's own write.
-   */
-  /**
    * The person's copy in this process (with `localCopies`), without waiting; undefined when
    * there is none, and `get` must ask Redis. The lookup is counted as `get` counts it.
    */
@@ -83,6 +78,11 @@ export class PersonCache {
     return copy;
   }
 
+  /**
+   * One person, read with the other lookups of the same event-loop turn in one MGET: under load
+   * decide answers several requests a turn, and a command of its own for each cost a socket write
+   * and a read each, the largest part of a request after the answer's own write.
+   */
   get(teamId: number, distinctId: string): Promise<CachedPerson | null> {
     const k = key(teamId, distinctId);
     if (this.copies) {

@@ -27,4 +27,28 @@ describe('TalliedCounter', () => {
     expect(await values('tallied_total')).toEqual(await values('direct_total'));
     expect(await registry.metrics()).toContain('tallied_total{kind="hit"} 5');
   });
+
+  it('shows a label set from its first count, by 0 too, as prom-client does, and none never counted', async () => {
+    const registry = new Registry();
+    const tallied = new TalliedCounter({ name: 'zero_total', help: 'h', labelNames: ['enabled'] as const, registers: [registry] });
+    const on = tallied.tally({ enabled: 'true' });
+    const off = tallied.tally({ enabled: 'false' });
+    tallied.tally({ enabled: 'never' });
+    on.inc(3);
+    off.inc(0);
+    const text = await registry.metrics();
+    expect(text).toContain('zero_total{enabled="true"} 3');
+    expect(text).toContain('zero_total{enabled="false"} 0');
+    expect(text).not.toContain('never');
+  });
+
+  it('refuses a negative or non-finite count where it is made, leaving later scrapes intact', async () => {
+    const registry = new Registry();
+    const tally = new TalliedCounter({ name: 'guarded_total', help: 'h', labelNames: ['kind'] as const, registers: [registry] }).tally({ kind: 'a' });
+    expect(() => tally.inc(-1)).toThrow(TypeError);
+    expect(() => tally.inc(Number.NaN)).toThrow(TypeError);
+    expect(() => tally.inc(Infinity)).toThrow(TypeError);
+    tally.inc(2);
+    expect(await registry.metrics()).toContain('guarded_total{kind="a"} 2');
+  });
 });

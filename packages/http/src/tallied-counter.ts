@@ -3,11 +3,16 @@ import { Counter, type CounterConfiguration } from 'prom-client';
 /** One label set's count since the last scrape; made once per label set and kept. */
 export class Tally<L extends string = string> {
   count = 0;
+  /** Counted at all, by 0 too: prom-client shows a series from its first `inc`, and so does this. */
+  counted = false;
 
   constructor(readonly labels: Record<L, string>) {}
 
   inc(by = 1): void {
+    // Thrown here, as prom-client would: taken in, it would fail every scrape from then on.
+    if (!(by >= 0 && by !== Infinity)) throw new TypeError(`a counter cannot be increased by ${by}`);
     this.count += by;
+    this.counted = true;
   }
 }
 
@@ -26,7 +31,7 @@ export class TalliedCounter<L extends string> {
       ...config,
       collect() {
         for (const tally of tallies) {
-          if (tally.count === 0) continue;
+          if (!tally.counted) continue;
           this.inc(tally.labels, tally.count);
           tally.count = 0;
         }

@@ -88,6 +88,33 @@ describe('flag answers joined from remembered members', () => {
     expect(first.toString()).toBe(text);
   });
 
+  it('put array-index keys first when they are all there is, or when the first other member is left out', () => {
+    const keyed = (keys: string[], enabled: boolean[]) =>
+      keys.map((key, i): FlagDefinition => ({ id: i + 1, key, active: true, filters: { groups: [{ rollout_percentage: enabled[i] ? 100 : 0 }] } }));
+    const cases = [
+      keyed(['10', '2', '0'], [true, true, false]),
+      // Under v2 the first plain member is disabled, so left out, and the next one opens the object after the indexed ones.
+      keyed(['plain-off', '7', 'plain-on', '3'], [false, true, true, true]),
+      keyed(['plain-off', 'plain-on'], [false, true]),
+    ];
+    for (const flags of cases) {
+      const pairs = evaluateAll(flags, 'user', 'free');
+      for (const version of [1, 2, 3]) expect(decideResponse(evaluated(pairs), false, version).toString()).toBe(JSON.stringify(decideShape(pairs, false, version)));
+      expect(flagsResponse(evaluated(pairs), false, 'r').toString()).toBe(JSON.stringify(flagsShape(pairs, false, 'r')));
+    }
+  });
+
+  it('never carry into an answer what an answer that threw left half-built', () => {
+    const pairs = evaluateAll(flags, 'user-throw', 'pro');
+    // A definition JSON cannot write (a BigInt id) throws while its member is made, after others were added.
+    const broken = { ...pairs[1]!, flag: { ...pairs[1]!.flag, id: 10n as unknown as number, key: 'broken-flag' } };
+    broken.result = evaluateFlag(broken.flag, { distinctId: 'user-throw', personProperties: {}, groups: {}, groupProperties: {}, groupTypeMapping: {}, now: new Date() });
+    expect(() => flagsResponse(evaluated([pairs[0]!, broken]), false, 'first')).toThrow();
+    const next = evaluateAll(flags, 'user-next', 'free');
+    expect(flagsResponse(evaluated(next), false, 'next').toString()).toBe(JSON.stringify(flagsShape(next, false, 'next')));
+    expect(decideResponse(evaluated(next), false, 3).toString()).toBe(JSON.stringify(decideShape(next, false, 3)));
+  });
+
   it('answer empty objects for a project without flags', () => {
     expect(JSON.parse(flagsResponse(evaluated([]), false, 'r').toString())).toEqual({ flags: {}, errorsWhileComputingFlags: false, requestId: 'r' });
     expect(JSON.parse(decideResponse(evaluated([]), true, 3).toString())).toMatchObject({ featureFlags: {}, featureFlagPayloads: {}, errorsWhileComputingFlags: true });

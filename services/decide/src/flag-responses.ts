@@ -67,6 +67,13 @@ const withPayload: Include = (result) => result.payload !== null;
 const parts: Buffer[] = [];
 let partsLength = 0;
 
+/** Starts an answer; what an answer that threw half-way left behind is dropped, never sent. */
+function begin(first: Buffer): void {
+  parts.length = 0;
+  partsLength = 0;
+  append(first);
+}
+
 function append(bytes: Buffer): void {
   parts.push(bytes);
   partsLength += bytes.length;
@@ -81,7 +88,7 @@ let slabUsed = 0;
  * The parts joined into one buffer, cut from the slab when the answer fits. An answer of 10 kB
  * (50 flags) was a fresh ArrayBuffer each, and Buffer.concat makes a view per part it copies:
  * both showed in the profile, beside the copying itself. A slab lives while any answer cut
- * from it is still being written, so at most a few are alive at a time.
+ * from it is still being written: a client slow to read its answer holds a slab, not 10 kB.
  */
 function finish(): Buffer {
   let out: Buffer;
@@ -147,7 +154,7 @@ const FLAGS_OPEN = Buffer.from('{"flags":');
 
 /** `/flags` (v2): every flag with its reason and metadata. */
 export function flagsResponse(evaluated: Evaluated, errors: boolean, requestId: string): Buffer {
-  append(FLAGS_OPEN);
+  begin(FLAGS_OPEN);
   appendObject(evaluated, 'flag', all);
   append(Buffer.from(`,"errorsWhileComputingFlags":${errors},"requestId":${JSON.stringify(requestId)}}`));
   return finish();
@@ -164,7 +171,7 @@ const PAYLOADS = Buffer.from(',"featureFlagPayloads":');
  */
 export function decideResponse(evaluated: Evaluated, errors: boolean, version: number): Buffer {
   if (version <= 1) return Buffer.from(`${decideCommon(errors)},"featureFlags":${JSON.stringify(evaluated.results.filter(enabled).map((result) => result.key))}}`);
-  append(DECIDE_OPEN[errors ? 1 : 0]!);
+  begin(DECIDE_OPEN[errors ? 1 : 0]!);
   appendObject(evaluated, 'value', version === 2 ? enabled : all);
   append(PAYLOADS);
   appendObject(evaluated, 'payload', withPayload);

@@ -23,6 +23,8 @@ const setup = useApi();
 interface Decide {
   url: string;
   statements: string[];
+  /** Cache lookups as decide's metrics count them, `cache:hit` or `cache:miss`. */
+  lookups: string[];
   close: () => Promise<void>;
 }
 
@@ -46,15 +48,17 @@ function counting(pool: Pool, statements: string[]): Pool {
 async function startDecide(evaluation: { unknownTtlMs?: number; clock?: () => number } = {}): Promise<Decide> {
   const pool = createPool(config, { max: 2 });
   const statements: string[] = [];
+  const lookups: string[] = [];
+  const metrics = { evaluated: () => undefined, cacheLookup: (cache: string, hit: boolean) => lookups.push(`${cache}:${hit ? 'hit' : 'miss'}`) };
   const counted = counting(pool, statements);
   const redis = createRedis(config);
   const store = new ControlPlaneStore(counted, config.apiKeyPepper);
-  const definitions = new FlagDefinitions({ pool: counted, flags: new FeatureFlagStore(counted), logger });
+  const definitions = new FlagDefinitions({ pool: counted, flags: new FeatureFlagStore(counted), logger, metrics });
   await definitions.subscribe(createRedis(config, { forQueues: true }));
   const personReader = createRedis(config);
-  const personCache = new PersonCache(personReader, { localCopies: { maxEntries: 1_000, maxAgeMs: 60_000 } });
+  const personCache = new PersonCache(personReader, { localCopies: { maxEntries: 1_000, maxAgeMs: 60_000 }, countCopyLookup: (hit) => metrics.cacheLookup('person_copies', hit) });
   await personCache.untilLocalCopies();
-  const data = new EvaluationData({ pool: counted, personCache, logger, unknownTtlMs: 60_000, ...evaluation });
+  const data = new EvaluationData({ pool: counted, personCache, logger, metrics, unknownTtlMs: 60_000, ...evaluation });
   const runtime = await startServiceRuntime(
     {
       name: 'decide-test',
@@ -62,7 +66,7 @@ async function startDecide(evaluation: { unknownTtlMs?: number; clock?: () => nu
       host: '127.0.0.1',
       port: 0,
       shutdownTimeoutMs: 1_000,
-      direct: flagRoutes({ tokens: new TokenResolver(store, redis), store, definitions, data, logger }),
+      direct: flagRoutes({ tokens: new TokenResolver(store, redis), store, definitions, data, logger, metrics }),
       dependencies: {},
       stop: async () => {
         await definitions.close();
@@ -74,7 +78,7 @@ async function startDecide(evaluation: { unknownTtlMs?: number; clock?: () => nu
     },
     false,
   );
-  return { url: `http://127.0.0.1:${runtime.port}`, statements, close: () => runtime.shutdown('test finished') };
+  return { url: `http://127.0.0.1:${runtime.port}`, statements, lookups, close: () => runtime.shutdown('test finished') };
 }
 
 let decides: Decide[];
@@ -143,6 +147,20 @@ describe('decide answers from memory and Redis', () => {
     }
     // Redis says so at once; a copy lapsing on its own (maxAgeMs) would take a minute.
     expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('counts each cache a request reads once, hit or miss, whether what it held was taken at once or awaited', async () => {
+    const id = `counted-${randomUUID()}`;
+    await new PersonCache(setup.api.redis).set(projectId, [id], { personId: 5, personUuid: randomUUID(), properties: { plan: 'pro' } });
+    const [decide] = decides;
+    await flagsFor(decide!, { distinct_id: 'ann' });
+    decide!.lookups.length = 0;
+    // First asked: no copy yet, so Redis is read; then the copy answers.
+    expect(await flagsFor(decide!, { distinct_id: id })).toMatchObject({ 'pro-plan': true });
+    expect(decide!.lookups.sort()).toEqual(['flag_definitions:hit', 'person_copies:miss', 'person_properties:hit']);
+    decide!.lookups.length = 0;
+    expect(await flagsFor(decide!, { distinct_id: id })).toMatchObject({ 'pro-plan': true });
+    expect(decide!.lookups.sort()).toEqual(['flag_definitions:hit', 'person_copies:hit', 'person_properties:hit']);
   });
 
   it('asks Postgres about an id with no person only once a while, and sees a person ingest cached since at once', async () => {
