@@ -68,6 +68,8 @@ for (const [name, path, body, eventsPerRequest] of runs) {
     'direct/bare': ratio,
     'capture cpu µs/event': direct.serverCpuUsPerRequest / eventsPerRequest,
     'bare cpu µs/event': baseline.serverCpuUsPerRequest / eventsPerRequest,
+    'capture kernel µs/event': direct.serverKernelUsPerRequest / eventsPerRequest,
+    'bare kernel µs/event': baseline.serverKernelUsPerRequest / eventsPerRequest,
   });
 }
 if (ingestPid !== null) process.kill(ingestPid, 'SIGCONT');

@@ -106,6 +106,8 @@ for (const path of ['/decide/?v=3', '/flags/?v=2']) {
     // whether it, rather than the server, set the pace (1 would be its whole core).
     'direct CPU µs/req': direct.serverCpuUsPerRequest,
     'bare CPU µs/req': baseline.serverCpuUsPerRequest,
+    'direct kernel µs/req': direct.serverKernelUsPerRequest,
+    'bare kernel µs/req': baseline.serverKernelUsPerRequest,
     'loadgen cores direct': direct.loadGeneratorCores,
     'loadgen cores bare': baseline.loadGeneratorCores,
   });

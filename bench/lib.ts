@@ -19,14 +19,15 @@ export async function pidOf(service: string): Promise<number> {
   return Number((await readFile(`${STATE_DIR}/pids/${service}.pid`, 'utf8')).trim());
 }
 
-/** A process's command name, parent and CPU time (user + system, in clock ticks of 10 ms) from /proc; null once it is gone. */
-async function processStat(pid: number | string): Promise<{ command: string; parent: number; ticks: number } | null> {
+/** A process's command name, parent and CPU time (user + system, and system alone, in clock ticks of 10 ms) from /proc; null once it is gone. */
+async function processStat(pid: number | string): Promise<{ command: string; parent: number; ticks: number; systemTicks: number } | null> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
   if (stat === '') return null;
   // The command name (field 2) may hold spaces, so the other fields are counted after its closing paren:
   // the parent is field 4, utime and stime fields 14 and 15 of the whole line.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), parent: Number(fields[1]), ticks: Number(fields[11] ?? 0) + Number(fields[12] ?? 0) };
+  const systemTicks = Number(fields[12] ?? 0);
+  return { command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), parent: Number(fields[1]), ticks: Number(fields[11] ?? 0) + systemTicks, systemTicks };
 }
 
 /** Every process's pid, as /proc lists them. */
@@ -49,9 +50,19 @@ export async function peakRssPerProcessMb(pid: number): Promise<number> {
 
 /** CPU seconds (user + system) a process and its children have used so far, from /proc (in clock ticks of 10 ms). */
 export async function cpuSeconds(pid: number): Promise<number> {
+  return (await cpuTimes(pid)).total;
+}
+
+/** `cpuSeconds`, and the part of it spent in the kernel (system time). */
+async function cpuTimes(pid: number): Promise<{ total: number; system: number }> {
   let ticks = 0;
-  for (const p of await processesOf(pid)) ticks += (await processStat(p))?.ticks ?? 0;
-  return ticks / 100;
+  let systemTicks = 0;
+  for (const p of await processesOf(pid)) {
+    const stat = await processStat(p);
+    ticks += stat?.ticks ?? 0;
+    systemTicks += stat?.systemTicks ?? 0;
+  }
+  return { total: ticks / 100, system: systemTicks / 100 };
 }
 
 const STORE_COMMANDS: Record<string, RegExp> = { clickhouse: /^clickhouse/, postgres: /^postgres/, kafka: /^java$/, redis: /^redis-server/ };
@@ -84,6 +95,12 @@ export interface LoadResult {
   errors: number;
   /** CPU the server (`serverPid` and its workers) spent per request, in µs, when a pid was given. */
   serverCpuUsPerRequest: number;
+  /**
+   * The kernel's part of it. On loopback, answering wakes the client: the kernel delivers the
+   * bytes and, when the client sleeps waiting (a slow server's client does), wakes it from the
+   * server's own time, which costs a service several times what the bare server pays.
+   */
+  serverKernelUsPerRequest: number;
   /** Cores the load generator (this process) kept busy: near 1 means it, not the server, set the pace. */
   loadGeneratorCores: number;
 }
@@ -101,7 +118,7 @@ export async function drive(options: {
   /** The server's process, whose CPU per request is reported. */
   serverPid?: number;
 }): Promise<LoadResult> {
-  const serverCpuBefore = options.serverPid ? await cpuSeconds(options.serverPid) : 0;
+  const serverCpuBefore = options.serverPid ? await cpuTimes(options.serverPid) : { total: 0, system: 0 };
   const ownCpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
   const result = await autocannon({
@@ -116,14 +133,15 @@ export async function drive(options: {
   });
   const elapsedUs = Number(process.hrtime.bigint() - started) / 1e3;
   const ownCpu = process.cpuUsage(ownCpuBefore);
-  const serverCpu = options.serverPid ? (await cpuSeconds(options.serverPid)) - serverCpuBefore : Number.NaN;
+  const serverCpuAfter = options.serverPid ? await cpuTimes(options.serverPid) : { total: Number.NaN, system: Number.NaN };
   return {
     requestsPerSecond: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
-    serverCpuUsPerRequest: (serverCpu * 1e6) / result.requests.total,
+    serverCpuUsPerRequest: ((serverCpuAfter.total - serverCpuBefore.total) * 1e6) / result.requests.total,
+    serverKernelUsPerRequest: ((serverCpuAfter.system - serverCpuBefore.system) * 1e6) / result.requests.total,
     loadGeneratorCores: (ownCpu.user + ownCpu.system) / elapsedUs,
   };
 }
@@ -194,6 +212,7 @@ export async function driveInTurns(options: { rounds: number; baseline: DriveOpt
     non2xx: turns.reduce((sum, t) => sum + t.non2xx, 0),
     errors: turns.reduce((sum, t) => sum + t.errors, 0),
     serverCpuUsPerRequest: median(turns.map((t) => t.serverCpuUsPerRequest)),
+    serverKernelUsPerRequest: median(turns.map((t) => t.serverKernelUsPerRequest)),
     loadGeneratorCores: median(turns.map((t) => t.loadGeneratorCores)),
   });
   return {
