@@ -82,12 +82,14 @@ export function evaluateFlag(flag: FlagDefinition, context: EvaluationContext): 
   let properties: Record<string, unknown> | null;
   const groupTypeIndex = plan.groupTypeIndex;
   if (groupTypeIndex === null) {
-    id = context.hashKeyOverrides?.[plan.key] ?? context.distinctId;
+    // Own keys only: a flag keyed `constructor` would otherwise bucket Object's constructor.
+    const overrides = context.hashKeyOverrides;
+    id = overrides !== undefined && hasOwn.call(overrides, plan.key) ? overrides[plan.key]! : context.distinctId;
     properties = context.personProperties;
   } else {
     const type = context.groupTypeMapping[groupTypeIndex];
-    id = type === undefined ? null : (context.groups[type] ?? null);
-    properties = type === undefined ? null : (context.groupProperties[type] ?? {});
+    id = type !== undefined && hasOwn.call(context.groups, type) ? context.groups[type]! : null;
+    properties = type === undefined ? null : hasOwn.call(context.groupProperties, type) ? context.groupProperties[type]! : {};
   }
   if (id === null || properties === null) return plan.noGroupType;
 

@@ -178,6 +178,16 @@ describe('group flags', () => {
     expect(evaluateFlag(rollout, context({ distinctId: 'whoever', groups: { company: 'acme' } })).enabled).toBe(expected);
   });
 
+  it('read only the request’s own groups, whatever the group type is called', () => {
+    const definition = flag({ aggregation_group_type_index: 0, groups: [{ rollout_percentage: 100 }] });
+    for (const type of ['constructor', 'toString', '__proto__']) {
+      const mapping = { 0: type };
+      expect(evaluateFlag(definition, context({ groupTypeMapping: mapping })).reason.code).toBe('no_group_type');
+      const groups = Object.fromEntries([[type, 'acme']]);
+      expect(evaluateFlag(definition, context({ groupTypeMapping: mapping, groups })).enabled).toBe(true);
+    }
+  });
+
   it('bucket a group key that the request sent as a number on its text', () => {
     const bucket = hashFor('test-flag', '17');
     for (const percentage of [10, 30, 50, 70, 90]) {
@@ -219,6 +229,19 @@ describe('cohorts, super groups, holdouts and continuity', () => {
   it('hashes the continuity override instead of the distinct id', () => {
     const definition = flag({ groups: [{ rollout_percentage: 36 }] });
     expect(evaluateFlag(definition, context({ distinctId: 'someone-else', hashKeyOverrides: { 'test-flag': 'distinct_id_1' } })).enabled).toBe(true);
+  });
+
+  it('reads only overrides of the flag’s own key, whatever the key (constructor, toString, __proto__)', () => {
+    for (const key of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      const definition = flag({ groups: [{ rollout_percentage: 50 }], multivariate: { variants: [{ key: 'a', rollout_percentage: 50 }, { key: 'b', rollout_percentage: 50 }] } }, { key });
+      for (let i = 0; i < 40; i++) {
+        const alone = evaluateFlag(definition, context({ distinctId: `u${i}` }));
+        expect(evaluateFlag(definition, context({ distinctId: `u${i}`, hashKeyOverrides: {} }))).toBe(alone);
+        expect(evaluateFlag(definition, context({ distinctId: `u${i}`, hashKeyOverrides: { other: 'x' } }))).toBe(alone);
+      }
+      const overridden = Object.fromEntries([[key, 'u7']]);
+      expect(evaluateFlag(definition, context({ distinctId: 'someone-else', hashKeyOverrides: overridden }))).toBe(evaluateFlag(definition, context({ distinctId: 'u7' })));
+    }
   });
 });
 

@@ -11,6 +11,7 @@ import type { Logger } from '@tributary/logger';
 import { assignOwn, checkToken, decodeBody, setOwn } from '@tributary/payload';
 import type { DecideMetrics } from './decide-metrics.js';
 import { decideResponse, flagsResponse, type Evaluated } from './flag-responses.js';
+import { withRequestGroupProperties } from './request-group-properties.js';
 import type { EvaluationData, StoredPerson } from './evaluation-data.js';
 import type { FlagDefinitions } from './flag-definitions.js';
 
@@ -154,12 +155,11 @@ export function flagRoutes(deps: DecideDeps): DirectRoute[] {
       errors = true;
       deps.logger.warn({ err: error }, 'group properties unavailable');
     }
-    if (body.group_properties) {
-      for (const type of Object.keys(body.group_properties)) groupProperties[type] = assignOwn(assignOwn({}, groupProperties[type]), body.group_properties[type]);
-    }
+    groupProperties = withRequestGroupProperties(groupProperties, body.group_properties);
 
     let staticCohortIds = new Set<number>();
-    let hashKeyOverrides: Record<string, string> = {};
+    // None unless a flag asks for continuity: every flag would look its key up in them.
+    let hashKeyOverrides: Record<string, string> | undefined;
     if (stored) {
       try {
         if (defs.needs.staticCohorts) staticCohortIds = await deps.data.staticCohortIds(stored.personId);

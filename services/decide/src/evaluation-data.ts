@@ -1,4 +1,5 @@
 import type { PersonCache } from '@tributary/control-plane';
+import { setOwn } from '@tributary/payload';
 import type { Logger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
 import type { DecideMetrics } from './decide-metrics.js';
@@ -81,7 +82,7 @@ export class EvaluationData {
     const out: Record<string, Record<string, unknown>> = {};
     for (const [type, key] of wanted) {
       const row = rows.find((r) => r.group_type_index === typeIndexes[type] && r.group_key === key);
-      if (row) out[type] = row.properties;
+      if (row) setOwn(out, type, row.properties);
     }
     return out;
   }
