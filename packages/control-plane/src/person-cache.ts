@@ -84,12 +84,10 @@ export class PersonCache {
    * and a read each, the largest part of a request after the answer's own write.
    */
   get(teamId: number, distinctId: string): Promise<CachedPerson | null> {
+    const copy = this.copy(teamId, distinctId);
+    if (copy) return Promise.resolve(copy);
+    if (this.copies) this.countCopyLookup?.(false);
     const k = key(teamId, distinctId);
-    if (this.copies) {
-      const copy = this.copies.get(k);
-      this.countCopyLookup?.(copy !== undefined);
-      if (copy) return Promise.resolve(copy);
-    }
     return new Promise((resolve, reject) => {
       if (this.pending.push({ key: k, resolve, reject }) === 1) setImmediate(() => this.sendPending());
     });

@@ -51,9 +51,11 @@ export class TokenResolver {
   }
 
   async resolve(token: string): Promise<ProjectRef | null> {
+    const held = this.known(token);
+    if (held !== undefined) return held;
     const now = Date.now();
+    // Stale, but still the answer when neither Redis nor Postgres gives one.
     const memo = this.local.get(token);
-    if (memo && memo.expires > now) return memo.project;
     let project: ProjectRef | null;
     try {
       project = await this.resolveShared(token, now);

@@ -57,9 +57,13 @@ export class FlagDefinitions {
    */
   loaded(teamId: number): ProjectFlags | undefined {
     const entry = this.cache.get(teamId);
-    const value = entry?.value;
-    if (!entry || !value) return undefined;
+    return entry?.value ? this.served(teamId, entry, entry.value) : undefined;
+  }
+
+  /** An entry's definitions, counted as a hit. */
+  private served(teamId: number, entry: CacheEntry, value: ProjectFlags): ProjectFlags {
     this.deps.metrics?.cacheLookup('flag_definitions', true);
+    // Past its age the entry is still served while one reload runs, so no request waits on Postgres.
     if (this.clock() - value.loadedAt >= this.maxAgeMs && !entry.refreshing) this.refresh(teamId, entry);
     return value;
   }
@@ -68,12 +72,8 @@ export class FlagDefinitions {
     const entry = this.cache.get(teamId);
     if (entry) {
       const value = await entry.current.catch(() => null);
-      this.deps.metrics?.cacheLookup('flag_definitions', value !== null);
-      if (value) {
-        // Past its age the entry is still served while one reload runs, so no request waits on Postgres.
-        if (this.clock() - value.loadedAt >= this.maxAgeMs && !entry.refreshing) this.refresh(teamId, entry);
-        return value;
-      }
+      if (value) return this.served(teamId, entry, value);
+      this.deps.metrics?.cacheLookup('flag_definitions', false);
       if (this.cache.get(teamId) === entry) this.cache.delete(teamId);
     } else {
       this.deps.metrics?.cacheLookup('flag_definitions', false);

@@ -109,8 +109,6 @@ function finish(): Buffer {
     out.set(part, at);
     at += part.length;
   }
-  parts.length = 0;
-  partsLength = 0;
   return out;
 }
 
@@ -121,31 +119,26 @@ function finish(): Buffer {
  */
 function appendObject({ flags, results }: Evaluated, member: Member, include: Include): void {
   let indexed: { index: number; bytes: Buffer }[] | null = null;
-  let firstPlain: Buffer | null = null;
   append(OPEN);
   const start = parts.length;
   for (let i = 0; i < results.length; i++) {
     const result = results[i]!;
     if (!include(result)) continue;
     const json = jsonOf(flags[i]!, result);
-    const bytes = json[member];
-    if (json.index !== null) {
-      (indexed ??= []).push({ index: json.index, bytes });
-    } else if (firstPlain === null) {
-      firstPlain = bytes;
-      append(bytes.subarray(1));
-    } else {
-      append(bytes);
-    }
+    if (json.index === null) append(json[member]);
+    else (indexed ??= []).push({ index: json.index, bytes: json[member] });
   }
   if (indexed !== null) {
-    // Rare (a flag keyed like "7"): the members appended so far go behind the indexed ones, the first with its comma.
+    // Rare (a flag keyed like "7"): the members appended so far go behind the indexed ones.
     const plain = parts.splice(start);
     for (const part of plain) partsLength -= part.length;
-    if (firstPlain !== null) plain[0] = firstPlain;
-    indexed.sort((a, b) => a.index - b.index);
-    for (let i = 0; i < indexed.length; i++) append(i === 0 ? indexed[i]!.bytes.subarray(1) : indexed[i]!.bytes);
+    for (const { bytes } of indexed.sort((a, b) => a.index - b.index)) append(bytes);
     for (const part of plain) append(part);
+  }
+  // Every member is kept after a comma: the object's first goes without it.
+  if (parts.length > start) {
+    parts[start] = parts[start]!.subarray(1);
+    partsLength -= 1;
   }
   append(CLOSE);
 }
