@@ -42,7 +42,7 @@ function recordingProducers(count: number, fail?: (producer: number) => boolean)
 }
 
 const partitionCounts = (partitions: number) => ({ get: async () => new Map([topics.realtime, topics.historical, topics.overflow].map((t) => [t, partitions])) });
-const noneHot = { hotKeys: async () => new Set<string>() };
+const noneHot = { hotKeys: () => new Set<string>() };
 
 let seq = 0;
 const event = (distinctId: string, extra: Partial<CaptureMessage> = {}): CaptureMessage => ({
@@ -101,7 +101,7 @@ describe('event publisher', () => {
 
   it('sends a historical batch to the historical topic, never to overflow, and a hot distinct id’s realtime events to overflow, spread over its partitions', async () => {
     const { producers, sent } = recordingProducers(1);
-    const hot = { hotKeys: async () => new Set([messageKey('phc_test', 'hot')]) };
+    const hot = { hotKeys: () => new Set([messageKey('phc_test', 'hot')]) };
     const publisher = new EventPublisher(producers, topics, partitionCounts(4), hot, 1_000);
     const historical = Array.from({ length: 10 }, () => event('hot', { historical_migration: true }));
     await publisher.publish(historical);

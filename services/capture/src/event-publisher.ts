@@ -66,7 +66,7 @@ export class EventPublisher {
     messages.forEach((m, i) => {
       if (!m.historical_migration) counts.set(keys[i]!, (counts.get(keys[i]!) ?? 0) + 1);
     });
-    const hot = await this.overflow.hotKeys(counts);
+    const hot = this.overflow.hotKeys(counts);
 
     // kafkajs retries a broker that is away for longer than a client should wait; past the
     // deadline the client gets a 503 and retries, and uuids make a late duplicate harmless. So

@@ -24,11 +24,12 @@ const admin = kafka.admin();
 await Promise.all([admin.connect(), ...producers.map((producer) => producer.connect())]);
 
 const topics = topicNames(config.kafkaTopicPrefix);
+const overflow = new OverflowDetector(redis, config.captureOverflowEventsPerSecond);
 const publisher = new EventPublisher(
   producers,
   topics,
   new PartitionCounts(admin, [topics.realtime, topics.historical, topics.overflow]),
-  new OverflowDetector(redis, config.captureOverflowEventsPerSecond),
+  overflow,
   config.kafkaProduceTimeoutMs,
 );
 const kafkaReachable = kafkaReachability(kafka);
@@ -53,6 +54,8 @@ await startServiceRuntime({
     await Promise.all([admin.disconnect(), ...producers.map((producer) => producer.disconnect())]);
     await kafkaReachable.close();
     await pool.end();
+    // The other replicas go on counting this second with this one's last counts.
+    await overflow.sync();
     redis.disconnect();
   },
 });

@@ -85,62 +85,84 @@ describe('event publisher over several producers', () => {
 });
 
 describe('spike detection', () => {
-  it('counts a whole request in one Redis call, and routes only the ids over the rate to overflow', async () => {
-    const counted = createRedis(config);
+  /** A Redis client that records the name of every command sent through it. */
+  async function recorded(): Promise<{ redis: Redis; sent: string[] }> {
+    const redis = createRedis(config);
+    // Connected first: a command queued while connecting is sent through sendCommand twice.
+    await redis.ping();
     const sent: string[] = [];
-    const send = counted.sendCommand.bind(counted);
-    counted.sendCommand = ((command: Parameters<Redis['sendCommand']>[0]) => {
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = ((command: Parameters<Redis['sendCommand']>[0]) => {
       sent.push(command.name);
       return send(command);
     }) as Redis['sendCommand'];
+    return { redis, sent };
+  }
+
+  it('answers at once from its own counts, and adds a whole interval of requests to Redis in one call', async () => {
+    const { redis: counted, sent } = await recorded();
     // One fixed second: on a busy machine the calls below could otherwise straddle two windows.
     const second = Date.now();
-    const detector = new OverflowDetector(counted, 5, () => second);
+    const detector = new OverflowDetector(counted, 5, { clock: () => second, syncIntervalMs: 60_000 });
     const busy = `phc_test:${uniqueName('busy')}`;
     const quiet = Array.from({ length: 50 }, (_, i) => `phc_test:${uniqueName('quiet')}-${i}`);
     const counts = new Map([[busy, 4], ...quiet.map((key) => [key, 1] as [string, number])]);
 
-    expect(await detector.hotKeys(counts)).toEqual(new Set());
-    expect(await detector.hotKeys(counts)).toEqual(new Set([busy]));
-    // The script is loaded once (EVALSHA answers NOSCRIPT, then EVAL); after that, one call a request.
-    sent.length = 0;
-    expect(await detector.hotKeys(new Map([[busy, 1]]))).toEqual(new Set([busy]));
-    expect(sent).toEqual(['evalsha']);
+    expect(detector.hotKeys(counts)).toEqual(new Set());
+    expect(detector.hotKeys(counts)).toEqual(new Set([busy]));
+    expect(detector.hotKeys(new Map([[busy, 1]]))).toEqual(new Set([busy]));
+    // Nothing was sent while the requests were answered; the first sync is due at once, then
+    // one a minute, so the next two requests' counts wait for sync().
+    await waitFor(async () => sent.includes('evalsha'), { what: 'the first sync' });
+    detector.hotKeys(counts);
+    detector.hotKeys(counts);
+    await detector.sync();
+    // Each call is one EVALSHA (followed by an EVAL when Redis did not know the script yet).
+    expect(sent.filter((name) => name === 'evalsha')).toHaveLength(2);
+    const stored = await counted.hmget(`tributary:capture-rate:${Math.floor(second / 1000)}`, busy, quiet[0]!);
+    expect(stored).toEqual(['17', '4']);
     counted.disconnect();
   });
 
-  it('counts requests that arrive while a call is in flight together, each learning only its own hot ids, whatever characters they hold', async () => {
-    const counted = createRedis(config);
-    let calls = 0;
-    const send = counted.sendCommand.bind(counted);
-    counted.sendCommand = ((command: Parameters<Redis['sendCommand']>[0]) => {
-      if (command.name === 'evalsha') calls += 1;
-      return send(command);
-    }) as Redis['sendCommand'];
+  it('learns from Redis what the other replicas counted, keeping every key exact whatever characters it holds', async () => {
+    const a = createRedis(config);
+    const b = createRedis(config);
     const second = Date.now();
-    const detector = new OverflowDetector(counted, 3, () => second);
+    const replicas = [new OverflowDetector(a, 5, { clock: () => second }), new OverflowDetector(b, 5, { clock: () => second })];
     const odd = ['with space 1', 'new\nline\n2', 'ünïcødé 🙂 3', '', '10 digits first'].map((id) => `phc_test:${uniqueName('odd')}${id}`);
-    // Each id is sent twice by each of 4 concurrent requests: 8 a second, over the limit of 3,
-    // and only the request that named an id hears that it is hot.
-    const requests = Array.from({ length: 4 }, (_, r) => new Map([...odd.map((key) => [key, 2] as [string, number]), [`phc_test:${uniqueName('own')}-${r}`, 1]]));
-    await detector.hotKeys(new Map([[`phc_test:${uniqueName('first')}`, 1]]));
-    calls = 0;
-    const answers = await Promise.all(requests.map((counts) => detector.hotKeys(counts)));
-    // The first goes alone (2 each: not over); the other three wait for it and share one call.
-    expect(calls).toBe(2);
-    expect(answers).toEqual([new Set(), new Set(odd), new Set(odd), new Set(odd)]);
-    // However the calls were grouped, the counts add up exactly.
-    const again = await detector.hotKeys(new Map(odd.map((key) => [key, 0])));
-    expect(again).toEqual(new Set(odd));
-    const stored = await counted.hmget(`tributary:capture-rate:${Math.floor(second / 1000)}`, ...odd);
-    expect(stored).toEqual(odd.map(() => '8'));
-    counted.disconnect();
+    const own = `phc_test:${uniqueName('own')}`;
+    // Three each: neither replica is over the limit of 5 alone, together they are.
+    for (const replica of replicas) expect(replica.hotKeys(new Map([...odd.map((key) => [key, 3] as [string, number]), [own, 1]]))).toEqual(new Set());
+    await Promise.all(replicas.map((replica) => replica.sync()));
+    // The replica that synced first learns of the others' counts at its next sync.
+    for (const replica of replicas) replica.hotKeys(new Map(odd.map((key) => [key, 0])));
+    await Promise.all(replicas.map((replica) => replica.sync()));
+    for (const replica of replicas) expect(replica.hotKeys(new Map([...odd.map((key) => [key, 0] as [string, number]), [own, 0]]))).toEqual(new Set(odd));
+    const stored = await a.hmget(`tributary:capture-rate:${Math.floor(second / 1000)}`, ...odd, own);
+    expect(stored).toEqual([...odd.map(() => '6'), '2']);
+    a.disconnect();
+    b.disconnect();
   });
 
-  it('reroutes nothing when Redis cannot answer', async () => {
+  it('starts every second afresh', async () => {
+    const redis = createRedis(config);
+    let now = Date.now();
+    const detector = new OverflowDetector(redis, 2, { clock: () => now });
+    const key = `phc_test:${uniqueName('rolling')}`;
+    expect(detector.hotKeys(new Map([[key, 3]]))).toEqual(new Set([key]));
+    await detector.sync();
+    now += 1000;
+    expect(detector.hotKeys(new Map([[key, 1]]))).toEqual(new Set());
+    redis.disconnect();
+  });
+
+  it('still catches what one replica sees alone when Redis cannot answer, and never waits for it', async () => {
     // A closed connection rejects every command at once, as a client does when Redis is away.
     const down = createRedis(config);
     await down.quit();
-    expect(await new OverflowDetector(down, 1).hotKeys(new Map([['phc_test:x', 100]]))).toEqual(new Set());
+    const detector = new OverflowDetector(down, 1);
+    expect(detector.hotKeys(new Map([['phc_test:x', 100], ['phc_test:y', 1]]))).toEqual(new Set(['phc_test:x']));
+    await detector.sync();
+    expect(detector.hotKeys(new Map([['phc_test:y', 0]]))).toEqual(new Set());
   });
 });
