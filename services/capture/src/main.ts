@@ -43,19 +43,18 @@ await startServiceRuntime({
   port: config.capturePort,
   shutdownTimeoutMs: config.shutdownTimeoutMs,
   direct: captureRoutes({ tokens, publisher, logger, metrics: captureMetrics(metrics), maxBatchBytes: config.captureMaxBatchBytes, maxEventBytes: config.captureMaxEventBytes }),
-  // Tokens are cached and the overflow counter fails open: only Kafka is needed to take events.
+  // Tokens are cached and overflow detection counts in memory: only Kafka is needed to take events.
   dependencies: {
     kafka: { check: kafkaReachable.check, required: true },
     postgres: { check: () => postgresAnswers(pool), required: false },
     redis: { check: () => redisAnswers(redis), required: false },
   },
   stop: async () => {
-    // In-flight requests have finished, so every acknowledged event is already in Kafka.
-    await Promise.all([admin.disconnect(), ...producers.map((producer) => producer.disconnect())]);
+    // In-flight requests have finished, so every acknowledged event is already in Kafka. The
+    // other replicas go on counting this second with this one's last counts.
+    await Promise.all([admin.disconnect(), ...producers.map((producer) => producer.disconnect()), overflow.sync()]);
     await kafkaReachable.close();
     await pool.end();
-    // The other replicas go on counting this second with this one's last counts.
-    await overflow.sync();
     redis.disconnect();
   },
 });

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Redis } from '@tributary/redis';
 
 /**
@@ -28,6 +29,7 @@ return hot
 type CountCommand = (numberOfKeys: number, key: string, limit: number, ttlSeconds: number, counts: string) => Promise<number[]>;
 
 export interface OverflowDetectorOptions {
+  /** Wall-clock milliseconds, which choose the second counted in. */
   clock?: () => number;
   /**
    * Least time between two syncs with Redis. Counts made meanwhile go together in the next
@@ -47,10 +49,15 @@ export interface OverflowDetectorOptions {
  * Requests never wait for Redis. Each replica counts in memory, and a key is hot as soon as its
  * own count this second is over the limit, or when Redis last said that the count of every
  * replica together is. The counts are added to Redis's shared hash in the background, one call
- * per sync interval, carrying every key counted since the last one. Waiting for a Redis round trip on
- * every request had cost capture a quarter of its CPU per event, between writing the call, Redis
- * running it and the wake-ups, for a decision that is approximate anyway. When Redis is away
- * each replica still catches what it sees alone; losing the counters never loses or delays events.
+ * per sync interval, carrying every key counted since the last one. Waiting for a Redis round
+ * trip on every request had cost capture a quarter of its CPU per event (measured: 25 -> 19 µs
+ * with detection off), between writing the call, Redis running it on the same cores and the
+ * wake-ups, for a decision that is approximate anyway. When Redis is away each replica still
+ * catches what it sees alone; losing the counters never loses or delays events.
+ *
+ * A key found over the limit stays hot through the next second as well: a new second starts
+ * with no shared counts, and without that a hot key's first events of every second would go to
+ * the realtime topic at each replica until its first sync of the second.
  */
 export class OverflowDetector {
   private readonly count: CountCommand;
@@ -62,8 +69,10 @@ export class OverflowDetector {
   private readonly own = new Map<string, number>();
   /** Counts of this second not yet added to Redis. */
   private unsynced = new Map<string, number>();
-  /** Keys Redis said are over the limit this second, all replicas' counts together. */
-  private readonly sharedHot = new Set<string>();
+  /** Keys found over the limit this second: by this replica's counts, or Redis's for all of them. */
+  private over = new Set<string>();
+  /** Keys found over the limit in the second before. */
+  private overBefore = new Set<string>();
   private syncing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private lastSyncAt = Number.NEGATIVE_INFINITY;
@@ -91,7 +100,8 @@ export class OverflowDetector {
       const own = (this.own.get(key) ?? 0) + count;
       this.own.set(key, own);
       this.unsynced.set(key, (this.unsynced.get(key) ?? 0) + count);
-      if (own > this.eventsPerSecond || this.sharedHot.has(key)) hot.add(key);
+      if (own > this.eventsPerSecond) this.over.add(key);
+      if (this.over.has(key) || this.overBefore.has(key)) hot.add(key);
     }
     this.scheduleSync();
     return hot;
@@ -108,15 +118,16 @@ export class OverflowDetector {
   private enterSecond(second: number): void {
     if (second === this.second) return;
     // A past second's counts decide nothing any more, here or at another replica.
+    this.overBefore = second === this.second + 1 ? this.over : new Set();
+    this.over = new Set();
     this.second = second;
     this.own.clear();
     this.unsynced.clear();
-    this.sharedHot.clear();
   }
 
   private scheduleSync(): void {
     if (this.syncing || this.timer) return;
-    const wait = Math.max(0, this.lastSyncAt + this.syncIntervalMs - this.clock());
+    const wait = Math.max(0, this.lastSyncAt + this.syncIntervalMs - performance.now());
     this.timer = setTimeout(() => {
       this.timer = null;
       // A sync() call may have started one meanwhile; its end schedules the next.
@@ -129,7 +140,7 @@ export class OverflowDetector {
     const second = this.second;
     const counts = this.unsynced;
     this.unsynced = new Map();
-    this.lastSyncAt = this.clock();
+    this.lastSyncAt = performance.now();
     this.syncing = this.addToRedis(second, counts)
       .catch(() => undefined)
       .finally(() => {
@@ -146,8 +157,10 @@ export class OverflowDetector {
       let argument = '';
       for (const key of part) argument += `${Buffer.byteLength(key)} ${key}${counts.get(key)!}\n`;
       const positions = await this.count(1, `tributary:capture-rate:${second}`, this.eventsPerSecond, 2, argument);
-      if (second !== this.second) return;
-      for (const position of positions) this.sharedHot.add(part[position - 1]!);
+      // The second may have turned meanwhile: what was over in the one before still counts.
+      const over = second === this.second ? this.over : second === this.second - 1 ? this.overBefore : null;
+      if (!over) return;
+      for (const position of positions) over.add(part[position - 1]!);
     }
   }
 }
