@@ -14,6 +14,14 @@ function controlledSend() {
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
+/** With fake timers: one item sent and acknowledged, so that the next send has the interval to wait out. */
+async function sendOne(commit: GroupCommit<TopicMessages[]>, calls: ReturnType<typeof controlledSend>['calls']): Promise<void> {
+  const first = commit.submit(part('t', '1'));
+  await jest.advanceTimersByTimeAsync(0);
+  calls[calls.length - 1]!.settle();
+  await first;
+}
+
 describe('mergeTopicMessages', () => {
   it('joins parts per topic in arrival order', () => {
     expect(mergeTopicMessages([part('a', '1', '2'), [...part('b', 'x'), ...part('a', '3')]])).toEqual([
@@ -79,10 +87,7 @@ describe('GroupCommit', () => {
     try {
       const { calls, send } = controlledSend();
       const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, 1024, 1_000);
-      const first = commit.submit(part('t', '1'));
-      await jest.advanceTimersByTimeAsync(0);
-      calls[0]!.settle();
-      await first;
+      await sendOne(commit, calls);
       const later = [commit.submit(part('t', '2')), commit.submit(part('t', '3'))];
       await jest.advanceTimersByTimeAsync(999);
       expect(calls).toHaveLength(1);
@@ -101,10 +106,7 @@ describe('GroupCommit', () => {
     try {
       const { calls, send } = controlledSend();
       const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, 10, 1_000);
-      const first = commit.submit(part('t', '1'));
-      await jest.advanceTimersByTimeAsync(0);
-      calls[0]!.settle();
-      await first;
+      await sendOne(commit, calls);
       const small = commit.submit(part('t', 'aaaa'));
       await jest.advanceTimersByTimeAsync(100);
       expect(calls).toHaveLength(1);
@@ -114,6 +116,31 @@ describe('GroupCommit', () => {
       expect(calls[1]!.batch[0]!.messages.map((m) => m.value)).toEqual(['aaaa', 'bbbb', 'cc']);
       calls[1]!.settle();
       await expect(Promise.all([small, ...filling])).resolves.toEqual([undefined, undefined, undefined]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+  it('waits out the interval only while what waits is small, and sends larger items at once, all of them together', async () => {
+    jest.useFakeTimers({ now: 0 });
+    try {
+      const { calls, send } = controlledSend();
+      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, 1024, 1_000, 6);
+      await sendOne(commit, calls);
+      const small = commit.submit(part('t', 'aa'));
+      await jest.advanceTimersByTimeAsync(100);
+      expect(calls).toHaveLength(1);
+      const large = commit.submit(part('t', 'bbbb'));
+      await jest.advanceTimersByTimeAsync(0);
+      expect(calls).toHaveLength(2);
+      expect(calls[1]!.batch[0]!.messages.map((m) => m.value)).toEqual(['aa', 'bbbb']);
+      calls[1]!.settle();
+      await expect(Promise.all([small, large])).resolves.toEqual([undefined, undefined]);
+      // An item as large as the threshold does not wait at all, though the interval has not passed.
+      const alone = commit.submit(part('t', 'cccccc'));
+      await jest.advanceTimersByTimeAsync(0);
+      expect(calls).toHaveLength(3);
+      calls[2]!.settle();
+      await alone;
     } finally {
       jest.useRealTimers();
     }

@@ -56,6 +56,12 @@ export class GroupCommit<T> {
      * send is done.
      */
     private readonly minIntervalMs = 0,
+    /**
+     * The interval is waited out only while fewer bytes than this wait: small items (single
+     * events) gain most from going together, while items this large already make sends large
+     * enough and would only be delayed. Defaults to `maxSendBytes`.
+     */
+    private readonly waitOnlyUnderBytes = maxSendBytes,
   ) {}
 
   submit(item: T): Promise<void> {
@@ -64,7 +70,7 @@ export class GroupCommit<T> {
       this.waiting.push({ item, bytes, resolve, reject });
       this.waitingBytes += bytes;
       if (!this.draining) void this.drain();
-      else if (this.sendNow && this.waitingBytes >= this.maxSendBytes) this.sendNow();
+      else if (this.sendNow && this.waitingBytes >= this.waitOnlyUnderBytes) this.sendNow();
     });
   }
 
@@ -73,7 +79,7 @@ export class GroupCommit<T> {
     try {
       while (this.waiting.length > 0) {
         const wait = this.lastSendAt + this.minIntervalMs - Date.now();
-        if (wait > 0 && this.waitingBytes < this.maxSendBytes) await this.intervalOver(wait);
+        if (wait > 0 && this.waitingBytes < this.waitOnlyUnderBytes) await this.intervalOver(wait);
         this.lastSendAt = Date.now();
         const group = this.takeGroup();
         try {

