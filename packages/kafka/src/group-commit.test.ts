@@ -65,7 +65,7 @@ describe('GroupCommit', () => {
 
   it('keeps a send under the size cap, but always carries at least one submission', async () => {
     const { calls, send } = controlledSend();
-    const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, 10);
+    const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, { maxSendBytes: 10 });
     const big = commit.submit(part('t', 'x'.repeat(50)));
     const a = commit.submit(part('t', 'aaaa'));
     const b = commit.submit(part('t', 'bbbb'));
@@ -86,7 +86,7 @@ describe('GroupCommit', () => {
     jest.useFakeTimers({ now: 0 });
     try {
       const { calls, send } = controlledSend();
-      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, 1024, 1_000);
+      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, { maxSendBytes: 1024, minIntervalMs: 1_000 });
       await sendOne(commit, calls);
       const later = [commit.submit(part('t', '2')), commit.submit(part('t', '3'))];
       await jest.advanceTimersByTimeAsync(999);
@@ -105,7 +105,7 @@ describe('GroupCommit', () => {
     jest.useFakeTimers({ now: 0 });
     try {
       const { calls, send } = controlledSend();
-      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, 10, 1_000);
+      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, { maxSendBytes: 10, minIntervalMs: 1_000 });
       await sendOne(commit, calls);
       const small = commit.submit(part('t', 'aaaa'));
       await jest.advanceTimersByTimeAsync(100);
@@ -124,7 +124,7 @@ describe('GroupCommit', () => {
     jest.useFakeTimers({ now: 0 });
     try {
       const { calls, send } = controlledSend();
-      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, 1024, 1_000, 6);
+      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, { maxSendBytes: 1024, minIntervalMs: 1_000, waitOnlyUnderBytes: 6 });
       await sendOne(commit, calls);
       const small = commit.submit(part('t', 'aa'));
       await jest.advanceTimersByTimeAsync(100);

@@ -29,6 +29,24 @@ export function mergeTopicMessages(parts: readonly (readonly TopicMessages[])[])
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }
 
+export interface GroupCommitOptions {
+  /** A send carries at least one caller's items, and more only while under this size (default 4 MiB). */
+  maxSendBytes?: number;
+  /**
+   * Least time from one send's start to the next one's: items arriving meanwhile wait and go
+   * together, unless `waitOnlyUnderBytes` of them wait, which then go at once: the interval keeps
+   * sends few, and a full one is as large as sends get. 0, the default, sends as soon as the
+   * previous send is done.
+   */
+  minIntervalMs?: number;
+  /**
+   * The interval is waited out only while fewer bytes than this wait: small items (single
+   * events) gain most from going together, while items this large already make sends large
+   * enough and would only be delayed. Defaults to `maxSendBytes`.
+   */
+  waitOnlyUnderBytes?: number;
+}
+
 /**
  * Group commit for a store that does best with few, large writes, one at a time: an idempotent
  * Kafka producer (kafkajs lets it have one produce request in flight per broker) or a ClickHouse
@@ -44,25 +62,19 @@ export class GroupCommit<T> {
   /** Ends the wait for the interval early; set while the next send waits it out. */
   private sendNow: (() => void) | null = null;
 
+  private readonly maxSendBytes: number;
+  private readonly minIntervalMs: number;
+  private readonly waitOnlyUnderBytes: number;
+
   constructor(
     private readonly send: (items: T[]) => Promise<unknown>,
     private readonly sizeOf: (item: T) => number,
-    /** A send carries at least one caller's items, and more only while under this size. */
-    private readonly maxSendBytes = 4 * 1024 * 1024,
-    /**
-     * Least time from one send's start to the next one's: items arriving meanwhile wait and go
-     * together, unless they fill a send (`maxSendBytes`), which then goes at once: the interval
-     * keeps sends few, and a full one is as large as sends get. 0 sends as soon as the previous
-     * send is done.
-     */
-    private readonly minIntervalMs = 0,
-    /**
-     * The interval is waited out only while fewer bytes than this wait: small items (single
-     * events) gain most from going together, while items this large already make sends large
-     * enough and would only be delayed. Defaults to `maxSendBytes`.
-     */
-    private readonly waitOnlyUnderBytes = maxSendBytes,
-  ) {}
+    options: GroupCommitOptions = {},
+  ) {
+    this.maxSendBytes = options.maxSendBytes ?? 4 * 1024 * 1024;
+    this.minIntervalMs = options.minIntervalMs ?? 0;
+    this.waitOnlyUnderBytes = options.waitOnlyUnderBytes ?? this.maxSendBytes;
+  }
 
   submit(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {

@@ -65,9 +65,7 @@ export class EventPublisher {
     this.commits = producers.map((producer) => new GroupCommit<TopicMessages[]>(
         (parts) => producer.sendBatch({ acks: -1, timeout: timeoutMs, compression: CompressionTypes.LZ4, topicMessages: mergeTopicMessages(parts) }),
         sizeOfTopicMessages,
-        4 * 1024 * 1024,
-        SMALL_SEND_LINGER_MS,
-        SMALL_SEND_BYTES,
+        { minIntervalMs: SMALL_SEND_LINGER_MS, waitOnlyUnderBytes: SMALL_SEND_BYTES },
       ),
     );
   }

@@ -46,8 +46,7 @@ export class RowWriter {
         }
       },
       (rows) => rows.size,
-      options.maxRowsPerInsert ?? 20_000,
-      options.minIntervalMs ?? 0,
+      { maxSendBytes: options.maxRowsPerInsert ?? 20_000, minIntervalMs: options.minIntervalMs ?? 0 },
     );
   }
 
