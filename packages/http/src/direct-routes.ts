@@ -28,9 +28,9 @@ export interface DirectRequest {
 }
 
 /**
- * A route served by plain node:http ahead of Express, for the hot paths where Express's router
- * and response helpers cost more than the work itself. It still gets what every route gets from
- * the runtime: the request id, the log line and metrics, the one error shape (a thrown
+ * A route served by plain node:http ahead of Express, for the SDKs' hot paths where Express's
+ * router and response helpers cost more than the work itself. It still gets what every route gets
+ * from the runtime: the request id, the log line (at debug when successful) and metrics, the one error shape (a thrown
  * `HttpError` is answered like in Express) and a 405 with `Allow` for other methods.
  */
 export interface DirectRoute {
@@ -119,7 +119,7 @@ export function directDispatcher(routes: readonly DirectRoute[], observe: Observ
     const { route, allow } = found;
     const method = req.method ?? 'GET';
     const served = allow.includes(method);
-    observe(req, res, served ? found.served : unmatched);
+    observe(req, res, served ? found.served : unmatched, true);
     if (!served) {
       // As Express's routes answer through methodNotAllowedHandler.
       if (method === 'OPTIONS') {

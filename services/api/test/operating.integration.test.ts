@@ -172,11 +172,13 @@ describe('operating Tributary', () => {
   it('logs one line per request with method, route, status, ms and the request id it echoes', async () => {
     const response = await managed(`/api/environments/${tenant.project.id}/persons/?limit=5`, { headers: { 'x-request-id': 'ops-test-request-1' } });
     expect(response.headers.get('x-request-id')).toBe('ops-test-request-1');
-    const fresh = await post('capture', '/capture/', { api_key: tenant.project.api_token, event: 'e', distinct_id: 'd' });
-    const generated = fresh.headers.get('x-request-id');
+    // An SDK route's successful answers are logged at debug only; its errors at info.
+    const refused = await post('capture', '/capture/', { api_key: 'phc_not_a_project_key', event: 'e', distinct_id: 'd' });
+    expect(refused.status).toBe(401);
+    const generated = refused.headers.get('x-request-id');
     expect(generated).toMatch(/^[0-9a-f-]{36}$/);
     // Lines reach stdout in blocks, at most LOG_FLUSH_INTERVAL_MS after they are logged.
-    await waitFor(async () => logLines('capture').some((l) => l.req_id === generated), { what: 'the capture log line' });
+    await waitFor(async () => logLines('capture').some((l) => l.req_id === generated && l.status === 401 && l.level === 30), { what: 'the capture log line' });
     await waitFor(async () => logLines('api').some((l) => l.req_id === 'ops-test-request-1'), { what: 'the api log line' });
     const line = logLines('api').filter((l) => l.req_id === 'ops-test-request-1');
     expect(line).toEqual([expect.objectContaining({ level: 30, msg: 'request', method: 'GET', route: '/api/environments/:project_id/persons', status: 200, ms: expect.any(Number) })]);

@@ -1,0 +1,64 @@
+import { jest } from '@jest/globals';
+import { createLogger } from '@tributary/logger';
+import { badRequest } from './errors.js';
+import { startServiceRuntime, type ServiceRuntime } from './service-runtime.js';
+
+/** Each request's log line as the runtime logs it: its level and status, by request id. */
+async function logged(run: (url: string) => Promise<void>): Promise<Map<string, { level: string; status: number; route: string }>> {
+  const logger = createLogger('probe', 'debug');
+  const lines = new Map<string, { level: string; status: number; route: string }>();
+  for (const level of ['debug', 'info'] as const) {
+    jest.spyOn(logger, level).mockImplementation(((line: { req_id?: string; status: number; route: string }, msg?: string) => {
+      if (msg === 'request' && line.req_id) lines.set(line.req_id, { level, status: line.status, route: line.route });
+    }) as never);
+  }
+  let runtime: ServiceRuntime | undefined;
+  try {
+    runtime = await startServiceRuntime(
+      {
+        name: 'probe',
+        logger,
+        host: '127.0.0.1',
+        port: 0,
+        shutdownTimeoutMs: 1000,
+        dependencies: {},
+        direct: [
+          {
+            paths: ['/flags'],
+            methods: ['POST'],
+            handle: async ({ req, res }) => {
+              if (req.headers['x-fail']) throw badRequest('Asked to fail.');
+              res.setHeader('content-type', 'application/json');
+              res.end('{}');
+            },
+          },
+        ],
+        routes: (app) => app.get('/api/things', (_req, res) => void res.json([])),
+        stop: async () => undefined,
+      },
+      false,
+    );
+    await run(`http://127.0.0.1:${runtime.port}`);
+  } finally {
+    await runtime?.shutdown('test');
+  }
+  return lines;
+}
+
+test('successful answers on the SDK routes are logged at debug; their errors and every API request at info', async () => {
+  const lines = await logged(async (url) => {
+    const send = (path: string, id: string, init: RequestInit = {}) => fetch(`${url}${path}`, { ...init, headers: { ...init.headers, 'x-request-id': id } }).then((r) => r.text());
+    await send('/flags', 'sdk-ok', { method: 'POST', body: '{}' });
+    await send('/flags', 'sdk-bad', { method: 'POST', body: '{}', headers: { 'x-fail': '1' } });
+    await send('/flags', 'sdk-wrong-method', { method: 'DELETE' });
+    await send('/api/things', 'api-ok');
+    await send('/_health', 'probe');
+  });
+  expect(Object.fromEntries(lines)).toEqual({
+    'sdk-ok': { level: 'debug', status: 200, route: '/flags' },
+    'sdk-bad': { level: 'info', status: 400, route: '/flags' },
+    'sdk-wrong-method': { level: 'info', status: 405, route: 'unmatched' },
+    'api-ok': { level: 'info', status: 200, route: '/api/things' },
+    probe: { level: 'debug', status: 200, route: '/_health' },
+  });
+});
