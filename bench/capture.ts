@@ -1,11 +1,13 @@
 /**
- * Capture throughput against the real broker, through the front door and on capture's own port,
- * and in the same run a bare Node HTTP server (bench/bare-server.ts, its own process) that only
- * reads and parses the same bodies (the baseline, reached directly like capture's port). Needs `make up`.
- * The ingest consumer is paused (SIGSTOP) while it runs, so that draining the flood into Postgres
- * and ClickHouse does not compete with capture for this machine's two cores; it resumes after.
- * A copy of capture started with its own TRIBUTARY_STATE_DIR has no ingest there, so nothing is
- * paused; BENCH_FRONT_DOOR=0 skips the runs through nginx, which reach `make up`'s capture, not the copy.
+ * Capture throughput against the real broker, on capture's own port, and in the same run a bare
+ * Node HTTP server (bench/bare-server.ts, its own process) that only reads and parses the same
+ * bodies (the baseline, reached directly like capture's port). Needs `make up`.
+ * The capture measured is a copy the bench starts (the compiled code `make up` runs, with its
+ * configuration and workers) on topics of its own, which it deletes at the end: the millions of
+ * events a run sends never reach `make up`'s topics, so its ingest has nothing to drain after a
+ * run, and nothing to do during one but what else comes in.
+ * BENCH_FRONT_DOOR=1 also drives `make up`'s capture through nginx; those events do go to its
+ * topics, so its ingest is paused (SIGSTOP) meanwhile and drains them after.
  * Both run with the same number of connections (default 16, a busy site's SDK traffic behind a
  * load balancer; a fixed concurrency sets the latency: p99 is that many requests queued).
  * Ends with one line: RESULT capture_batch_events_per_s=... bare_events_per_s=... ratio=... p99_ms=... rss_mb=...
@@ -16,7 +18,13 @@
  * [seconds] long; see driveInTurns), and the ratio is the median of the rounds'.
  * Run: npx tsx bench/capture.ts [seconds per turn, 10] [connections, 16]
  */
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { openSync } from 'node:fs';
 import { loadConfig } from '@tributary/config';
+import { createKafka, ensureTopics, topicNames } from '@tributary/kafka';
+import { createLogger } from '@tributary/logger';
+import { uniqueName } from '@tributary/test-support';
 import { readCredentialsOrExit, realisticEvent } from './events.js';
 import { drive, driveInTurns, peakRssPerProcessMb, pidOf, startBareServer, table, type LoadResult } from './lib.js';
 
@@ -25,7 +33,7 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.argv[3] ?? 16);
 const warmUpSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 10);
 const credentials = await readCredentialsOrExit();
-const serviceUrl = `http://127.0.0.1:${loadConfig().capturePort}`;
+const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
 /**
  * Bodies taken in turn, made before the run so that the load generator spends nothing on them:
  * together their events have 10,000 distinct ids, each in one body. One body sent again and
@@ -40,17 +48,33 @@ const apiKey = credentials.TRIBUTARY_PROJECT_API_KEY;
 const batchBodies = inTurn(Array.from({ length: 100 }, (_, b) => JSON.stringify({ api_key: apiKey, batch: Array.from({ length: 100 }, (_, i) => realisticEvent(b * 100 + i)) })));
 const singleBodies = inTurn(Array.from({ length: 10_000 }, (_, i) => JSON.stringify({ api_key: apiKey, ...realisticEvent(i) })));
 
+const prefix = `${uniqueName('bench')}_`;
+const admin = createKafka(config, createLogger('bench-capture', 'warn'), 'bench-capture').admin();
+await admin.connect();
+await ensureTopics(admin, prefix, config.kafkaPartitions);
+// As infra/services.sh runs it: compiled.
+execFileSync('npx', ['tsx', 'infra/compile.ts'], { stdio: 'ignore' });
+const capturePort = 21_000 + Math.floor(Math.random() * 20_000);
+const capture = spawn(process.execPath, ['--conditions=tributary-compiled', 'services/capture/dist/main.js'], {
+  env: { ...process.env, KAFKA_TOPIC_PREFIX: prefix, CAPTURE_PORT: String(capturePort), LOG_LEVEL: 'warn' },
+  stdio: ['ignore', openSync('.tributary/logs/bench-capture.log', 'w'), 'inherit'],
+});
+const serviceUrl = `http://127.0.0.1:${capturePort}`;
+while ((await fetch(`${serviceUrl}/_ready`).catch(() => null))?.ok !== true) {
+  if (capture.exitCode !== null) throw new Error('the capture copy exited: see .tributary/logs/bench-capture.log');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
 const bare = await startBareServer('{"status":1}');
 
-const frontDoor = process.env.BENCH_FRONT_DOOR !== '0';
+const frontDoor = process.env.BENCH_FRONT_DOOR === '1';
 const runs: [string, string, ReturnType<typeof inTurn>, number][] = [
   ['/batch/ (100 events)', '/batch/', batchBodies, 100],
   ['/capture/ (1 event)', '/capture/', singleBodies, 1],
 ];
 const rows = [];
-const capturePid = await pidOf('capture');
-// Only `make up`'s state dir has an ingest to pause: a copy's dir has no pid file for it.
-const ingestPid = await pidOf('ingest').catch(() => null);
+const capturePid = capture.pid!;
+const ingestPid = frontDoor ? await pidOf('ingest').catch(() => null) : null;
 if (ingestPid !== null) {
   process.kill(ingestPid, 'SIGSTOP');
   process.once('exit', () => process.kill(ingestPid, 'SIGCONT'));
@@ -88,6 +112,10 @@ bare.stop();
 table(rows);
 const rssMb = await peakRssPerProcessMb(capturePid);
 console.log(`capture peak RSS of its largest process: ${rssMb.toFixed(1)} MB`);
+capture.kill('SIGTERM');
+if (capture.exitCode === null) await once(capture, 'exit');
+await admin.deleteTopics({ topics: Object.values(topicNames(prefix)) });
+await admin.disconnect();
 const batch = results.get(runs[0]![0])!;
 // The line compares like with like: the service's own port against the bare server's; the
 // table above also gives the figures through nginx.
