@@ -290,6 +290,11 @@ for (let round = 1; round <= rounds; round++) {
   ]);
   if (profiled) table(await profileSummary());
   runs.push({ bare: bareRun.rate, one: one.rate, two: two.rate, rss: Math.max(one.rssMb, two.rssMb) });
+  // The round's 600,000 events are in ClickHouse now: their topics would only fill the disk.
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.deleteTopics({ topics: phases.flatMap((phase) => Object.values(topicNames(phase.prefix))) });
+  await admin.disconnect();
 }
 await producer.disconnect();
 await clickhouse.close();

@@ -33,11 +33,11 @@ interface Series {
 }
 
 /**
- * Starts observing one request; `route` names its route pattern once it is answered. `sdkRoute`:
- * the request is one of the SDKs' own (events, flags), whose successful answers are logged at
- * debug (see requestObserver).
+ * Starts observing one request; `route` names its route pattern once it is answered.
+ * `directRoute`: the request went to a direct route (one of the SDKs' hot paths, see
+ * DirectRoute), whose successful answers are logged at debug (see requestObserver).
  */
-export type ObserveRequest = (req: IncomingMessage, res: ServerResponse, route: (method: string, path: string) => string, sdkRoute?: boolean) => void;
+export type ObserveRequest = (req: IncomingMessage, res: ServerResponse, route: (method: string, path: string) => string, directRoute?: boolean) => void;
 
 /**
  * Counts and times every request by route pattern (not path, which would give a series per id)
@@ -45,12 +45,12 @@ export type ObserveRequest = (req: IncomingMessage, res: ServerResponse, route: 
  * `X-Request-Id`: the caller's own when it sent a sane one (a proxy's, say), else a new one.
  * One per registry: Express's routes and the runtime's direct routes share it.
  *
- * Lines go out at info, except for probes and for successful answers on the SDKs' routes, which
- * go at debug. SDKs send an event batch or ask for flags on every page view: a line each was an
- * eighth of decide's CPU per request (measured 67 against 59 µs), to repeat what the metrics
- * above already count by route and status. Their errors (4xx, 5xx) are still logged at info, as
- * is every management API request. Rust HTTP services built on tower-http log responses at debug
- * by default for the same reason.
+ * Lines go out at info, except for probes and for successful answers on the direct routes (the
+ * SDKs' hot paths: capture's event endpoints, `/decide`, `/flags`), which go at debug. SDKs send
+ * an event batch or ask for flags on every page view: a line each was an eighth of decide's CPU
+ * per request (measured 67 against 59 µs), to repeat what the metrics above already count by
+ * route and status. Their errors (4xx, 5xx) are still logged at info, as is every request
+ * Express answers. Rust HTTP services built on tower-http log responses at debug by default.
  */
 export function requestObserver(registry: Registry, logger: Logger): ObserveRequest {
   const labelNames = ['method', 'route', 'status'] as const;
@@ -80,7 +80,7 @@ export function requestObserver(registry: Registry, logger: Logger): ObserveRequ
     }
     return found;
   };
-  return (req, res, route, sdkRoute = false) => {
+  return (req, res, route, directRoute = false) => {
     const started = process.hrtime.bigint();
     const offered = req.headers['x-request-id'];
     const id = typeof offered === 'string' && REQUEST_ID.test(offered) ? offered : randomUUID();
@@ -98,7 +98,7 @@ export function requestObserver(registry: Registry, logger: Logger): ObserveRequ
       const { counter, histogram } = seriesOf(pattern, method, status);
       counter.inc();
       histogram.observe(seconds);
-      const level = probes.has(path) || (sdkRoute && status < 400) ? 'debug' : 'info';
+      const level = probes.has(path) || (directRoute && status < 400) ? 'debug' : 'info';
       if (logger.isLevelEnabled(level)) logger[level]({ req_id: id, method, route: pattern, path, status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     });
   };

@@ -27,7 +27,8 @@ async function logged(run: (url: string) => Promise<void>): Promise<Map<string, 
             paths: ['/flags'],
             methods: ['POST'],
             handle: async ({ req, res }) => {
-              if (req.headers['x-fail']) throw badRequest('Asked to fail.');
+              if (req.headers['x-fail'] === 'input') throw badRequest('Asked to fail.');
+              if (req.headers['x-fail'] === 'bug') throw new Error('a bug');
               res.setHeader('content-type', 'application/json');
               res.end('{}');
             },
@@ -45,11 +46,12 @@ async function logged(run: (url: string) => Promise<void>): Promise<Map<string, 
   return lines;
 }
 
-test('successful answers on the SDK routes are logged at debug; their errors and every API request at info', async () => {
+test('successful answers on the direct routes (the SDK hot paths) are logged at debug; their errors and every Express request at info', async () => {
   const lines = await logged(async (url) => {
     const send = (path: string, id: string, init: RequestInit = {}) => fetch(`${url}${path}`, { ...init, headers: { ...init.headers, 'x-request-id': id } }).then((r) => r.text());
     await send('/flags', 'sdk-ok', { method: 'POST', body: '{}' });
-    await send('/flags', 'sdk-bad', { method: 'POST', body: '{}', headers: { 'x-fail': '1' } });
+    await send('/flags', 'sdk-bad', { method: 'POST', body: '{}', headers: { 'x-fail': 'input' } });
+    await send('/flags', 'sdk-bug', { method: 'POST', body: '{}', headers: { 'x-fail': 'bug' } });
     await send('/flags', 'sdk-wrong-method', { method: 'DELETE' });
     await send('/api/things', 'api-ok');
     await send('/_health', 'probe');
@@ -57,6 +59,7 @@ test('successful answers on the SDK routes are logged at debug; their errors and
   expect(Object.fromEntries(lines)).toEqual({
     'sdk-ok': { level: 'debug', status: 200, route: '/flags' },
     'sdk-bad': { level: 'info', status: 400, route: '/flags' },
+    'sdk-bug': { level: 'info', status: 500, route: '/flags' },
     'sdk-wrong-method': { level: 'info', status: 405, route: 'unmatched' },
     'api-ok': { level: 'info', status: 200, route: '/api/things' },
     probe: { level: 'debug', status: 200, route: '/_health' },
