@@ -36,6 +36,10 @@ export async function startDeletionScheduler(deps: {
   // error surfaced in a test run as unhandled.
   worker.on('error', (error) => deps.logger.warn({ err: error }, 'deletion worker: Redis error; BullMQ reconnects'));
   queue.on('error', (error) => deps.logger.warn({ err: error }, 'deletion queue: Redis error; BullMQ reconnects'));
+  // Started once connected: a worker closed while its blocking connection was still connecting
+  // had that connection's failed start reported after the listeners above were gone, as an
+  // unhandled 'error' (seen in a test run that closed a scheduler right after starting it).
+  await worker.waitUntilReady();
   return {
     queue,
     worker,
