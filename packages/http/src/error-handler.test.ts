@@ -11,6 +11,7 @@ function answer(error: unknown): { status: number; body: unknown } {
     headersSent: false,
     statusCode: 0,
     setHeader: () => undefined,
+    getHeader: () => undefined,
     end(body: string) {
       out.status = res.statusCode;
       out.body = JSON.parse(body);

@@ -84,14 +84,17 @@ export function writeError(res: ServerResponse, error: unknown, logger: Logger, 
         fromRequestFault(fault) ??
         // A store away is an outage to wait out, not a fault of the server's: 503, as SDKs and load balancers expect.
         (isStoreUnavailable(error) ? serviceUnavailable('A store this request needs is not answering; retry later.') : null));
+  // The request's id (see requestObserver), so that this line and the request's own can be
+  // joined: a direct route's request line is at debug when the status sent was a success.
+  const reqId = () => res.getHeader('X-Request-Id');
   if (known) {
-    if (known.status >= 500) logger.warn({ err: error, path: request.path }, known.detail);
+    if (known.status >= 500) logger.warn({ err: error, req_id: reqId(), path: request.path }, known.detail);
     const answer = () => writeJson(res, known.status, known.headers, known.toBody());
     if (known.status === 413 && res.req && !res.req.complete) afterBody(res.req, answer);
     else answer();
     return;
   }
-  logger.error({ err: error, method: request.method, path: request.path }, 'unhandled error');
+  logger.error({ err: error, req_id: reqId(), method: request.method, path: request.path }, 'unhandled error');
   if (res.headersSent) {
     res.end();
     return;

@@ -7,9 +7,10 @@ import { startServiceRuntime, type ServiceRuntime } from './service-runtime.js';
 async function logged(run: (url: string) => Promise<void>): Promise<Map<string, { level: string; status: number; route: string }>> {
   const logger = createLogger('probe', 'debug');
   const lines = new Map<string, { level: string; status: number; route: string }>();
-  for (const level of ['debug', 'info'] as const) {
+  for (const level of ['debug', 'info', 'error'] as const) {
     jest.spyOn(logger, level).mockImplementation(((line: { req_id?: string; status: number; route: string }, msg?: string) => {
       if (msg === 'request' && line.req_id) lines.set(line.req_id, { level, status: line.status, route: line.route });
+      if (msg === 'unhandled error' && line.req_id) lines.set(`${line.req_id} error`, { level, status: 0, route: '' });
     }) as never);
   }
   let runtime: ServiceRuntime | undefined;
@@ -29,6 +30,11 @@ async function logged(run: (url: string) => Promise<void>): Promise<Map<string, 
             handle: async ({ req, res }) => {
               if (req.headers['x-fail'] === 'input') throw badRequest('Asked to fail.');
               if (req.headers['x-fail'] === 'bug') throw new Error('a bug');
+              if (req.headers['x-fail'] === 'late') {
+                res.writeHead(200, { 'content-type': 'application/json' });
+                res.write('{');
+                throw new Error('a bug after the headers went out');
+              }
               res.setHeader('content-type', 'application/json');
               res.end('{}');
             },
@@ -52,6 +58,7 @@ test('successful answers on the direct routes (the SDK hot paths) are logged at 
     await send('/flags', 'sdk-ok', { method: 'POST', body: '{}' });
     await send('/flags', 'sdk-bad', { method: 'POST', body: '{}', headers: { 'x-fail': 'input' } });
     await send('/flags', 'sdk-bug', { method: 'POST', body: '{}', headers: { 'x-fail': 'bug' } });
+    await send('/flags', 'sdk-late', { method: 'POST', body: '{}', headers: { 'x-fail': 'late' } }).catch(() => undefined);
     await send('/flags', 'sdk-wrong-method', { method: 'DELETE' });
     await send('/api/things', 'api-ok');
     await send('/_health', 'probe');
@@ -60,6 +67,11 @@ test('successful answers on the direct routes (the SDK hot paths) are logged at 
     'sdk-ok': { level: 'debug', status: 200, route: '/flags' },
     'sdk-bad': { level: 'info', status: 400, route: '/flags' },
     'sdk-bug': { level: 'info', status: 500, route: '/flags' },
+    'sdk-bug error': { level: 'error', status: 0, route: '' },
+    // The status went out before the fault: the request's line says 200, at debug, and the
+    // error's line, at error, carries the same request id.
+    'sdk-late': { level: 'debug', status: 200, route: '/flags' },
+    'sdk-late error': { level: 'error', status: 0, route: '' },
     'sdk-wrong-method': { level: 'info', status: 405, route: 'unmatched' },
     'api-ok': { level: 'info', status: 200, route: '/api/things' },
     probe: { level: 'debug', status: 200, route: '/_health' },
