@@ -22,13 +22,11 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, openSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { loadConfig } from '@tributary/config';
 import { createKafka, ensureTopics, topicNames } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
-import { uniqueName } from '@tributary/test-support';
+import { freePort, uniqueName } from '@tributary/test-support';
 import { readCredentialsOrExit, realisticEvent } from './events.js';
 import { STATE_DIR, drive, driveInTurns, peakRssPerProcessMb, pidOf, startBareServer, table, type LoadResult } from './lib.js';
 
@@ -51,15 +49,6 @@ function inTurn(bodies: string[]): { body: string; nextBody: () => string } {
 const apiKey = credentials.TRIBUTARY_PROJECT_API_KEY;
 const batchBodies = inTurn(Array.from({ length: 100 }, (_, b) => JSON.stringify({ api_key: apiKey, batch: Array.from({ length: 100 }, (_, i) => realisticEvent(b * 100 + i)) })));
 const singleBodies = inTurn(Array.from({ length: 10_000 }, (_, i) => JSON.stringify({ api_key: apiKey, ...realisticEvent(i) })));
-
-/** A port nothing listens on now, from the kernel. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 // As infra/services.sh runs it: compiled.
 execFileSync('npx', ['tsx', 'infra/compile.ts'], { stdio: ['ignore', 'ignore', 'inherit'] });
@@ -91,14 +80,6 @@ const cleanUp = () =>
 process.once('exit', () => capture.kill('SIGKILL'));
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanUp().finally(() => process.exit(130)));
 const serviceUrl = `http://127.0.0.1:${capturePort}`;
-const readyBy = Date.now() + 60_000;
-while ((await fetch(`${serviceUrl}/_ready`).catch(() => null))?.ok !== true) {
-  if (capture.exitCode !== null || capture.signalCode !== null || Date.now() > readyBy) {
-    await cleanUp();
-    throw new Error(`the capture copy did not become ready: see ${captureLog}`);
-  }
-  await new Promise((resolve) => setTimeout(resolve, 100));
-}
 
 const frontDoor = process.env.BENCH_FRONT_DOOR === '1';
 const runs: [string, string, ReturnType<typeof inTurn>, number][] = [
@@ -108,6 +89,11 @@ const runs: [string, string, ReturnType<typeof inTurn>, number][] = [
 
 /** Every run, then capture's peak RSS: what the RESULT line reports. */
 async function measure() {
+  const readyBy = Date.now() + 60_000;
+  while ((await fetch(`${serviceUrl}/_ready`).catch(() => null))?.ok !== true) {
+    if (capture.exitCode !== null || capture.signalCode !== null || Date.now() > readyBy) throw new Error(`the capture copy did not become ready: see ${captureLog}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   const bare = await startBareServer('{"status":1}');
   const rows = [];
   const capturePid = capture.pid!;

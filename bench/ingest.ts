@@ -27,7 +27,7 @@ import { createClickHouse, formatDateTime, sql } from '@tributary/clickhouse';
 import { personlessPersonId } from '@tributary/ingestion';
 import { createKafka, createProducer, decodeMessageEvents, encodeCaptureEvents, ensureTopics, messageKey, partitionOfKey, topicNames, type CaptureMessage } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
-import { createPool, createTestTenant, uniqueName } from '@tributary/test-support';
+import { createPool, createTestTenant, freePort, uniqueName } from '@tributary/test-support';
 import { RowBuffer } from '../services/ingest/src/clickhouse-rows.js';
 import { RowWriter } from '../services/ingest/src/clickhouse-writer.js';
 import { IngestConsumer } from '../services/ingest/src/ingest-consumer.js';
@@ -197,14 +197,14 @@ const profileDir = '.tributary/profiles/ingest';
 
 /** Real ingest processes on the phase's topics; returns events/s, their CPU time per event and the highest RSS any of them reached. */
 async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Promise<{ rate: number; events: number; rssMb: number; cpuUsPerEvent: number; stores: Record<string, number> }> {
-  const base = 21_000 + Math.floor(Math.random() * 20_000);
+  const ports = await Promise.all(Array.from({ length: replicas }, () => freePort()));
   const children: ChildProcess[] = [];
   for (let r = 0; r < replicas; r++) {
     const args = [...(cpuProfile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), '--conditions=tributary-compiled', 'services/ingest/dist/main.js'];
     children.push(
       spawn(process.execPath, args, {
         // The heap cap infra/services.sh gives ingest (INGEST_MAX_OLD_SPACE_MB there too).
-        env: { ...process.env, NODE_OPTIONS: `--max-old-space-size=${process.env.INGEST_MAX_OLD_SPACE_MB ?? 256}`, KAFKA_TOPIC_PREFIX: phase.prefix, INGEST_CONSUMER_GROUP: `${phase.prefix}ingest`, INGEST_PORT: String(base + r), LOG_LEVEL: 'warn' },
+        env: { ...process.env, NODE_OPTIONS: `--max-old-space-size=${process.env.INGEST_MAX_OLD_SPACE_MB ?? 256}`, KAFKA_TOPIC_PREFIX: phase.prefix, INGEST_CONSUMER_GROUP: `${phase.prefix}ingest`, INGEST_PORT: String(ports[r]), LOG_LEVEL: 'warn' },
         stdio: ['ignore', openSync(`.tributary/logs/bench-ingest-${replicas}-${r + 1}.log`, 'w'), 'inherit'],
       }),
     );
@@ -214,7 +214,7 @@ async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Prom
   // has: start-up is the same for any throughput and is left out. What was ingested before that
   // is left out of the figure too.
   for (let r = 0; r < replicas; r++) {
-    const healthy = async () => (await fetch(`http://127.0.0.1:${base + r}/_health`).catch(() => null))?.ok === true;
+    const healthy = async () => (await fetch(`http://127.0.0.1:${ports[r]}/_health`).catch(() => null))?.ok === true;
     while (!(await healthy())) await new Promise((resolve) => setTimeout(resolve, 100));
   }
   await untilGroupStable(`${phase.prefix}ingest`, replicas);

@@ -30,8 +30,9 @@ export interface DirectRequest {
 /**
  * A route served by plain node:http ahead of Express, for the SDKs' hot paths where Express's
  * router and response helpers cost more than the work itself. It still gets what every route gets
- * from the runtime: the request id, the log line (at debug when successful) and metrics, the one error shape (a thrown
- * `HttpError` is answered like in Express) and a 405 with `Allow` for other methods.
+ * from the runtime: the request id, the log line (at debug when successful) and metrics, the one
+ * error shape (a thrown `HttpError` is answered like in Express) and a 405 with `Allow` for other
+ * methods.
  */
 export interface DirectRoute {
   /** Paths matched as Express matches them by default: letter case ignored, one trailing slash allowed. */

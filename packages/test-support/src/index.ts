@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import { loadConfig, type Config } from '@tributary/config';
 import { ControlPlaneStore, MEMBERSHIP_LEVEL, type Project, type User } from '@tributary/control-plane';
 import { createPool, withTransaction, type Pool } from '@tributary/postgres';
@@ -12,6 +13,15 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 /** A short unique suffix, so tests isolate themselves by name (projects, topics, groups). */
 export function uniqueName(prefix: string): string {
   return `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+}
+
+/** A port nothing listens on now, from the kernel: for a process a test or bench starts. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 /** Polls `check` until it returns a value other than undefined/false; never a fixed sleep. */

@@ -1,13 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SERVICE_NAMES, type ServiceName } from '@tributary/config';
 import { createKafka, ensureTopics } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
-import { createPool, createTestTenant, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
+import { createPool, createTestTenant, freePort, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
 import { runImport } from '../../../packages/cli/src/import/import-command.js';
 import { launchChromium, type HeadlessChromium } from '../../capture/test/headless-chromium.js';
 
@@ -29,17 +28,6 @@ const processes = new Map<ServiceName, { child: ChildProcess; port: number; line
 const urlOf = (name: ServiceName) => `http://127.0.0.1:${processes.get(name)!.port}`;
 let tenant: TestTenant;
 let chromium: HeadlessChromium;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Samples of one metric whose labels include `labels`, summed. */
 async function metric(service: ServiceName, name: string, labels: Record<string, string> = {}): Promise<number> {

@@ -46,7 +46,7 @@ export class RowWriter {
         }
       },
       (rows) => rows.size,
-      { maxSendBytes: options.maxRowsPerInsert ?? 20_000, minIntervalMs: options.minIntervalMs ?? 0 },
+      { maxSendBytes: options.maxRowsPerInsert ?? 20_000, minIntervalMs: options.minIntervalMs },
     );
   }
 
