@@ -106,6 +106,29 @@ async function distinctEventCount(teamId: number): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
+const CLICKHOUSE_WORK = ['InsertQuery', 'InsertedBytes', 'MergedUncompressedBytes', 'MergesTimeMilliseconds'] as const;
+type ClickHouseWork = Record<(typeof CLICKHOUSE_WORK)[number], number>;
+
+/** ClickHouse's own counters of inserts and merges since it started. */
+async function clickhouseWork(): Promise<ClickHouseWork> {
+  const rows = await clickhouse.query<{ event: string; value: string }>(sql`SELECT event, value FROM system.events`);
+  return Object.fromEntries(CLICKHOUSE_WORK.map((name) => [name, Number(rows.find((r) => r.event === name)?.value ?? 0)])) as ClickHouseWork;
+}
+
+/**
+ * What a phase asked of ClickHouse: its inserts, the bytes they carried, and the bytes its
+ * background merges rewrote (with the time they took), most of ClickHouse's CPU for wide rows.
+ */
+function clickhouseWorkOf(before: ClickHouseWork, after: ClickHouseWork): Record<string, number> {
+  const delta = (name: keyof ClickHouseWork) => after[name] - before[name];
+  return {
+    'CH inserts': delta('InsertQuery'),
+    'CH MB inserted': Math.round(delta('InsertedBytes') / 1e6),
+    'CH MB merged': Math.round(delta('MergedUncompressedBytes') / 1e6),
+    'CH merge s': delta('MergesTimeMilliseconds') / 1000,
+  };
+}
+
 /**
  * Waits for ClickHouse's background merges to finish, so a phase neither starts beside the
  * previous phase's merges nor leaves its own out of its stores' CPU time.
@@ -156,7 +179,7 @@ async function untilGroupStable(groupId: string, members: number): Promise<void>
  * writer inserts as soon as the previous insert is done (no INGEST_INSERT_INTERVAL_MS), which
  * would otherwise cap the baseline's rate rather than measure the machine's.
  */
-async function bare(phase: Phase): Promise<{ rate: number; cpuUsPerEvent: number; stores: Record<string, number> }> {
+async function bare(phase: Phase): Promise<{ rate: number; cpuUsPerEvent: number; stores: Record<string, number>; work: Record<string, number> }> {
   const rowWriter = new RowWriter(clickhouse);
   const consumer = new IngestConsumer({
     kafka,
@@ -185,18 +208,20 @@ async function bare(phase: Phase): Promise<{ rate: number; cpuUsPerEvent: number
   const started = Date.now();
   const cpuBefore = process.cpuUsage();
   const storesBefore = await storeCpuSeconds();
+  const workBefore = await clickhouseWork();
   const rate = await untilAllQueryable(phase.teamId, started);
   const cpu = process.cpuUsage(cpuBefore);
   await untilMergesSettle();
   const stores = storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total);
+  const work = clickhouseWorkOf(workBefore, await clickhouseWork());
   await consumer.stop();
-  return { rate, cpuUsPerEvent: (cpu.user + cpu.system) / total, stores };
+  return { rate, cpuUsPerEvent: (cpu.user + cpu.system) / total, stores, work };
 }
 
 const profileDir = '.tributary/profiles/ingest';
 
 /** Real ingest processes on the phase's topics; returns events/s, their CPU time per event and the highest RSS any of them reached. */
-async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Promise<{ rate: number; events: number; rssMb: number; cpuUsPerEvent: number; stores: Record<string, number> }> {
+async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Promise<{ rate: number; events: number; rssMb: number; cpuUsPerEvent: number; stores: Record<string, number>; work: Record<string, number> }> {
   const ports = await Promise.all(Array.from({ length: replicas }, () => freePort()));
   const children: ChildProcess[] = [];
   for (let r = 0; r < replicas; r++) {
@@ -231,11 +256,12 @@ async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Prom
   const cpuOf = async () => (await Promise.all(children.map((child) => cpuSeconds(child.pid!)))).reduce((a, b) => a + b, 0);
   const cpuBefore = await cpuOf();
   const storesBefore = await storeCpuSeconds();
+  const workBefore = await clickhouseWork();
   try {
     const rate = await untilAllQueryable(phase.teamId, started, events);
     const cpuUsPerEvent = ((await cpuOf()) - cpuBefore) * 1e6 / events;
     await untilMergesSettle();
-    return { rate, events, rssMb, cpuUsPerEvent, stores: storeCpuPerEvent(storesBefore, await storeCpuSeconds(), events) };
+    return { rate, events, rssMb, cpuUsPerEvent, stores: storeCpuPerEvent(storesBefore, await storeCpuSeconds(), events), work: clickhouseWorkOf(workBefore, await clickhouseWork()) };
   } finally {
     clearInterval(sample);
     for (const child of children) child.kill('SIGTERM');
@@ -284,9 +310,9 @@ for (let round = 1; round <= rounds; round++) {
   console.log('two ingest processes...');
   const two = await ingest(phases[2]!, 2, false);
   table([
-    { phase: 'bare pipeline (no persons)', events: total, 'events/s': bareRun.rate, 'CPU µs/event': bareRun.cpuUsPerEvent, 'peak RSS MB': Number.NaN, ...bareRun.stores },
-    { phase: 'ingest, 1 process', events: one.events, 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'peak RSS MB': one.rssMb, ...one.stores },
-    { phase: 'ingest, 2 processes', events: two.events, 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb, ...two.stores },
+    { phase: 'bare pipeline (no persons)', events: total, 'events/s': bareRun.rate, 'CPU µs/event': bareRun.cpuUsPerEvent, 'peak RSS MB': Number.NaN, ...bareRun.stores, ...bareRun.work },
+    { phase: 'ingest, 1 process', events: one.events, 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'peak RSS MB': one.rssMb, ...one.stores, ...one.work },
+    { phase: 'ingest, 2 processes', events: two.events, 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb, ...two.stores, ...two.work },
   ]);
   if (profiled) table(await profileSummary());
   runs.push({ bare: bareRun.rate, one: one.rate, two: two.rate, rss: Math.max(one.rssMb, two.rssMb) });

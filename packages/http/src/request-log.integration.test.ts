@@ -30,6 +30,7 @@ async function logged(run: (url: string) => Promise<void>): Promise<Map<string, 
             handle: async ({ req, res }) => {
               if (req.headers['x-fail'] === 'input') throw badRequest('Asked to fail.');
               if (req.headers['x-fail'] === 'bug') throw new Error('a bug');
+              if (req.headers['x-slow']) await new Promise((resolve) => setTimeout(resolve, Number(req.headers['x-slow'])));
               if (req.headers['x-fail'] === 'late') {
                 res.writeHead(200, { 'content-type': 'application/json' });
                 res.write('{');
@@ -62,6 +63,10 @@ test('successful answers on the direct routes (the SDK hot paths) are logged at 
     await send('/flags', 'sdk-wrong-method', { method: 'DELETE' });
     await send('/api/things', 'api-ok');
     await send('/_health', 'probe');
+    // The client gives up before the answer comes.
+    const gone = send('/flags', 'sdk-client-gone', { method: 'POST', body: '{}', headers: { 'x-slow': '300' }, signal: AbortSignal.timeout(50) }).catch(() => undefined);
+    await gone;
+    await new Promise((resolve) => setTimeout(resolve, 100));
   });
   expect(Object.fromEntries(lines)).toEqual({
     'sdk-ok': { level: 'debug', status: 200, route: '/flags' },
@@ -75,5 +80,7 @@ test('successful answers on the direct routes (the SDK hot paths) are logged at 
     'sdk-wrong-method': { level: 'info', status: 405, route: 'unmatched' },
     'api-ok': { level: 'info', status: 200, route: '/api/things' },
     probe: { level: 'debug', status: 200, route: '/_health' },
+    // Logged when the connection closed, with nginx's 499, at info: not a success.
+    'sdk-client-gone': { level: 'info', status: 499, route: '/flags' },
   });
 });
