@@ -12,6 +12,7 @@
  * Redis), read machine-wide by process name, so run it with nothing else using the stores. A
  * phase starts once ClickHouse's merges have finished, and its stores' time includes the merges
  * its own inserts caused.
+ * Each phase writes to fresh topics and a ClickHouse database of its own, deleted after the round.
  * Needs the stores of `make up` (the running services are not used).
  * BENCH_ROUNDS (default 1) repeats the three phases on fresh topics and reports the medians: on a
  * shared machine one run moves 15% either way, so comparing two versions of ingest takes three.
@@ -21,9 +22,9 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { openSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
-import { CompressionTypes, type KafkaMessage } from 'kafkajs';
+import { CompressionTypes, type KafkaMessage, type Producer } from 'kafkajs';
 import { loadConfig } from '@tributary/config';
-import { createClickHouse, formatDateTime, sql } from '@tributary/clickhouse';
+import { createClickHouse, formatDateTime, ident, migrateClickHouse, sql, type ClickHouse } from '@tributary/clickhouse';
 import { personlessPersonId } from '@tributary/ingestion';
 import { createKafka, createProducer, decodeMessageEvents, encodeCaptureEvents, ensureTopics, messageKey, partitionOfKey, topicNames, type CaptureMessage } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
@@ -42,10 +43,16 @@ const distinctIds = 10_000;
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
 const logger = createLogger('bench-ingest', 'warn');
 const pool = createPool(config, { max: 2 });
+// For ClickHouse's own counters (system tables); each phase writes to a database of its own.
 const clickhouse = createClickHouse(config);
+const databases: string[] = [];
+
+async function dropDatabases(): Promise<void> {
+  for (const database of databases.splice(0)) await clickhouse.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`);
+}
+// A run stopped half-way leaves no databases behind either.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void dropDatabases().finally(() => process.exit(1)));
 const kafka = createKafka(config, logger, 'bench-ingest');
-const producer = createProducer(kafka);
-await producer.connect();
 
 function eventAt(i: number): Record<string, unknown> {
   const user = `bench-${i % distinctIds}`;
@@ -60,13 +67,25 @@ function eventAt(i: number): Record<string, unknown> {
 interface Phase {
   prefix: string;
   teamId: number;
+  /** The phase's own ClickHouse database (see preparePhase), and a client of it. */
+  database: string;
+  clickhouse: ClickHouse;
 }
 
-/** A fresh project and fresh topics holding all the events, produced before any timing starts. */
-async function preparePhase(): Promise<Phase> {
+/**
+ * A fresh project, fresh topics holding all the events, produced before any timing starts, and a
+ * ClickHouse database of the phase's own. With one database for all, a phase's parts were merged
+ * with what earlier phases and earlier runs had left in the same monthly partition: one phase's
+ * merges rewrote 250 MB, the next one's 1,240 MB for the same inserts, and the stores' share
+ * of a phase depended on how often the bench had run before.
+ */
+async function preparePhase(producer: Producer): Promise<Phase> {
   const tenant = await createTestTenant(pool, config);
   const token = tenant.project.api_token;
   const prefix = `${uniqueName('bench')}_`;
+  const database = prefix.slice(0, -1);
+  databases.push(database);
+  await migrateClickHouse({ ...config, clickhouseDatabase: database });
   const admin = kafka.admin();
   await admin.connect();
   await ensureTopics(admin, prefix, config.kafkaPartitions);
@@ -88,10 +107,10 @@ async function preparePhase(): Promise<Phase> {
     }
     await producer.send({ topic, acks: -1, compression: CompressionTypes.LZ4, messages });
   }
-  return { prefix, teamId: tenant.project.id };
+  return { prefix, teamId: tenant.project.id, database, clickhouse: createClickHouse({ ...config, clickhouseDatabase: database }) };
 }
 
-async function eventCount(teamId: number): Promise<number> {
+async function eventCount({ clickhouse, teamId }: Phase): Promise<number> {
   const [row] = await clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM events WHERE team_id = ${teamId}`);
   return Number(row?.n ?? 0);
 }
@@ -101,7 +120,7 @@ async function eventCount(teamId: number): Promise<number> {
  * processed but had not committed, and the new owner writes them again (ReplacingMergeTree
  * folds the copies later), so rows alone can overcount.
  */
-async function distinctEventCount(teamId: number): Promise<number> {
+async function distinctEventCount({ clickhouse, teamId }: Phase): Promise<number> {
   const [row] = await clickhouse.query<{ n: string }>(sql`SELECT uniqExact(uuid) AS n FROM events WHERE team_id = ${teamId}`);
   return Number(row?.n ?? 0);
 }
@@ -143,10 +162,10 @@ async function untilMergesSettle(): Promise<void> {
 }
 
 /** Events/s of the `events` that arrived after `started`, once every event is queryable. */
-async function untilAllQueryable(teamId: number, started: number, events = total): Promise<number> {
+async function untilAllQueryable(phase: Phase, started: number, events = total): Promise<number> {
   for (;;) {
     // The cheap count first; the exact one only when it says all might be in.
-    if ((await eventCount(teamId)) >= total && (await distinctEventCount(teamId)) >= total) return events / ((Date.now() - started) / 1000);
+    if ((await eventCount(phase)) >= total && (await distinctEventCount(phase)) >= total) return events / ((Date.now() - started) / 1000);
     if (Date.now() - started > 15 * 60_000) throw new Error(`not all ${total} events arrived within 15 minutes`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
@@ -179,8 +198,8 @@ async function untilGroupStable(groupId: string, members: number): Promise<void>
  * writer inserts as soon as the previous insert is done (no INGEST_INSERT_INTERVAL_MS), which
  * would otherwise cap the baseline's rate rather than measure the machine's.
  */
-async function bare(phase: Phase): Promise<{ rate: number; cpuUsPerEvent: number; stores: Record<string, number>; work: Record<string, number> }> {
-  const rowWriter = new RowWriter(clickhouse);
+async function bare(phase: Phase, producer: Producer): Promise<{ rate: number; cpuUsPerEvent: number; stores: Record<string, number>; work: Record<string, number> }> {
+  const rowWriter = new RowWriter(phase.clickhouse);
   const consumer = new IngestConsumer({
     kafka,
     topics: topicNames(phase.prefix),
@@ -209,7 +228,7 @@ async function bare(phase: Phase): Promise<{ rate: number; cpuUsPerEvent: number
   const cpuBefore = process.cpuUsage();
   const storesBefore = await storeCpuSeconds();
   const workBefore = await clickhouseWork();
-  const rate = await untilAllQueryable(phase.teamId, started);
+  const rate = await untilAllQueryable(phase, started);
   const cpu = process.cpuUsage(cpuBefore);
   await untilMergesSettle();
   const stores = storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total);
@@ -229,7 +248,7 @@ async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Prom
     children.push(
       spawn(process.execPath, args, {
         // The heap cap infra/services.sh gives ingest (INGEST_MAX_OLD_SPACE_MB there too).
-        env: { ...process.env, NODE_OPTIONS: `--max-old-space-size=${process.env.INGEST_MAX_OLD_SPACE_MB ?? 256}`, KAFKA_TOPIC_PREFIX: phase.prefix, INGEST_CONSUMER_GROUP: `${phase.prefix}ingest`, INGEST_PORT: String(ports[r]), LOG_LEVEL: 'warn' },
+        env: { ...process.env, NODE_OPTIONS: `--max-old-space-size=${process.env.INGEST_MAX_OLD_SPACE_MB ?? 256}`, KAFKA_TOPIC_PREFIX: phase.prefix, CLICKHOUSE_DATABASE: phase.database, INGEST_CONSUMER_GROUP: `${phase.prefix}ingest`, INGEST_PORT: String(ports[r]), LOG_LEVEL: 'warn' },
         stdio: ['ignore', openSync(`.tributary/logs/bench-ingest-${replicas}-${r + 1}.log`, 'w'), 'inherit'],
       }),
     );
@@ -244,7 +263,7 @@ async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Prom
   }
   await untilGroupStable(`${phase.prefix}ingest`, replicas);
   const started = Date.now();
-  const events = total - (await distinctEventCount(phase.teamId));
+  const events = total - (await distinctEventCount(phase));
   let rssMb = 0;
   const sample = setInterval(async () => {
     for (const child of children) {
@@ -258,7 +277,7 @@ async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Prom
   const storesBefore = await storeCpuSeconds();
   const workBefore = await clickhouseWork();
   try {
-    const rate = await untilAllQueryable(phase.teamId, started, events);
+    const rate = await untilAllQueryable(phase, started, events);
     const cpuUsPerEvent = ((await cpuOf()) - cpuBefore) * 1e6 / events;
     await untilMergesSettle();
     return { rate, events, rssMb, cpuUsPerEvent, stores: storeCpuPerEvent(storesBefore, await storeCpuSeconds(), events), work: clickhouseWorkOf(workBefore, await clickhouseWork()) };
@@ -294,35 +313,45 @@ async function profileSummary(): Promise<{ function: string; 'self %': number }[
 // Ingest runs as infra/services.sh runs it: compiled.
 execFileSync('npx', ['tsx', 'infra/compile.ts'], { stdio: 'ignore' });
 const runs = [];
-for (let round = 1; round <= rounds; round++) {
-  console.log(`${rounds > 1 ? `round ${round} of ${rounds}: ` : ''}producing ${total} events for each of three phases...`);
-  const phases = [await preparePhase(), await preparePhase(), await preparePhase()];
-  await untilMergesSettle();
-  console.log('bare pipeline...');
-  const bareRun = await bare(phases[0]!);
-  const profiled = profile && round === 1;
-  if (profiled) {
-    await rm(profileDir, { recursive: true, force: true });
-    await mkdir(profileDir, { recursive: true });
+try {
+  for (let round = 1; round <= rounds; round++) {
+    console.log(`${rounds > 1 ? `round ${round} of ${rounds}: ` : ''}producing ${total} events for each of three phases...`);
+    // A producer per round: one that sent to a round's topics fails its next metadata refresh once
+    // they are deleted below.
+    const producer = createProducer(kafka);
+    await producer.connect();
+    const phases = [await preparePhase(producer), await preparePhase(producer), await preparePhase(producer)];
+    await untilMergesSettle();
+    console.log('bare pipeline...');
+    const bareRun = await bare(phases[0]!, producer);
+    const profiled = profile && round === 1;
+    if (profiled) {
+      await rm(profileDir, { recursive: true, force: true });
+      await mkdir(profileDir, { recursive: true });
+    }
+    console.log('one ingest process...');
+    const one = await ingest(phases[1]!, 1, profiled);
+    console.log('two ingest processes...');
+    const two = await ingest(phases[2]!, 2, false);
+    table([
+      { phase: 'bare pipeline (no persons)', events: total, 'events/s': bareRun.rate, 'CPU µs/event': bareRun.cpuUsPerEvent, 'peak RSS MB': Number.NaN, ...bareRun.stores, ...bareRun.work },
+      { phase: 'ingest, 1 process', events: one.events, 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'peak RSS MB': one.rssMb, ...one.stores, ...one.work },
+      { phase: 'ingest, 2 processes', events: two.events, 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb, ...two.stores, ...two.work },
+    ]);
+    if (profiled) table(await profileSummary());
+    runs.push({ bare: bareRun.rate, one: one.rate, two: two.rate, rss: Math.max(one.rssMb, two.rssMb) });
+    await producer.disconnect();
+    // The round's 600,000 events were only there to be timed: their topics and databases would only fill the disk.
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.deleteTopics({ topics: phases.flatMap((phase) => Object.values(topicNames(phase.prefix))) });
+    await admin.disconnect();
+    for (const phase of phases) await phase.clickhouse.close();
+    await dropDatabases();
   }
-  console.log('one ingest process...');
-  const one = await ingest(phases[1]!, 1, profiled);
-  console.log('two ingest processes...');
-  const two = await ingest(phases[2]!, 2, false);
-  table([
-    { phase: 'bare pipeline (no persons)', events: total, 'events/s': bareRun.rate, 'CPU µs/event': bareRun.cpuUsPerEvent, 'peak RSS MB': Number.NaN, ...bareRun.stores, ...bareRun.work },
-    { phase: 'ingest, 1 process', events: one.events, 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'peak RSS MB': one.rssMb, ...one.stores, ...one.work },
-    { phase: 'ingest, 2 processes', events: two.events, 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb, ...two.stores, ...two.work },
-  ]);
-  if (profiled) table(await profileSummary());
-  runs.push({ bare: bareRun.rate, one: one.rate, two: two.rate, rss: Math.max(one.rssMb, two.rssMb) });
-  // The round's 600,000 events are in ClickHouse now: their topics would only fill the disk.
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.deleteTopics({ topics: phases.flatMap((phase) => Object.values(topicNames(phase.prefix))) });
-  await admin.disconnect();
+} finally {
+  await dropDatabases();
 }
-await producer.disconnect();
 await clickhouse.close();
 await pool.end();
 // Medians of the rounds (the ratio the median of each round's own), the highest RSS of any.

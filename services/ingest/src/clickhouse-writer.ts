@@ -46,7 +46,7 @@ export class RowWriter {
         }
       },
       (rows) => rows.size,
-      { maxSendBytes: options.maxRowsPerInsert ?? 20_000, minIntervalMs: options.minIntervalMs },
+      { maxSendBytes: options.maxRowsPerInsert ?? 40_000, minIntervalMs: options.minIntervalMs },
     );
   }
 

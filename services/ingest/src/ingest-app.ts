@@ -16,7 +16,7 @@ import type { IngestMetrics } from './ingest-metrics.js';
 
 export interface IngestDeps {
   /** Without an insert interval, rows are inserted as soon as the previous insert is done. */
-  config: Pick<Config, 'apiKeyPepper' | 'ingestPartitionsConcurrently'> & Partial<Pick<Config, 'ingestInsertIntervalMs'>>;
+  config: Pick<Config, 'apiKeyPepper' | 'ingestPartitionsConcurrently'> & Partial<Pick<Config, 'ingestInsertIntervalMs' | 'ingestInsertMaxRows'>>;
   logger: Logger;
   pool: Pool;
   redis: Redis;
@@ -31,7 +31,7 @@ export interface IngestDeps {
 /** The ingest consumer as the service runs it; tests may decorate the processor to observe or disturb it. */
 export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: MessageProcessor) => MessageProcessor = (p) => p): Promise<IngestConsumer> {
   const { config, logger, pool, redis, clickhouse, kafka, producer, topics, groupId, metrics } = deps;
-  const rowWriter = new RowWriter(clickhouse, { minIntervalMs: config.ingestInsertIntervalMs ?? 0 });
+  const rowWriter = new RowWriter(clickhouse, { minIntervalMs: config.ingestInsertIntervalMs ?? 0, maxRowsPerInsert: config.ingestInsertMaxRows });
   const personCache = new PersonCache(redis);
   const outbox = new PersonOutbox({ pool, clickhouse, personCache, logger });
   return new IngestConsumer({
