@@ -4,7 +4,7 @@ import { createClickHouse, sql } from '@tributary/clickhouse';
 import { createKafka, createProducer, encodeCaptureMessage, ensureTopics, messageKey, topicNames } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
 import { createPool } from '@tributary/postgres';
-import { createTestTenant, testConfig, uniqueName, waitFor } from '@tributary/test-support';
+import { createTestTenant, freePort, testConfig, uniqueName, waitFor } from '@tributary/test-support';
 
 /**
  * Two ingest processes in one consumer group, as `INGEST_REPLICAS=2` runs them. Each user's
@@ -51,9 +51,9 @@ afterAll(async () => {
 it('two ingest processes share the partitions and leave every merged person correct', async () => {
   const tenant = await createTestTenant(pool, config);
   const token = tenant.project.api_token;
-  const base = 20_000 + Math.floor(Math.random() * 20_000);
-  startReplica(base);
-  startReplica(base + 1);
+  // Ports from the kernel: random ones could be taken by another test's server.
+  startReplica(await freePort());
+  startReplica(await freePort());
 
   const events: { distinct_id: string; event: string; properties: Record<string, unknown> }[] = [];
   for (let i = 0; i < USERS; i++) {
