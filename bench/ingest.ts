@@ -11,7 +11,8 @@
  * Each phase also reports the CPU time per event of every store (ClickHouse, Postgres, Kafka,
  * Redis), read machine-wide by process name, so run it with nothing else using the stores. A
  * phase starts once ClickHouse's merges have finished, and its stores' time includes the merges
- * its own inserts caused.
+ * its own inserts caused, and ClickHouse's own count of what it inserted and merged. From those,
+ * each round says how far two processes can get ahead of one on this machine (replicasCeiling).
  * Each phase writes to fresh topics and a ClickHouse database of its own, deleted after the round.
  * Needs the stores of `make up` (the running services are not used).
  * BENCH_ROUNDS (default 1) repeats the three phases on fresh topics and reports the medians: on a
@@ -21,6 +22,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { openSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { CompressionTypes, type KafkaMessage, type Producer } from 'kafkajs';
 import { loadConfig } from '@tributary/config';
@@ -315,6 +317,19 @@ async function profileSummary(): Promise<{ function: string; 'busy %': number }[
   return [...counts].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([fn, n]) => ({ function: fn.slice(0, 110), 'busy %': (100 * n) / busy(prof) }));
 }
 
+/**
+ * What two processes can reach against one when the stores share the machine's cores: one
+ * process busy on its own core does 1/i events a second (i: its CPU per event); two do at most
+ * 2/i, and at most cores/(i + s) (s: the stores' CPU per event), whichever is less. So a cheaper
+ * ingest lowers this ceiling, and only cheaper stores (or stores on other machines) raise it.
+ */
+function replicasCeiling(ingestUsPerEvent: number, stores: Record<string, number>): string {
+  const storesUsPerEvent = Object.values(stores).reduce((a, b) => a + b, 0);
+  const cores = availableParallelism();
+  const ceiling = Math.min(2, (cores * ingestUsPerEvent) / (ingestUsPerEvent + storesUsPerEvent));
+  return `two processes can reach at most ${ceiling.toFixed(2)}x one here: ${cores} cores, ingest ${ingestUsPerEvent.toFixed(1)} µs/event with one process, stores ${storesUsPerEvent} µs/event with two`;
+}
+
 // Ingest runs as infra/services.sh runs it: compiled.
 execFileSync('npx', ['tsx', 'infra/compile.ts'], { stdio: 'ignore' });
 const runs = [];
@@ -344,6 +359,7 @@ try {
       { phase: 'ingest, 2 processes', events: two.events, 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb, ...two.stores, ...two.work },
     ]);
     if (profiled) table(await profileSummary());
+    console.log(replicasCeiling(one.cpuUsPerEvent, two.stores));
     runs.push({ bare: bareRun.rate, one: one.rate, two: two.rate, rss: Math.max(one.rssMb, two.rssMb) });
     await producer.disconnect();
     // The round's 600,000 events were only there to be timed: their topics and databases would only fill the disk.
