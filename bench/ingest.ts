@@ -201,7 +201,7 @@ async function untilGroupStable(groupId: string, members: number): Promise<void>
  * would otherwise cap the baseline's rate rather than measure the machine's.
  */
 async function bare(phase: Phase, producer: Producer): Promise<{ rate: number; cpuUsPerEvent: number; stores: Record<string, number>; work: Record<string, number> }> {
-  const rowWriter = new RowWriter(phase.clickhouse);
+  const rowWriter = new RowWriter(phase.clickhouse, { maxRowsPerInsert: config.ingestInsertMaxRows });
   const consumer = new IngestConsumer({
     kafka,
     topics: topicNames(phase.prefix),
@@ -313,8 +313,14 @@ async function profileSummary(): Promise<{ function: string; 'busy %': number }[
   const prof = profiles.sort((a, b) => busy(b) - busy(a))[0]!;
   const names = label(prof);
   const counts = new Map<string, number>();
-  for (const id of prof.samples) if (!names.get(id)!.startsWith('(idle)')) counts.set(names.get(id)!, (counts.get(names.get(id)!) ?? 0) + 1);
-  return [...counts].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([fn, n]) => ({ function: fn.slice(0, 110), 'busy %': (100 * n) / busy(prof) }));
+  let busySamples = 0;
+  for (const id of prof.samples) {
+    const name = names.get(id)!;
+    if (name.startsWith('(idle)')) continue;
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+    busySamples += 1;
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([fn, n]) => ({ function: fn.slice(0, 110), 'busy %': (100 * n) / busySamples }));
 }
 
 /**

@@ -34,7 +34,7 @@ export class RowWriter {
 
   constructor(
     private readonly clickhouse: ClickHouse,
-    options: { maxRowsPerInsert?: number; minIntervalMs?: number } = {},
+    options: { maxRowsPerInsert: number; minIntervalMs?: number },
   ) {
     this.commit = new GroupCommit<RowBuffer>(
       async (buffers) => {
@@ -46,7 +46,7 @@ export class RowWriter {
         }
       },
       (rows) => rows.size,
-      { maxSendBytes: options.maxRowsPerInsert ?? 40_000, minIntervalMs: options.minIntervalMs },
+      { maxSendBytes: options.maxRowsPerInsert, minIntervalMs: options.minIntervalMs },
     );
   }
 

@@ -16,7 +16,7 @@ import type { IngestMetrics } from './ingest-metrics.js';
 
 export interface IngestDeps {
   /** Without an insert interval, rows are inserted as soon as the previous insert is done. */
-  config: Pick<Config, 'apiKeyPepper' | 'ingestPartitionsConcurrently'> & Partial<Pick<Config, 'ingestInsertIntervalMs' | 'ingestInsertMaxRows'>>;
+  config: Pick<Config, 'apiKeyPepper' | 'ingestPartitionsConcurrently' | 'ingestInsertMaxRows'> & Partial<Pick<Config, 'ingestInsertIntervalMs'>>;
   logger: Logger;
   pool: Pool;
   redis: Redis;

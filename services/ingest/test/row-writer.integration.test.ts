@@ -31,7 +31,7 @@ function chunkWithEvent(timestamp: string): { rows: RowBuffer; uuid: string } {
 }
 
 test('a chunk whose rows ClickHouse refuses no longer holds back the chunks it was inserted with', async () => {
-  const writer = new RowWriter(clickhouse, { minIntervalMs: 500 });
+  const writer = new RowWriter(clickhouse, { minIntervalMs: 500, maxRowsPerInsert: config.ingestInsertMaxRows });
   const earlier = chunkWithEvent('2026-01-02 03:04:05');
   await writer.write(earlier.rows);
   const refused = chunkWithEvent('-271821-04-20 00:00:00');
