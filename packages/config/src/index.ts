@@ -91,6 +91,15 @@ export interface Config {
    * at the same peak RSS.
    */
   ingestInsertIntervalMs: number;
+  /**
+   * INGEST_INSERT_QUIET_INTERVAL_MS: the same least time while the process has caught up (no
+   * partition has events queued and no chunk is in processing): no more rows would come to join
+   * the waiting ones, so they go once this much time has passed since the previous insert started.
+   * Events of a burst that ended, or of a quiet stream, show within it rather than within
+   * INGEST_INSERT_INTERVAL_MS, at the cost of up to four inserts a second per process at the
+   * default while traffic trickles in. Never more than INGEST_INSERT_INTERVAL_MS.
+   */
+  ingestInsertQuietIntervalMs: number;
   /** INGEST_INSERT_MAX_ROWS: rows (of all tables) that start an insert before the interval is over. */
   ingestInsertMaxRows: number;
   /** API_RATE_LIMIT_PER_MINUTE: management API requests one personal API key may make per minute. */
@@ -142,6 +151,7 @@ export const ENV_VARIABLES = {
   decidePersonCopies: ['DECIDE_PERSON_COPIES', '20000'],
   ingestPartitionsConcurrently: ['INGEST_PARTITIONS_CONCURRENTLY', '2'],
   ingestInsertIntervalMs: ['INGEST_INSERT_INTERVAL_MS', '2000'],
+  ingestInsertQuietIntervalMs: ['INGEST_INSERT_QUIET_INTERVAL_MS', '250'],
   ingestInsertMaxRows: ['INGEST_INSERT_MAX_ROWS', '40000'],
   apiRateLimitPerMinute: ['API_RATE_LIMIT_PER_MINUTE', '480'],
   serviceUrls: ['SERVICE_URLS', ''],
@@ -187,6 +197,7 @@ const schema: JSONSchemaType<RawConfig> = {
     decidePersonCopies: { type: 'integer', minimum: 0, maximum: 10000000 },
     ingestPartitionsConcurrently: { type: 'integer', minimum: 1, maximum: 64 },
     ingestInsertIntervalMs: { type: 'integer', minimum: 0, maximum: 60_000 },
+    ingestInsertQuietIntervalMs: { type: 'integer', minimum: 0, maximum: 60_000 },
     ingestInsertMaxRows: { type: 'integer', minimum: 1, maximum: 1_000_000 },
     apiRateLimitPerMinute: { type: 'integer', minimum: 1 },
     serviceUrls: { type: 'string', pattern: `^((${SERVICE_NAMES.join('|')})=https?://[^,=\\s]+(,|$))*$` },

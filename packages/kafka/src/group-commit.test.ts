@@ -120,6 +120,54 @@ describe('GroupCommit', () => {
       jest.useRealTimers();
     }
   });
+  it('once told nothing more is coming, sends what waits after the quiet interval rather than the whole one', async () => {
+    jest.useFakeTimers({ now: 0 });
+    try {
+      const { calls, send } = controlledSend();
+      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, { maxSendBytes: 1024, minIntervalMs: 2_000, quietIntervalMs: 250 });
+      await sendOne(commit, calls);
+      const waiting = commit.submit(part('t', '2'));
+      await jest.advanceTimersByTimeAsync(100);
+      commit.quiet();
+      await jest.advanceTimersByTimeAsync(149);
+      expect(calls).toHaveLength(1);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(calls).toHaveLength(2);
+      calls[1]!.settle();
+      await waiting;
+      // Told once the quiet interval is already over, it sends at once.
+      const late = commit.submit(part('t', '3'));
+      await jest.advanceTimersByTimeAsync(300);
+      expect(calls).toHaveLength(2);
+      commit.quiet();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(calls).toHaveLength(3);
+      calls[2]!.settle();
+      await late;
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('waits out the whole interval again once something is submitted after it was told to be quiet', async () => {
+    jest.useFakeTimers({ now: 0 });
+    try {
+      const { calls, send } = controlledSend();
+      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, { maxSendBytes: 1024, minIntervalMs: 2_000, quietIntervalMs: 250 });
+      await sendOne(commit, calls);
+      commit.quiet();
+      const later = commit.submit(part('t', '2'));
+      await jest.advanceTimersByTimeAsync(1_999);
+      expect(calls).toHaveLength(1);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(calls).toHaveLength(2);
+      calls[1]!.settle();
+      await later;
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('waits out the interval only while what waits is small, and sends larger items at once, all of them together', async () => {
     jest.useFakeTimers({ now: 0 });
     try {

@@ -45,6 +45,12 @@ export interface GroupCommitOptions {
    * enough and would only be delayed. Defaults to `maxSendBytes`.
    */
   waitOnlyUnderBytes?: number;
+  /**
+   * Least time from one send's start to the next one's once the caller said that nothing more is
+   * coming soon (see `quiet`): the interval is there to gather items, and then none would come.
+   * Defaults to `minIntervalMs`.
+   */
+  quietIntervalMs?: number;
 }
 
 /**
@@ -61,10 +67,13 @@ export class GroupCommit<T> {
   private lastSendAt = Number.NEGATIVE_INFINITY;
   /** Ends the wait for the interval early; set while the next send waits it out. */
   private sendNow: (() => void) | null = null;
+  /** Said by `quiet`, unsaid by the next submission. */
+  private isQuiet = false;
 
   private readonly maxSendBytes: number;
   private readonly minIntervalMs: number;
   private readonly waitOnlyUnderBytes: number;
+  private readonly quietIntervalMs: number;
 
   constructor(
     private readonly send: (items: T[]) => Promise<unknown>,
@@ -74,6 +83,7 @@ export class GroupCommit<T> {
     this.maxSendBytes = options.maxSendBytes ?? 4 * 1024 * 1024;
     this.minIntervalMs = options.minIntervalMs ?? 0;
     this.waitOnlyUnderBytes = options.waitOnlyUnderBytes ?? this.maxSendBytes;
+    this.quietIntervalMs = Math.min(options.quietIntervalMs ?? this.minIntervalMs, this.minIntervalMs);
   }
 
   submit(item: T): Promise<void> {
@@ -81,17 +91,27 @@ export class GroupCommit<T> {
       const bytes = this.sizeOf(item);
       this.waiting.push({ item, bytes, resolve, reject });
       this.waitingBytes += bytes;
+      this.isQuiet = false;
       if (!this.draining) void this.drain();
       else if (this.sendNow && this.waitingBytes >= this.waitOnlyUnderBytes) this.sendNow();
     });
+  }
+
+  /**
+   * Says that no more items are coming soon (a consumer that has caught up with its topic):
+   * what waits goes once `quietIntervalMs` has passed since the last send started, rather than
+   * the whole `minIntervalMs`. Holds until the next submission.
+   */
+  quiet(): void {
+    this.isQuiet = true;
+    this.sendNow?.();
   }
 
   private async drain(): Promise<void> {
     this.draining = true;
     try {
       while (this.waiting.length > 0) {
-        const wait = this.lastSendAt + this.minIntervalMs - Date.now();
-        if (wait > 0 && this.waitingBytes < this.waitOnlyUnderBytes) await this.intervalOver(wait);
+        if (this.untilIntervalOver() > 0) await this.intervalOver();
         this.lastSendAt = Date.now();
         const group = this.takeGroup();
         try {
@@ -106,16 +126,29 @@ export class GroupCommit<T> {
     }
   }
 
-  /** Resolves after `wait` ms, or sooner once a full send is waiting. */
-  private async intervalOver(wait: number): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, wait);
-      this.sendNow = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.sendNow = null;
+  /** Milliseconds the next send should still wait; none once what waits fills a send. */
+  private untilIntervalOver(): number {
+    if (this.waitingBytes >= this.waitOnlyUnderBytes) return 0;
+    return this.lastSendAt + (this.isQuiet ? this.quietIntervalMs : this.minIntervalMs) - Date.now();
+  }
+
+  /**
+   * Resolves once the interval since the last send is over, or sooner once a full send is
+   * waiting; the interval shrinks to `quietIntervalMs` when the caller says it is quiet meanwhile.
+   */
+  private async intervalOver(): Promise<void> {
+    for (;;) {
+      const wait = this.untilIntervalOver();
+      if (wait <= 0) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        this.sendNow = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.sendNow = null;
+    }
   }
 
   private takeGroup(): Waiting<T>[] {

@@ -34,7 +34,7 @@ export class RowWriter {
 
   constructor(
     private readonly clickhouse: ClickHouse,
-    options: { maxRowsPerInsert: number; minIntervalMs?: number },
+    options: { maxRowsPerInsert: number; minIntervalMs?: number; quietIntervalMs?: number },
   ) {
     this.commit = new GroupCommit<RowBuffer>(
       async (buffers) => {
@@ -46,8 +46,13 @@ export class RowWriter {
         }
       },
       (rows) => rows.size,
-      { maxSendBytes: options.maxRowsPerInsert, minIntervalMs: options.minIntervalMs },
+      { maxSendBytes: options.maxRowsPerInsert, minIntervalMs: options.minIntervalMs, quietIntervalMs: options.quietIntervalMs },
     );
+  }
+
+  /** Nothing more to write for now: what waits goes once `quietIntervalMs` since the last insert has passed. */
+  quiet(): void {
+    this.commit.quiet();
   }
 
   write(rows: RowBuffer): Promise<void> {

@@ -16,7 +16,7 @@ import type { IngestMetrics } from './ingest-metrics.js';
 
 export interface IngestDeps {
   /** Without an insert interval, rows are inserted as soon as the previous insert is done. */
-  config: Pick<Config, 'apiKeyPepper' | 'ingestPartitionsConcurrently' | 'ingestInsertMaxRows'> & Partial<Pick<Config, 'ingestInsertIntervalMs'>>;
+  config: Pick<Config, 'apiKeyPepper' | 'ingestPartitionsConcurrently' | 'ingestInsertMaxRows'> & Partial<Pick<Config, 'ingestInsertIntervalMs' | 'ingestInsertQuietIntervalMs'>>;
   logger: Logger;
   pool: Pool;
   redis: Redis;
@@ -31,7 +31,11 @@ export interface IngestDeps {
 /** The ingest consumer as the service runs it; tests may decorate the processor to observe or disturb it. */
 export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: MessageProcessor) => MessageProcessor = (p) => p): Promise<IngestConsumer> {
   const { config, logger, pool, redis, clickhouse, kafka, producer, topics, groupId, metrics } = deps;
-  const rowWriter = new RowWriter(clickhouse, { minIntervalMs: config.ingestInsertIntervalMs ?? 0, maxRowsPerInsert: config.ingestInsertMaxRows });
+  const rowWriter = new RowWriter(clickhouse, {
+    minIntervalMs: config.ingestInsertIntervalMs ?? 0,
+    quietIntervalMs: config.ingestInsertQuietIntervalMs,
+    maxRowsPerInsert: config.ingestInsertMaxRows,
+  });
   const personCache = new PersonCache(redis);
   const outbox = new PersonOutbox({ pool, clickhouse, personCache, logger });
   return new IngestConsumer({
@@ -43,6 +47,7 @@ export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: Me
       await outbox.acknowledge(rows.outbox);
       metrics?.written(rows);
     },
+    caughtUp: () => rowWriter.quiet(),
     companions: [outbox],
     processingConcurrency: config.ingestPartitionsConcurrently,
     producer,

@@ -27,6 +27,12 @@ export interface IngestConsumerOptions {
   processor: MessageProcessor;
   /** Resolves once ClickHouse accepted the rows. */
   writeRows: (rows: RowBuffer) => Promise<void>;
+  /**
+   * Called when a chunk's rows were handed to `writeRows` and the process has nothing else to
+   * do: no partition has events queued and no chunk is in processing. Rows then need not wait
+   * for more to join them in an insert.
+   */
+  caughtUp?: () => void;
   producer: Producer;
   logger: Logger;
   /** Work that runs while the consumer does, such as the person outbox sweeper. */
@@ -71,6 +77,8 @@ export class IngestConsumer {
   private readonly pipelines = new Map<string, PartitionPipeline>();
   private readonly limit: LimitFunction;
   private readonly chunkSize: number;
+  /** Chunks in processing now, across partitions. */
+  private processing = 0;
   private running = false;
   private stopping = false;
 
@@ -142,12 +150,18 @@ export class IngestConsumer {
         topic,
         partition,
         processor: this.options.processor,
-        writeRows: this.options.writeRows,
+        writeRows: (rows) => {
+          // writeRows takes the rows synchronously (RowWriter queues them before its first await),
+          // so a caught-up consumer's last rows are already waiting when it says so.
+          const written = this.options.writeRows(rows);
+          if (this.isCaughtUp()) this.options.caughtUp?.();
+          return written;
+        },
         sendDeadLetters: (t, p, deadLetters) => this.sendDeadLetters(t, p, deadLetters),
         commit: (offset) => this.consumer.commitOffsets([{ topic, partition, offset }]),
         resume: () => this.consumer.resume([{ topic, partitions: [partition] }]),
         logger: this.options.logger,
-        limit: (work) => this.limit(work),
+        limit: (work) => this.limit(() => this.counted(work)),
         chunkSize: this.chunkSize,
         maxQueued: () => this.queueShare(),
         // Enough for a partition to go on while the insert its earlier chunks joined is in flight.
@@ -160,6 +174,21 @@ export class IngestConsumer {
       this.pipelines.set(k, pipeline);
     }
     return pipeline;
+  }
+
+  private async counted<T>(work: () => Promise<T>): Promise<T> {
+    this.processing++;
+    try {
+      return await work();
+    } finally {
+      this.processing--;
+    }
+  }
+
+  private isCaughtUp(): boolean {
+    if (this.processing > 0) return false;
+    for (const pipeline of this.pipelines.values()) if (pipeline.queued > 0) return false;
+    return true;
   }
 
   /** Each busy partition's share of maxQueuedEvents: partitions with nothing to do, as those of a quiet topic, take none. */

@@ -87,6 +87,11 @@ export class PartitionPipeline {
     return this.draining === null;
   }
 
+  /** Events taken from Kafka and not yet in a chunk. */
+  get queued(): number {
+    return this.queuedEvents;
+  }
+
   /** Takes a fetched batch; false when the queue is full and the partition should be paused. */
   enqueue(messages: readonly KafkaMessage[]): boolean {
     for (const message of messages) {
