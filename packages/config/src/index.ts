@@ -75,6 +75,13 @@ export interface Config {
    */
   decidePersonCopies: number;
   /**
+   * DECIDE_REMEMBERED_ANSWERS: flag answers each decide process keeps by request (body, query,
+   * content headers and client address), given again to the same request while the project's
+   * definitions and the person copy they came from are unchanged (see RememberedAnswers in
+   * services/decide); 0 works out every answer. About 1.5 KB each for 50 flags.
+   */
+  decideRememberedAnswers: number;
+  /**
    * INGEST_PARTITIONS_CONCURRENTLY: partitions whose chunks one ingest process works on at the same
    * time (each holds a Postgres connection). Two keep a core busy while one chunk waits for
    * Postgres; measured on two cores, three gained nothing and raised peak RSS to about 400 MB.
@@ -149,6 +156,7 @@ export const ENV_VARIABLES = {
   captureWorkers: ['CAPTURE_WORKERS', '0'],
   decideWorkers: ['DECIDE_WORKERS', '0'],
   decidePersonCopies: ['DECIDE_PERSON_COPIES', '20000'],
+  decideRememberedAnswers: ['DECIDE_REMEMBERED_ANSWERS', '20000'],
   ingestPartitionsConcurrently: ['INGEST_PARTITIONS_CONCURRENTLY', '2'],
   ingestInsertIntervalMs: ['INGEST_INSERT_INTERVAL_MS', '2000'],
   ingestInsertQuietIntervalMs: ['INGEST_INSERT_QUIET_INTERVAL_MS', '250'],
@@ -195,6 +203,7 @@ const schema: JSONSchemaType<RawConfig> = {
     captureWorkers: { type: 'integer', minimum: 0, maximum: 256 },
     decideWorkers: { type: 'integer', minimum: 0, maximum: 256 },
     decidePersonCopies: { type: 'integer', minimum: 0, maximum: 10000000 },
+    decideRememberedAnswers: { type: 'integer', minimum: 0, maximum: 10000000 },
     ingestPartitionsConcurrently: { type: 'integer', minimum: 1, maximum: 64 },
     ingestInsertIntervalMs: { type: 'integer', minimum: 0, maximum: 60_000 },
     ingestInsertQuietIntervalMs: { type: 'integer', minimum: 0, maximum: 60_000 },

@@ -21,6 +21,16 @@ describe('stored data a project’s flags read', () => {
     expect(needs.groupKeys).toEqual(new Map([['company', new Set(['seats', 'plan'])], ['team', new Set()]]));
   });
 
+  it('reads the clock when a live flag or a cohort compares a date, at any depth', () => {
+    const dated = { key: 'signed_up', value: '-7d', operator: 'is_date_after' as const, type: 'person' as const };
+    expect(storedDataNeeds([flag('recent', { groups: [{ properties: [dated] }] })], new Map(), mapping).clock).toBe(true);
+    expect(storedDataNeeds([flag('recent', { super_groups: [{ properties: [dated] }] })], new Map(), mapping).clock).toBe(true);
+    expect(storedDataNeeds([flag('recent', { groups: [{ properties: [dated] }] }, false)], new Map(), mapping).clock).toBe(false);
+    const datedCohort = new Map<number, CohortDefinition>([[9, { id: 9, kind: 'dynamic', filters: { type: 'OR', values: [{ type: 'AND', values: [dated] }] } }]]);
+    expect(storedDataNeeds([cohortFlag], datedCohort, mapping).clock).toBe(true);
+    expect(storedDataNeeds([cohortFlag, companyFlag], dynamicOnly, mapping).clock).toBe(false);
+  });
+
   it('fetches a group’s stored properties only when the request leaves out a key the flags compare', () => {
     const needs = storedDataNeeds([companyFlag], new Map(), mapping);
     const groups = { company: 'acme', team: 'core' };

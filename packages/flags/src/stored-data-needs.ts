@@ -9,6 +9,20 @@ export interface StoredDataNeeds {
   staticCohorts: boolean;
   /** Group type name -> the group property keys live flags aggregated by that type compare. */
   groupKeys: Map<string, Set<string>>;
+  /**
+   * Some live flag, or some cohort, compares a date (`is_date_*`), which may be relative to the
+   * time of the request ("-7d"): an answer can then change with time alone.
+   */
+  clock: boolean;
+}
+
+/** Whether a definition holds a filter with a date operator, however deeply nested. */
+function comparesDates(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(comparesDates);
+  if (value === null || typeof value !== 'object') return false;
+  const operator = (value as { operator?: unknown }).operator;
+  if (typeof operator === 'string' && operator.startsWith('is_date_')) return true;
+  return Object.values(value).some(comparesDates);
 }
 
 const live = (flag: FlagDefinition) => flag.active && !flag.deleted;
@@ -28,7 +42,8 @@ export function storedDataNeeds(flags: readonly FlagDefinition[], cohorts: Reado
     for (const group of flag.filters.groups ?? []) for (const filter of group.properties ?? []) if (filter.type !== 'cohort') keys.add(filter.key);
     groupKeys.set(type, keys);
   }
-  return { staticCohorts, groupKeys };
+  const clock = flags.some((flag) => live(flag) && comparesDates(flag.filters)) || [...cohorts.values()].some(comparesDates);
+  return { staticCohorts, groupKeys, clock };
 }
 
 /**

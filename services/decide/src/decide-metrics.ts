@@ -1,6 +1,6 @@
 import { TalliedCounter, type Registry, type Tally } from '@tributary/http';
 
-export type DecideCache = 'flag_definitions' | 'person_copies' | 'person_properties' | 'unknown_distinct_ids';
+export type DecideCache = 'answers' | 'flag_definitions' | 'person_copies' | 'person_properties' | 'unknown_distinct_ids';
 
 /** What decide counts beside its HTTP requests: flags evaluated, and how often its caches answered. */
 export interface DecideMetrics {
@@ -17,7 +17,7 @@ export function decideMetrics(registry: Registry): DecideMetrics {
   });
   const lookups = new TalliedCounter({
     name: 'tributary_decide_cache_lookups_total',
-    help: 'Lookups in decide caches (flag definitions, persons and ids known to have no person in memory, person properties in Redis), by hit or miss.',
+    help: 'Lookups in decide caches (answers remembered by request, flag definitions, persons and ids known to have no person in memory, person properties in Redis), by hit or miss.',
     labelNames: ['cache', 'outcome'] as const,
     registers: [registry],
   });

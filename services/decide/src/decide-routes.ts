@@ -14,6 +14,7 @@ import { decideResponse, flagsResponse, type Evaluated } from './flag-responses.
 import { withRequestGroupProperties } from './request-group-properties.js';
 import type { EvaluationData, StoredPerson } from './evaluation-data.js';
 import type { FlagDefinitions } from './flag-definitions.js';
+import type { RememberedAnswers } from './remembered-answers.js';
 
 interface DecideBody {
   api_key?: string;
@@ -52,6 +53,8 @@ export interface DecideDeps {
   /** `$geoip_*` person properties of the client's address (spec rules 2 and 3). */
   geoip?: (ip: string | undefined) => Record<string, unknown>;
   metrics?: DecideMetrics;
+  /** Answers given again to the same request while what they came from is unchanged; none remembered without. */
+  answers?: RememberedAnswers;
 }
 
 const MAX_BODY = 2 * 1024 * 1024;
@@ -61,19 +64,21 @@ const needsPerson = (flag: FlagDefinition, provided: Record<string, unknown>) =>
     (group.properties ?? []).some((p) => p.type === 'cohort' || ((p.type ?? 'person') === 'person' && !(p.key in provided))),
   );
 
-async function readDecideBody({ req, method, query: parsed }: DirectRequest): Promise<DecideBody> {
+async function readRawBody({ req, method }: DirectRequest): Promise<Buffer> {
+  try {
+    return method === 'POST' ? await getRawBody(req, { limit: MAX_BODY }) : Buffer.alloc(0);
+  } catch (error) {
+    if ((error as { type?: string }).type === 'entity.too.large') throw payloadTooLarge(`Request body is larger than ${MAX_BODY} bytes.`);
+    throw error;
+  }
+}
+
+function parseDecideBody({ req, query: parsed }: DirectRequest, body: Buffer): DecideBody {
   const query: Record<string, string | undefined> = {};
   // A null-prototype object (node:querystring's), so for-in lists its own keys only.
   for (const key in parsed) {
     const value = parsed[key];
     if (typeof value === 'string') query[key] = value;
-  }
-  let body: Buffer;
-  try {
-    body = method === 'POST' ? await getRawBody(req, { limit: MAX_BODY }) : Buffer.alloc(0);
-  } catch (error) {
-    if ((error as { type?: string }).type === 'entity.too.large') throw payloadTooLarge(`Request body is larger than ${MAX_BODY} bytes.`);
-    throw error;
   }
   const decoded = decodeBody({ body, contentType: req.headers['content-type'], contentEncoding: req.headers['content-encoding'], query }, { maxBytes: MAX_BODY });
   if (!decoded.ok) throw decoded.error.kind === 'too_large' ? payloadTooLarge(decoded.error.detail) : badRequest(decoded.error.detail, null, decoded.error.kind);
@@ -122,8 +127,28 @@ const doc: OperationDoc = {
 export function flagRoutes(deps: DecideDeps): DirectRoute[] {
   const clock = deps.clock ?? (() => new Date());
 
-  async function evaluate(request: DirectRequest) {
-    const body = await readDecideBody(request);
+  /** The remembered answer to this request while its token, definitions and person copy are still the ones held. */
+  function remembered(key: string): Evaluated | undefined {
+    const answer = deps.answers?.get(key);
+    const found =
+      answer !== undefined &&
+      deps.tokens.known(answer.token)?.id === answer.teamId &&
+      deps.definitions.loaded(answer.teamId) === answer.definitions &&
+      deps.data.knownPerson(answer.teamId, answer.distinctId)?.properties === answer.personProperties;
+    deps.metrics?.cacheLookup('answers', found);
+    return found ? { flags: answer.definitions.flags, results: answer.results } : undefined;
+  }
+
+  async function evaluate(request: DirectRequest): Promise<{ evaluated: Evaluated; errors: boolean }> {
+    const raw = await readRawBody(request);
+    const { req, query } = request;
+    const text = (value: unknown) => (typeof value === 'string' ? value : '');
+    const key =
+      deps.answers?.keyOf({ contentType: req.headers['content-type'], contentEncoding: req.headers['content-encoding'], data: text(query.data), compression: text(query.compression), ip: request.ip(), body: raw }) ??
+      null;
+    const again = key === null ? undefined : remembered(key);
+    if (again) return { evaluated: again, errors: false };
+    const body = parseDecideBody(request, raw);
     const checked = checkToken(body.api_key ?? body.token);
     if (!checked.ok) throw unauthorized(checked.detail, 'invalid_api_key');
     // What is held in process is taken without an await: each costs a turn of the microtask queue.
@@ -137,8 +162,12 @@ export function flagRoutes(deps: DecideDeps): DirectRoute[] {
     let errors = false;
 
     let stored: StoredPerson | null = null;
+    // Only an answer from this process's copy of the person can be checked later (see RememberedAnswers).
+    let fromCopy = false;
     try {
-      stored = deps.data.knownPerson(teamId, distinctId) ?? (await deps.data.person(teamId, distinctId));
+      const copy = deps.data.knownPerson(teamId, distinctId);
+      fromCopy = copy !== undefined;
+      stored = copy ?? (await deps.data.person(teamId, distinctId));
     } catch (error) {
       errors = true;
       deps.logger.warn({ err: error }, 'person properties unavailable');
@@ -148,9 +177,11 @@ export function flagRoutes(deps: DecideDeps): DirectRoute[] {
     const personProperties = assignOwn(assignOwn(assignOwn({}, stored?.properties), location), body.person_properties);
 
     let groupProperties: Record<string, Record<string, unknown>> = {};
+    let readGroups = false;
     try {
       const wanted = groupsToFetch(defs.needs, groups, body.group_properties ?? {});
-      if (Object.keys(wanted).length > 0) groupProperties = await deps.data.groupProperties(teamId, wanted, defs.groupTypeIndexes);
+      readGroups = Object.keys(wanted).length > 0;
+      if (readGroups) groupProperties = await deps.data.groupProperties(teamId, wanted, defs.groupTypeIndexes);
     } catch (error) {
       errors = true;
       deps.logger.warn({ err: error }, 'group properties unavailable');
@@ -191,6 +222,11 @@ export function flagRoutes(deps: DecideDeps): DirectRoute[] {
       if (requestPersonProperties && needsPerson(flag, requestPersonProperties)) continue;
       evaluated.flags.push(flag);
       evaluated.results.push(evaluateFlag(flag, context));
+    }
+    // Nothing went into the answer that the checks in `remembered` would not see change. Without
+    // errors every flag was evaluated, so the results line up with the definitions' flags.
+    if (key !== null && fromCopy && stored && !errors && !readGroups && !defs.needs.clock && !defs.needs.staticCohorts && defs.continuityKeys.length === 0) {
+      deps.answers?.remember(key, { token: checked.token, teamId, distinctId, definitions: defs, personProperties: stored.properties, results: evaluated.results.slice() });
     }
     return { evaluated, errors };
   }

@@ -9,6 +9,7 @@ import { decideMetrics } from './decide-metrics.js';
 import { flagRoutes, localEvaluationRoutes } from './decide-routes.js';
 import { EvaluationData } from './evaluation-data.js';
 import { FlagDefinitions } from './flag-definitions.js';
+import { RememberedAnswers } from './remembered-answers.js';
 import { sdkConfigRoutes } from './sdk-config-routes.js';
 
 const config = loadConfig();
@@ -51,6 +52,7 @@ await startServiceRuntime({
     geoip: (ip) => geo.properties(ip),
     logger,
     metrics,
+    answers: new RememberedAnswers(config.decideRememberedAnswers),
   }),
   routes: (app) => app.use(sdkConfigRoutes({ tokens, definitions })).use(localEvaluationRoutes({ store, definitions })),
   // Decide answers from its caches while either store is away (see EvaluationData), so neither

@@ -9,6 +9,7 @@ import { useApi } from '../../api/test/api-harness.js';
 import { flagRoutes } from '../src/decide-routes.js';
 import { EvaluationData } from '../src/evaluation-data.js';
 import { FlagDefinitions } from '../src/flag-definitions.js';
+import { RememberedAnswers } from '../src/remembered-answers.js';
 
 /**
  * Decide's hot path: flag definitions and cohorts come from each process's memory, persons from
@@ -66,7 +67,7 @@ async function startDecide(evaluation: { unknownTtlMs?: number; clock?: () => nu
       host: '127.0.0.1',
       port: 0,
       shutdownTimeoutMs: 1_000,
-      direct: flagRoutes({ tokens: new TokenResolver(store, redis), store, definitions, data, logger, metrics }),
+      direct: flagRoutes({ tokens: new TokenResolver(store, redis), store, definitions, data, logger, metrics, answers: new RememberedAnswers(1_000) }),
       dependencies: {},
       stop: async () => {
         await definitions.close();
@@ -88,8 +89,8 @@ let lateNow = Date.now();
 let token: string;
 let projectId: number;
 
-const flagsFor = async (decide: Decide, body: Record<string, unknown>): Promise<Record<string, boolean>> => {
-  const response = await fetch(`${decide.url}/flags/?v=2`, { method: 'POST', body: JSON.stringify({ token, ...body }) });
+const flagsFor = async (decide: Decide, body: Record<string, unknown>, request: { query?: string; headers?: Record<string, string> } = {}): Promise<Record<string, boolean>> => {
+  const response = await fetch(`${decide.url}/flags/?v=2${request.query ?? ''}`, { method: 'POST', body: JSON.stringify({ token, ...body }), headers: request.headers });
   expect(response.status).toBe(200);
   const answer = (await response.json()) as { flags: Record<string, { enabled: boolean }>; errorsWhileComputingFlags: boolean };
   expect(answer.errorsWhileComputingFlags).toBe(false);
@@ -155,12 +156,16 @@ describe('decide answers from memory and Redis', () => {
     const [decide] = decides;
     await flagsFor(decide!, { distinct_id: 'ann' });
     decide!.lookups.length = 0;
-    // First asked: no copy yet, so Redis is read; then the copy answers.
+    // First asked: no copy yet, so Redis is read, and the answer is not one to remember; then the copy answers.
     expect(await flagsFor(decide!, { distinct_id: id })).toMatchObject({ 'pro-plan': true });
-    expect(decide!.lookups.sort()).toEqual(['flag_definitions:hit', 'person_copies:miss', 'person_properties:hit']);
+    expect(decide!.lookups.sort()).toEqual(['answers:miss', 'flag_definitions:hit', 'person_copies:miss', 'person_properties:hit']);
     decide!.lookups.length = 0;
     expect(await flagsFor(decide!, { distinct_id: id })).toMatchObject({ 'pro-plan': true });
-    expect(decide!.lookups.sort()).toEqual(['flag_definitions:hit', 'person_copies:hit', 'person_properties:hit']);
+    expect(decide!.lookups.sort()).toEqual(['answers:miss', 'flag_definitions:hit', 'person_copies:hit', 'person_properties:hit']);
+    // Worked out from the copy, the answer was remembered: checking it reads the same caches.
+    decide!.lookups.length = 0;
+    expect(await flagsFor(decide!, { distinct_id: id })).toMatchObject({ 'pro-plan': true });
+    expect(decide!.lookups.sort()).toEqual(['answers:hit', 'flag_definitions:hit', 'person_copies:hit', 'person_properties:hit']);
   });
 
   it('asks Postgres about an id with no person only once a while, and sees a person ingest cached since at once', async () => {
@@ -175,6 +180,37 @@ describe('decide answers from memory and Redis', () => {
     // Identified since: ingest cached the new person, which decide sees without waiting.
     await new PersonCache(setup.api.redis).set(projectId, [id], { personId: 3, personUuid: randomUUID(), properties: { plan: 'pro' } });
     expect(await flagsFor(late, { distinct_id: id })).toMatchObject({ 'pro-plan': true });
+  });
+
+  it('gives a remembered answer to the same request, whatever cache-busting parameters it carries, and works out others afresh', async () => {
+    const id = `again-${randomUUID()}`;
+    await new PersonCache(setup.api.redis).set(projectId, [id], { personId: 6, personUuid: randomUUID(), properties: { plan: 'pro' } });
+    const [decide] = decides;
+    const answers = () => decide!.lookups.filter((lookup) => lookup.startsWith('answers:'));
+    const body = { distinct_id: id, groups: { company: 'acme' }, group_properties: { company: { seats: 50 } } };
+    await flagsFor(decide!, body);
+    await flagsFor(decide!, body);
+    decide!.lookups.length = 0;
+    expect(await flagsFor(decide!, body, { query: '&_=1764000000000&ver=1.200.0' })).toEqual({ 'pro-plan': true, 'big-company': true });
+    expect(answers()).toEqual(['answers:hit']);
+    // Another client address may be elsewhere (location), another body is another question.
+    expect(await flagsFor(decide!, body, { headers: { 'x-forwarded-for': '203.0.113.9' } })).toEqual({ 'pro-plan': true, 'big-company': true });
+    expect(await flagsFor(decide!, { ...body, group_properties: { company: { seats: 2 } } })).toEqual({ 'pro-plan': true, 'big-company': false });
+    expect(answers()).toEqual(['answers:hit', 'answers:miss', 'answers:miss']);
+  });
+
+  it('never remembers an answer that read stored group properties, or an id with no person', async () => {
+    const [decide] = decides;
+    const body = { distinct_id: 'bob', groups: { company: 'acme' } };
+    const unknown = { distinct_id: `nobody-${randomUUID()}` };
+    for (let i = 0; i < 3; i++) {
+      expect(await flagsFor(decide!, body)).toEqual({ 'pro-plan': false, 'big-company': true });
+      expect(await flagsFor(decide!, unknown)).toMatchObject({ 'pro-plan': false });
+    }
+    decide!.lookups.length = 0;
+    await flagsFor(decide!, body);
+    await flagsFor(decide!, unknown);
+    expect(decide!.lookups.filter((lookup) => lookup.startsWith('answers:'))).toEqual(['answers:miss', 'answers:miss']);
   });
 
   it('reads a group’s stored properties only when the request leaves out a key the flags compare', async () => {
@@ -194,5 +230,18 @@ describe('decide answers from memory and Redis', () => {
     for (const decide of decides) {
       await waitFor(async () => (await flagsFor(decide, { distinct_id: 'ann' }))['pro-plan'] === false, { timeoutMs: 5_000, what: 'decide to see the changed flag' });
     }
+  });
+
+  // Last: the date flag it adds keeps every answer of the project from being remembered.
+  it('never remembers answers once a flag compares a date, which may be relative to now', async () => {
+    const { api, tenant } = setup;
+    const recent = { key: 'recent-signup', filters: { groups: [{ properties: [{ key: 'signed_up', value: '-7d', operator: 'is_date_after', type: 'person' }], rollout_percentage: 100 }] } };
+    expect((await api.request('POST', flagsPath(), tenant.personalApiKey, recent)).status).toBe(201);
+    const [decide] = decides;
+    await waitFor(async () => 'recent-signup' in (await flagsFor(decide!, { distinct_id: 'ann' })), { timeoutMs: 5_000, what: 'decide to see the new flag' });
+    await flagsFor(decide!, { distinct_id: 'ann' });
+    decide!.lookups.length = 0;
+    await flagsFor(decide!, { distinct_id: 'ann' });
+    expect(decide!.lookups.filter((lookup) => lookup.startsWith('answers:'))).toEqual(['answers:miss']);
   });
 });
