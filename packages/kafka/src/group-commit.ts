@@ -111,7 +111,8 @@ export class GroupCommit<T> {
     this.draining = true;
     try {
       while (this.waiting.length > 0) {
-        if (this.untilIntervalOver() > 0) await this.intervalOver();
+        // Asked again after each wait: `quiet` may have shortened the interval meanwhile.
+        for (let wait = this.untilIntervalOver(); wait > 0; wait = this.untilIntervalOver()) await this.intervalOver(wait);
         this.lastSendAt = Date.now();
         const group = this.takeGroup();
         try {
@@ -132,23 +133,16 @@ export class GroupCommit<T> {
     return this.lastSendAt + (this.isQuiet ? this.quietIntervalMs : this.minIntervalMs) - Date.now();
   }
 
-  /**
-   * Resolves once the interval since the last send is over, or sooner once a full send is
-   * waiting; the interval shrinks to `quietIntervalMs` when the caller says it is quiet meanwhile.
-   */
-  private async intervalOver(): Promise<void> {
-    for (;;) {
-      const wait = this.untilIntervalOver();
-      if (wait <= 0) return;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, wait);
-        this.sendNow = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.sendNow = null;
-    }
+  /** Resolves after `wait` ms, or sooner once a full send is waiting or the caller says it is quiet. */
+  private async intervalOver(wait: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, wait);
+      this.sendNow = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.sendNow = null;
   }
 
   private takeGroup(): Waiting<T>[] {

@@ -64,6 +64,9 @@ const needsPerson = (flag: FlagDefinition, provided: Record<string, unknown>) =>
     (group.properties ?? []).some((p) => p.type === 'cohort' || ((p.type ?? 'person') === 'person' && !(p.key in provided))),
   );
 
+/** A query parameter as decoding reads it: a repeated one (an array) is not read. */
+const queryText = (value: unknown) => (typeof value === 'string' ? value : '');
+
 async function readRawBody({ req, method }: DirectRequest): Promise<Buffer> {
   try {
     return method === 'POST' ? await getRawBody(req, { limit: MAX_BODY }) : Buffer.alloc(0);
@@ -142,9 +145,8 @@ export function flagRoutes(deps: DecideDeps): DirectRoute[] {
   async function evaluate(request: DirectRequest): Promise<{ evaluated: Evaluated; errors: boolean }> {
     const raw = await readRawBody(request);
     const { req, query } = request;
-    const text = (value: unknown) => (typeof value === 'string' ? value : '');
     const key =
-      deps.answers?.keyOf({ contentType: req.headers['content-type'], contentEncoding: req.headers['content-encoding'], data: text(query.data), compression: text(query.compression), ip: request.ip(), body: raw }) ??
+      deps.answers?.keyOf({ contentType: req.headers['content-type'], contentEncoding: req.headers['content-encoding'], data: queryText(query.data), compression: queryText(query.compression), ip: request.ip(), body: raw }) ??
       null;
     const again = key === null ? undefined : remembered(key);
     if (again) return { evaluated: again, errors: false };
