@@ -1,10 +1,11 @@
 /**
  * Ingest throughput, with its own baseline measured in the same run. 200,000 events for 10,000
  * distinct ids (10% $identify with $set, 2% $create_alias, 1% $groupidentify, the rest page
- * views and clicks) are produced to fresh topics first, as capture sends them; then each phase times from the start of
- * consumption (consumers started and, for ingest, its consumer group settled with every process;
- * events ingested before that are left out, and the table's `events` column gives those timed)
- * until every event is queryable in ClickHouse:
+ * views and clicks) are sent to fresh topics as capture sends them, once the phase's consumers
+ * have joined their consumer group and it has settled with every one of them (start-up, the same
+ * for any throughput, is left out, and so is a rebalance handing half the partitions to a process
+ * that joined late, which a running deployment does not go through); each phase times from the
+ * first event sent until every event is queryable in ClickHouse:
  *   bare      the same events consumed and inserted with no person processing (the baseline),
  *   ingest    one ingest process (`services/ingest`),
  *   replicas2 two ingest processes in one consumer group.
@@ -68,6 +69,7 @@ function eventAt(i: number): Record<string, unknown> {
 
 interface Phase {
   prefix: string;
+  token: string;
   teamId: number;
   /** The phase's own ClickHouse database (see preparePhase), and a client of it. */
   database: string;
@@ -75,13 +77,12 @@ interface Phase {
 }
 
 /**
- * A fresh project, fresh topics holding all the events, produced before any timing starts, and a
- * ClickHouse database of the phase's own. With one database for all, a phase's parts were merged
+ * A fresh project, fresh empty topics, and a ClickHouse database of the phase's own. With one database for all, a phase's parts were merged
  * with what earlier phases and earlier runs had left in the same monthly partition: one phase's
  * merges rewrote 250 MB, the next one's 1,240 MB for the same inserts, and the stores' share
  * of a phase depended on how often the bench had run before.
  */
-async function preparePhase(producer: Producer): Promise<Phase> {
+async function preparePhase(): Promise<Phase> {
   const tenant = await createTestTenant(pool, config);
   const token = tenant.project.api_token;
   const prefix = `${uniqueName('bench')}_`;
@@ -92,12 +93,21 @@ async function preparePhase(producer: Producer): Promise<Phase> {
   await admin.connect();
   await ensureTopics(admin, prefix, config.kafkaPartitions);
   await admin.disconnect();
-  const topic = topicNames(prefix).realtime;
+  return { prefix, token, teamId: tenant.project.id, database, clickhouse: createClickHouse({ ...config, clickhouseDatabase: database }) };
+}
+
+type Batch = { partition: number; key: null; value: string }[];
+
+/**
+ * The phase's events as capture publishes them: requests of 100 events, each sending one message
+ * per partition it reaches (the several-event form), gathered in sends of 5,000 events. Built
+ * before the timing starts, so the bench's own CPU during a phase is only Kafka's client.
+ */
+function captureBatches({ token }: Phase): Batch[] {
   const now = new Date().toISOString();
-  // As capture publishes them: requests of 100 events, each sending one message per partition it
-  // reaches (the several-event form), in LZ4-compressed message sets.
+  const batches: Batch[] = [];
   for (let offset = 0; offset < total; offset += 5_000) {
-    const messages = [];
+    const messages: Batch = [];
     for (let request = offset; request < Math.min(total, offset + 5_000); request += 100) {
       const requestMessages: CaptureMessage[] = [];
       for (let i = request; i < Math.min(total, request + 100); i++) {
@@ -107,9 +117,15 @@ async function preparePhase(producer: Producer): Promise<Phase> {
       const byPartition = groupBy(requestMessages, (m) => partitionOfKey(messageKey(token, m.distinct_id), config.kafkaPartitions), (m) => m);
       for (const [partition, events] of byPartition) messages.push(...encodeCaptureEvents(events).map((value) => ({ partition, key: null, value })));
     }
-    await producer.send({ topic, acks: -1, compression: CompressionTypes.LZ4, messages });
+    batches.push(messages);
   }
-  return { prefix, teamId: tenant.project.id, database, clickhouse: createClickHouse({ ...config, clickhouseDatabase: database }) };
+  return batches;
+}
+
+/** Sends the batches in LZ4-compressed message sets, as capture does, one send at a time. */
+async function send(producer: Producer, phase: Phase, batches: Batch[]): Promise<void> {
+  const topic = topicNames(phase.prefix).realtime;
+  for (const messages of batches) await producer.send({ topic, acks: -1, compression: CompressionTypes.LZ4, messages });
 }
 
 async function eventCount({ clickhouse, teamId }: Phase): Promise<number> {
@@ -163,11 +179,11 @@ async function untilMergesSettle(): Promise<void> {
   }
 }
 
-/** Events/s of the `events` that arrived after `started`, once every event is queryable. */
-async function untilAllQueryable(phase: Phase, started: number, events = total): Promise<number> {
+/** Events/s since `started`, once every event is queryable. */
+async function untilAllQueryable(phase: Phase, started: number): Promise<number> {
   for (;;) {
     // The cheap count first; the exact one only when it says all might be in.
-    if ((await eventCount(phase)) >= total && (await distinctEventCount(phase)) >= total) return events / ((Date.now() - started) / 1000);
+    if ((await eventCount(phase)) >= total && (await distinctEventCount(phase)) >= total) return total / ((Date.now() - started) / 1000);
     if (Date.now() - started > 15 * 60_000) throw new Error(`not all ${total} events arrived within 15 minutes`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
@@ -198,7 +214,8 @@ async function untilGroupStable(groupId: string, members: number): Promise<void>
 /**
  * The baseline: the same consumer and row writer, with a processor that does no person work. Its
  * writer inserts as soon as the previous insert is done (no INGEST_INSERT_INTERVAL_MS), which
- * would otherwise cap the baseline's rate rather than measure the machine's.
+ * would otherwise cap the baseline's rate rather than measure the machine's. It runs in the bench's
+ * own process, so its CPU per event includes sending the events.
  */
 async function bare(phase: Phase, producer: Producer): Promise<{ rate: number; cpuUsPerEvent: number; stores: Record<string, number>; work: Record<string, number> }> {
   const rowWriter = new RowWriter(phase.clickhouse, { maxRowsPerInsert: config.ingestInsertMaxRows });
@@ -226,10 +243,13 @@ async function bare(phase: Phase, producer: Producer): Promise<{ rate: number; c
     },
   });
   await consumer.start();
-  const started = Date.now();
+  await untilGroupStable(`${phase.prefix}bare`, 1);
+  const batches = captureBatches(phase);
   const cpuBefore = process.cpuUsage();
   const storesBefore = await storeCpuSeconds();
   const workBefore = await clickhouseWork();
+  const started = Date.now();
+  await send(producer, phase, batches);
   const rate = await untilAllQueryable(phase, started);
   const cpu = process.cpuUsage(cpuBefore);
   await untilMergesSettle();
@@ -242,7 +262,7 @@ async function bare(phase: Phase, producer: Producer): Promise<{ rate: number; c
 const profileDir = '.tributary/profiles/ingest';
 
 /** Real ingest processes on the phase's topics; returns events/s, their CPU time per event and the highest RSS any of them reached. */
-async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Promise<{ rate: number; events: number; rssMb: number; cpuUsPerEvent: number; stores: Record<string, number>; work: Record<string, number> }> {
+async function ingest(phase: Phase, producer: Producer, replicas: number, cpuProfile: boolean): Promise<{ rate: number; rssMb: number; cpuUsPerEvent: number; stores: Record<string, number>; work: Record<string, number> }> {
   const ports = await Promise.all(Array.from({ length: replicas }, () => freePort()));
   const children: ChildProcess[] = [];
   for (let r = 0; r < replicas; r++) {
@@ -255,17 +275,14 @@ async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Prom
       }),
     );
   }
-  // Timing starts once every process has started its consumer (it serves health checks after)
-  // and the group has settled with all of them, as the bare phase's starts once its consumer
-  // has: start-up is the same for any throughput and is left out. What was ingested before that
-  // is left out of the figure too.
+  // Events are sent once every process has started its consumer (it serves health checks after)
+  // and the group has settled with all of them.
   for (let r = 0; r < replicas; r++) {
     const healthy = async () => (await fetch(`http://127.0.0.1:${ports[r]}/_health`).catch(() => null))?.ok === true;
     while (!(await healthy())) await new Promise((resolve) => setTimeout(resolve, 100));
   }
   await untilGroupStable(`${phase.prefix}ingest`, replicas);
-  const started = Date.now();
-  const events = total - (await distinctEventCount(phase));
+  const batches = captureBatches(phase);
   let rssMb = 0;
   const sample = setInterval(async () => {
     for (const child of children) {
@@ -279,10 +296,12 @@ async function ingest(phase: Phase, replicas: number, cpuProfile: boolean): Prom
   const storesBefore = await storeCpuSeconds();
   const workBefore = await clickhouseWork();
   try {
-    const rate = await untilAllQueryable(phase, started, events);
-    const cpuUsPerEvent = ((await cpuOf()) - cpuBefore) * 1e6 / events;
+    const started = Date.now();
+    await send(producer, phase, batches);
+    const rate = await untilAllQueryable(phase, started);
+    const cpuUsPerEvent = ((await cpuOf()) - cpuBefore) * 1e6 / total;
     await untilMergesSettle();
-    return { rate, events, rssMb, cpuUsPerEvent, stores: storeCpuPerEvent(storesBefore, await storeCpuSeconds(), events), work: clickhouseWorkOf(workBefore, await clickhouseWork()) };
+    return { rate, rssMb, cpuUsPerEvent, stores: storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total), work: clickhouseWorkOf(workBefore, await clickhouseWork()) };
   } finally {
     clearInterval(sample);
     for (const child of children) child.kill('SIGTERM');
@@ -341,12 +360,12 @@ execFileSync('npx', ['tsx', 'infra/compile.ts'], { stdio: 'ignore' });
 const runs = [];
 try {
   for (let round = 1; round <= rounds; round++) {
-    console.log(`${rounds > 1 ? `round ${round} of ${rounds}: ` : ''}producing ${total} events for each of three phases...`);
+    console.log(`${rounds > 1 ? `round ${round} of ${rounds}: ` : ''}${total} events for each of three phases...`);
     // A producer per round: one that sent to a round's topics fails its next metadata refresh once
     // they are deleted below.
     const producer = createProducer(kafka);
     await producer.connect();
-    const phases = [await preparePhase(producer), await preparePhase(producer), await preparePhase(producer)];
+    const phases = [await preparePhase(), await preparePhase(), await preparePhase()];
     await untilMergesSettle();
     console.log('bare pipeline...');
     const bareRun = await bare(phases[0]!, producer);
@@ -356,13 +375,13 @@ try {
       await mkdir(profileDir, { recursive: true });
     }
     console.log('one ingest process...');
-    const one = await ingest(phases[1]!, 1, profiled);
+    const one = await ingest(phases[1]!, producer, 1, profiled);
     console.log('two ingest processes...');
-    const two = await ingest(phases[2]!, 2, false);
+    const two = await ingest(phases[2]!, producer, 2, false);
     table([
       { phase: 'bare pipeline (no persons)', events: total, 'events/s': bareRun.rate, 'CPU µs/event': bareRun.cpuUsPerEvent, 'peak RSS MB': Number.NaN, ...bareRun.stores, ...bareRun.work },
-      { phase: 'ingest, 1 process', events: one.events, 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'peak RSS MB': one.rssMb, ...one.stores, ...one.work },
-      { phase: 'ingest, 2 processes', events: two.events, 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb, ...two.stores, ...two.work },
+      { phase: 'ingest, 1 process', events: total, 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'peak RSS MB': one.rssMb, ...one.stores, ...one.work },
+      { phase: 'ingest, 2 processes', events: total, 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb, ...two.stores, ...two.work },
     ]);
     if (profiled) table(await profileSummary());
     console.log(replicasCeiling(one.cpuUsPerEvent, two.stores));
