@@ -1,6 +1,6 @@
 import type { TopicMessages } from 'kafkajs';
 import { jest } from '@jest/globals';
-import { GroupCommit, mergeTopicMessages, sizeOfTopicMessages } from './group-commit.js';
+import { GroupCommit, mergeTopicMessages, sizeOfTopicMessages, type GroupCommitOptions } from './group-commit.js';
 
 const part = (topic: string, ...values: string[]): TopicMessages[] => [{ topic, messages: values.map((value) => ({ key: null, value })) }];
 
@@ -10,6 +10,13 @@ function controlledSend() {
   const send = (batch: TopicMessages[]) =>
     new Promise<void>((resolve, reject) => calls.push({ batch, settle: (error) => (error ? reject(error) : resolve()) }));
   return { calls, send };
+}
+
+/** A GroupCommit of TopicMessages over a controlled send, merging its parts per topic. */
+function controlledCommit(options?: GroupCommitOptions) {
+  const { calls, send } = controlledSend();
+  const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, options);
+  return { calls, commit };
 }
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
@@ -33,8 +40,7 @@ describe('mergeTopicMessages', () => {
 
 describe('GroupCommit', () => {
   it('sends the first submission at once and groups what arrives while it is in flight', async () => {
-    const { calls, send } = controlledSend();
-    const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages);
+    const { calls, commit } = controlledCommit();
     const first = commit.submit(part('t', '1'));
     const second = commit.submit(part('t', '2'));
     const third = commit.submit(part('t', '3'));
@@ -51,8 +57,7 @@ describe('GroupCommit', () => {
   });
 
   it('fails every caller whose messages were in a failed send, and only those', async () => {
-    const { calls, send } = controlledSend();
-    const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages);
+    const { calls, commit } = controlledCommit();
     const first = commit.submit(part('t', '1'));
     const second = commit.submit(part('t', '2'));
     await flush();
@@ -64,8 +69,7 @@ describe('GroupCommit', () => {
   });
 
   it('keeps a send under the size cap, but always carries at least one submission', async () => {
-    const { calls, send } = controlledSend();
-    const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, { maxSendBytes: 10 });
+    const { calls, commit } = controlledCommit({ maxSendBytes: 10 });
     const big = commit.submit(part('t', 'x'.repeat(50)));
     const a = commit.submit(part('t', 'aaaa'));
     const b = commit.submit(part('t', 'bbbb'));
@@ -82,11 +86,12 @@ describe('GroupCommit', () => {
     await Promise.all([a, b, c]);
   });
 
-  it('with a least interval between sends, waits it out and sends what arrived meanwhile together', async () => {
-    jest.useFakeTimers({ now: 0 });
-    try {
-      const { calls, send } = controlledSend();
-      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, { maxSendBytes: 1024, minIntervalMs: 1_000 });
+  describe('with a least interval between sends', () => {
+    beforeEach(() => jest.useFakeTimers({ now: 0 }));
+    afterEach(() => jest.useRealTimers());
+
+    it('waits it out and sends what arrived meanwhile together', async () => {
+      const { calls, commit } = controlledCommit({ maxSendBytes: 1024, minIntervalMs: 1_000 });
       await sendOne(commit, calls);
       const later = [commit.submit(part('t', '2')), commit.submit(part('t', '3'))];
       await jest.advanceTimersByTimeAsync(999);
@@ -96,16 +101,10 @@ describe('GroupCommit', () => {
       expect(calls[1]!.batch[0]!.messages.map((m) => m.value)).toEqual(['2', '3']);
       calls[1]!.settle();
       await expect(Promise.all(later)).resolves.toEqual([undefined, undefined]);
-    } finally {
-      jest.useRealTimers();
-    }
-  });
+    });
 
-  it('sends at once, without waiting out the interval, when what waits fills a send', async () => {
-    jest.useFakeTimers({ now: 0 });
-    try {
-      const { calls, send } = controlledSend();
-      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, { maxSendBytes: 10, minIntervalMs: 1_000 });
+    it('sends at once, without waiting out the interval, when what waits fills a send', async () => {
+      const { calls, commit } = controlledCommit({ maxSendBytes: 10, minIntervalMs: 1_000 });
       await sendOne(commit, calls);
       const small = commit.submit(part('t', 'aaaa'));
       await jest.advanceTimersByTimeAsync(100);
@@ -116,15 +115,9 @@ describe('GroupCommit', () => {
       expect(calls[1]!.batch[0]!.messages.map((m) => m.value)).toEqual(['aaaa', 'bbbb', 'cc']);
       calls[1]!.settle();
       await expect(Promise.all([small, ...filling])).resolves.toEqual([undefined, undefined, undefined]);
-    } finally {
-      jest.useRealTimers();
-    }
-  });
-  it('once told nothing more is coming, sends what waits after the quiet interval rather than the whole one', async () => {
-    jest.useFakeTimers({ now: 0 });
-    try {
-      const { calls, send } = controlledSend();
-      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, { maxSendBytes: 1024, minIntervalMs: 2_000, quietIntervalMs: 250 });
+    });
+    it('once told nothing more is coming, sends what waits after the quiet interval rather than the whole one', async () => {
+      const { calls, commit } = controlledCommit({ maxSendBytes: 1024, minIntervalMs: 2_000, quietIntervalMs: 250 });
       await sendOne(commit, calls);
       const waiting = commit.submit(part('t', '2'));
       await jest.advanceTimersByTimeAsync(100);
@@ -144,16 +137,10 @@ describe('GroupCommit', () => {
       expect(calls).toHaveLength(3);
       calls[2]!.settle();
       await late;
-    } finally {
-      jest.useRealTimers();
-    }
-  });
+    });
 
-  it('waits out the whole interval again once something is submitted after it was told to be quiet', async () => {
-    jest.useFakeTimers({ now: 0 });
-    try {
-      const { calls, send } = controlledSend();
-      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, { maxSendBytes: 1024, minIntervalMs: 2_000, quietIntervalMs: 250 });
+    it('waits out the whole interval again once something is submitted after it was told to be quiet', async () => {
+      const { calls, commit } = controlledCommit({ maxSendBytes: 1024, minIntervalMs: 2_000, quietIntervalMs: 250 });
       await sendOne(commit, calls);
       commit.quiet();
       const later = commit.submit(part('t', '2'));
@@ -163,16 +150,10 @@ describe('GroupCommit', () => {
       expect(calls).toHaveLength(2);
       calls[1]!.settle();
       await later;
-    } finally {
-      jest.useRealTimers();
-    }
-  });
+    });
 
-  it('waits out the interval only while what waits is small, and sends larger items at once, all of them together', async () => {
-    jest.useFakeTimers({ now: 0 });
-    try {
-      const { calls, send } = controlledSend();
-      const commit = new GroupCommit<TopicMessages[]>((parts) => send(mergeTopicMessages(parts)), sizeOfTopicMessages, { maxSendBytes: 1024, minIntervalMs: 1_000, waitOnlyUnderBytes: 6 });
+    it('waits out the interval only while what waits is small, and sends larger items at once, all of them together', async () => {
+      const { calls, commit } = controlledCommit({ maxSendBytes: 1024, minIntervalMs: 1_000, waitOnlyUnderBytes: 6 });
       await sendOne(commit, calls);
       const small = commit.submit(part('t', 'aa'));
       await jest.advanceTimersByTimeAsync(100);
@@ -189,8 +170,6 @@ describe('GroupCommit', () => {
       expect(calls).toHaveLength(3);
       calls[2]!.settle();
       await alone;
-    } finally {
-      jest.useRealTimers();
-    }
+    });
   });
 });
