@@ -77,8 +77,6 @@ export class IngestConsumer {
   private readonly pipelines = new Map<string, PartitionPipeline>();
   private readonly limit: LimitFunction;
   private readonly chunkSize: number;
-  /** Chunks in processing now, across partitions. */
-  private processing = 0;
   private running = false;
   private stopping = false;
 
@@ -161,7 +159,7 @@ export class IngestConsumer {
         commit: (offset) => this.consumer.commitOffsets([{ topic, partition, offset }]),
         resume: () => this.consumer.resume([{ topic, partitions: [partition] }]),
         logger: this.options.logger,
-        limit: (work) => this.limit(() => this.counted(work)),
+        limit: (work) => this.limit(work),
         chunkSize: this.chunkSize,
         maxQueued: () => this.queueShare(),
         // Enough for a partition to go on while the insert its earlier chunks joined is in flight.
@@ -176,17 +174,9 @@ export class IngestConsumer {
     return pipeline;
   }
 
-  private async counted<T>(work: () => Promise<T>): Promise<T> {
-    this.processing++;
-    try {
-      return await work();
-    } finally {
-      this.processing--;
-    }
-  }
-
   private isCaughtUp(): boolean {
-    if (this.processing > 0) return false;
+    // p-limit counts a chunk out once its work settled, before the pipeline that awaited it goes on to write its rows.
+    if (this.limit.activeCount > 0) return false;
     for (const pipeline of this.pipelines.values()) if (pipeline.queued > 0) return false;
     return true;
   }
