@@ -77,10 +77,10 @@ interface Phase {
 }
 
 /**
- * A fresh project, fresh empty topics, and a ClickHouse database of the phase's own. With one database for all, a phase's parts were merged
- * with what earlier phases and earlier runs had left in the same monthly partition: one phase's
- * merges rewrote 250 MB, the next one's 1,240 MB for the same inserts, and the stores' share
- * of a phase depended on how often the bench had run before.
+ * A fresh project, fresh empty topics, and a ClickHouse database of the phase's own. With one
+ * database for all, a phase's parts were merged with what earlier phases and earlier runs had left
+ * in the same monthly partition: one phase's merges rewrote 250 MB, the next one's 1,240 MB for
+ * the same inserts, and the stores' share of a phase depended on how often the bench had run before.
  */
 async function preparePhase(): Promise<Phase> {
   const tenant = await createTestTenant(pool, config);
@@ -122,10 +122,15 @@ function captureBatches({ token }: Phase): Batch[] {
   return batches;
 }
 
-/** Sends the batches in LZ4-compressed message sets, as capture does, one send at a time. */
-async function send(producer: Producer, phase: Phase, batches: Batch[]): Promise<void> {
+/**
+ * Sends the batches in LZ4-compressed message sets, as capture does, one send at a time; events/s
+ * from the first send until every event is queryable.
+ */
+async function sendTimed(producer: Producer, phase: Phase, batches: Batch[]): Promise<number> {
   const topic = topicNames(phase.prefix).realtime;
+  const started = Date.now();
   for (const messages of batches) await producer.send({ topic, acks: -1, compression: CompressionTypes.LZ4, messages });
+  return untilAllQueryable(phase, started);
 }
 
 async function eventCount({ clickhouse, teamId }: Phase): Promise<number> {
@@ -248,9 +253,7 @@ async function bare(phase: Phase, producer: Producer): Promise<{ rate: number; c
   const cpuBefore = process.cpuUsage();
   const storesBefore = await storeCpuSeconds();
   const workBefore = await clickhouseWork();
-  const started = Date.now();
-  await send(producer, phase, batches);
-  const rate = await untilAllQueryable(phase, started);
+  const rate = await sendTimed(producer, phase, batches);
   const cpu = process.cpuUsage(cpuBefore);
   await untilMergesSettle();
   const stores = storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total);
@@ -296,9 +299,7 @@ async function ingest(phase: Phase, producer: Producer, replicas: number, cpuPro
   const storesBefore = await storeCpuSeconds();
   const workBefore = await clickhouseWork();
   try {
-    const started = Date.now();
-    await send(producer, phase, batches);
-    const rate = await untilAllQueryable(phase, started);
+    const rate = await sendTimed(producer, phase, batches);
     const cpuUsPerEvent = ((await cpuOf()) - cpuBefore) * 1e6 / total;
     await untilMergesSettle();
     return { rate, rssMb, cpuUsPerEvent, stores: storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total), work: clickhouseWorkOf(workBefore, await clickhouseWork()) };
@@ -379,9 +380,9 @@ try {
     console.log('two ingest processes...');
     const two = await ingest(phases[2]!, producer, 2, false);
     table([
-      { phase: 'bare pipeline (no persons)', events: total, 'events/s': bareRun.rate, 'CPU µs/event': bareRun.cpuUsPerEvent, 'peak RSS MB': Number.NaN, ...bareRun.stores, ...bareRun.work },
-      { phase: 'ingest, 1 process', events: total, 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'peak RSS MB': one.rssMb, ...one.stores, ...one.work },
-      { phase: 'ingest, 2 processes', events: total, 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb, ...two.stores, ...two.work },
+      { phase: 'bare pipeline (no persons)', 'events/s': bareRun.rate, 'CPU µs/event': bareRun.cpuUsPerEvent, 'peak RSS MB': Number.NaN, ...bareRun.stores, ...bareRun.work },
+      { phase: 'ingest, 1 process', 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'peak RSS MB': one.rssMb, ...one.stores, ...one.work },
+      { phase: 'ingest, 2 processes', 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb, ...two.stores, ...two.work },
     ]);
     if (profiled) table(await profileSummary());
     console.log(replicasCeiling(one.cpuUsPerEvent, two.stores));
