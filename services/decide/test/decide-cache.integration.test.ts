@@ -89,6 +89,9 @@ let lateNow = Date.now();
 let token: string;
 let projectId: number;
 
+/** The remembered-answer lookups among what decide counted since it was last cleared. */
+const answerLookups = (decide: Decide) => decide.lookups.filter((lookup) => lookup.startsWith('answers:'));
+
 const flagsFor = async (decide: Decide, body: Record<string, unknown>, request: { query?: string; headers?: Record<string, string> } = {}): Promise<Record<string, boolean>> => {
   const response = await fetch(`${decide.url}/flags/?v=2${request.query ?? ''}`, { method: 'POST', body: JSON.stringify({ token, ...body }), headers: request.headers });
   expect(response.status).toBe(200);
@@ -186,17 +189,16 @@ describe('decide answers from memory and Redis', () => {
     const id = `again-${randomUUID()}`;
     await new PersonCache(setup.api.redis).set(projectId, [id], { personId: 6, personUuid: randomUUID(), properties: { plan: 'pro' } });
     const [decide] = decides;
-    const answers = () => decide!.lookups.filter((lookup) => lookup.startsWith('answers:'));
     const body = { distinct_id: id, groups: { company: 'acme' }, group_properties: { company: { seats: 50 } } };
     await flagsFor(decide!, body);
     await flagsFor(decide!, body);
     decide!.lookups.length = 0;
     expect(await flagsFor(decide!, body, { query: '&_=1764000000000&ver=1.200.0' })).toEqual({ 'pro-plan': true, 'big-company': true });
-    expect(answers()).toEqual(['answers:hit']);
+    expect(answerLookups(decide!)).toEqual(['answers:hit']);
     // Another client address may be elsewhere (location), another body is another question.
     expect(await flagsFor(decide!, body, { headers: { 'x-forwarded-for': '203.0.113.9' } })).toEqual({ 'pro-plan': true, 'big-company': true });
     expect(await flagsFor(decide!, { ...body, group_properties: { company: { seats: 2 } } })).toEqual({ 'pro-plan': true, 'big-company': false });
-    expect(answers()).toEqual(['answers:hit', 'answers:miss', 'answers:miss']);
+    expect(answerLookups(decide!)).toEqual(['answers:hit', 'answers:miss', 'answers:miss']);
   });
 
   it('never remembers an answer that read stored group properties, or an id with no person', async () => {
@@ -210,7 +212,7 @@ describe('decide answers from memory and Redis', () => {
     decide!.lookups.length = 0;
     await flagsFor(decide!, body);
     await flagsFor(decide!, unknown);
-    expect(decide!.lookups.filter((lookup) => lookup.startsWith('answers:'))).toEqual(['answers:miss', 'answers:miss']);
+    expect(answerLookups(decide!)).toEqual(['answers:miss', 'answers:miss']);
   });
 
   it('reads a group’s stored properties only when the request leaves out a key the flags compare', async () => {
@@ -242,6 +244,6 @@ describe('decide answers from memory and Redis', () => {
     await flagsFor(decide!, { distinct_id: 'ann' });
     decide!.lookups.length = 0;
     await flagsFor(decide!, { distinct_id: 'ann' });
-    expect(decide!.lookups.filter((lookup) => lookup.startsWith('answers:'))).toEqual(['answers:miss']);
+    expect(answerLookups(decide!)).toEqual(['answers:miss']);
   });
 });
