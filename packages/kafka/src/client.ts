@@ -65,16 +65,39 @@ export function createProducer(kafka: Kafka): Producer {
   });
 }
 
-/** Creates any missing event topic; existing topics are left as they are. */
+/** Errors metadata answers with while a new topic's partitions are still being given leaders. */
+const SETTLING = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE']);
+
+/**
+ * Waits until every partition of these new topics has a leader. kafkajs's own wait
+ * (`waitForLeaders`) retries only "leader not available", but a broker that has just created a
+ * topic may first answer "does not host this topic-partition", which it threw at once.
+ */
+async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const metadata = await admin.fetchTopicMetadata({ topics });
+      if (metadata.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+    } catch (error) {
+      if (!SETTLING.has((error as { type?: string }).type ?? '') || Date.now() > deadline) throw error;
+    }
+    if (Date.now() > deadline) throw new Error(`topics ${topics.join(', ')} had no leaders after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Creates any missing event topic, and waits for its partitions' leaders; existing topics are left as they are. */
 export async function ensureTopics(admin: Admin, prefix: string, partitions: number): Promise<string[]> {
   const existing = new Set(await admin.listTopics());
   const names = topicNames(prefix);
   const missing = TOPIC_KINDS.map((kind) => names[kind]).filter((name) => !existing.has(name));
   if (missing.length > 0) {
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
     });
+    await waitForLeaders(admin, missing);
   }
   // Raising KAFKA_PARTITIONS grows existing topics too (Kafka can add partitions, never remove
   // them); keys then map to new partitions, so do it while producers are quiet.
