@@ -16,8 +16,9 @@
  * each round says how far two processes can get ahead of one on this machine (replicasCeiling).
  * Each phase writes to fresh topics and a ClickHouse database of its own, deleted after the round.
  * Needs the stores of `make up` (the running services are not used).
- * BENCH_ROUNDS (default 1) repeats the three phases on fresh topics and reports the medians: on a
- * shared machine one run moves 15% either way, so comparing two versions of ingest takes three.
+ * BENCH_ROUNDS (default 3, as the other benches) repeats the three phases on fresh topics and
+ * reports the medians: on a shared machine one round's figures move 15% either way, and the
+ * replicas2 ratio, a quotient of two of them, more (0.99-1.36x over seven rounds of one session).
  * Run: npx tsx bench/ingest.ts [events] [--profile]   (--profile: CPU profile of the first one-process phase)
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -41,7 +42,7 @@ import { cpuSeconds, median, storeCpuPerEvent, storeCpuSeconds, table } from './
 
 const total = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200_000);
 const profile = process.argv.includes('--profile');
-const rounds = Number(process.env.BENCH_ROUNDS ?? 1);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const distinctIds = 10_000;
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
 const logger = createLogger('bench-ingest', 'warn');
