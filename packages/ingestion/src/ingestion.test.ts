@@ -103,6 +103,13 @@ describe('person property updates', () => {
     expect(result).toEqual({ properties: { a: 1, b: 2, d: 4 }, changed: true });
   });
 
+  it('treats keys named like what every object inherits, and __proto__, as the person’s own properties', () => {
+    const updates = extractPersonUpdates(JSON.parse('{"properties":{"$set":{"__proto__":{"x":1}},"$set_once":{"constructor":"c","toString":"t","x":2},"$unset":["valueOf"]}}'));
+    const { properties } = applyPersonUpdates(JSON.parse('{"__proto__":0,"valueOf":1}'), updates);
+    expect(Object.getPrototypeOf(properties)).toBe(Object.prototype);
+    expect(JSON.parse(JSON.stringify(properties))).toEqual(JSON.parse('{"__proto__":{"x":1},"constructor":"c","toString":"t","x":2}'));
+  });
+
   it('reports no change when nothing differs, and keeps the same properties object', () => {
     const current = { a: 1 };
     const result = applyPersonUpdates(current, { set: { a: 1 }, setOnce: { a: 2 }, unset: ['z'] });

@@ -1,4 +1,4 @@
-import { assignOwn } from '@tributary/payload';
+import { assignOwn, setOwn } from '@tributary/payload';
 
 export type Properties = Record<string, unknown>;
 
@@ -62,21 +62,25 @@ export function extractPersonUpdates(event: { properties?: Properties | null; $s
 // Most values are strings and numbers: compared directly, only objects go through JSON.
 const same = (a: unknown, b: unknown) => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b));
 
-/** `$set_once` only fills keys the person lacks, `$set` overwrites, `$unset` removes. */
+/**
+ * `$set_once` only fills keys the person lacks, `$set` overwrites, `$unset` removes. Keys are the
+ * person's own: `in` also finds what every object inherits, so a `$set_once` of `constructor` or
+ * `toString` was dropped, and assigned, a `__proto__` key set the copy's prototype instead.
+ */
 export function applyPersonUpdates(current: Properties, updates: PersonUpdates): { properties: Properties; changed: boolean } {
   // Most events change nothing: the copy is made at the first change only. (No helper closure:
   // tsx would name it with a defineProperty call on every event.)
   let copy: Properties | null = null;
   for (const key in updates.setOnce) {
-    if (!(key in (copy ?? current))) (copy ??= { ...current })[key] = updates.setOnce[key];
+    if (!Object.hasOwn(copy ?? current, key)) setOwn((copy ??= { ...current }), key, updates.setOnce[key]);
   }
   for (const key in updates.set) {
     const value = updates.set[key];
     const properties = copy ?? current;
-    if (!(key in properties) || !same(properties[key], value)) (copy ??= { ...current })[key] = value;
+    if (!Object.hasOwn(properties, key) || !same(properties[key], value)) setOwn((copy ??= { ...current }), key, value);
   }
   for (const key of updates.unset) {
-    if (key in (copy ?? current)) delete (copy ??= { ...current })[key];
+    if (Object.hasOwn(copy ?? current, key)) delete (copy ??= { ...current })[key];
   }
   return { properties: copy ?? current, changed: copy !== null };
 }
