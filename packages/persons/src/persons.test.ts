@@ -1,4 +1,4 @@
-import { parseIdList, parsePropertiesJson, personDisplayName, propertiesJson, propertiesTimeline, propertyChanges } from './index.js';
+import { parseIdList, parsePropertiesJson, personDisplayName, propertiesJson, propertiesPatch, propertiesTimeline, propertyChanges } from './index.js';
 
 describe('display name', () => {
   it('prefers email, then name, then username, then the first distinct id', () => {
@@ -7,6 +7,36 @@ describe('display name', () => {
     expect(personDisplayName({ username: 'ann_1' }, ['a'])).toBe('ann_1');
     expect(personDisplayName({ email: '  ', plan: 'pro' }, ['first', 'second'])).toBe('first');
     expect(personDisplayName(null, [])).toBe('');
+  });
+});
+
+describe('properties patch', () => {
+  /** `(before || set) - unset`, as Postgres applies it to jsonb. */
+  const applied = (before: Record<string, unknown>, patch: { set: string; unset: string[] }) => {
+    const result: Record<string, unknown> = JSON.parse(JSON.stringify({ ...before, ...JSON.parse(patch.set) }));
+    for (const key of patch.unset) delete result[key];
+    return result;
+  };
+
+  it('sets only the keys that are new or changed, and unsets the keys that went', () => {
+    const before = { url: '/a', browser: 'Chrome', nested: { x: [1, 2] }, gone: true, same: 1 };
+    const after = { url: '/b', browser: 'Chrome', nested: { x: [1, 2] }, same: 1, added: null };
+    const patch = propertiesPatch(before, after);
+    expect(JSON.parse(patch.set)).toEqual({ url: '/b', added: null });
+    expect(patch.unset).toEqual(['gone']);
+    expect(applied(before, patch)).toEqual(after);
+  });
+
+  it('writes a changed nested value whole, and a __proto__ key as a property', () => {
+    const before = JSON.parse('{"__proto__":{"a":1},"nested":{"x":1}}');
+    const after = JSON.parse('{"__proto__":{"a":2},"nested":{"x":1,"y":2}}');
+    const patch = propertiesPatch(before, after);
+    expect(patch.set).toBe('{"__proto__":{"a":2},"nested":{"x":1,"y":2}}');
+    expect(applied(before, patch)).toEqual(after);
+  });
+
+  it('is empty when nothing changed', () => {
+    expect(propertiesPatch({ a: 1, b: { c: 'd' } }, { a: 1, b: { c: 'd' } })).toEqual({ set: '{}', unset: [] });
   });
 });
 

@@ -44,7 +44,10 @@ export async function applyPersonChunk(client: PoolClient, teamId: number, event
   const storedId = (id: number) => (id < 0 ? storedIds.get(byId.get(id)!.uuid)! : id);
   const uuidOfStored = new Map<number, string>([...[...locked.values()].map((p): [number, string] => [p.id, p.uuid]), ...[...storedIds].map(([uuid, id]): [number, string] => [id, uuid])]);
 
-  await store.updatePersons(result.persons.filter((p) => !p.created && !p.deleted));
+  await store.updatePersons(
+    result.persons.filter((p) => !p.created && !p.deleted),
+    new Map([...locked.values()].map((p) => [p.id, p.properties])),
+  );
   const moved = await store.moveDistinctIds(result.moves.map((m) => ({ from: m.from, into: storedId(m.into) })));
   await store.insertDistinctIds(
     teamId,

@@ -1,5 +1,5 @@
 import type { ChunkPerson } from '@tributary/ingestion';
-import { PERSON_RECORD_TEXT_COLUMNS, parsePropertiesJson, propertiesJson, type PersonRecord } from '@tributary/persons';
+import { PERSON_RECORD_TEXT_COLUMNS, parsePropertiesJson, propertiesJson, propertiesPatch, type PersonRecord } from '@tributary/persons';
 import type { PoolClient } from '@tributary/postgres';
 import { groupBy } from '../group-by.js';
 
@@ -74,13 +74,17 @@ export class PersonStore {
     return new Map(rows.map((r) => [r.uuid, r.id]));
   }
 
-  /** Writes stored persons' final state in one statement. */
-  async updatePersons(persons: readonly ChunkPerson[]): Promise<void> {
+  /**
+   * Writes stored persons' final state in one statement, their properties as a patch of what
+   * `lockByDistinctIds` read (`stored`, by person id): the rows stayed locked since, so the
+   * patch applies to those very properties.
+   */
+  async updatePersons(persons: readonly ChunkPerson[], stored: ReadonlyMap<number, Record<string, unknown>>): Promise<void> {
     if (persons.length === 0) return;
     await this.client.query(
-      `UPDATE persons AS p SET properties = v.properties, is_identified = v.is_identified, created_at = v.created_at, version = v.version
-         FROM json_to_recordset($1::json) AS v (${RECORD}) WHERE p.id = v.id`,
-      [recordsOf(persons)],
+      `UPDATE persons AS p SET properties = (p.properties || v.set) - v.unset, is_identified = v.is_identified, created_at = v.created_at, version = v.version
+         FROM json_to_recordset($1::json) AS v (id bigint, set jsonb, unset text[], is_identified boolean, created_at timestamptz, version bigint) WHERE p.id = v.id`,
+      [patchesOf(persons, stored)],
     );
   }
 
@@ -137,6 +141,17 @@ export class PersonStore {
 // Persons travel as one JSON document: a text array parameter would escape each person's
 // properties character by character, which costs more than the statement itself.
 const RECORD = 'id bigint, uuid uuid, properties jsonb, is_identified boolean, created_at timestamptz, version bigint';
+
+function patchesOf(persons: readonly ChunkPerson[], stored: ReadonlyMap<number, Record<string, unknown>>): string {
+  let text = '[';
+  for (const p of persons) {
+    const before = stored.get(p.id);
+    if (!before) throw new Error(`person ${p.id} is updated but was not read locked`);
+    const { set, unset } = propertiesPatch(before, p.properties);
+    text += `${text.length > 1 ? ',' : ''}{"id":${p.id},"set":${set},"unset":${JSON.stringify(unset)},"is_identified":${p.isIdentified},"created_at":"${p.createdAt.toISOString()}","version":${p.version}}`;
+  }
+  return `${text}]`;
+}
 
 function recordsOf(persons: readonly ChunkPerson[]): string {
   // Built as text so each state's properties reuse the JSON the other copies of it were written with.
