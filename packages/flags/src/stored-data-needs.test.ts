@@ -1,5 +1,5 @@
 import type { CohortDefinition, FlagDefinition } from './definition.js';
-import { groupsToFetch, storedDataNeeds } from './stored-data-needs.js';
+import { groupsToFetch, needsStoredPerson, storedDataNeeds } from './stored-data-needs.js';
 
 const flag = (key: string, filters: FlagDefinition['filters'], active = true): FlagDefinition => ({ id: 1, key, active, filters });
 const mapping = { 0: 'company', 1: 'team' };
@@ -37,5 +37,21 @@ describe('stored data a project’s flags read', () => {
     expect(groupsToFetch(needs, groups, {})).toEqual({ company: 'acme' });
     expect(groupsToFetch(needs, groups, { company: { seats: 3 } })).toEqual({ company: 'acme' });
     expect(groupsToFetch(needs, groups, { company: { seats: 3, plan: null } })).toEqual({});
+  });
+});
+
+describe('flags that need the stored person', () => {
+  const onKey = (key: string) => flag(key, { groups: [{ properties: [{ key, value: 'x', type: 'person' }] }] });
+
+  it('needs it for a person property the request does not carry, or a cohort', () => {
+    expect(needsStoredPerson(onKey('plan'), { plan: 'pro' })).toBe(false);
+    expect(needsStoredPerson(onKey('plan'), {})).toBe(true);
+    expect(needsStoredPerson(cohortFlag, { id: 7 })).toBe(true);
+    expect(needsStoredPerson(companyFlag, {})).toBe(false);
+  });
+
+  it('counts only keys the request itself carries, not what every object inherits', () => {
+    expect(needsStoredPerson(onKey('toString'), {})).toBe(true);
+    expect(needsStoredPerson(onKey('constructor'), JSON.parse('{"__proto__":{"constructor":"x"}}'))).toBe(true);
   });
 });

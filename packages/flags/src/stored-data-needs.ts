@@ -60,3 +60,14 @@ export function groupsToFetch(needs: StoredDataNeeds, groups: Record<string, str
   }
   return out;
 }
+
+/**
+ * Whether a flag reads a person property the request does not carry, or a cohort: without the
+ * stored person it cannot be answered truthfully. A carried key is the request's own: `in`
+ * would also find what every object inherits, and answer for `toString` as if it were given.
+ */
+export function needsStoredPerson(flag: FlagDefinition, provided: Record<string, unknown>): boolean {
+  return [...(flag.filters.groups ?? []), ...(flag.filters.super_groups ?? [])].some((group) =>
+    (group.properties ?? []).some((p) => p.type === 'cohort' || ((p.type ?? 'person') === 'person' && !Object.hasOwn(provided, p.key))),
+  );
+}

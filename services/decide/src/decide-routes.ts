@@ -5,7 +5,7 @@ import cors from 'cors';
 import getRawBody from 'raw-body';
 import { missingScopes } from '@tributary/auth';
 import type { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
-import { evaluateFlag, groupsToFetch, type FlagDefinition } from '@tributary/flags';
+import { evaluateFlag, groupsToFetch, needsStoredPerson } from '@tributary/flags';
 import { badRequest, forbidden, jsonProblem, payloadTooLarge, unauthorized, validate, type DirectRequest, type DirectRoute, type OperationDoc } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
 import { assignOwn, checkToken, decodeBody, setOwn } from '@tributary/payload';
@@ -58,11 +58,6 @@ export interface DecideDeps {
 }
 
 const MAX_BODY = 2 * 1024 * 1024;
-
-const needsPerson = (flag: FlagDefinition, provided: Record<string, unknown>) =>
-  [...(flag.filters.groups ?? []), ...(flag.filters.super_groups ?? [])].some((group) =>
-    (group.properties ?? []).some((p) => p.type === 'cohort' || ((p.type ?? 'person') === 'person' && !(p.key in provided))),
-  );
 
 /** A query parameter as decoding reads it: a repeated one (an array) is not read. */
 const queryText = (value: unknown) => (typeof value === 'string' ? value : '');
@@ -221,7 +216,7 @@ export function flagRoutes(deps: DecideDeps): DirectRoute[] {
     const requestPersonProperties = errors ? assignOwn(assignOwn({}, location), body.person_properties) : null;
     const evaluated: Evaluated = { flags: [], results: [] };
     for (const flag of defs.flags) {
-      if (requestPersonProperties && needsPerson(flag, requestPersonProperties)) continue;
+      if (requestPersonProperties && needsStoredPerson(flag, requestPersonProperties)) continue;
       evaluated.flags.push(flag);
       evaluated.results.push(evaluateFlag(flag, context));
     }
