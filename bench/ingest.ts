@@ -279,27 +279,34 @@ async function ingest(phase: Phase, producer: Producer, replicas: number, cpuPro
       }),
     );
   }
-  // Events are sent once every process has started its consumer (it serves health checks after)
-  // and the group has settled with all of them.
-  for (let r = 0; r < replicas; r++) {
-    const healthy = async () => (await fetch(`http://127.0.0.1:${ports[r]}/_health`).catch(() => null))?.ok === true;
-    while (!(await healthy())) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  await untilGroupStable(`${phase.prefix}ingest`, replicas);
-  const batches = captureBatches(phase);
-  let rssMb = 0;
-  const sample = setInterval(async () => {
-    for (const child of children) {
-      const status = await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => '');
-      const match = /VmRSS:\s+(\d+) kB/.exec(status);
-      if (match) rssMb = Math.max(rssMb, Number(match[1]) / 1024);
-    }
-  }, 250);
-  const cpuOf = async () => (await Promise.all(children.map((child) => cpuSeconds(child.pid!)))).reduce((a, b) => a + b, 0);
-  const cpuBefore = await cpuOf();
-  const storesBefore = await storeCpuSeconds();
-  const workBefore = await clickhouseWork();
+  // Whatever fails once they run, the processes are stopped, or they would keep the bench alive.
+  let sample: NodeJS.Timeout | undefined;
   try {
+    // Events are sent once every process has started its consumer (it serves health checks after)
+    // and the group has settled with all of them.
+    for (let r = 0; r < replicas; r++) {
+      const healthy = async () => (await fetch(`http://127.0.0.1:${ports[r]}/_health`).catch(() => null))?.ok === true;
+      while (!(await healthy())) {
+        // A process that could not start (a bad NODE_OPTIONS, say) would otherwise be waited for forever.
+        const { exitCode, signalCode } = children[r]!;
+        if (exitCode !== null || signalCode !== null) throw new Error(`ingest process ${r + 1} exited (${exitCode ?? signalCode}) before it served its health check`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    await untilGroupStable(`${phase.prefix}ingest`, replicas);
+    const batches = captureBatches(phase);
+    let rssMb = 0;
+    sample = setInterval(async () => {
+      for (const child of children) {
+        const status = await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => '');
+        const match = /VmRSS:\s+(\d+) kB/.exec(status);
+        if (match) rssMb = Math.max(rssMb, Number(match[1]) / 1024);
+      }
+    }, 250);
+    const cpuOf = async () => (await Promise.all(children.map((child) => cpuSeconds(child.pid!)))).reduce((a, b) => a + b, 0);
+    const cpuBefore = await cpuOf();
+    const storesBefore = await storeCpuSeconds();
+    const workBefore = await clickhouseWork();
     const rate = await sendTimed(producer, phase, batches);
     const cpuUsPerEvent = ((await cpuOf()) - cpuBefore) * 1e6 / total;
     await untilMergesSettle();
@@ -307,7 +314,7 @@ async function ingest(phase: Phase, producer: Producer, replicas: number, cpuPro
   } finally {
     clearInterval(sample);
     for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
+    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(null) : child.once('exit', resolve)))));
   }
 }
 
