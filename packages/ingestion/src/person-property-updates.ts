@@ -1,4 +1,5 @@
 import { assignOwn, setOwn } from '@tributary/payload';
+import { samePropertyValue } from '@tributary/persons';
 
 export type Properties = Record<string, unknown>;
 
@@ -59,9 +60,6 @@ export function extractPersonUpdates(event: { properties?: Properties | null; $s
   };
 }
 
-// Most values are strings and numbers: compared directly, only objects go through JSON.
-const same = (a: unknown, b: unknown) => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b));
-
 /**
  * `$set_once` only fills keys the person lacks, `$set` overwrites, `$unset` removes. Keys are the
  * person's own: `in` also finds what every object inherits, so a `$set_once` of `constructor` or
@@ -77,7 +75,7 @@ export function applyPersonUpdates(current: Properties, updates: PersonUpdates):
   for (const key in updates.set) {
     const value = updates.set[key];
     const properties = copy ?? current;
-    if (!Object.hasOwn(properties, key) || !same(properties[key], value)) setOwn((copy ??= { ...current }), key, value);
+    if (!Object.hasOwn(properties, key) || !samePropertyValue(properties[key], value)) setOwn((copy ??= { ...current }), key, value);
   }
   for (const key of updates.unset) {
     if (Object.hasOwn(copy ?? current, key)) delete (copy ??= { ...current })[key];

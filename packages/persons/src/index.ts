@@ -5,3 +5,4 @@ export { parseIdList, type IdListProblem } from './id-list.js';
 export { PERSON_RECORD_COLUMNS, PERSON_RECORD_TEXT_COLUMNS, type PersonRecord } from './person-record.js';
 export { parsePropertiesJson, propertiesJson } from './properties-json.js';
 export { propertiesPatch, type PropertiesPatch } from './properties-patch.js';
+export { samePropertyValue } from './same-property-value.js';

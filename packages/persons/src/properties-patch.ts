@@ -1,3 +1,5 @@
+import { samePropertyValue } from './same-property-value.js';
+
 /**
  * What turns a person's stored properties into their new state, as Postgres applies it:
  * `(stored || set) - unset`. Nearly every update changes a few keys of dozens (an event's page
@@ -12,9 +14,6 @@ export interface PropertiesPatch {
   unset: string[];
 }
 
-// Most values are strings and numbers: compared directly, only objects go through JSON.
-const same = (a: unknown, b: unknown) => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b));
-
 /**
  * The patch from `before` to `after`. A value left alone stays as Postgres holds it, so a number
  * beyond a double's precision read from jsonb is not rewritten rounded.
@@ -23,7 +22,7 @@ export function propertiesPatch(before: Record<string, unknown>, after: Record<s
   // Built as text: `__proto__` is an ordinary key here, which an object would need defined.
   let set = '';
   for (const key of Object.keys(after)) {
-    if (Object.hasOwn(before, key) && same(before[key], after[key])) continue;
+    if (Object.hasOwn(before, key) && samePropertyValue(before[key], after[key])) continue;
     set += `${set === '' ? '' : ','}${JSON.stringify(key)}:${JSON.stringify(after[key])}`;
   }
   return { set: `{${set}}`, unset: Object.keys(before).filter((key) => !Object.hasOwn(after, key)) };

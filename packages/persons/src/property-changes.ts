@@ -1,3 +1,5 @@
+import { samePropertyValue } from './same-property-value.js';
+
 export interface PropertyChange {
   type: 'Person';
   action: 'created' | 'changed' | 'deleted';
@@ -6,8 +8,6 @@ export interface PropertyChange {
   after: unknown;
 }
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-
 /** The per-property before/after an activity log entry records, for the keys that differ. */
 export function propertyChanges(before: Record<string, unknown>, after: Record<string, unknown>): PropertyChange[] {
   const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
@@ -15,7 +15,7 @@ export function propertyChanges(before: Record<string, unknown>, after: Record<s
   for (const field of keys) {
     const had = Object.prototype.hasOwnProperty.call(before, field);
     const has = Object.prototype.hasOwnProperty.call(after, field);
-    if (had && has && same(before[field], after[field])) continue;
+    if (had && has && samePropertyValue(before[field], after[field])) continue;
     const action = !had ? 'created' : !has ? 'deleted' : 'changed';
     changes.push({ type: 'Person', action, field, before: had ? before[field] : null, after: has ? after[field] : null });
   }
