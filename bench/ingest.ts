@@ -18,7 +18,7 @@
  * Needs the stores of `make up` (the running services are not used).
  * BENCH_ROUNDS (default 3, as the other benches) repeats the three phases on fresh topics and
  * reports the medians: on a shared machine one round's figures move 15% either way, and the
- * replicas2 ratio, a quotient of two of them, more (0.99-1.36x over seven rounds of one session).
+ * replicas2 ratio, a quotient of two of them, more (0.93-1.36x over fourteen rounds of one session).
  * Run: npx tsx bench/ingest.ts [events] [--profile]   (--profile: CPU profile of the first one-process phase)
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
