@@ -27,9 +27,11 @@ function comparesDates(value: unknown): boolean {
 
 const live = (flag: FlagDefinition) => flag.active && !flag.deleted;
 
+/** Every property filter of a flag's condition groups and super groups. */
+const filtersOf = (flag: FlagDefinition) => [...(flag.filters.groups ?? []), ...(flag.filters.super_groups ?? [])].flatMap((group) => group.properties ?? []);
+
 export function storedDataNeeds(flags: readonly FlagDefinition[], cohorts: ReadonlyMap<number, CohortDefinition>, groupTypeMapping: Record<number, string>): StoredDataNeeds {
   const hasStatic = [...cohorts.values()].some((cohort) => cohort.kind === 'static');
-  const filtersOf = (flag: FlagDefinition) => [...(flag.filters.groups ?? []), ...(flag.filters.super_groups ?? [])].flatMap((group) => group.properties ?? []);
   const staticCohorts = hasStatic && flags.some((flag) => live(flag) && filtersOf(flag).some((filter) => filter.type === 'cohort'));
 
   const groupKeys = new Map<string, Set<string>>();
@@ -67,7 +69,5 @@ export function groupsToFetch(needs: StoredDataNeeds, groups: Record<string, str
  * would also find what every object inherits, and answer for `toString` as if it were given.
  */
 export function needsStoredPerson(flag: FlagDefinition, provided: Record<string, unknown>): boolean {
-  return [...(flag.filters.groups ?? []), ...(flag.filters.super_groups ?? [])].some((group) =>
-    (group.properties ?? []).some((p) => p.type === 'cohort' || ((p.type ?? 'person') === 'person' && !Object.hasOwn(provided, p.key))),
-  );
+  return filtersOf(flag).some((p) => p.type === 'cohort' || ((p.type ?? 'person') === 'person' && !Object.hasOwn(provided, p.key)));
 }
