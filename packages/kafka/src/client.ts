@@ -75,14 +75,16 @@ const SETTLING = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE'])
  */
 async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  let settling: unknown;
   for (;;) {
     try {
       const metadata = await admin.fetchTopicMetadata({ topics });
       if (metadata.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
     } catch (error) {
-      if (!SETTLING.has((error as { type?: string }).type ?? '') || Date.now() > deadline) throw error;
+      if (!SETTLING.has((error as { type?: string }).type ?? '')) throw error;
+      settling = error;
     }
-    if (Date.now() > deadline) throw new Error(`topics ${topics.join(', ')} had no leaders after ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`topics ${topics.join(', ')} had no leaders after ${timeoutMs} ms`, { cause: settling });
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
