@@ -14,7 +14,8 @@
  * phase starts once ClickHouse's merges have finished, and its stores' time includes the merges
  * its own inserts caused, and ClickHouse's own count of what it inserted and merged. From those,
  * each round says how far two processes can get ahead of one on this machine (replicasCeiling).
- * Each phase writes to fresh topics and a ClickHouse database of its own, deleted after the round.
+ * Each phase first ingests 20,000 events of another project (see warmUp). Each phase writes to
+ * fresh topics and a ClickHouse database of its own, deleted after the round with its projects.
  * Needs the stores of `make up` (the running services are not used).
  * BENCH_ROUNDS (default 3, as the other benches) repeats the three phases on fresh topics and
  * reports the medians: on a shared machine one round's figures move 15% either way, and the
@@ -50,12 +51,24 @@ const pool = createPool(config, { max: 2 });
 // For ClickHouse's own counters (system tables); each phase writes to a database of its own.
 const clickhouse = createClickHouse(config);
 const databases: string[] = [];
+// The projects each phase creates, deleted with their persons after the round (see cleanUp).
+const projects: number[] = [];
 
-async function dropDatabases(): Promise<void> {
+/**
+ * What a round leaves in the stores goes with it: its ClickHouse databases, and its projects,
+ * whose persons and distinct ids go by cascade. Then Postgres reclaims the rows its updates left
+ * dead: this machine kind runs it with autovacuum off, and the persons of earlier runs (740,000
+ * live and 810,000 dead rows after a dozen rounds) had taken its CPU per event from 6-8 to 12-16 µs,
+ * so each round measured a slower Postgres than the one before.
+ */
+async function cleanUp(): Promise<void> {
   for (const database of databases.splice(0)) await clickhouse.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`);
+  const ids = projects.splice(0);
+  if (ids.length > 0) await pool.query('DELETE FROM projects WHERE id = ANY($1)', [ids]);
+  await pool.query('VACUUM ANALYZE persons, person_distinct_ids');
 }
-// A run stopped half-way leaves no databases behind either.
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void dropDatabases().finally(() => process.exit(1)));
+// A run stopped half-way leaves nothing behind either.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanUp().finally(() => process.exit(1)));
 const kafka = createKafka(config, logger, 'bench-ingest');
 
 function eventAt(i: number): Record<string, unknown> {
@@ -72,6 +85,8 @@ interface Phase {
   prefix: string;
   token: string;
   teamId: number;
+  /** A second project whose events warm the phase's processes up before the timing (see warmUp). */
+  warmUp: { token: string; teamId: number };
   /** The phase's own ClickHouse database (see preparePhase), and a client of it. */
   database: string;
   clickhouse: ClickHouse;
@@ -85,6 +100,8 @@ interface Phase {
  */
 async function preparePhase(): Promise<Phase> {
   const tenant = await createTestTenant(pool, config);
+  const warmUpTenant = await createTestTenant(pool, config);
+  projects.push(tenant.project.id, warmUpTenant.project.id);
   const token = tenant.project.api_token;
   const prefix = `${uniqueName('bench')}_`;
   const database = prefix.slice(0, -1);
@@ -94,7 +111,7 @@ async function preparePhase(): Promise<Phase> {
   await admin.connect();
   await ensureTopics(admin, prefix, config.kafkaPartitions);
   await admin.disconnect();
-  return { prefix, token, teamId: tenant.project.id, database, clickhouse: createClickHouse({ ...config, clickhouseDatabase: database }) };
+  return { prefix, token, teamId: tenant.project.id, warmUp: { token: warmUpTenant.project.api_token, teamId: warmUpTenant.project.id }, database, clickhouse: createClickHouse({ ...config, clickhouseDatabase: database }) };
 }
 
 type Batch = { partition: number; key: null; value: string }[];
@@ -104,14 +121,14 @@ type Batch = { partition: number; key: null; value: string }[];
  * per partition it reaches (the several-event form), gathered in sends of 5,000 events. Built
  * before the timing starts, so the bench's own CPU during a phase is only Kafka's client.
  */
-function captureBatches({ token }: Phase): Batch[] {
+function captureBatches(token: string, events = total): Batch[] {
   const now = new Date().toISOString();
   const batches: Batch[] = [];
-  for (let offset = 0; offset < total; offset += 5_000) {
+  for (let offset = 0; offset < events; offset += 5_000) {
     const messages: Batch = [];
-    for (let request = offset; request < Math.min(total, offset + 5_000); request += 100) {
+    for (let request = offset; request < Math.min(events, offset + 5_000); request += 100) {
       const requestMessages: CaptureMessage[] = [];
-      for (let i = request; i < Math.min(total, request + 100); i++) {
+      for (let i = request; i < Math.min(events, request + 100); i++) {
         const event = eventAt(i);
         requestMessages.push({ uuid: randomUUID(), distinct_id: String(event.distinct_id), ip: '127.0.0.1', data: JSON.stringify(event), now, sent_at: null, token, historical_migration: false });
       }
@@ -128,13 +145,36 @@ function captureBatches({ token }: Phase): Batch[] {
  * from the first send until every event is queryable.
  */
 async function sendTimed(producer: Producer, phase: Phase, batches: Batch[]): Promise<number> {
-  const topic = topicNames(phase.prefix).realtime;
   const started = Date.now();
-  for (const messages of batches) await producer.send({ topic, acks: -1, compression: CompressionTypes.LZ4, messages });
+  await send(producer, phase, batches);
   return untilAllQueryable(phase, started);
 }
 
-async function eventCount({ clickhouse, teamId }: Phase): Promise<number> {
+async function send(producer: Producer, phase: Phase, batches: Batch[]): Promise<void> {
+  const topic = topicNames(phase.prefix).realtime;
+  for (const messages of batches) await producer.send({ topic, acks: -1, compression: CompressionTypes.LZ4, messages });
+}
+
+const warmUpEvents = 20_000;
+
+/**
+ * A fresh process runs its hot path in V8's interpreter and baseline code at first, and opens its
+ * store connections and fills its caches (projects, group types) on first use: start-up, which a
+ * running deployment has behind it, and which weighs more the shorter the timed run. Events of
+ * the phase's second project, sent and waited for before the timing, leave it out; the timed
+ * project's persons are all still new.
+ */
+async function warmUp(producer: Producer, phase: Phase): Promise<void> {
+  await send(producer, phase, captureBatches(phase.warmUp.token, warmUpEvents));
+  const deadline = Date.now() + 5 * 60_000;
+  while ((await eventCount(phase, phase.warmUp.teamId)) < warmUpEvents) {
+    if (Date.now() > deadline) throw new Error(`the ${warmUpEvents} warm-up events did not arrive within 5 minutes`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await untilMergesSettle();
+}
+
+async function eventCount({ clickhouse }: Phase, teamId: number): Promise<number> {
   const [row] = await clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM events WHERE team_id = ${teamId}`);
   return Number(row?.n ?? 0);
 }
@@ -189,7 +229,7 @@ async function untilMergesSettle(): Promise<void> {
 async function untilAllQueryable(phase: Phase, started: number): Promise<number> {
   for (;;) {
     // The cheap count first; the exact one only when it says all might be in.
-    if ((await eventCount(phase)) >= total && (await distinctEventCount(phase)) >= total) return total / ((Date.now() - started) / 1000);
+    if ((await eventCount(phase, phase.teamId)) >= total && (await distinctEventCount(phase)) >= total) return total / ((Date.now() - started) / 1000);
     if (Date.now() - started > 15 * 60_000) throw new Error(`not all ${total} events arrived within 15 minutes`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
@@ -239,9 +279,10 @@ async function bare(phase: Phase, producer: Producer): Promise<{ rate: number; c
           if (!decoded.ok) continue;
           const event = JSON.parse(decoded.message.data) as { event: string; distinct_id: string; properties?: Record<string, unknown> };
           const now = formatDateTime(new Date(decoded.message.now));
+          const teamId = decoded.message.token === phase.token ? phase.teamId : phase.warmUp.teamId;
           rows.events.add({
             uuid: decoded.message.uuid, event: event.event, properties: JSON.stringify(event.properties ?? {}), timestamp: now, timestamp_ms: 0,
-            team_id: phase.teamId, distinct_id: event.distinct_id, elements_chain: '', created_at: now, person_id: personlessPersonId(phase.teamId, event.distinct_id),
+            team_id: teamId, distinct_id: event.distinct_id, elements_chain: '', created_at: now, person_id: personlessPersonId(teamId, event.distinct_id),
             person_properties: '{}', person_created_at: now, group_0: '', group_1: '', group_2: '', group_3: '', group_4: '', inserted_at: now,
           });
         }
@@ -250,7 +291,8 @@ async function bare(phase: Phase, producer: Producer): Promise<{ rate: number; c
   });
   await consumer.start();
   await untilGroupStable(`${phase.prefix}bare`, 1);
-  const batches = captureBatches(phase);
+  await warmUp(producer, phase);
+  const batches = captureBatches(phase.token);
   const cpuBefore = process.cpuUsage();
   const storesBefore = await storeCpuSeconds();
   const workBefore = await clickhouseWork();
@@ -270,11 +312,10 @@ async function ingest(phase: Phase, producer: Producer, replicas: number, cpuPro
   const ports = await Promise.all(Array.from({ length: replicas }, () => freePort()));
   const children: ChildProcess[] = [];
   for (let r = 0; r < replicas; r++) {
-    const args = [...(cpuProfile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), '--conditions=tributary-compiled', 'services/ingest/dist/main.js'];
+    const args = [...nodeFlags, ...(cpuProfile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), '--conditions=tributary-compiled', 'services/ingest/dist/main.js'];
     children.push(
       spawn(process.execPath, args, {
-        // The heap cap infra/services.sh gives ingest (INGEST_MAX_OLD_SPACE_MB there too).
-        env: { ...process.env, NODE_OPTIONS: `--max-old-space-size=${process.env.INGEST_MAX_OLD_SPACE_MB ?? 256}`, KAFKA_TOPIC_PREFIX: phase.prefix, CLICKHOUSE_DATABASE: phase.database, INGEST_CONSUMER_GROUP: `${phase.prefix}ingest`, INGEST_PORT: String(ports[r]), LOG_LEVEL: 'warn' },
+        env: { ...process.env, KAFKA_TOPIC_PREFIX: phase.prefix, CLICKHOUSE_DATABASE: phase.database, INGEST_CONSUMER_GROUP: `${phase.prefix}ingest`, INGEST_PORT: String(ports[r]), LOG_LEVEL: 'warn' },
         stdio: ['ignore', openSync(`.tributary/logs/bench-ingest-${replicas}-${r + 1}.log`, 'w'), 'inherit'],
       }),
     );
@@ -294,7 +335,8 @@ async function ingest(phase: Phase, producer: Producer, replicas: number, cpuPro
       }
     }
     await untilGroupStable(`${phase.prefix}ingest`, replicas);
-    const batches = captureBatches(phase);
+    await warmUp(producer, phase);
+    const batches = captureBatches(phase.token);
     let rssMb = 0;
     sample = setInterval(async () => {
       for (const child of children) {
@@ -352,22 +394,27 @@ async function profileSummary(): Promise<{ function: string; 'busy %': number }[
 }
 
 /**
- * What two processes can reach against one when the stores share the machine's cores: one
- * process busy on its own core does 1/i events a second (i: its CPU per event); two do at most
- * 2/i, and at most cores/(i + s) (s: the stores' CPU per event), whichever is less. So a cheaper
- * ingest lowers this ceiling, and only cheaper stores (or stores on other machines) raise it.
+ * What two processes can reach against one when the stores share the machine's cores: with i the
+ * processes' CPU per event and s the stores', the cores do at most cores/(i + s) events a second,
+ * whatever the number of processes. One process does not use a core and no more: its main
+ * thread waits on the stores part of the time, and V8's collector and compiler threads (about a
+ * third of its CPU) run beside it. So a cheaper ingest raises both figures, and only cheaper
+ * stores (or stores on other machines) raise the ceiling alone.
  */
-function replicasCeiling(ingestUsPerEvent: number, stores: Record<string, number>): string {
+function replicasCeiling(oneRate: number, ingestUsPerEvent: number, stores: Record<string, number>): string {
   const storesUsPerEvent = Object.values(stores).reduce((a, b) => a + b, 0);
   const cores = availableParallelism();
-  const ceiling = Math.min(2, (cores * ingestUsPerEvent) / (ingestUsPerEvent + storesUsPerEvent));
-  return `two processes can reach at most ${ceiling.toFixed(2)}x one here: ${cores} cores, ingest ${ingestUsPerEvent.toFixed(1)} µs/event with one process, stores ${storesUsPerEvent} µs/event with two`;
+  const ceiling = (cores * 1e6) / (ingestUsPerEvent + storesUsPerEvent) / oneRate;
+  return `two processes can reach at most ${ceiling.toFixed(2)}x one here: ${cores} cores, ingest ${ingestUsPerEvent.toFixed(1)} and stores ${storesUsPerEvent} µs/event with two processes, one process ${Math.round(oneRate)} events/s`;
 }
 
-// Ingest runs as infra/services.sh runs it: compiled.
+// Ingest runs as infra/services.sh runs it: compiled, with the same flags for node.
 execFileSync('npx', ['tsx', 'infra/compile.ts'], { stdio: 'ignore' });
+const nodeFlags = execFileSync('sh', ['infra/node-flags.sh', 'ingest'], { encoding: 'utf8' }).split(/\s+/).filter(Boolean);
 const runs = [];
 try {
+  // Dead rows left by whatever ran before (tests, say) are reclaimed before the first round too.
+  await cleanUp();
   for (let round = 1; round <= rounds; round++) {
     console.log(`${rounds > 1 ? `round ${round} of ${rounds}: ` : ''}${total} events for each of three phases...`);
     // A producer per round: one that sent to a round's topics fails its next metadata refresh once
@@ -393,7 +440,7 @@ try {
       { phase: 'ingest, 2 processes', 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb, ...two.stores, ...two.work },
     ]);
     if (profiled) table(await profileSummary());
-    console.log(replicasCeiling(one.cpuUsPerEvent, two.stores));
+    console.log(replicasCeiling(one.rate, two.cpuUsPerEvent, two.stores));
     runs.push({ bare: bareRun.rate, one: one.rate, two: two.rate, rss: Math.max(one.rssMb, two.rssMb) });
     await producer.disconnect();
     // The round's 600,000 events were only there to be timed: their topics and databases would only fill the disk.
@@ -402,10 +449,10 @@ try {
     await admin.deleteTopics({ topics: phases.flatMap((phase) => Object.values(topicNames(phase.prefix))) });
     await admin.disconnect();
     for (const phase of phases) await phase.clickhouse.close();
-    await dropDatabases();
+    await cleanUp();
   }
 } finally {
-  await dropDatabases();
+  await cleanUp();
 }
 await clickhouse.close();
 await pool.end();

@@ -46,10 +46,9 @@ start() {
     # `cd` on its own: `cd && node &` would background a subshell, and its pid is not node's.
     cd "$ROOT"
     local port_env=()
-    # Ingest's garbage is mostly decoded events it is done with: a capped old space makes V8
-    # collect it instead of growing (measured: 560 MB peak RSS uncapped, 350 MB capped, same rate).
-    [ "$service" = ingest ] && port_env=("INGEST_PORT=$port" "NODE_OPTIONS=--max-old-space-size=${INGEST_MAX_OLD_SPACE_MB:-256}")
-    env "${port_env[@]}" setsid nohup node --conditions=tributary-compiled "services/$service/dist/main.js" < /dev/null >> "$STATE/logs/$name.log" 2>&1 &
+    [ "$service" = ingest ] && port_env=("INGEST_PORT=$port")
+    # shellcheck disable=SC2046 # the flags are words of their own
+    env "${port_env[@]}" setsid nohup node $(sh "$ROOT/infra/node-flags.sh" "$service") --conditions=tributary-compiled "services/$service/dist/main.js" < /dev/null >> "$STATE/logs/$name.log" 2>&1 &
     echo $! > "$pidfile"
   done < <(instances)
   while read -r name service port; do

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +32,17 @@ describe('deployment files agree with the config defaults', () => {
       const { variable, port } = portOf(service);
       expect(script).toContain(`[${service}]=\${${variable}:-${port}}`);
     }
+  });
+
+  it("every way of starting a service gives node infra/node-flags.sh's flags: ingest's heap settings, none for the others", () => {
+    const flags = (service: string, env: Record<string, string> = {}) =>
+      execFileSync('sh', [path.join(root, 'infra/node-flags.sh'), service], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...env } }).trim();
+    expect(flags('ingest')).toBe('--max-old-space-size=256 --heap-growing-percent=100');
+    expect(flags('ingest', { INGEST_MAX_OLD_SPACE_MB: '512', INGEST_HEAP_GROWING_PERCENT: '0' })).toBe('--max-old-space-size=512 --heap-growing-percent=0');
+    for (const service of SERVICES.filter((s) => s !== 'ingest')) expect(flags(service)).toBe('');
+    expect(read('infra/services.sh')).toContain('node $(sh "$ROOT/infra/node-flags.sh" "$service") --conditions=tributary-compiled');
+    expect(read('Dockerfile')).toContain('exec node $(sh infra/node-flags.sh ${SERVICE}) --conditions=tributary-compiled');
+    expect(read('bench/ingest.ts')).toContain("execFileSync('sh', ['infra/node-flags.sh', 'ingest']");
   });
 
   it('infra/nginx/nginx.sh fills in the configured ports and the front port of PUBLIC_URL', () => {
