@@ -54,7 +54,10 @@ export interface IngestConsumerOptions {
    * partitions run from tsx, peak RSS measured 347-366 MB at 40,000 (5,000 each), 369-394 MB at
    * 48,000 and 419 MB at 60,000; compiled (infra/compile.ts), 325-333 MB at 40,000 and 361-366 MB
    * at 48,000. A second process takes half the partitions, so each of its partitions gets twice
-   * the share and its chunks grow.
+   * the share and its chunks grow. Since V8 lets ingest's heap grow twice as far between full
+   * collections (infra/node-flags.sh), 48,000 peaked at 377-412 MB and 40,000 at 372-382 MB, with
+   * two processes 1.22-1.29x one (48,000: 1.16-1.23x); 32,000 and 24,000 made chunks so small that
+   * Postgres's CPU per event doubled and tripled.
    */
   maxQueuedEvents?: number;
   /** Chunks per partition processed ahead of their commit (see PartitionPipelineDeps.maxChunksAhead). */
@@ -185,7 +188,7 @@ export class IngestConsumer {
   private queueShare(): number {
     let busy = 0;
     for (const pipeline of this.pipelines.values()) if (!pipeline.idle) busy++;
-    return Math.min(this.chunkSize, Math.floor((this.options.maxQueuedEvents ?? 48_000) / Math.max(1, busy)));
+    return Math.min(this.chunkSize, Math.floor((this.options.maxQueuedEvents ?? 40_000) / Math.max(1, busy)));
   }
 
   private async sendDeadLetters(topic: string, partition: number, deadLetters: DeadLetter[]): Promise<void> {
