@@ -177,11 +177,15 @@ export async function prepareHostileInput(target: Target, options: HostileOption
         const c = cases[turn];
         if (!c) return;
         const sentAt = Date.now();
-        const sendOnce = () => sendHttp(agent, front, c.method, c.path, headersOf(c, turn), c.body, REQUEST_TIMEOUT_MS);
-        let answer = 'raw' in c ? await sendRaw(front, (c as RawCase).raw, (c as RawCase).incomplete ? INCOMPLETE_TIMEOUT_MS : REQUEST_TIMEOUT_MS) : await sendOnce();
+        const sendOn = (via: http.Agent) => sendHttp(via, front, c.method, c.path, headersOf(c, turn), c.body, REQUEST_TIMEOUT_MS);
+        let answer = 'raw' in c ? await sendRaw(front, (c as RawCase).raw, (c as RawCase).incomplete ? INCOMPLETE_TIMEOUT_MS : REQUEST_TIMEOUT_MS) : await sendOn(agent);
         if (answer.staleAfter !== undefined) {
           result.staleConnections.push(`${c.method} ${c.path.slice(0, 100)} [${c.name}] on a connection found closed after ${answer.staleAfter}`);
-          answer = await sendOnce();
+          // On a connection of its own: sent through the pool again, it went out on another pooled
+          // connection that was closing as well (seen once: two in a row), and got no answer twice.
+          const fresh = new http.Agent({ keepAlive: false });
+          answer = await sendOn(fresh);
+          fresh.destroy();
         }
         // node:http would not write it at all; nothing reached the server, so nothing is judged.
         if (answer.status === -1) continue;

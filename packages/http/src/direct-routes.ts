@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery, type ParsedUrlQuery } from 'node:querystring';
 import proxyAddr from 'proxy-addr';
 import type { Logger } from '@tributary/logger';
+import { afterBody, carriesBody } from './after-body.js';
 import { writeError } from './error-handler.js';
 import { methodNotAllowed } from './errors.js';
 import { inAllowOrder } from './method-not-allowed.js';
@@ -121,19 +122,26 @@ export function directDispatcher(routes: readonly DirectRoute[], observe: Observ
     const method = req.method ?? 'GET';
     const served = allow.includes(method);
     observe(req, res, served ? found.served : unmatched, true);
-    if (!served) {
-      // As Express's routes answer through methodNotAllowedHandler.
-      if (method === 'OPTIONS') {
-        res.statusCode = 204;
-        res.setHeader('Allow', [...allow, 'OPTIONS'].join(', '));
-        res.end();
-      } else {
-        writeError(res, methodNotAllowed(method, allow), logger, { method, path });
+    const dispatch = () => {
+      if (!served) {
+        // As Express's routes answer through methodNotAllowedHandler.
+        if (method === 'OPTIONS') {
+          res.statusCode = 204;
+          res.setHeader('Allow', [...allow, 'OPTIONS'].join(', '));
+          res.end();
+        } else {
+          writeError(res, methodNotAllowed(method, allow), logger, { method, path });
+        }
+        return;
       }
-      return true;
-    }
-    const request = new Request(req, res, (method === 'HEAD' ? 'GET' : method) as DirectMethod, path, parseQuery(queryAt === -1 ? '' : url.slice(queryAt + 1)), addresses);
-    route.handle(request).catch((error: unknown) => writeError(res, error, logger, { method, path }));
+      const request = new Request(req, res, (method === 'HEAD' ? 'GET' : method) as DirectMethod, path, parseQuery(queryAt === -1 ? '' : url.slice(queryAt + 1)), addresses);
+      route.handle(request).catch((error: unknown) => writeError(res, error, logger, { method, path }));
+    };
+    // Only a POST's body is read (a GET's data comes in its query): any other is let through
+    // first, or nginx would close the connection after the answer (see afterBody). Seen in the
+    // chaos suite: a GET /decide/ with a 2 MB body, then a request on the same connection, unanswered.
+    if (method !== 'POST' && carriesBody(req)) afterBody(req, dispatch);
+    else dispatch();
     return true;
   };
 }

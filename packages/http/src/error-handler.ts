@@ -1,6 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '@tributary/logger';
+import { afterBody } from './after-body.js';
 import { HttpError, badRequest, internalErrorBody, notFound, payloadTooLarge, serviceUnavailable } from './errors.js';
 import { isStoreUnavailable } from './store-unavailable.js';
 
@@ -37,29 +38,6 @@ function fromRequestFault(error: BodyParserError & { statusCode?: number; expose
   if (typeof status !== 'number' || status < 400 || status > 499) return null;
   if (error instanceof URIError) return badRequest(`The path is not valid percent-encoded UTF-8: ${error.message}.`, null, 'invalid_path');
   return new HttpError(status, 'invalid_request', 'invalid_request', error.expose ? error.message : 'The request is malformed.');
-}
-
-/** The most of a body past its limit read before answering; beyond it the connection is dropped. nginx passes on no more than this. */
-const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
-
-/**
- * Calls `then` once the rest of a request body the service stopped reading has arrived, dropping
- * it. A 413 is answered after the body ends because nginx streams bodies to the services: told
- * early, it can neither finish passing the body on nor keep the client's connection, which it
- * closes after an answer that said keep-alive, or resets before the client has read the answer.
- */
-function afterBody(req: IncomingMessage, then: () => void): void {
-  let drained = 0;
-  const count = (chunk: Buffer) => {
-    drained += chunk.length;
-    if (drained > MAX_DRAIN_BYTES) req.socket.destroy();
-  };
-  req.on('data', count);
-  req.once('end', () => {
-    req.off('data', count);
-    then();
-  });
-  req.resume();
 }
 
 function writeJson(res: ServerResponse, status: number, headers: Record<string, string>, value: unknown): void {

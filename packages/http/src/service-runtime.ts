@@ -2,6 +2,7 @@ import http from 'node:http';
 import express, { type Express } from 'express';
 import type { Logger } from '@tributary/logger';
 import { answerClientErrors } from './client-error.js';
+import { afterBody, carriesBody } from './after-body.js';
 import { TRUST_PROXY, directDispatcher, type DirectRoute } from './direct-routes.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { methodNotAllowedHandler } from './method-not-allowed.js';
@@ -42,6 +43,8 @@ export interface ServiceRuntime {
  * request, and drains it on SIGTERM/SIGINT: stop accepting, finish in-flight requests, run the
  * service's own `stop`, then exit.
  */
+const BODILESS_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 export async function startServiceRuntime(options: ServiceRuntimeOptions, handleSignals = true): Promise<ServiceRuntime> {
   const { logger } = options;
   const app = express();
@@ -51,6 +54,8 @@ export async function startServiceRuntime(options: ServiceRuntimeOptions, handle
   const metrics = options.metrics ?? createMetrics(options.name);
   const observe = requestObserver(metrics, logger);
   app.use(requestObservability(app, observe));
+  // No route reads the body of a GET, HEAD or OPTIONS: it is let through before the answer (see afterBody).
+  app.use((req, _res, next) => (BODILESS_METHODS.has(req.method) && carriesBody(req) ? afterBody(req, next) : next()));
   app.get('/_health', (_req, res) => {
     res.json({ status: 'ok', service: options.name });
   });

@@ -1,0 +1,29 @@
+import type { IncomingMessage } from 'node:http';
+
+/** The most of a body read only to be dropped; beyond it the connection is dropped. nginx passes on no more than this. */
+const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Calls `then` once the rest of a request body that will not be read has arrived, dropping it.
+ * nginx streams bodies to the services (`proxy_request_buffering off`): answered before the body
+ * has all gone through, it can neither finish passing the body on nor keep the client's
+ * connection, which it closes after an answer that said keep-alive, or resets before the client
+ * has read the answer. A client that sends its next request on that connection gets no answer.
+ */
+export function afterBody(req: IncomingMessage, then: () => void): void {
+  let drained = 0;
+  const count = (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > MAX_DRAIN_BYTES) req.socket.destroy();
+  };
+  req.on('data', count);
+  req.once('end', () => {
+    req.off('data', count);
+    then();
+  });
+  req.resume();
+}
+
+/** Whether a request says a body follows its headers. */
+export const carriesBody = (req: IncomingMessage): boolean =>
+  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
