@@ -1,10 +1,10 @@
 import net from 'node:net';
-import { createLogger } from '@tributary/logger';
-import { startServiceRuntime, type ServiceRuntime } from './service-runtime.js';
+import { startProbe } from './probe-fixture.js';
+import type { ServiceRuntime } from './service-runtime.js';
 
 let runtime: ServiceRuntime;
 beforeAll(async () => {
-  runtime = await startServiceRuntime({ name: 'probe', logger: createLogger('probe', 'silent'), host: '127.0.0.1', port: 0, shutdownTimeoutMs: 1000, dependencies: {}, stop: async () => undefined }, false);
+  runtime = await startProbe();
 });
 afterAll(() => runtime.shutdown('test'));
 

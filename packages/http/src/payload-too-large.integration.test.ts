@@ -1,35 +1,25 @@
 import net from 'node:net';
-import { createLogger } from '@tributary/logger';
 import { payloadTooLarge } from './errors.js';
-import { startServiceRuntime, type ServiceRuntime } from './service-runtime.js';
+import { startProbe } from './probe-fixture.js';
+import type { ServiceRuntime } from './service-runtime.js';
 
 let runtime: ServiceRuntime;
 beforeAll(async () => {
-  runtime = await startServiceRuntime(
-    {
-      name: 'probe',
-      logger: createLogger('probe', 'silent'),
-      host: '127.0.0.1',
-      port: 0,
-      shutdownTimeoutMs: 1000,
-      dependencies: {},
-      stop: async () => undefined,
-      // As capture and decide read bodies: stop at the limit, pause the stream, answer 413.
-      routes: (app) =>
-        app.post('/items', (req, _res, next) => {
-          let read = 0;
-          const onData = (chunk: Buffer) => {
-            read += chunk.length;
-            if (read <= 1024) return;
-            req.off('data', onData);
-            req.pause();
-            next(payloadTooLarge('Request body is larger than the limit of 1024 bytes.'));
-          };
-          req.on('data', onData);
-        }),
-    },
-    false,
-  );
+  runtime = await startProbe({
+    // As capture and decide read bodies: stop at the limit, pause the stream, answer 413.
+    routes: (app) =>
+      app.post('/items', (req, _res, next) => {
+        let read = 0;
+        const onData = (chunk: Buffer) => {
+          read += chunk.length;
+          if (read <= 1024) return;
+          req.off('data', onData);
+          req.pause();
+          next(payloadTooLarge('Request body is larger than the limit of 1024 bytes.'));
+        };
+        req.on('data', onData);
+      }),
+  });
 });
 afterAll(() => runtime.shutdown('test'));
 

@@ -1,12 +1,12 @@
-import { createLogger } from '@tributary/logger';
-import { startServiceRuntime, type ServiceRuntime } from './service-runtime.js';
+import { startProbe } from './probe-fixture.js';
+import type { ServiceRuntime } from './service-runtime.js';
 import type { Dependencies } from './readiness.js';
 
 /** `/_ready` over HTTP: the status code a load balancer acts on, and the body naming each store. */
 async function readiness(dependencies: Dependencies): Promise<{ status: number; body: unknown }> {
   let runtime: ServiceRuntime | undefined;
   try {
-    runtime = await startServiceRuntime({ name: 'probe', logger: createLogger('probe', 'silent'), host: '127.0.0.1', port: 0, shutdownTimeoutMs: 1000, dependencies, stop: async () => undefined }, false);
+    runtime = await startProbe({ dependencies });
     const response = await fetch(`http://127.0.0.1:${runtime.port}/_ready`);
     return { status: response.status, body: await response.json() };
   } finally {

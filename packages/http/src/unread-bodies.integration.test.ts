@@ -1,33 +1,23 @@
 import net from 'node:net';
-import { createLogger } from '@tributary/logger';
-import { startServiceRuntime, type ServiceRuntime } from './service-runtime.js';
+import { startProbe } from './probe-fixture.js';
+import type { ServiceRuntime } from './service-runtime.js';
 
 let runtime: ServiceRuntime;
 beforeAll(async () => {
-  runtime = await startServiceRuntime(
-    {
-      name: 'probe',
-      logger: createLogger('probe', 'silent'),
-      host: '127.0.0.1',
-      port: 0,
-      shutdownTimeoutMs: 1000,
-      dependencies: {},
-      stop: async () => undefined,
-      routes: (app) => app.get('/express', (_req, res) => res.json({ answered: true })),
-      // As decide's and capture's GET forms: the answer comes from the query, the body is never read.
-      direct: [
-        {
-          paths: ['/probe'],
-          methods: ['GET', 'POST'],
-          handle: async ({ res }) => {
-            res.setHeader('Content-Type', 'application/json');
-            res.end('{"answered":true}');
-          },
+  runtime = await startProbe({
+    routes: (app) => app.get('/express', (_req, res) => res.json({ answered: true })),
+    // As decide's and capture's GET forms: the answer comes from the query, the body is never read.
+    direct: [
+      {
+        paths: ['/probe'],
+        methods: ['GET', 'POST'],
+        handle: async ({ res }) => {
+          res.setHeader('Content-Type', 'application/json');
+          res.end('{"answered":true}');
         },
-      ],
-    },
-    false,
-  );
+      },
+    ],
+  });
 });
 afterAll(() => runtime.shutdown('test'));
 
