@@ -33,6 +33,8 @@ import { createClickHouse, formatDateTime, ident, migrateClickHouse, sql, type C
 import { personlessPersonId } from '@tributary/ingestion';
 import { createKafka, createProducer, decodeMessageEvents, encodeCaptureEvents, ensureTopics, messageKey, partitionOfKey, topicNames, type CaptureMessage } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
+import { PersonCache } from '@tributary/control-plane';
+import { createRedis } from '@tributary/redis';
 import { createPool, createTestTenant, freePort, uniqueName } from '@tributary/test-support';
 import { RowBuffer } from '../services/ingest/src/clickhouse-rows.js';
 import { RowWriter } from '../services/ingest/src/clickhouse-writer.js';
@@ -51,20 +53,24 @@ const pool = createPool(config, { max: 2 });
 // For ClickHouse's own counters (system tables); each phase writes to a database of its own.
 const clickhouse = createClickHouse(config);
 const databases: string[] = [];
+const redis = createRedis(config);
+const personCache = new PersonCache(redis);
 // The projects each phase creates, deleted with their persons after the round (see cleanUp).
 const projects: number[] = [];
 
 /**
- * What a round leaves in the stores goes with it: its ClickHouse databases, and its projects,
- * whose persons and distinct ids go by cascade. Then Postgres reclaims the rows its updates left
- * dead: this machine kind runs it with autovacuum off, and the persons of earlier runs (740,000
- * live and 810,000 dead rows after a dozen rounds) had taken its CPU per event from 6-8 to 12-16 µs,
- * so each round measured a slower Postgres than the one before.
+ * What a round leaves in the stores goes with it: its ClickHouse databases, its projects (their
+ * persons and distinct ids go by cascade), and those persons in decide's cache, kept there for 7
+ * days (a session's runs had left Redis 1.9 million keys, 1.5 GB). Then Postgres reclaims the rows
+ * its updates left dead: this machine kind runs it with autovacuum off, and the persons of earlier
+ * runs (740,000 live and 810,000 dead rows after a dozen rounds) had taken its CPU per event from
+ * 6-8 to 12-16 µs, so each round measured a slower Postgres than the one before.
  */
 async function cleanUp(): Promise<void> {
   for (const database of databases.splice(0)) await clickhouse.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`);
   const ids = projects.splice(0);
   if (ids.length > 0) await pool.query('DELETE FROM projects WHERE id = ANY($1)', [ids]);
+  for (const id of ids) await personCache.forgetProject(id);
   await pool.query('VACUUM ANALYZE persons, person_distinct_ids');
 }
 // A run stopped half-way leaves nothing behind either.
@@ -456,6 +462,7 @@ try {
 }
 await clickhouse.close();
 await pool.end();
+redis.disconnect();
 // Medians of the rounds (the ratio the median of each round's own), the highest RSS of any.
 console.log(
   `RESULT ingest_events_per_s=${Math.round(median(runs.map((r) => r.one)))} bare_events_per_s=${Math.round(median(runs.map((r) => r.bare)))}` +

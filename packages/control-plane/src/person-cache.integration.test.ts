@@ -94,3 +94,17 @@ it('stores a chunk’s many persons under every distinct id of each, across seve
   expect(ttl).toBeLessThanOrEqual(7 * 24 * 3600);
   expect(await writerRedis.exists(`tributary:person:${team}:many-0-0`)).toBe(0);
 });
+
+it("forgets every cached person of a project that is gone, and nobody else's", async () => {
+  const gone = team + 1;
+  // A project whose id starts with the gone one's digits, to show the match stops at the separator.
+  const other = Number(`${gone}1`);
+  const person = (id: number) => ({ personId: id, personUuid: `uuid-gone-${id}`, properties: { id } });
+  // Found over several SCAN steps, so the cursor is followed.
+  await ingestSide.setMany(Array.from({ length: 1_500 }, (_, i) => ({ teamId: gone, distinctIds: [`gone-${i}`], person: person(i) })));
+  await ingestSide.setMany([{ teamId: other, distinctIds: ['stays'], person: person(1) }]);
+  expect(await ingestSide.forgetProject(gone)).toBe(1_500);
+  expect(await writerRedis.exists(`tributary:person:${gone}:gone-0`, `tributary:person:${gone}:gone-1499`)).toBe(0);
+  expect(await writerRedis.exists(`tributary:person:${other}:stays`)).toBe(1);
+  expect(await ingestSide.forgetProject(other)).toBe(1);
+});

@@ -150,6 +150,21 @@ export class PersonCache {
     if (distinctIds.length > 0) await this.redis.del(...distinctIds.map((id) => key(teamId, id)));
   }
 
+  /**
+   * Every cached person of a project, for a project that is gone: its keys are found with SCAN
+   * (a few hundred at a time, so Redis is never held up) and removed with UNLINK. Returns how many.
+   */
+  async forgetProject(teamId: number): Promise<number> {
+    let removed = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', key(teamId, '*'), 'COUNT', 1000);
+      if (keys.length > 0) removed += await this.redis.unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+    return removed;
+  }
+
   /** Stops keeping copies; the Redis connection given is the caller's to close. */
   close(): void {
     this.copies?.close();
