@@ -152,7 +152,7 @@ export class PersonCache {
 
   /**
    * Every cached person of a project, for a project that is gone: its keys are found with SCAN
-   * (a few hundred at a time, so Redis is never held up) and removed with UNLINK. Returns how many.
+   * (about a thousand slots a step, so Redis is never held up) and removed with UNLINK. Returns how many.
    */
   async forgetProject(teamId: number): Promise<number> {
     let removed = 0;

@@ -37,14 +37,14 @@ export interface ServiceRuntime {
   shutdown: (reason: string) => Promise<void>;
 }
 
+const BODILESS_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /**
  * Starts an HTTP service with `/_health` (the process is alive), `/_ready` (its stores
  * answer, see readiness.ts) and `/metrics` (Prometheus text; nginx does not route it), logs and counts every
  * request, and drains it on SIGTERM/SIGINT: stop accepting, finish in-flight requests, run the
  * service's own `stop`, then exit.
  */
-const BODILESS_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
 export async function startServiceRuntime(options: ServiceRuntimeOptions, handleSignals = true): Promise<ServiceRuntime> {
   const { logger } = options;
   const app = express();
