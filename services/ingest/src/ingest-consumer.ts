@@ -55,9 +55,9 @@ export interface IngestConsumerOptions {
    * 48,000 and 419 MB at 60,000; compiled (infra/compile.ts), 325-333 MB at 40,000 and 361-366 MB
    * at 48,000. A second process takes half the partitions, so each of its partitions gets twice
    * the share and its chunks grow. Since V8 lets ingest's heap grow twice as far between full
-   * collections (infra/node-flags.sh), 48,000 peaked at 377-412 MB and 40,000 at 372-382 MB, with
-   * two processes 1.22-1.29x one (48,000: 1.16-1.23x); 32,000 and 24,000 made chunks so small that
-   * Postgres's CPU per event doubled and tripled.
+   * collections (infra/node-flags.sh), 48,000 peaked at 377-412 MB and 40,000 at 367-382 MB (one
+   * round of seven at 412), with two processes 1.22-1.29x one (48,000: 1.16-1.23x); 32,000 and
+   * 24,000 made chunks so small that Postgres's CPU per event doubled and tripled.
    */
   maxQueuedEvents?: number;
   /** Chunks per partition processed ahead of their commit (see PartitionPipelineDeps.maxChunksAhead). */
