@@ -35,7 +35,7 @@ import { createKafka, createProducer, decodeMessageEvents, encodeCaptureEvents, 
 import { createLogger } from '@tributary/logger';
 import { PersonCache } from '@tributary/control-plane';
 import { createRedis } from '@tributary/redis';
-import { createPool, createTestTenant, freePort, uniqueName } from '@tributary/test-support';
+import { createPool, createTestTenant, freePort, uniqueName, waitFor } from '@tributary/test-support';
 import { RowBuffer } from '../services/ingest/src/clickhouse-rows.js';
 import { RowWriter } from '../services/ingest/src/clickhouse-writer.js';
 import { IngestConsumer } from '../services/ingest/src/ingest-consumer.js';
@@ -69,10 +69,13 @@ const projects: number[] = [];
 async function cleanUp(): Promise<void> {
   for (const database of databases.splice(0)) await clickhouse.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`);
   const ids = projects.splice(0);
-  if (ids.length > 0) await pool.query('DELETE FROM projects WHERE id = ANY($1)', [ids]);
+  if (ids.length === 0) return;
+  await pool.query('DELETE FROM projects WHERE id = ANY($1)', [ids]);
   for (const id of ids) await personCache.forgetProject(id);
-  await pool.query('VACUUM ANALYZE persons, person_distinct_ids');
+  await vacuumPersons();
 }
+
+const vacuumPersons = () => pool.query('VACUUM ANALYZE persons, person_distinct_ids');
 // A run stopped half-way leaves nothing behind either.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanUp().finally(() => process.exit(1)));
 const kafka = createKafka(config, logger, 'bench-ingest');
@@ -172,11 +175,7 @@ const warmUpEvents = 20_000;
  */
 async function warmUp(producer: Producer, phase: Phase): Promise<void> {
   await send(producer, phase, captureBatches(phase.warmUp.token, warmUpEvents));
-  const deadline = Date.now() + 5 * 60_000;
-  while ((await eventCount(phase, phase.warmUp.teamId)) < warmUpEvents) {
-    if (Date.now() > deadline) throw new Error(`the ${warmUpEvents} warm-up events did not arrive within 5 minutes`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitFor(async () => (await eventCount(phase, phase.warmUp.teamId)) >= warmUpEvents, { timeoutMs: 5 * 60_000, what: `the ${warmUpEvents} warm-up events` });
   await untilMergesSettle();
 }
 
@@ -420,7 +419,7 @@ const nodeFlags = execFileSync('sh', ['infra/node-flags.sh', 'ingest'], { encodi
 const runs = [];
 try {
   // Dead rows left by whatever ran before (tests, say) are reclaimed before the first round too.
-  await cleanUp();
+  await vacuumPersons();
   for (let round = 1; round <= rounds; round++) {
     console.log(`${rounds > 1 ? `round ${round} of ${rounds}: ` : ''}${total} events for each of three phases...`);
     // A producer per round: one that sent to a round's topics fails its next metadata refresh once
