@@ -276,6 +276,7 @@ async function bare(phase: Phase, producer: Producer): Promise<{ rate: number; c
     groupId: `${phase.prefix}bare`,
     writeRows: (rows) => rowWriter.write(rows),
     processingConcurrency: config.ingestPartitionsConcurrently,
+    maxQueuedEvents: config.ingestMaxQueuedEvents,
     producer,
     logger,
     processor: {

@@ -44,4 +44,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ CAPTURE_KAFKA_PRODUCERS: '4' }).captureKafkaProducers).toBe(4);
     expect(() => loadConfig({ CAPTURE_KAFKA_PRODUCERS: '0' })).toThrow(/CAPTURE_KAFKA_PRODUCERS/);
   });
+
+  it('lets ingest hold 40,000 queued events unless told how many', () => {
+    expect(loadConfig({}).ingestMaxQueuedEvents).toBe(40_000);
+    expect(loadConfig({ INGEST_MAX_QUEUED_EVENTS: '80000' }).ingestMaxQueuedEvents).toBe(80_000);
+    expect(() => loadConfig({ INGEST_MAX_QUEUED_EVENTS: '0' })).toThrow(/INGEST_MAX_QUEUED_EVENTS/);
+    expect(() => loadConfig({ INGEST_MAX_QUEUED_EVENTS: 'lots' })).toThrow(/INGEST_MAX_QUEUED_EVENTS/);
+  });
 });

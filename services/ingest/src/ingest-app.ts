@@ -16,7 +16,7 @@ import type { IngestMetrics } from './ingest-metrics.js';
 
 export interface IngestDeps {
   /** Without an insert interval, rows are inserted as soon as the previous insert is done. */
-  config: Pick<Config, 'apiKeyPepper' | 'ingestPartitionsConcurrently' | 'ingestInsertMaxRows'> & Partial<Pick<Config, 'ingestInsertIntervalMs' | 'ingestInsertQuietIntervalMs'>>;
+  config: Pick<Config, 'apiKeyPepper' | 'ingestPartitionsConcurrently' | 'ingestMaxQueuedEvents' | 'ingestInsertMaxRows'> & Partial<Pick<Config, 'ingestInsertIntervalMs' | 'ingestInsertQuietIntervalMs'>>;
   logger: Logger;
   pool: Pool;
   redis: Redis;
@@ -50,6 +50,7 @@ export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: Me
     caughtUp: () => rowWriter.quiet(),
     companions: [outbox],
     processingConcurrency: config.ingestPartitionsConcurrently,
+    maxQueuedEvents: config.ingestMaxQueuedEvents,
     producer,
     logger,
     processor: wrap(

@@ -46,8 +46,9 @@ export interface IngestConsumerOptions {
    */
   chunkSize?: number;
   /**
-   * Events the process may hold queued, shared evenly by the partitions that have any queued or
-   * in hand (at most a chunk each); a partition is paused once it holds its share. A chunk takes
+   * Events the process may hold queued (INGEST_MAX_QUEUED_EVENTS), shared evenly by the partitions
+   * that have any queued or in hand (at most a chunk each); a partition is paused once it holds
+   * its share. A chunk takes
    * what is queued, so the share and the fetch size below set how large chunks really are: a
    * paused partition holds up to its share plus one fetch. Every partition of the process fills its
    * queue while two are processed, so this is most of ingest's memory: with one process on eight
@@ -57,9 +58,11 @@ export interface IngestConsumerOptions {
    * the share and its chunks grow. Since V8 lets ingest's heap grow twice as far between full
    * collections (infra/node-flags.sh), 48,000 peaked at 377-412 MB and 40,000 at 367-382 MB (one
    * round of seven at 412), with two processes 1.22-1.29x one (48,000: 1.16-1.23x); 32,000 and
-   * 24,000 made chunks so small that Postgres's CPU per event doubled and tripled.
+   * 24,000 made chunks so small that Postgres's CPU per event doubled and tripled. On a slower
+   * machine, where one process's main thread is busy throughout, 80,000 took it from 64-99 to
+   * 62-79 µs per event and past 440 MB.
    */
-  maxQueuedEvents?: number;
+  maxQueuedEvents: number;
   /** Chunks per partition processed ahead of their commit (see PartitionPipelineDeps.maxChunksAhead). */
   maxChunksAhead?: number;
   /** Chunks in processing at once across all partitions (INGEST_PARTITIONS_CONCURRENTLY). */
@@ -188,7 +191,7 @@ export class IngestConsumer {
   private queueShare(): number {
     let busy = 0;
     for (const pipeline of this.pipelines.values()) if (!pipeline.idle) busy++;
-    return Math.min(this.chunkSize, Math.floor((this.options.maxQueuedEvents ?? 40_000) / Math.max(1, busy)));
+    return Math.min(this.chunkSize, Math.floor(this.options.maxQueuedEvents / Math.max(1, busy)));
   }
 
   private async sendDeadLetters(topic: string, partition: number, deadLetters: DeadLetter[]): Promise<void> {

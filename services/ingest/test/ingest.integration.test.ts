@@ -359,6 +359,35 @@ describe('delivery', () => {
     }
   });
 
+  it('lets chunks grow only as far as a partition may queue under INGEST_MAX_QUEUED_EVENTS', async () => {
+    /** The largest chunk the consumer hands over with this budget, while a backlog waits in Kafka. */
+    const largestChunk = async (budget: number) => {
+      const isolated = await startIngestHarness({ ingestMaxQueuedEvents: budget, ingestPartitionsConcurrently: 1 });
+      let largest = 0;
+      try {
+        // In small sends, so a fetch brings a partition a few record batches of about fifty events (1.2 MB in all, 128 KB a fetch), not its whole backlog.
+        for (let send = 0; send < 12; send++) {
+          await isolated.send(Array.from({ length: 100 }, (_, i) => ({ event: 'backlog', distinct_id: `queue-${i}`, properties: { padding: 'x'.repeat(1_000) } })));
+        }
+        await isolated.startConsumer(undefined, (processor) => ({
+          async processBatch(messages, rows, deadLetters) {
+            largest = Math.max(largest, messages.length);
+            // Slow enough that the partitions not in processing have time to fetch what their share lets them.
+            await new Promise((resolve) => setTimeout(resolve, 200));
+            await processor.processBatch(messages, rows, deadLetters);
+          },
+        }));
+        await isolated.waitForEvents(1_200);
+        return largest;
+      } finally {
+        await isolated.close();
+      }
+    };
+    // A share of 20 events pauses a partition once a fetch brought it more (measured: largest chunks of 51-82 events); 40,000 lets each queue its backlog (583-672).
+    expect(await largestChunk(40)).toBeLessThanOrEqual(300);
+    expect(await largestChunk(40_000)).toBeGreaterThanOrEqual(450);
+  });
+
   it('a crash after ClickHouse accepted a batch but before the offset commit never shows an event twice', async () => {
     let failures = 1;
     const flaky: ClickHouse = {
