@@ -59,8 +59,8 @@ export interface IngestConsumerOptions {
    * collections (infra/node-flags.sh), 48,000 peaked at 377-412 MB and 40,000 at 367-382 MB (one
    * round of seven at 412), with two processes 1.22-1.29x one (48,000: 1.16-1.23x); 32,000 and
    * 24,000 made chunks so small that Postgres's CPU per event doubled and tripled. On a slower
-   * machine, where one process's main thread is busy throughout, 80,000 took it from 64-99 to
-   * 62-79 µs per event and past 440 MB.
+   * machine, where one process's main thread is busy throughout, 80,000 gave it a quarter more
+   * events/s and peaks of 430-453 MB (see INGEST_MAX_QUEUED_EVENTS in packages/config).
    */
   maxQueuedEvents: number;
   /** Chunks per partition processed ahead of their commit (see PartitionPipelineDeps.maxChunksAhead). */
