@@ -222,22 +222,17 @@ function clickhouseWorkOf(before: ClickHouseWork, after: ClickHouseWork): Record
  * previous phase's merges nor leaves its own out of its stores' CPU time.
  */
 async function untilMergesSettle(): Promise<void> {
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    const [row] = await clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM system.merges`);
-    if (Number(row?.n ?? 0) === 0 || Date.now() > deadline) return;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+  const settled = async () => Number((await clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM system.merges`))[0]?.n ?? 0) === 0;
+  // Merges that outlast the wait only add to the measured stores' CPU, so the phase goes on.
+  await waitFor(settled, { timeoutMs: 180_000, intervalMs: 500, what: 'ClickHouse merges to finish' }).catch(() => undefined);
 }
 
 /** Events/s since `started`, once every event is queryable. */
 async function untilAllQueryable(phase: Phase, started: number): Promise<number> {
-  for (;;) {
-    // The cheap count first; the exact one only when it says all might be in.
-    if ((await eventCount(phase, phase.teamId)) >= total && (await distinctEventCount(phase)) >= total) return total / ((Date.now() - started) / 1000);
-    if (Date.now() - started > 15 * 60_000) throw new Error(`not all ${total} events arrived within 15 minutes`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  // The cheap count first; the exact one only when it says all might be in.
+  const allIn = async () => (await eventCount(phase, phase.teamId)) >= total && (await distinctEventCount(phase)) >= total;
+  await waitFor(allIn, { timeoutMs: 15 * 60_000 - (Date.now() - started), intervalMs: 250, what: `all ${total} events` });
+  return total / ((Date.now() - started) / 1000);
 }
 
 /**
@@ -250,13 +245,11 @@ async function untilGroupStable(groupId: string, members: number): Promise<void>
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const deadline = Date.now() + 120_000;
-    for (;;) {
+    const stable = async () => {
       const { groups } = await admin.describeGroups([groupId]);
-      if (groups[0]?.state === 'Stable' && groups[0].members.length === members) return;
-      if (Date.now() > deadline) throw new Error(`consumer group ${groupId} did not settle with ${members} members within 2 minutes`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+      return groups[0]?.state === 'Stable' && groups[0].members.length === members;
+    };
+    await waitFor(stable, { timeoutMs: 120_000, intervalMs: 50, what: `consumer group ${groupId} to settle with ${members} members` });
   } finally {
     await admin.disconnect();
   }
