@@ -187,11 +187,15 @@ export class IngestConsumer {
     return true;
   }
 
-  /** Each busy partition's share of maxQueuedEvents: partitions with nothing to do, as those of a quiet topic, take none. */
+  /**
+   * Each busy partition's share of maxQueuedEvents: partitions with nothing to do, as those of a
+   * quiet topic, take none. At least one event, as a paused partition resumes once it holds less
+   * than half its share: with a share of none it never would.
+   */
   private queueShare(): number {
     let busy = 0;
     for (const pipeline of this.pipelines.values()) if (!pipeline.idle) busy++;
-    return Math.min(this.chunkSize, Math.floor(this.options.maxQueuedEvents / Math.max(1, busy)));
+    return Math.max(1, Math.min(this.chunkSize, Math.floor(this.options.maxQueuedEvents / Math.max(1, busy))));
   }
 
   private async sendDeadLetters(topic: string, partition: number, deadLetters: DeadLetter[]): Promise<void> {

@@ -388,6 +388,20 @@ describe('delivery', () => {
     expect(await largestChunk(40_000)).toBeGreaterThanOrEqual(450);
   });
 
+  it('goes on with every partition when INGEST_MAX_QUEUED_EVENTS is smaller than the partitions it is shared by', async () => {
+    const isolated = await startIngestHarness({ ingestMaxQueuedEvents: 1 });
+    try {
+      await isolated.startConsumer();
+      // Several rounds, so that both partitions are busy at once and each is paused and resumed.
+      for (let round = 0; round < 5; round++) {
+        await isolated.send(Array.from({ length: 20 }, (_, i) => ({ event: 'tiny queue', distinct_id: `tiny-${i}` })));
+      }
+      expect(await isolated.waitForEvents(100)).toHaveLength(100);
+    } finally {
+      await isolated.close();
+    }
+  });
+
   it('a crash after ClickHouse accepted a batch but before the offset commit never shows an event twice', async () => {
     let failures = 1;
     const flaky: ClickHouse = {
