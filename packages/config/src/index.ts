@@ -96,7 +96,7 @@ export interface Config {
    * on eight partitions (two cores, AMD EPYC, three rounds each): 40,000 gave a median of 9.9k
    * events/s (9.8-14.4k) and 363-373 MB peak RSS; 80,000 a median of 12.8k (11.4-13.4k) and
    * 430-453 MB. Two processes of four partitions each already reach the most a chunk may hold
-   * (10,000 events) at 40,000, so more changes nothing for them.
+   * at 40,000 (see IngestConsumerOptions.chunkSize), so more changes nothing for them.
    */
   ingestMaxQueuedEvents: number;
   /**

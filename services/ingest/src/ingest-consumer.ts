@@ -42,7 +42,12 @@ export interface IngestConsumerOptions {
    * (to Postgres, to ClickHouse's person table, to decide's cache), so a large chunk saves those
    * writes for every event that touches a person again; it is bounded so commits stay frequent
    * and memory small. bench/ingest.ts on two cores: 5,000 -> 10,000 took ingest's CPU per event
-   * from 53-58 to 46-49 µs (2,000: 73 µs, Postgres's time per event tripled).
+   * from 53-58 to 46-49 µs (2,000: 73 µs, Postgres's time per event tripled). One process of
+   * eight partitions gets chunks of about 5,000 from its queue share (see maxQueuedEvents); two
+   * processes of four each reach this limit. In bench/ingest.ts with 1,000,000 events, two runs
+   * each: at 10,000 each of two processes peaked at 408-410 MB RSS, at 7,500 at 372-380 MB; their
+   * events/s (21.5-21.6k against 19.7-22.0k) and CPU per event (56 µs against 55-61) moved less
+   * than the machine's own speed did between runs.
    */
   chunkSize?: number;
   /**
@@ -88,7 +93,7 @@ export class IngestConsumer {
 
   constructor(private readonly options: IngestConsumerOptions) {
     this.limit = pLimit(options.processingConcurrency);
-    this.chunkSize = options.chunkSize ?? 10_000;
+    this.chunkSize = options.chunkSize ?? 7_500;
     this.consumer = options.kafka.consumer({
       groupId: options.groupId,
       // A crashed process's partitions wait this long for another member: short, because the
