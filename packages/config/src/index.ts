@@ -93,9 +93,9 @@ export interface Config {
    * paused. Its share bounds how large chunks grow, and a chunk costs Postgres and ClickHouse a
    * fixed number of statements and writes each person once however many events touch it, so a
    * larger queue means less work per event and more memory. In bench/ingest.ts with one process
-   * on eight partitions (two cores, AMD EPYC, three rounds each): 40,000 gave a median of 9.9k
-   * events/s (9.8-14.4k) and 363-373 MB peak RSS; 80,000 a median of 12.8k (11.4-13.4k) and
-   * 430-453 MB. Two processes of four partitions each already reach the most a chunk may hold
+   * on eight partitions (two cores, AMD EPYC, three rounds each, chunks of at most 10,000 events
+   * then): 40,000 gave a median of 9.9k events/s (9.8-14.4k) and 363-373 MB peak RSS; 80,000 a
+   * median of 12.8k (11.4-13.4k) and 430-453 MB. Two processes of four partitions each already reach the most a chunk may hold
    * at 40,000 (see IngestConsumerOptions.chunkSize), so more changes nothing for them.
    */
   ingestMaxQueuedEvents: number;
