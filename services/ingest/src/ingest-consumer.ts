@@ -53,10 +53,10 @@ export interface IngestConsumerOptions {
   /**
    * Events the process may hold queued (INGEST_MAX_QUEUED_EVENTS), shared evenly by the partitions
    * that have any queued or in hand (at most a chunk each); a partition is paused once it holds
-   * its share. A chunk takes
-   * what is queued, so the share and the fetch size below set how large chunks really are: a
-   * paused partition holds up to its share plus one fetch. Every partition of the process fills its
-   * queue while two are processed, so this is most of ingest's memory: with one process on eight
+   * its share. A chunk takes what is queued, so the share and the fetch size below set how large
+   * chunks really are: a paused partition holds up to its share plus one fetch. Every partition of
+   * the process fills its queue while two are processed, so this is much of ingest's memory
+   * (rows waiting for their insert are the rest): with one process on eight
    * partitions run from tsx, peak RSS measured 347-366 MB at 40,000 (5,000 each), 369-394 MB at
    * 48,000 and 419 MB at 60,000; compiled (infra/compile.ts), 325-333 MB at 40,000 and 361-366 MB
    * at 48,000. A second process takes half the partitions, so each of its partitions gets twice
