@@ -95,8 +95,9 @@ export interface Config {
    * larger queue means less work per event and more memory. In bench/ingest.ts with one process
    * on eight partitions (two cores, AMD EPYC, three rounds each, chunks of at most 10,000 events
    * then): 40,000 gave a median of 9.9k events/s (9.8-14.4k) and 363-373 MB peak RSS; 80,000 a
-   * median of 12.8k (11.4-13.4k) and 430-453 MB. Two processes of four partitions each already reach the most a chunk may hold
-   * at 40,000 (see IngestConsumerOptions.chunkSize), so more changes nothing for them.
+   * median of 12.8k (11.4-13.4k) and 430-453 MB. Two processes of four partitions each already
+   * reach the most a chunk may hold at 40,000 (see IngestConsumerOptions.chunkSize), so more
+   * changes nothing for them.
    */
   ingestMaxQueuedEvents: number;
   /**

@@ -1,7 +1,8 @@
 import { jest } from '@jest/globals';
 import { createLogger } from '@tributary/logger';
 import { badRequest } from './errors.js';
-import { startServiceRuntime, type ServiceRuntime } from './service-runtime.js';
+import { startProbe } from './probe-fixture.js';
+import type { ServiceRuntime } from './service-runtime.js';
 
 /** Each request's log line as the runtime logs it: its level and status, by request id. */
 async function logged(run: (url: string) => Promise<void>): Promise<Map<string, { level: string; status: number; route: string }>> {
@@ -15,37 +16,28 @@ async function logged(run: (url: string) => Promise<void>): Promise<Map<string, 
   }
   let runtime: ServiceRuntime | undefined;
   try {
-    runtime = await startServiceRuntime(
-      {
-        name: 'probe',
-        logger,
-        host: '127.0.0.1',
-        port: 0,
-        shutdownTimeoutMs: 1000,
-        dependencies: {},
-        direct: [
-          {
-            paths: ['/flags'],
-            methods: ['POST'],
-            handle: async ({ req, res }) => {
-              if (req.headers['x-fail'] === 'input') throw badRequest('Asked to fail.');
-              if (req.headers['x-fail'] === 'bug') throw new Error('a bug');
-              if (req.headers['x-slow']) await new Promise((resolve) => setTimeout(resolve, Number(req.headers['x-slow'])));
-              if (req.headers['x-fail'] === 'late') {
-                res.writeHead(200, { 'content-type': 'application/json' });
-                res.write('{');
-                throw new Error('a bug after the headers went out');
-              }
-              res.setHeader('content-type', 'application/json');
-              res.end('{}');
-            },
+    runtime = await startProbe({
+      logger,
+      direct: [
+        {
+          paths: ['/flags'],
+          methods: ['POST'],
+          handle: async ({ req, res }) => {
+            if (req.headers['x-fail'] === 'input') throw badRequest('Asked to fail.');
+            if (req.headers['x-fail'] === 'bug') throw new Error('a bug');
+            if (req.headers['x-slow']) await new Promise((resolve) => setTimeout(resolve, Number(req.headers['x-slow'])));
+            if (req.headers['x-fail'] === 'late') {
+              res.writeHead(200, { 'content-type': 'application/json' });
+              res.write('{');
+              throw new Error('a bug after the headers went out');
+            }
+            res.setHeader('content-type', 'application/json');
+            res.end('{}');
           },
-        ],
-        routes: (app) => app.get('/api/things', (_req, res) => void res.json([])),
-        stop: async () => undefined,
-      },
-      false,
-    );
+        },
+      ],
+      routes: (app) => app.get('/api/things', (_req, res) => void res.json([])),
+    });
     await run(`http://127.0.0.1:${runtime.port}`);
   } finally {
     await runtime?.shutdown('test');
