@@ -101,7 +101,7 @@ class ByteBlocks {
   }
 
   private assertNotReleased(): void {
-    // A block written after its release may already hold other rows: failing here beats sending them twice.
+    // A released block may hold other rows by now: failing here beats sending theirs in place of these.
     if (this.released) throw new Error('rows used after they were released');
   }
 
