@@ -11,10 +11,16 @@
 #
 # A chunk's parsed events live through its Postgres round trips. With V8's default young
 # generation (16 MB semi-spaces) they outlived two scavenges and were copied into the old space,
-# and the collector was the largest item of ingest's CPU profile (14%). With 24 MB a chunk's events
-# mostly die young: in bench/ingest.ts ingest's CPU per event went from 53 to 42-47 µs and one
-# process from 17.7k to 20.8-23.1k events/s, for 16 MB more heap (32 MB gained nothing more; 64 MB
-# took one process to 490 MB of RSS).
+# and the collector was the largest item of ingest's CPU profile (14%). With 32 MB semi-spaces
+# (V8 rounds the size up to a power of two) most of them die young, so much less reaches the old
+# space that growing it half as far (50%) before a full collection costs little, and keeps the
+# 32 MB more of young generation within ingest's memory. In bench/ingest.ts, one process (three
+# rounds each; the first row is one round):
+#   16 MB, 100%: 53 µs of CPU per event, 17.7k events/s, peak RSS 373 MB
+#   32 MB, 100%: 40-47 µs, 20.4-24.0k events/s, peak RSS 390-438 MB
+#   32 MB,  75%: 41-44 µs, 21.8-24.1k events/s, peak RSS 383-422 MB
+#   32 MB,  50%: 44-52 µs, 18.8-22.0k events/s, peak RSS 371-386 MB (six rounds)
+# and 64 MB semi-spaces took one process to 490 MB.
 case "$1" in
-  ingest) echo "--max-old-space-size=${INGEST_MAX_OLD_SPACE_MB:-256} --heap-growing-percent=${INGEST_HEAP_GROWING_PERCENT:-100} --max-semi-space-size=${INGEST_MAX_SEMI_SPACE_MB:-24}" ;;
+  ingest) echo "--max-old-space-size=${INGEST_MAX_OLD_SPACE_MB:-256} --heap-growing-percent=${INGEST_HEAP_GROWING_PERCENT:-50} --max-semi-space-size=${INGEST_MAX_SEMI_SPACE_MB:-32}" ;;
 esac
