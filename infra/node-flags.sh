@@ -9,18 +9,10 @@
 # marking and sweeping threads on a fifth of its CPU. Growing it twice as far before the next
 # took ingest from 47-53 to 39-40 µs of CPU per event in bench/ingest.ts.
 #
-# A chunk's parsed events live through its Postgres round trips. With V8's default young
-# generation (16 MB semi-spaces) they outlived two scavenges and were copied into the old space,
-# and the collector was the largest item of ingest's CPU profile (14%). With 32 MB semi-spaces
-# (V8 rounds the size up to a power of two) most of them die young, so much less reaches the old
-# space that growing it half as far (50%) before a full collection costs little, and keeps the
-# 32 MB more of young generation within ingest's memory. In bench/ingest.ts, one process (three
-# rounds each; the first row is one round):
-#   16 MB, 100%: 53 µs of CPU per event, 17.7k events/s, peak RSS 373 MB
-#   32 MB, 100%: 40-47 µs, 20.4-24.0k events/s, peak RSS 390-438 MB
-#   32 MB,  75%: 41-44 µs, 21.8-24.1k events/s, peak RSS 383-422 MB
-#   32 MB,  50%: 44-52 µs, 18.8-22.0k events/s, peak RSS 371-386 MB (six rounds)
-# and 64 MB semi-spaces took one process to 490 MB.
+# Larger semi-spaces (32 MB rather than V8's 16, with growth at 50% or 100%) measured the same in
+# bench/ingest.ts once rows' blocks were lent again (packages/clickhouse/src/tab-separated.ts),
+# in rounds taken in turn within the hour: 47-60 µs of CPU per event against 46-53, and 10-20 MB
+# more RSS. So V8's own young generation stays.
 case "$1" in
-  ingest) echo "--max-old-space-size=${INGEST_MAX_OLD_SPACE_MB:-256} --heap-growing-percent=${INGEST_HEAP_GROWING_PERCENT:-50} --max-semi-space-size=${INGEST_MAX_SEMI_SPACE_MB:-32}" ;;
+  ingest) echo "--max-old-space-size=${INGEST_MAX_OLD_SPACE_MB:-256} --heap-growing-percent=${INGEST_HEAP_GROWING_PERCENT:-100}" ;;
 esac

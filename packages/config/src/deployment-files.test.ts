@@ -37,10 +37,8 @@ describe('deployment files agree with the config defaults', () => {
   it("every way of starting a service gives node infra/node-flags.sh's flags: ingest's heap settings, none for the others", () => {
     const flags = (service: string, env: Record<string, string> = {}) =>
       execFileSync('sh', [path.join(root, 'infra/node-flags.sh'), service], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...env } }).trim();
-    expect(flags('ingest')).toBe('--max-old-space-size=256 --heap-growing-percent=50 --max-semi-space-size=32');
-    expect(flags('ingest', { INGEST_MAX_OLD_SPACE_MB: '512', INGEST_HEAP_GROWING_PERCENT: '0', INGEST_MAX_SEMI_SPACE_MB: '16' })).toBe(
-      '--max-old-space-size=512 --heap-growing-percent=0 --max-semi-space-size=16',
-    );
+    expect(flags('ingest')).toBe('--max-old-space-size=256 --heap-growing-percent=100');
+    expect(flags('ingest', { INGEST_MAX_OLD_SPACE_MB: '512', INGEST_HEAP_GROWING_PERCENT: '0' })).toBe('--max-old-space-size=512 --heap-growing-percent=0');
     for (const service of SERVICES.filter((s) => s !== 'ingest')) expect(flags(service)).toBe('');
     expect(read('infra/services.sh')).toContain('node $(sh "$ROOT/infra/node-flags.sh" "$service") --conditions=tributary-compiled');
     expect(read('Dockerfile')).toContain('node $(sh infra/node-flags.sh ${SERVICE}) --conditions=tributary-compiled');
