@@ -1,7 +1,8 @@
-import { v5 as uuidv5 } from 'uuid';
+import { parse as parseUuid, v5 as uuidv5 } from 'uuid';
 import { IDENTIFYING_EVENTS } from './merge-plan.js';
 
-const PERSONLESS_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22';
+// As bytes, parsed once: uuid parses a namespace given as text on every call, a quarter of its time.
+const PERSONLESS_NAMESPACE = parseUuid('932979b4-65c3-4424-8467-0b66ec27bc22');
 
 /** The person id of events sent without a person profile: stable per project and distinct id. */
 export function personlessPersonId(teamId: number, distinctId: string): string {
