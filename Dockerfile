@@ -4,9 +4,9 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
 COPY packages ./packages
 COPY services ./services
-COPY infra/compile.ts infra/node-flags.sh infra/node-env.sh ./infra/
+COPY infra/compile.ts infra/node-flags.sh ./infra/
 RUN npm ci --omit=dev --no-audit --no-fund && npx tsx infra/compile.ts
 ENV NODE_ENV=production TRIBUTARY_ENV=production HOST=0.0.0.0
 ARG SERVICE=api
 ENV SERVICE=${SERVICE}
-CMD ["sh", "-c", "exec env $(sh infra/node-env.sh ${SERVICE}) node $(sh infra/node-flags.sh ${SERVICE}) --conditions=tributary-compiled services/${SERVICE}/dist/main.js"]
+CMD ["sh", "-c", "exec node $(sh infra/node-flags.sh ${SERVICE}) --conditions=tributary-compiled services/${SERVICE}/dist/main.js"]

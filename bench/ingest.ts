@@ -314,7 +314,7 @@ async function ingest(phase: Phase, producer: Producer, replicas: number, cpuPro
     const args = [...nodeFlags, ...(cpuProfile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), '--conditions=tributary-compiled', 'services/ingest/dist/main.js'];
     children.push(
       spawn(process.execPath, args, {
-        env: { ...process.env, ...nodeEnv, KAFKA_TOPIC_PREFIX: phase.prefix, CLICKHOUSE_DATABASE: phase.database, INGEST_CONSUMER_GROUP: `${phase.prefix}ingest`, INGEST_PORT: String(ports[r]), LOG_LEVEL: 'warn' },
+        env: { ...process.env, KAFKA_TOPIC_PREFIX: phase.prefix, CLICKHOUSE_DATABASE: phase.database, INGEST_CONSUMER_GROUP: `${phase.prefix}ingest`, INGEST_PORT: String(ports[r]), LOG_LEVEL: 'warn' },
         stdio: ['ignore', openSync(`.tributary/logs/bench-ingest-${replicas}-${r + 1}.log`, 'w'), 'inherit'],
       }),
     );
@@ -407,12 +407,9 @@ function replicasCeiling(oneRate: number, ingestUsPerEvent: number, stores: Reco
   return `two processes can reach at most ${ceiling.toFixed(2)}x one here: ${cores} cores, ingest ${ingestUsPerEvent.toFixed(1)} and stores ${storesUsPerEvent} µs/event with two processes, one process ${Math.round(oneRate)} events/s`;
 }
 
-// Ingest runs as infra/services.sh runs it: compiled, with the same flags for node and the same environment.
+// Ingest runs as infra/services.sh runs it: compiled, with the same flags for node.
 execFileSync('npx', ['tsx', 'infra/compile.ts'], { stdio: 'ignore' });
 const nodeFlags = execFileSync('sh', ['infra/node-flags.sh', 'ingest'], { encoding: 'utf8' }).split(/\s+/).filter(Boolean);
-const nodeEnv = Object.fromEntries(
-  execFileSync('sh', ['infra/node-env.sh', 'ingest'], { encoding: 'utf8' }).split(/\s+/).filter(Boolean).map((word) => word.split(/=(.*)/s).slice(0, 2)),
-) as Record<string, string>;
 const runs = [];
 try {
   // Dead rows left by whatever ran before (tests, say) are reclaimed before the first round too.

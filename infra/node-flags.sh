@@ -1,6 +1,6 @@
 #!/bin/sh
 # Node's own flags for the service named by $1, for every way a service is started: infra/services.sh,
-# the Dockerfile and bench/ingest.ts (infra/node-env.sh has the environment they add).
+# the Dockerfile and bench/ingest.ts.
 #
 # Ingest's garbage is mostly decoded events it is done with: a capped old space makes V8 collect
 # it instead of growing (measured: 560 MB peak RSS uncapped, 350 MB capped, same rate). Under that
@@ -8,11 +8,6 @@
 # one, which for ingest's small live heap (about 40 MB) came every 150-200 ms and kept V8's
 # marking and sweeping threads on a fifth of its CPU. Growing it twice as far before the next
 # took ingest from 47-53 to 39-40 µs of CPU per event in bench/ingest.ts.
-#
-# Larger semi-spaces (32 MB rather than V8's 16, with growth at 50% or 100%) measured the same in
-# bench/ingest.ts once rows' blocks were lent again (packages/clickhouse/src/tab-separated.ts),
-# in rounds taken in turn within the hour: 47-60 µs of CPU per event against 46-53, and 10-20 MB
-# more RSS. So V8's own young generation stays.
 case "$1" in
   ingest) echo "--max-old-space-size=${INGEST_MAX_OLD_SPACE_MB:-256} --heap-growing-percent=${INGEST_HEAP_GROWING_PERCENT:-100}" ;;
 esac

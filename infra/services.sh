@@ -47,8 +47,8 @@ start() {
     cd "$ROOT"
     local port_env=()
     [ "$service" = ingest ] && port_env=("INGEST_PORT=$port")
-    # shellcheck disable=SC2046 # the variables and flags are words of their own
-    env "${port_env[@]}" $(sh "$ROOT/infra/node-env.sh" "$service") setsid nohup node $(sh "$ROOT/infra/node-flags.sh" "$service") --conditions=tributary-compiled "services/$service/dist/main.js" < /dev/null >> "$STATE/logs/$name.log" 2>&1 &
+    # shellcheck disable=SC2046 # the flags are words of their own
+    env "${port_env[@]}" setsid nohup node $(sh "$ROOT/infra/node-flags.sh" "$service") --conditions=tributary-compiled "services/$service/dist/main.js" < /dev/null >> "$STATE/logs/$name.log" 2>&1 &
     echo $! > "$pidfile"
   done < <(instances)
   while read -r name service port; do

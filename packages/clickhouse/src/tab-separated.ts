@@ -38,17 +38,6 @@ const TAB = 0x09;
 const NEWLINE = 0x0a;
 const LARGEST_BLOCK = 1024 * 1024;
 
-/**
- * Blocks of the largest size whose rows were released, lent again to the next rows. Rows wait
- * seconds for their insert, so their blocks outlive the young generation's collections; let go,
- * they stayed in memory until a full collection, which came once about 64 MB of them were dead
- * (V8's allowance for memory outside the heap). In bench/ingest.ts one process's buffers outside
- * the heap reached 200 MB while its queue and its rows held about 70; lent again, 150-180 MB. The
- * spare ones are capped, so a burst's blocks do not stay in memory for good.
- */
-const spareBlocks: Buffer[] = [];
-const MOST_SPARE_BLOCKS = 64;
-
 /** Bytes written one after the other into blocks outside the heap. */
 class ByteBlocks {
   /** Full blocks, each cut to the bytes written. */
@@ -58,15 +47,12 @@ class ByteBlocks {
   /** Where in its block the last `room` asked for begins. */
   start = 0;
   private nextBlock = FIRST_BLOCK;
-  /** The spare blocks these bytes were written into, given back by `release`. */
-  private readonly lent: Buffer[] = [];
-  private released = false;
 
   /** The block to write the next `bytes` at, from `used` on. */
   room(bytes: number): Buffer {
     if (!this.block || this.block.length - this.used < bytes) {
       this.seal();
-      this.block = this.allocate(Math.max(bytes, this.nextBlock));
+      this.block = Buffer.allocUnsafe(Math.max(bytes, this.nextBlock));
       this.nextBlock = Math.min(LARGEST_BLOCK, this.nextBlock * 2);
     }
     this.start = this.used;
@@ -79,30 +65,8 @@ class ByteBlocks {
   }
 
   blocks(): Buffer[] {
-    this.assertNotReleased();
     this.seal();
     return this.full;
-  }
-
-  /** Gives the blocks lent to these bytes back, for other bytes to be written into; these are not to be read again. */
-  release(): void {
-    this.released = true;
-    this.block = null;
-    this.full.length = 0;
-    for (const block of this.lent.splice(0)) if (spareBlocks.length < MOST_SPARE_BLOCKS) spareBlocks.push(block);
-  }
-
-  private allocate(bytes: number): Buffer {
-    this.assertNotReleased();
-    if (bytes !== LARGEST_BLOCK) return Buffer.allocUnsafe(bytes);
-    const block = spareBlocks.pop() ?? Buffer.allocUnsafe(LARGEST_BLOCK);
-    this.lent.push(block);
-    return block;
-  }
-
-  private assertNotReleased(): void {
-    // A released block may hold other rows by now: failing here beats sending theirs in place of these.
-    if (this.released) throw new Error('rows used after they were released');
   }
 
   private seal(): void {
@@ -178,14 +142,6 @@ export class TabSeparatedRows<Row extends Record<keyof Row, Cell>> {
     this.rows += 1;
   }
 
-  /**
-   * Lets other rows be written into these rows' blocks: call it once nothing will read them
-   * again, here or in rows that `append` took them into (their insert was accepted).
-   */
-  release(): void {
-    this.bytes.release();
-  }
-
   /** Takes the rows of `other` (same table) after these. */
   append(other: TabSeparatedRows<Row>): void {
     this.bytes.append(other.bytes.blocks());
@@ -229,11 +185,6 @@ export class RowHeads<Row extends Record<keyof Row, Cell>, Head extends keyof Ro
     this.starts.push(this.bytes.start);
     this.ends.push(this.bytes.used);
     return this.blocks.length - 1;
-  }
-
-  /** Lets other bytes be written into these heads' blocks, once every row they start was completed. */
-  release(): void {
-    this.bytes.release();
   }
 
   /** Adds the row to its table, the rest of its columns after its head. */

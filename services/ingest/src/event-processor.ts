@@ -139,7 +139,6 @@ export class EventProcessor implements MessageProcessor {
       const outcome = outcomes[i];
       if (outcome) this.eventRow(prepared[i]!, outcome, groupTypes.get(prepared[i]!.teamId)!, heads, rows);
     }
-    heads.release();
   }
 
   /**

@@ -156,28 +156,4 @@ describe('partition pipeline', () => {
     await t.p.settled();
     expect(t.commits).toEqual(['1', '2', '3', '4', '5']);
   });
-
-  it("releases a chunk's rows once they were written, and not while a failed write is tried again with them", async () => {
-    const readable: boolean[] = [];
-    let written: RowBuffer | null = null;
-    const t = pipeline({
-      chunkSize: 10,
-      maxQueued: 1_000,
-      writeRows: async (rows) => {
-        written = rows;
-        try {
-          rows.events.stream();
-          readable.push(true);
-        } catch {
-          readable.push(false);
-        }
-        if (readable.length === 1) throw new Error('insert refused');
-      },
-    });
-    t.p.enqueue([message(0, 1)]);
-    await t.p.settled();
-    expect(readable).toEqual([true, true]);
-    expect(t.commits).toEqual(['1']);
-    expect(() => written!.events.stream()).toThrow('rows used after they were released');
-  });
 });

@@ -173,7 +173,6 @@ export class PartitionPipeline {
   private async accepted(rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void> {
     const { topic, partition } = this.deps;
     await this.untilDone('write', () => this.deps.writeRows(rows));
-    rows.release();
     if (deadLetters.length > 0) await this.untilDone('dead-letter', () => this.deps.sendDeadLetters(topic, partition, deadLetters));
   }
 
