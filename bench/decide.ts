@@ -17,7 +17,7 @@ import { FeatureFlagStore, PersonCache, type FeatureFlagInput } from '@tributary
 import { evaluateFlag, type FlagDefinition } from '@tributary/flags';
 import { createRedis } from '@tributary/redis';
 import { createPool, createTestTenant } from '@tributary/test-support';
-import { drive, driveInTurns, peakRssPerProcessMb, pidOf, startBareServer, table, type LoadResult } from './lib.js';
+import { deleteBenchProjects, drive, driveInTurns, peakRssPerProcessMb, pidOf, startBareServer, table, type LoadResult } from './lib.js';
 
 const seconds = Number(process.argv[2] ?? 10);
 const connections = Number(process.argv[3] ?? 8);
@@ -131,8 +131,7 @@ const engineSeconds = Number(process.hrtime.bigint() - engineStart) / 1e9;
 console.log(`pure engine: ${Math.round(evaluations / engineSeconds)} flag evaluations/s (${flagsForEngine.length} flags, ${Math.round(evaluations / flagsForEngine.length / engineSeconds)} full flag sets/s)`);
 // The project was only there to be asked about: its 10,000 persons, in Postgres and in decide's
 // cache, would otherwise pile up with every run (as bench/ingest.ts's do not either).
-await pool.query('DELETE FROM projects WHERE id = $1', [team]);
-await personCache.forgetProject(team);
+await deleteBenchProjects(pool, personCache, [team]);
 redis.disconnect();
 await pool.end();
 // The route that fares worse speaks for both; like with like: decide's own port against the

@@ -41,7 +41,7 @@ import { RowWriter } from '../services/ingest/src/clickhouse-writer.js';
 import { IngestConsumer } from '../services/ingest/src/ingest-consumer.js';
 import { groupBy } from '../services/ingest/src/group-by.js';
 import { realisticEvent } from './events.js';
-import { cpuSeconds, median, storeCpuPerEvent, storeCpuSeconds, table } from './lib.js';
+import { cpuSeconds, deleteBenchProjects, median, storeCpuPerEvent, storeCpuSeconds, table } from './lib.js';
 
 const total = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200_000);
 const profile = process.argv.includes('--profile');
@@ -70,8 +70,7 @@ async function cleanUp(): Promise<void> {
   for (const database of databases.splice(0)) await clickhouse.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`);
   const ids = projects.splice(0);
   if (ids.length === 0) return;
-  await pool.query('DELETE FROM projects WHERE id = ANY($1)', [ids]);
-  for (const id of ids) await personCache.forgetProject(id);
+  await deleteBenchProjects(pool, personCache, ids);
   await vacuumPersons();
 }
 

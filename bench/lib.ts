@@ -4,6 +4,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import type { PersonCache } from '@tributary/control-plane';
+import type { Pool } from '@tributary/postgres';
 
 /** Peak resident memory of a process, read from /proc (VmHWM is the kernel's own high-water mark). */
 export async function peakRssMb(pid: number): Promise<number> {
@@ -220,4 +222,13 @@ export async function driveInTurns(options: { rounds: number; baseline: DriveOpt
     service: combined(services),
     ratio: median(services.map((s, i) => s.requestsPerSecond / baselines[i]!.requestsPerSecond)),
   };
+}
+
+/**
+ * Deletes projects a bench made, with their persons and distinct ids (by cascade), and those
+ * persons in decide's cache, which keeps them for 7 days: runs would otherwise pile them up.
+ */
+export async function deleteBenchProjects(pool: Pool, personCache: PersonCache, ids: readonly number[]): Promise<void> {
+  await pool.query('DELETE FROM projects WHERE id = ANY($1)', [ids]);
+  for (const id of ids) await personCache.forgetProject(id);
 }
