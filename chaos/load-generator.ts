@@ -49,6 +49,8 @@ const DRAIN_MS = 45_000;
 
 export class LoadGenerator {
   readonly acked = new Set<string>();
+  /** When each acknowledged uuid got its 200 (ms since the epoch), to tell which fault a loss happened under. */
+  readonly ackedAt = new Map<string, number>();
   /** Uuids of requests that never got a 200: they may be stored at most once. */
   readonly abandoned = new Set<string>();
   readonly completedSequences: IdentitySequence[] = [];
@@ -157,7 +159,10 @@ export class LoadGenerator {
       const record = await this.post(request.path, text);
       this.responses.push(record);
       if (record.status === 200) {
-        for (const uuid of request.uuids) this.acked.add(uuid);
+        for (const uuid of request.uuids) {
+          this.acked.add(uuid);
+          this.ackedAt.set(uuid, record.done);
+        }
         return true;
       }
       if (!(record.status === 503 && record.jsonError)) {

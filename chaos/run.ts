@@ -10,7 +10,7 @@ import { LoadGenerator } from './load-generator.js';
 import { DecideProbe, ReadinessSampler } from './observers.js';
 import { SCENARIOS, type ChaosContext, type ScenarioOutcome } from './scenarios.js';
 import { Stack, type Service } from './stack.js';
-import { drainOutbox, settle, verify } from './verify.js';
+import { drainOutbox, locateInKafka, settle, verify } from './verify.js';
 
 /**
  * `make chaos`: under continuous SDK-like load, kills every service with SIGKILL and takes every
@@ -167,6 +167,13 @@ async function main(): Promise<number> {
   stack.stopWatching();
   const verdict = await verify(clickhouse, api, load.acked, load.abandoned, load.completedSequences);
   for (const note of verdict.notes) log(note);
+  const located = await locateInKafka(config, verdict.lost.slice(0, 100));
+  if (!located.complete) log('Kafka not read to its end within a minute: a lost uuid said to be in no message may be in one');
+  for (const [uuid, where] of located.found) {
+    // Lost uuids are acknowledged ones, each with the time of its 200.
+    const ackedAt = load.ackedAt.get(uuid)!;
+    log(`lost ${uuid}: acknowledged at +${((ackedAt - started) / 1000).toFixed(1)}s, ${where === null ? 'in no Kafka message' : `in Kafka at ${where}`}`);
+  }
 
   const decide5xx = [...decide.answers.known, ...decide.answers.fresh].filter((a) => a.status >= 500 && !(a.status === 503 && a.jsonError));
   const load5xx = load.unexpected.filter((r) => r.status >= 500);

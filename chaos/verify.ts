@@ -1,5 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inList, sql, type ClickHouse } from '@tributary/clickhouse';
+import type { Config } from '@tributary/config';
+import { createKafka, topicNames } from '@tributary/kafka';
+import { createLogger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
 import type { IdentitySequence } from './load-generator.js';
 
@@ -148,4 +151,49 @@ export async function getJson(url: string, personalApiKey: string): Promise<unkn
     if (attempt >= 5) throw new Error(`GET ${url}: ${response.status} ${await response.text()}`);
     await sleep(1000);
   }
+}
+
+/**
+ * Where each lost uuid is in Kafka's event topics, read from their first offset to their last:
+ * `topic/partition@offset`, or null when no message holds it. Found there, ingest lost it;
+ * missing, capture acknowledged events that Kafka never kept (one run lost a request's 16 events
+ * that way, and this tells the next one apart without reading the topics by hand). `complete` is
+ * false when the topics were not read to their end within a minute.
+ */
+export async function locateInKafka(
+  config: Pick<Config, 'kafkaBrokers' | 'kafkaClientId' | 'kafkaTopicPrefix'>,
+  uuids: readonly string[],
+): Promise<{ found: Map<string, string | null>; complete: boolean }> {
+  const found = new Map<string, string | null>(uuids.map((uuid) => [uuid, null]));
+  if (uuids.length === 0) return { found, complete: true };
+  const names = topicNames(config.kafkaTopicPrefix);
+  const topics = [names.realtime, names.historical, names.overflow];
+  const kafka = createKafka(config, createLogger('chaos-locate', 'silent'), 'chaos-locate');
+  const admin = kafka.admin();
+  await admin.connect();
+  const unread = new Map<string, number>();
+  for (const topic of topics) {
+    for (const { partition, high } of await admin.fetchTopicOffsets(topic)) if (Number(high) > 0) unread.set(`${topic}/${partition}`, Number(high));
+  }
+  await admin.disconnect();
+  if (unread.size === 0) return { found, complete: true };
+  const consumer = kafka.consumer({ groupId: `chaos-locate-${Date.now()}` });
+  await consumer.connect();
+  await consumer.subscribe({ topics, fromBeginning: true });
+  await new Promise<void>((resolve, reject) => {
+    setTimeout(resolve, 60_000).unref();
+    consumer
+      .run({
+        eachMessage: async ({ topic, partition, message }) => {
+          const text = message.value?.toString('utf8') ?? '';
+          for (const uuid of uuids) if (text.includes(uuid)) found.set(uuid, `${topic}/${partition}@${message.offset}`);
+          const at = `${topic}/${partition}`;
+          if (Number(message.offset) + 1 >= (unread.get(at) ?? Number.POSITIVE_INFINITY)) unread.delete(at);
+          if (unread.size === 0) resolve();
+        },
+      })
+      .catch(reject);
+  });
+  await consumer.disconnect();
+  return { found, complete: unread.size === 0 };
 }
