@@ -48,9 +48,8 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const DRAIN_MS = 45_000;
 
 export class LoadGenerator {
-  readonly acked = new Set<string>();
-  /** When each acknowledged uuid got its 200 (ms since the epoch), to tell which fault a loss happened under. */
-  readonly ackedAt = new Map<string, number>();
+  /** Each acknowledged uuid, with when its 200 came (ms since the epoch), to tell which fault a loss happened under. */
+  readonly acked = new Map<string, number>();
   /** Uuids of requests that never got a 200: they may be stored at most once. */
   readonly abandoned = new Set<string>();
   readonly completedSequences: IdentitySequence[] = [];
@@ -159,10 +158,7 @@ export class LoadGenerator {
       const record = await this.post(request.path, text);
       this.responses.push(record);
       if (record.status === 200) {
-        for (const uuid of request.uuids) {
-          this.acked.add(uuid);
-          this.ackedAt.set(uuid, record.done);
-        }
+        for (const uuid of request.uuids) this.acked.set(uuid, record.done);
         return true;
       }
       if (!(record.status === 503 && record.jsonError)) {

@@ -171,7 +171,7 @@ async function main(): Promise<number> {
   if (!located.complete) log('Kafka not read to its end within a minute: a lost uuid said to be in no message may be in one');
   for (const [uuid, where] of located.found) {
     // Lost uuids are acknowledged ones, each with the time of its 200.
-    const ackedAt = load.ackedAt.get(uuid)!;
+    const ackedAt = load.acked.get(uuid)!;
     log(`lost ${uuid}: acknowledged at +${((ackedAt - started) / 1000).toFixed(1)}s, ${where === null ? 'in no Kafka message' : `in Kafka at ${where}`}`);
   }
 

@@ -53,7 +53,7 @@ async function canary(context: ChaosContext, since: number): Promise<number | nu
     if (response?.status === 200) break;
     await sleep(250);
   }
-  context.load.acked.add(uuid);
+  context.load.acked.set(uuid, Date.now());
   while (Date.now() - since < RECOVERY_LIMIT_MS) {
     const [row] = await context.clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM events WHERE team_id = ${context.api.projectId} AND uuid = toUUID(${uuid})`).catch(() => []);
     if (Number(row?.n ?? 0) > 0) return Date.now();

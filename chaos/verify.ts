@@ -66,7 +66,7 @@ export async function settle(clickhouse: ClickHouse, teamId: number, expected: n
 export async function verify(
   clickhouse: ClickHouse,
   api: ApiTarget,
-  acked: ReadonlySet<string>,
+  acked: ReadonlyMap<string, number>,
   abandoned: ReadonlySet<string>,
   sequences: readonly IdentitySequence[],
 ): Promise<Verdict> {
@@ -86,7 +86,7 @@ export async function verify(
 
   const lost = new Set<string>();
   const duplicated = new Set<string>();
-  for (const uuid of acked) {
+  for (const uuid of acked.keys()) {
     if (!stored.has(uuid) || !seen.has(uuid)) lost.add(uuid);
   }
   for (const [uuid, copies] of stored) if (copies > 1) duplicated.add(uuid);
