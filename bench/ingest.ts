@@ -27,11 +27,11 @@ import { randomUUID } from 'node:crypto';
 import { openSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
-import { CompressionTypes, type KafkaMessage, type Producer } from 'kafkajs';
+import { CompressionTypes, type KafkaMessage } from 'kafkajs';
 import { loadConfig } from '@tributary/config';
 import { createClickHouse, formatDateTime, ident, migrateClickHouse, sql, type ClickHouse } from '@tributary/clickhouse';
 import { personlessPersonId } from '@tributary/ingestion';
-import { createKafka, createProducer, decodeMessageEvents, encodeCaptureEvents, ensureTopics, messageKey, partitionOfKey, topicNames, type CaptureMessage } from '@tributary/kafka';
+import { createKafka, createProducer, decodeMessageEvents, encodeCaptureEvents, ensureTopics, messageKey, partitionOfKey, topicNames, type CaptureMessage, type RenewingProducer } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
 import { PersonCache } from '@tributary/control-plane';
 import { createRedis } from '@tributary/redis';
@@ -152,13 +152,13 @@ function captureBatches(token: string, events = total): Batch[] {
  * Sends the batches in LZ4-compressed message sets, as capture does, one send at a time; events/s
  * from the first send until every event is queryable.
  */
-async function sendTimed(producer: Producer, phase: Phase, batches: Batch[]): Promise<number> {
+async function sendTimed(producer: RenewingProducer, phase: Phase, batches: Batch[]): Promise<number> {
   const started = Date.now();
   await send(producer, phase, batches);
   return untilAllQueryable(phase, started);
 }
 
-async function send(producer: Producer, phase: Phase, batches: Batch[]): Promise<void> {
+async function send(producer: RenewingProducer, phase: Phase, batches: Batch[]): Promise<void> {
   const topic = topicNames(phase.prefix).realtime;
   for (const messages of batches) await producer.send({ topic, acks: -1, compression: CompressionTypes.LZ4, messages });
 }
@@ -172,7 +172,7 @@ const warmUpEvents = 20_000;
  * the phase's second project, sent and waited for before the timing, leave it out; the timed
  * project's persons are all still new.
  */
-async function warmUp(producer: Producer, phase: Phase): Promise<void> {
+async function warmUp(producer: RenewingProducer, phase: Phase): Promise<void> {
   await send(producer, phase, captureBatches(phase.warmUp.token, warmUpEvents));
   await waitFor(async () => (await eventCount(phase, phase.warmUp.teamId)) >= warmUpEvents, { timeoutMs: 5 * 60_000, what: `the ${warmUpEvents} warm-up events` });
   await untilMergesSettle();
@@ -260,7 +260,7 @@ async function untilGroupStable(groupId: string, members: number): Promise<void>
  * would otherwise cap the baseline's rate rather than measure the machine's. It runs in the bench's
  * own process, so its CPU per event includes sending the events.
  */
-async function bare(phase: Phase, producer: Producer): Promise<{ rate: number; cpuUsPerEvent: number; stores: Record<string, number>; work: Record<string, number> }> {
+async function bare(phase: Phase, producer: RenewingProducer): Promise<{ rate: number; cpuUsPerEvent: number; stores: Record<string, number>; work: Record<string, number> }> {
   const rowWriter = new RowWriter(phase.clickhouse, { maxRowsPerInsert: config.ingestInsertMaxRows });
   const consumer = new IngestConsumer({
     kafka,
@@ -306,7 +306,7 @@ async function bare(phase: Phase, producer: Producer): Promise<{ rate: number; c
 const profileDir = '.tributary/profiles/ingest';
 
 /** Real ingest processes on the phase's topics; returns events/s, their CPU time per event and the highest RSS any of them reached. */
-async function ingest(phase: Phase, producer: Producer, replicas: number, cpuProfile: boolean): Promise<{ rate: number; rssMb: number; cpuUsPerEvent: number; stores: Record<string, number>; work: Record<string, number> }> {
+async function ingest(phase: Phase, producer: RenewingProducer, replicas: number, cpuProfile: boolean): Promise<{ rate: number; rssMb: number; cpuUsPerEvent: number; stores: Record<string, number>; work: Record<string, number> }> {
   const ports = await Promise.all(Array.from({ length: replicas }, () => freePort()));
   const children: ChildProcess[] = [];
   for (let r = 0; r < replicas; r++) {

@@ -4,6 +4,7 @@ import type { Logger } from '@tributary/logger';
 import { TOPIC_KINDS, topicNames } from './topics.js';
 import { keyHashPartitioner } from './partitioner.js';
 import { registerLz4 } from './lz4-codec.js';
+import { RenewingProducer } from './renewing-producer.js';
 
 registerLz4();
 
@@ -44,7 +45,8 @@ export function createKafka(config: Pick<Config, 'kafkaBrokers' | 'kafkaClientId
 
 /**
  * A producer for acknowledged writes: idempotent (so retries never duplicate a message) and
- * waiting for every in-sync replica.
+ * waiting for every in-sync replica. `instrument` is applied to each kafkajs producer made, the
+ * first and those that replace one after a failed send (see `RenewingProducer`).
  *
  * The partitioner is named rather than left to kafkajs's default: ingest relies on a key always
  * landing on the same partition, so a change of default must never change it silently. This is
@@ -54,15 +56,21 @@ export function createKafka(config: Pick<Config, 'kafkaBrokers' | 'kafkaClientId
  * Retries are bounded (the client's 5) rather than endless as kafkajs suggests for idempotent
  * producers: a send to a broker that is away must fail, so capture answers 503 and the queue of
  * waiting requests stays bounded. Giving up may leave a batch written but unacknowledged; the
- * client's retry then writes it again, and uuid-keyed event rows absorb the duplicate.
+ * client's retry then writes it again, and uuid-keyed event rows absorb the duplicate. What
+ * giving up must not do is leave the producer's batch numbering behind the broker's, which is
+ * why the next send goes through a new producer.
  */
-export function createProducer(kafka: Kafka): Producer {
-  return kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 5,
-    allowAutoTopicCreation: false,
-    createPartitioner: keyHashPartitioner,
-  });
+export function createProducer(kafka: Kafka, instrument: (producer: Producer) => Producer = (producer) => producer): RenewingProducer {
+  return new RenewingProducer(() =>
+    instrument(
+      kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 5,
+        allowAutoTopicCreation: false,
+        createPartitioner: keyHashPartitioner,
+      }),
+    ),
+  );
 }
 
 /** Errors metadata answers with while a new topic's partitions are still being given leaders. */

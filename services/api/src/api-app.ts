@@ -3,7 +3,7 @@ import type { ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
 import { storableRequest } from '@tributary/http';
 import { ControlPlaneStore, FeatureFlagStore, PersonCache } from '@tributary/control-plane';
-import { topicNames, type Admin, type Producer } from '@tributary/kafka';
+import { topicNames, type Admin, type RenewingProducer } from '@tributary/kafka';
 import type { Pool } from '@tributary/postgres';
 import type { Redis } from '@tributary/redis';
 import type { Queue } from 'bullmq';
@@ -47,7 +47,7 @@ export interface ApiDeps {
 /** The api's dependencies from its connections, the same in the service and in tests. */
 export function apiDeps(
   config: Config,
-  stores: { pool: Pool; clickhouse: ClickHouse; redis: Redis; producer: Producer; admin: Admin; deletionQueue: Pick<Queue, 'getJobScheduler'> },
+  stores: { pool: Pool; clickhouse: ClickHouse; redis: Redis; producer: RenewingProducer; admin: Admin; deletionQueue: Pick<Queue, 'getJobScheduler'> },
 ): ApiDeps {
   const topics = topicNames(config.kafkaTopicPrefix);
   return {

@@ -3,7 +3,7 @@ import { createClickHouse, type ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
 import type { ServiceRuntimeOptions } from '@tributary/http';
 import { DELETION_QUEUE } from '@tributary/deletions';
-import { createKafka, createProducer, kafkaReachability, type Admin, type Producer } from '@tributary/kafka';
+import { createKafka, createProducer, kafkaReachability, type Admin, type RenewingProducer } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import { createPool, postgresAnswers, type Pool } from '@tributary/postgres';
 import { createRedis, redisAnswers, type Redis } from '@tributary/redis';
@@ -13,7 +13,7 @@ export interface ApiStores {
   pool: Pool;
   clickhouse: ClickHouse;
   redis: Redis;
-  producer: Producer;
+  producer: RenewingProducer;
   admin: Admin;
   deletionQueue: Queue;
 }

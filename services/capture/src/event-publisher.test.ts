@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
-import { CompressionTypes, type ICustomPartitioner, type Producer, type ProducerBatch } from 'kafkajs';
-import { decodeMessageEvents, messageKey, topicNames, type CaptureMessage, type DecodeResult } from '@tributary/kafka';
+import { CompressionTypes, type ICustomPartitioner, type ProducerBatch } from 'kafkajs';
+import { decodeMessageEvents, messageKey, topicNames, type CaptureMessage, type DecodeResult, type RenewingProducer } from '@tributary/kafka';
 import { EventPublisher, PublishError } from './event-publisher.js';
 
 // kafkajs's own default partitioner (Java-compatible murmur2) is the reference for where a
@@ -26,7 +26,7 @@ function readable(decoded: DecodeResult): CaptureMessage {
 /** Producers that acknowledge every batch and record what they were given, message by message. */
 function recordingProducers(count: number, fail?: (producer: number) => boolean) {
   const sent: Sent[] = [];
-  const producers = Array.from({ length: count }, (_, producer): Pick<Producer, 'sendBatch'> => ({
+  const producers = Array.from({ length: count }, (_, producer): Pick<RenewingProducer, 'sendBatch'> => ({
     sendBatch: async (batch: ProducerBatch) => {
       if (fail?.(producer)) throw new Error(`producer ${producer} lost its broker`);
       for (const { topic, messages } of batch.topicMessages ?? []) {

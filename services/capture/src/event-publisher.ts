@@ -1,4 +1,4 @@
-import { CompressionTypes, type Producer, type TopicMessages } from 'kafkajs';
+import { CompressionTypes, type TopicMessages } from 'kafkajs';
 import {
   GroupCommit,
   encodeCaptureEvents,
@@ -8,6 +8,7 @@ import {
   sizeOfTopicMessages,
   type CaptureMessage,
   type PartitionCounts,
+  type RenewingProducer,
   type TopicNames,
 } from '@tributary/kafka';
 import type { OverflowDetector } from './overflow-detector.js';
@@ -56,7 +57,7 @@ export class EventPublisher {
   private unkeyed = Math.floor(Math.random() * 0x7fffffff);
 
   constructor(
-    producers: readonly Pick<Producer, 'sendBatch'>[],
+    producers: readonly Pick<RenewingProducer, 'sendBatch'>[],
     private readonly topics: TopicNames,
     private readonly partitions: Pick<PartitionCounts, 'get'>,
     private readonly overflow: Pick<OverflowDetector, 'hotKeys'>,

@@ -18,7 +18,7 @@ const pool = createPool(config, { max: 5 });
 const redis = createRedis(config);
 const kafka = createKafka(config, logger, 'capture');
 const instrument = produceMetrics(metrics);
-const producers = Array.from({ length: config.captureKafkaProducers }, () => instrument(createProducer(kafka)));
+const producers = Array.from({ length: config.captureKafkaProducers }, () => createProducer(kafka, instrument));
 // Capture chooses each event's partition itself, so it asks Kafka how many each topic has.
 const admin = kafka.admin();
 await Promise.all([admin.connect(), ...producers.map((producer) => producer.connect())]);

@@ -6,7 +6,7 @@ import { createPool, type Pool } from '@tributary/postgres';
 import { createRedis, type Redis } from '@tributary/redis';
 import { createTestTenant, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
 import type { Config } from '@tributary/config';
-import type { Kafka, KafkaMessage, Producer } from 'kafkajs';
+import type { Kafka, KafkaMessage } from 'kafkajs';
 import { captureRoutes } from '../src/capture-routes.js';
 import { EventPublisher } from '../src/event-publisher.js';
 import { OverflowDetector } from '../src/overflow-detector.js';
@@ -41,7 +41,7 @@ export async function startCapture(overrides: Partial<Config> = {}, brokers?: st
   await ensureTopics(admin, prefix, 2);
   await admin.disconnect();
   const publishKafka = brokers ? createKafka({ ...config, kafkaBrokers: brokers }, logger, 'capture-test-dead') : kafka;
-  const producer: Producer = createProducer(publishKafka);
+  const producer = createProducer(publishKafka);
   const publishAdmin = publishKafka.admin();
   if (!brokers) await Promise.all([producer.connect(), publishAdmin.connect()]);
   const tenant = await createTestTenant(pool, config);

@@ -10,7 +10,7 @@ import {
   topicNames,
   type Admin,
   type CaptureMessage,
-  type Producer,
+  type RenewingProducer,
 } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
 import { createRedis, type Redis } from '@tributary/redis';
@@ -23,7 +23,7 @@ const logger = createLogger('publisher-test', config.logLevel);
 const kafka = createKafka(config, logger, 'publisher-test');
 const prefix = `${uniqueName('p')}_`;
 const topics = topicNames(prefix);
-let producers: Producer[];
+let producers: RenewingProducer[];
 let redis: Redis;
 let admin: Admin;
 let partitions: PartitionCounts;

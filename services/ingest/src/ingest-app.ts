@@ -1,4 +1,5 @@
-import type { Kafka, Producer } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
+import type { RenewingProducer } from '@tributary/kafka';
 import type { ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
 import { ControlPlaneStore, PersonCache, TokenResolver } from '@tributary/control-plane';
@@ -22,7 +23,7 @@ export interface IngestDeps {
   redis: Redis;
   clickhouse: ClickHouse;
   kafka: Kafka;
-  producer: Producer;
+  producer: Pick<RenewingProducer, 'send'>;
   topics: TopicNames;
   groupId: string;
   metrics?: IngestMetrics;

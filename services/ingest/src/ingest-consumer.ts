@@ -1,4 +1,5 @@
-import type { Consumer, Kafka, KafkaMessage, Producer } from 'kafkajs';
+import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import type { RenewingProducer } from '@tributary/kafka';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { TopicNames } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
@@ -33,7 +34,7 @@ export interface IngestConsumerOptions {
    * for more to join them in an insert.
    */
   caughtUp?: () => void;
-  producer: Producer;
+  producer: Pick<RenewingProducer, 'send'>;
   logger: Logger;
   /** Work that runs while the consumer does, such as the person outbox sweeper. */
   companions?: readonly { start(): void; stop(): Promise<void> }[];

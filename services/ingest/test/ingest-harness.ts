@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { createClickHouse, sql, type ClickHouse } from '@tributary/clickhouse';
-import { createKafka, createProducer, ensureTopics, encodeCaptureEvents, encodeCaptureMessage, messageKey, partitionOfKey, topicNames, type CaptureMessage, type TopicNames } from '@tributary/kafka';
+import { createKafka, createProducer, ensureTopics, encodeCaptureEvents, encodeCaptureMessage, messageKey, partitionOfKey, topicNames, type CaptureMessage, type RenewingProducer, type TopicNames } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
 import { createPool, type Pool } from '@tributary/postgres';
 import { createRedis, type Redis } from '@tributary/redis';
 import { createTestTenant, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
 import type { Config } from '@tributary/config';
-import type { Kafka, Producer } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import { buildIngestConsumer } from '../src/ingest-app.js';
 import type { IngestConsumer, MessageProcessor } from '../src/ingest-consumer.js';
 
@@ -38,7 +38,7 @@ export interface IngestHarness {
   clickhouse: ClickHouse;
   redis: Redis;
   kafka: Kafka;
-  producer: Producer;
+  producer: RenewingProducer;
   /**
    * Publishes events as one-event messages keyed by token and distinct id (as the api does), or
    * with `several`, as capture does: one several-event message per partition the events reach.

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import { encodeCaptureMessage, messageKey, type CaptureMessage, type Producer } from '@tributary/kafka';
+import { encodeCaptureMessage, messageKey, type CaptureMessage, type RenewingProducer } from '@tributary/kafka';
 
 /**
  * Person property changes made through the API travel as events, like an SDK's `$set`: keyed by
@@ -8,7 +8,7 @@ import { encodeCaptureMessage, messageKey, type CaptureMessage, type Producer } 
  */
 export class PersonEventPublisher {
   constructor(
-    private readonly producer: Producer,
+    private readonly producer: Pick<RenewingProducer, 'send'>,
     private readonly topic: string,
     private readonly timeoutMs: number,
   ) {}

@@ -1,0 +1,127 @@
+import net from 'node:net';
+import { Kafka, logLevel, type Admin, type Producer, type RecordMetadata } from 'kafkajs';
+import { testConfig, uniqueName } from '@tributary/test-support';
+import { createProducer } from './client.js';
+
+const [brokerHost, brokerPort] = testConfig().kafkaBrokers[0]!.split(':') as [string, string];
+
+/**
+ * Stands between the client and the broker. While `dropAnswers` is set it passes requests on and
+ * cuts the connection when the broker answers: the broker has written a produce request that the
+ * client never hears back about, as when a broker stops or a network drops mid-request.
+ */
+class AnswerDroppingProxy {
+  dropAnswers = false;
+  private readonly server = net.createServer((client) => {
+    const broker = net.connect(Number(brokerPort), brokerHost);
+    const close = () => {
+      client.destroy();
+      broker.destroy();
+    };
+    client.on('data', (data) => broker.write(data));
+    broker.on('data', (data) => (this.dropAnswers ? close() : client.write(data)));
+    for (const socket of [client, broker]) socket.on('error', close).on('close', close);
+  });
+
+  async listen(): Promise<number> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return (this.server.address() as net.AddressInfo).port;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+const proxy = new AnswerDroppingProxy();
+let kafka: Kafka;
+let admin: Admin;
+
+beforeAll(async () => {
+  const port = await proxy.listen();
+  kafka = new Kafka({
+    brokers: [`${brokerHost}:${brokerPort}`],
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 300 },
+    connectionTimeout: 2_000,
+    requestTimeout: 5_000,
+    socketFactory: ({ onConnect }) => net.connect({ host: '127.0.0.1', port }, onConnect),
+  });
+  admin = kafka.admin();
+  await admin.connect();
+});
+
+afterAll(async () => {
+  await admin.disconnect();
+  await proxy.close();
+});
+
+type Sender = Pick<Producer, 'sendBatch'>;
+
+async function newTopic(): Promise<string> {
+  const topic = uniqueName('renewing');
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+  return topic;
+}
+
+async function send(producer: Sender, topic: string, value: string): Promise<RecordMetadata> {
+  const [acknowledged] = await producer.sendBatch({ acks: -1, topicMessages: [{ topic, messages: [{ partition: 0, value }] }] });
+  return acknowledged!;
+}
+
+/** Sends a, then b while the broker's answers are dropped, then c: what Kafka acknowledged for c. */
+async function sendAcrossLostAnswer(producer: Sender, topic: string): Promise<RecordMetadata> {
+  await send(producer, topic, 'a');
+  proxy.dropAnswers = true;
+  await expect(send(producer, topic, 'b')).rejects.toThrow();
+  proxy.dropAnswers = false;
+  return send(producer, topic, 'c');
+}
+
+async function valuesIn(topic: string): Promise<string[]> {
+  const [{ high }] = (await admin.fetchTopicOffsets(topic)) as [{ high: string }];
+  const consumer = kafka.consumer({ groupId: uniqueName('renewing-reader') });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const values: string[] = [];
+  await new Promise<void>((resolve) => {
+    void consumer.run({
+      eachMessage: async ({ message }) => {
+        values.push(String(message.value));
+        if (BigInt(message.offset) + 1n >= BigInt(high)) resolve();
+      },
+    });
+  });
+  await consumer.disconnect();
+  return values;
+}
+
+describe('an acknowledged send after a failed one', () => {
+  it('is lost by a bare kafkajs idempotent producer: the broker takes it for a retry of the batch whose answer was lost', async () => {
+    const topic = await newTopic();
+    const bare = kafka.producer({ idempotent: true, maxInFlightRequests: 5 });
+    await bare.connect();
+    try {
+      const c = await sendAcrossLostAnswer(bare, topic);
+      expect(c.baseOffset).toBe('1');
+      expect(await valuesIn(topic)).toEqual(['a', 'b']);
+    } finally {
+      await bare.disconnect();
+    }
+  });
+
+  it('is written by the producer Tributary creates, at the offset Kafka acknowledged', async () => {
+    const topic = await newTopic();
+    const producer = createProducer(kafka);
+    await producer.connect();
+    try {
+      const c = await sendAcrossLostAnswer(producer, topic);
+      const d = await send(producer, topic, 'd');
+      const values = await valuesIn(topic);
+      expect(values).toEqual(['a', 'b', 'c', 'd']);
+      expect([values[Number(c.baseOffset)], values[Number(d.baseOffset)]]).toEqual(['c', 'd']);
+    } finally {
+      await producer.disconnect();
+    }
+  });
+});

@@ -1,0 +1,83 @@
+import type { Producer, ProducerBatch, ProducerRecord, RecordMetadata } from 'kafkajs';
+
+/**
+ * An idempotent producer that is never used again once one of its sends has failed.
+ *
+ * kafkajs numbers each partition's batches for the broker's duplicate detection, and when a
+ * produce request fails it winds the numbers back, although the broker may have written the batch
+ * (its answer was lost in a disconnect, or came after the request timed out). The next batch then
+ * carries the numbers of a batch already written, and the broker takes it for a retry of that one:
+ * it answers with the earlier batch's offset and writes nothing, so events that were acknowledged
+ * to a client are lost (shown against a real broker in renewing-producer.integration.test.ts).
+ * After a failed send the next one therefore goes through a new kafkajs producer, to which the
+ * broker gives a new producer id whose numbers start afresh: the Java client bumps the epoch for
+ * the same reason (KIP-360).
+ *
+ * Sends go one at a time: a send already waiting inside kafkajs behind a failing one would take
+ * the wound-back numbers before the failure could be seen here. Callers that need throughput
+ * batch their messages into fewer sends (capture's group commit) rather than sending concurrently.
+ */
+export class RenewingProducer {
+  private current: Producer | null = null;
+  private tail: Promise<unknown> = Promise.resolve();
+  private disconnected = false;
+
+  /** `create` makes a new, unconnected kafkajs producer each time it is called. */
+  constructor(private readonly create: () => Producer) {}
+
+  /** Connects now, so that a broker that cannot be reached fails a service's start, not its first send. */
+  connect(): Promise<void> {
+    return this.serially(async () => undefined);
+  }
+
+  send(record: ProducerRecord): Promise<RecordMetadata[]> {
+    return this.serially((producer) => producer.send(record));
+  }
+
+  sendBatch(batch: ProducerBatch): Promise<RecordMetadata[]> {
+    return this.serially((producer) => producer.sendBatch(batch));
+  }
+
+  /** Waits for the sends already made, then disconnects; sends after this fail. */
+  async disconnect(): Promise<void> {
+    this.disconnected = true;
+    await this.tail;
+    const producer = this.current;
+    this.current = null;
+    await producer?.disconnect();
+  }
+
+  private serially<T>(work: (producer: Producer) => Promise<T>): Promise<T> {
+    if (this.disconnected) return Promise.reject(new Error('The Kafka producer was disconnected.'));
+    const run = this.tail.then(async () => {
+      const producer = await this.connected();
+      try {
+        return await work(producer);
+      } catch (error) {
+        this.retire(producer);
+        throw error;
+      }
+    });
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  private async connected(): Promise<Producer> {
+    if (this.current) return this.current;
+    const producer = this.create();
+    try {
+      await producer.connect();
+    } catch (error) {
+      this.retire(producer);
+      throw error;
+    }
+    this.current = producer;
+    return producer;
+  }
+
+  /** Closes a producer whose numbering can no longer be trusted; nothing waits on it closing. */
+  private retire(producer: Producer): void {
+    if (this.current === producer) this.current = null;
+    producer.disconnect().catch(() => undefined);
+  }
+}
