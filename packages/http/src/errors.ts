@@ -40,6 +40,7 @@ export const notFound = (detail = 'Not found.') => new HttpError(404, 'invalid_r
 export const methodNotAllowed = (method: string, allowed: readonly string[]) =>
   new HttpError(405, 'invalid_request', 'method_not_allowed', `Method ${method} is not allowed here; use ${allowed.join(', ')}.`, null, { Allow: allowed.join(', ') });
 export const payloadTooLarge = (detail: string) => new HttpError(413, 'invalid_request', 'payload_too_large', detail);
+export const unsupportedMediaType = (detail: string) => new HttpError(415, 'invalid_request', 'unsupported_media_type', detail);
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new HttpError(429, 'throttled', 'throttled', `Request was throttled. Expected available in ${retryAfterSeconds} seconds.`, null, {
     'Retry-After': String(retryAfterSeconds),

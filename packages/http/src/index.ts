@@ -11,4 +11,5 @@ export { mountedRoutes, routePattern, type MountedRoute } from './route-table.js
 export { documented, openApiDocument, openApiPath, withDoc, type DocumentInfo, type OperationDoc } from './openapi.js';
 export { runAsWorkers } from './workers.js';
 export { assessReadiness, type Dependencies, type Dependency, type ReadinessReport } from './readiness.js';
+export { jsonBodiesOnly } from './json-bodies-only.js';
 export { MAX_JSON_DEPTH, jsonProblem, storableRequest, type JsonProblem } from './json-problem.js';

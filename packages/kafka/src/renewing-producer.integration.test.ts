@@ -79,7 +79,8 @@ async function sendAcrossLostAnswer(producer: Sender, topic: string): Promise<Re
 }
 
 async function valuesIn(topic: string): Promise<string[]> {
-  const [{ high }] = (await admin.fetchTopicOffsets(topic)) as [{ high: string }];
+  const [partition] = await admin.fetchTopicOffsets(topic);
+  const high = partition!.high;
   const consumer = kafka.consumer({ groupId: uniqueName('renewing-reader') });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });

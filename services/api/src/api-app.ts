@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import type { ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
-import { storableRequest } from '@tributary/http';
+import { jsonBodiesOnly, storableRequest } from '@tributary/http';
 import { ControlPlaneStore, FeatureFlagStore, PersonCache } from '@tributary/control-plane';
 import { topicNames, type Admin, type RenewingProducer } from '@tributary/kafka';
 import type { Pool } from '@tributary/postgres';
@@ -73,7 +73,7 @@ export function apiDeps(
 
 /** Mounts every management route; `/api/projects/:project_id/...` and `/api/environments/...` are the same resources. */
 export function mountApiRoutes(app: Express, deps: ApiDeps): void {
-  app.use(express.json({ limit: '1mb' }), storableRequest());
+  app.use(express.json({ limit: '1mb' }), jsonBodiesOnly(), storableRequest());
   // The schema and the status page shell are public; everything else under /api/ takes a key.
   app.use(schemaRoutes(deps.publicUrl), statusPageRoutes());
   app.use('/api', authenticate(deps.store), rateLimit(deps.redis, deps.rateLimitPerMinute));

@@ -22,6 +22,22 @@ describe('hostile input to the management API', () => {
     expect((await call('GET', `${project()}/feature_flags/`)).status).toBe(200);
   });
 
+  it('a body that is not JSON is a 415 saying to send JSON (it reached the route as no body: "key is required"); a DELETE ignores it', async () => {
+    const send = async (method: string, path: string, contentType: string | null, body: string) => {
+      const response = await fetch(`${api().url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${setup.tenant.personalApiKey}`, ...(contentType ? { 'content-type': contentType } : {}) },
+        body: contentType ? body : new Blob([body]),
+      });
+      return { status: response.status, body: (await response.json()) as unknown };
+    };
+    const refused = (type: string) => ({ type: 'invalid_request', code: 'unsupported_media_type', detail: expect.stringContaining(type), attr: null });
+    expect(await send('POST', `${project()}/feature_flags/`, 'text/plain', '{"key":"k"}')).toEqual({ status: 415, body: refused('"text/plain"') });
+    expect(await send('PATCH', `${project()}/feature_flags/1/`, 'application/x-www-form-urlencoded', 'key=k')).toEqual({ status: 415, body: refused('Content-Type: application/json') });
+    expect(await send('POST', `${project()}/cohorts/`, null, 'x'.repeat(100_000))).toEqual({ status: 415, body: refused('no Content-Type') });
+    expect((await send('DELETE', `${project()}/feature_flags/999999999/`, 'text/plain', 'x'.repeat(100_000))).status).toBe(404);
+  });
+
   it('a body nested deeper than 128 levels is a 400 naming where, not a stack overflow', async () => {
     const deep = `{"key":"deep","filters":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`;
     expectRefused(await call('POST', `${project()}/feature_flags/`, deep), expect.stringMatching(/^filters\.a\.a/) as never, /nests deeper than 128/);
