@@ -126,3 +126,22 @@ describe('an acknowledged send after a failed one', () => {
     }
   });
 });
+
+describe('a send to a partition added since the producer last read metadata', () => {
+  it('fails rather than being acknowledged without the messages for it (kafkajs leaves them out), and the next send writes them', async () => {
+    const topic = await newTopic();
+    const producer = createProducer(kafka);
+    await producer.connect();
+    try {
+      await send(producer, topic, 'a');
+      await admin.createPartitions({ topicPartitions: [{ topic, count: 2 }] });
+      const toBoth = () => producer.sendBatch({ acks: -1, topicMessages: [{ topic, messages: [{ partition: 1, value: 'b' }, { partition: 0, value: 'c' }] }] });
+      await expect(toBoth()).rejects.toThrow(`Kafka did not acknowledge the messages for ${topic}/1`);
+      expect((await toBoth()).map(({ partition }) => partition).sort()).toEqual([0, 1]);
+      const offsets = await admin.fetchTopicOffsets(topic);
+      expect(offsets.map(({ partition, high }) => [partition, high]).sort()).toEqual([[0, '3'], [1, '1']]);
+    } finally {
+      await producer.disconnect();
+    }
+  });
+});

@@ -1,4 +1,4 @@
-import type { Producer, ProducerBatch, ProducerRecord, RecordMetadata } from 'kafkajs';
+import type { Producer, ProducerBatch, ProducerRecord, RecordMetadata, TopicMessages } from 'kafkajs';
 
 /**
  * An idempotent producer that is never used again once one of its sends has failed.
@@ -16,6 +16,11 @@ import type { Producer, ProducerBatch, ProducerRecord, RecordMetadata } from 'ka
  * Sends go one at a time: a send already waiting inside kafkajs behind a failing one would take
  * the wound-back numbers before the failure could be seen here. Callers that need throughput
  * batch their messages into fewer sends (capture's group commit) rather than sending concurrently.
+ *
+ * kafkajs also leaves out, without an error, messages addressed to a partition its metadata does
+ * not know yet (one added since it last asked, up to five minutes before): a send whose
+ * acknowledgement does not name every partition it addressed fails here, and the next producer
+ * starts with fresh metadata.
  */
 export class RenewingProducer {
   private current: Producer | null = null;
@@ -31,11 +36,11 @@ export class RenewingProducer {
   }
 
   send(record: ProducerRecord): Promise<RecordMetadata[]> {
-    return this.serially((producer) => producer.send(record));
+    return this.serially(async (producer) => allAcknowledged([record], record.acks, await producer.send(record)));
   }
 
   sendBatch(batch: ProducerBatch): Promise<RecordMetadata[]> {
-    return this.serially((producer) => producer.sendBatch(batch));
+    return this.serially(async (producer) => allAcknowledged(batch.topicMessages ?? [], batch.acks, await producer.sendBatch(batch)));
   }
 
   /** Waits for the sends already made, then disconnects; sends after this fail. */
@@ -80,4 +85,18 @@ export class RenewingProducer {
     if (this.current === producer) this.current = null;
     producer.disconnect().catch(() => undefined);
   }
+}
+
+/** The acknowledgement, once it names every partition that messages were addressed to. */
+function allAcknowledged(sent: readonly TopicMessages[], acks: number | undefined, acknowledged: RecordMetadata[]): RecordMetadata[] {
+  if (acks === 0) return acknowledged;
+  const named = new Set(acknowledged.map(({ topicName, partition }) => `${topicName}/${partition}`));
+  const missing = new Set<string>();
+  for (const { topic, messages } of sent) {
+    for (const { partition } of messages) {
+      if (partition !== undefined && !named.has(`${topic}/${partition}`)) missing.add(`${topic}/${partition}`);
+    }
+  }
+  if (missing.size > 0) throw new Error(`Kafka did not acknowledge the messages for ${[...missing].join(', ')}: the producer did not know of those partitions yet.`);
+  return acknowledged;
 }
