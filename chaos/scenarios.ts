@@ -217,6 +217,23 @@ const kafkaOutage: Scenario = {
   },
 };
 
+/**
+ * Longer than a producer goes on retrying, so that sends fail after the broker wrote them: the
+ * failure that left kafkajs's batch numbering behind the broker's, after which the broker took
+ * the next batch for a retry and acknowledged it without writing it (RenewingProducer).
+ */
+const ANSWERS_LOST_MS = 15_000;
+
+const kafkaAnswersLost: Scenario = {
+  name: `Kafka's answers lost for ${ANSWERS_LOST_MS / 1000} s (the broker writes, the client never hears)`,
+  async run(context) {
+    await context.stack.loseKafkaAnswers(true);
+    await sleep(ANSWERS_LOST_MS);
+    await context.stack.loseKafkaAnswers(false);
+    return pipelineRecovery(context, this.name, Date.now(), []);
+  },
+};
+
 /** Decide answers from what it holds: flags for a person it has seen, an honest error flag for one it cannot read. */
 function decideFromCache(context: ChaosContext, { from, to }: Outage): string[] {
   const failures: string[] = [];
@@ -275,6 +292,7 @@ export const SCENARIOS: Scenario[] = [
   killApi,
   killWorker,
   kafkaOutage,
+  kafkaAnswersLost,
   storeOutage(`clickhouse stopped for ${STORE_OUTAGE_MS / 1000} s`, 'clickhouse', STORE_OUTAGE_MS),
   postgresOutage,
   redisRestart,

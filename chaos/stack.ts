@@ -110,6 +110,13 @@ export class Stack {
     await this.script(STORE_SCRIPTS[store]('stop'));
   }
 
+  /** Makes the relay every client reaches Kafka through lose the broker's answers, or stop (chaos/kafka-link.ts). */
+  async loseKafkaAnswers(losing: boolean): Promise<void> {
+    this.log(losing ? "losing Kafka's answers" : "passing Kafka's answers on again");
+    const pid = Number((await readFile(path.join(STATE_DIR, 'pids', 'kafka-link.pid'), 'utf8')).trim());
+    process.kill(pid, losing ? 'SIGUSR1' : 'SIGUSR2');
+  }
+
   async startStore(store: Store): Promise<void> {
     this.log(`starting ${store}`);
     await this.script(STORE_SCRIPTS[store]('start'));

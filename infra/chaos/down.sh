@@ -8,4 +8,5 @@ bash "$ROOT/infra/nginx/nginx.sh" stop
 bash "$ROOT/infra/services.sh" stop
 bash "$ROOT/infra/clickhouse/clickhouse.sh" stop
 bash "$ROOT/infra/kafka/kafka.sh" stop
+stop_pidfile "$STATE/pids/kafka-link.pid" "the kafka link"
 bash "$ROOT/infra/chaos/stores.sh" stop postgres redis

@@ -16,6 +16,10 @@ cd "$ROOT"
 
 trap 'bash "$ROOT/infra/chaos/down.sh"' EXIT
 bash infra/chaos/stores.sh start postgres redis
+mkdir -p "$STATE/pids" "$STATE/logs"
+setsid nohup node --import tsx chaos/kafka-link.ts >> "$STATE/logs/kafka-link.log" 2>&1 &
+echo $! > "$STATE/pids/kafka-link.pid"
+wait_until 30 "the kafka link" port_open 127.0.0.1 "$KAFKA_LINK_PORT"
 bash infra/kafka/kafka.sh start
 bash infra/clickhouse/clickhouse.sh start
 npx tributary migrate

@@ -10,6 +10,8 @@ LIBS="$ROOT/.tributary/kafka/libs"
 PIDFILE="$STATE/pids/kafka.pid"
 PORT=${KAFKA_PORT:-9092}
 CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-9093}
+# The port clients are told to use; the chaos stack puts a relay there (chaos/kafka-link.ts).
+ADVERTISED_PORT=${KAFKA_ADVERTISED_PORT:-$PORT}
 
 install() {
   ensure_command java openjdk-17-jre-headless
@@ -26,7 +28,7 @@ start() {
   if pid_alive "$PIDFILE"; then log "kafka already running"; return 0; fi
   port_open 127.0.0.1 "$PORT" && die "port $PORT is taken by a process this project did not start"
   mkdir -p "$KAFKA_DIR/data"
-  sed -e "s#__DATA__#$KAFKA_DIR/data#" -e "s#__PORT__#$PORT#g" -e "s#__CONTROLLER_PORT__#$CONTROLLER_PORT#g" \
+  sed -e "s#__DATA__#$KAFKA_DIR/data#" -e "s#__PORT__#$PORT#g" -e "s#__ADVERTISED_PORT__#$ADVERTISED_PORT#g" -e "s#__CONTROLLER_PORT__#$CONTROLLER_PORT#g" \
     "$ROOT/infra/kafka/server.properties" > "$KAFKA_DIR/server.properties"
   local java=(java -Xms256m -Xmx768m -Dlog4j.configuration="file:$ROOT/infra/kafka/log4j.properties" -cp "$LIBS/*")
   if [[ ! -f "$KAFKA_DIR/data/meta.properties" ]]; then
