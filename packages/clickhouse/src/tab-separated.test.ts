@@ -56,4 +56,31 @@ describe('TabSeparated encoding', () => {
     expect(rows.length).toBe(3_001);
     expect(await text(rows.stream())).toBe(`${values.join('\n')}\n${'y'.repeat(3 * 1024 * 1024)}\n`);
   });
+
+  it('frees the memory of the blocks it wrote on release, and not that of rows it appended, which free their own', async () => {
+    const blocksOf = async (rows: TabSeparatedRows<{ s: string }>) => {
+      const blocks: Buffer[] = [];
+      for await (const block of rows.stream()) blocks.push(block as Buffer);
+      return blocks;
+    };
+    const rows = new TabSeparatedRows<{ s: string }>(['s']);
+    rows.add({ s: 'x'.repeat(10_000) });
+    const appended = new TabSeparatedRows<{ s: string }>(['s']);
+    appended.add({ s: 'kept' });
+    rows.append(appended);
+    const [own, theirs] = await blocksOf(rows);
+    rows.release();
+    expect([rows.length, own!.length, theirs!.length]).toEqual([0, 0, 5]);
+    expect(await text(appended.stream())).toBe('kept\n');
+    appended.release();
+    expect([appended.length, theirs!.length]).toEqual([0, 0]);
+  });
+
+  it('frees the memory of heads on release, leaving the rows they completed whole', async () => {
+    const rows = new TabSeparatedRows<{ a: string; b: string }>(['a', 'b']);
+    const heads = new RowHeads(rows, ['a']);
+    heads.complete(heads.add({ a: 'head'.repeat(2_000) }), { b: 'rest' });
+    heads.release();
+    expect(await text(rows.stream())).toBe(`${'head'.repeat(2_000)}\trest\n`);
+  });
 });

@@ -75,6 +75,11 @@ export class RowBuffer {
     this.warningTypes.push(row.type);
   }
 
+  /** Frees the encoded rows' memory once ClickHouse took them (see TabSeparatedRows.release). */
+  release(): void {
+    for (const table of [this.events, this.persons, this.distinctIds, this.groups, this.warnings]) table.release();
+  }
+
   static concat(buffers: readonly RowBuffer[]): RowBuffer {
     if (buffers.length === 1) return buffers[0]!;
     const all = new RowBuffer();

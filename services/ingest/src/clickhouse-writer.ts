@@ -55,8 +55,10 @@ export class RowWriter {
     this.commit.quiet();
   }
 
-  write(rows: RowBuffer): Promise<void> {
-    if (rows.size === 0) return Promise.resolve();
-    return this.refused.has(rows) ? writeRows(this.clickhouse, rows) : this.commit.submit(rows);
+  /** Resolves once ClickHouse took the rows, which are then released: nothing may read them afterwards. */
+  async write(rows: RowBuffer): Promise<void> {
+    if (rows.size === 0) return;
+    await (this.refused.has(rows) ? writeRows(this.clickhouse, rows) : this.commit.submit(rows));
+    rows.release();
   }
 }

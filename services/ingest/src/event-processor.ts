@@ -116,8 +116,16 @@ export class EventProcessor implements MessageProcessor {
   }
 
   async processBatch(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void> {
-    const prepared: Prepared[] = [];
     const heads: EventHeads = new RowHeads(rows.events, EVENT_HEAD_COLUMNS);
+    try {
+      await this.processInto(messages, rows, deadLetters, heads);
+    } finally {
+      heads.release();
+    }
+  }
+
+  private async processInto(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[], heads: EventHeads): Promise<void> {
+    const prepared: Prepared[] = [];
     const processedAt = formatDateTime(this.clock());
     for (const source of messages) {
       // A message may carry several events; each stands as a message of its own, for its dead letter.

@@ -43,6 +43,8 @@ test('a chunk whose rows ClickHouse refuses no longer holds back the chunks it w
   // Each partition tries again with the same rows: the good ones get in, the refused ones alone fail.
   const second = await Promise.allSettled([writer.write(refused.rows), writer.write(good.rows)]);
   expect(second.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+  // Rows are released (their memory freed) once ClickHouse took them, never before: refused ones are sent again whole.
+  expect([earlier.rows.size, good.rows.size, refused.rows.size]).toEqual([0, 0, 1]);
   const stored = await clickhouse.query<{ uuid: string }>(sql`SELECT toString(uuid) AS uuid FROM events WHERE team_id = ${teamId}`);
   expect(stored.map((r) => r.uuid).sort()).toEqual([earlier.uuid, good.uuid].sort());
 });
