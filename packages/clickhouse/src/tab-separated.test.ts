@@ -70,10 +70,10 @@ describe('TabSeparated encoding', () => {
     rows.append(appended);
     const [own, theirs] = await blocksOf(rows);
     rows.release();
-    expect([rows.length, own!.length, theirs!.length]).toEqual([0, 0, 5]);
+    expect([rows.length, own!.length, theirs!.length]).toEqual([2, 0, 5]);
     expect(await text(appended.stream())).toBe('kept\n');
     appended.release();
-    expect([appended.length, theirs!.length]).toEqual([0, 0]);
+    expect([appended.length, theirs!.length, await text(appended.stream())]).toEqual([1, 0, '']);
   });
 
   it('frees the memory of heads on release, leaving the rows they completed whole', async () => {

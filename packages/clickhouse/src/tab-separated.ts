@@ -173,10 +173,13 @@ export class TabSeparatedRows<Row extends Record<keyof Row, Cell>> {
     this.rows += other.rows;
   }
 
-  /** Frees the rows' memory once they are written (see `free`); neither they nor rows that took them with `append` may be read afterwards. */
+  /**
+   * Frees the rows' memory once they are written (see `free`): neither they nor rows that took
+   * them with `append` may be streamed afterwards. `length` still counts them, for whoever reports
+   * what was written.
+   */
   release(): void {
     this.bytes.release();
-    this.rows = 0;
   }
 
   /** The rows as the body of an INSERT … FORMAT TabSeparated. */

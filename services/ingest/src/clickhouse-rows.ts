@@ -75,7 +75,7 @@ export class RowBuffer {
     this.warningTypes.push(row.type);
   }
 
-  /** Frees the encoded rows' memory once ClickHouse took them (see TabSeparatedRows.release). */
+  /** Frees the encoded rows' memory once ClickHouse took them; their counts stay (see TabSeparatedRows.release). */
   release(): void {
     for (const table of [this.events, this.persons, this.distinctIds, this.groups, this.warnings]) table.release();
   }

@@ -55,7 +55,7 @@ export class RowWriter {
     this.commit.quiet();
   }
 
-  /** Resolves once ClickHouse took the rows, which are then released: nothing may read them afterwards. */
+  /** Resolves once ClickHouse took the rows, which are then released: they count as before, but nothing may stream them again. */
   async write(rows: RowBuffer): Promise<void> {
     if (rows.size === 0) return;
     await (this.refused.has(rows) ? writeRows(this.clickhouse, rows) : this.commit.submit(rows));
