@@ -1,44 +1,16 @@
 import net from 'node:net';
 import { Kafka, logLevel, type Admin, type Producer, type RecordMetadata } from 'kafkajs';
-import { testConfig, uniqueName } from '@tributary/test-support';
+import { AnswerDroppingRelay, testConfig, uniqueName } from '@tributary/test-support';
 import { createProducer } from './client.js';
 
 const [brokerHost, brokerPort] = testConfig().kafkaBrokers[0]!.split(':') as [string, string];
 
-/**
- * Stands between the client and the broker. While `dropAnswers` is set it passes requests on and
- * cuts the connection when the broker answers: the broker has written a produce request that the
- * client never hears back about, as when a broker stops or a network drops mid-request.
- */
-class AnswerDroppingProxy {
-  dropAnswers = false;
-  private readonly server = net.createServer((client) => {
-    const broker = net.connect(Number(brokerPort), brokerHost);
-    const close = () => {
-      client.destroy();
-      broker.destroy();
-    };
-    client.on('data', (data) => broker.write(data));
-    broker.on('data', (data) => (this.dropAnswers ? close() : client.write(data)));
-    for (const socket of [client, broker]) socket.on('error', close).on('close', close);
-  });
-
-  async listen(): Promise<number> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return (this.server.address() as net.AddressInfo).port;
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-const proxy = new AnswerDroppingProxy();
+const relay = new AnswerDroppingRelay(brokerHost, Number(brokerPort));
 let kafka: Kafka;
 let admin: Admin;
 
 beforeAll(async () => {
-  const port = await proxy.listen();
+  const port = await relay.listen();
   kafka = new Kafka({
     brokers: [`${brokerHost}:${brokerPort}`],
     logLevel: logLevel.NOTHING,
@@ -53,7 +25,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await admin.disconnect();
-  await proxy.close();
+  await relay.close();
 });
 
 type Sender = Pick<Producer, 'sendBatch'>;
@@ -72,9 +44,9 @@ async function send(producer: Sender, topic: string, value: string): Promise<Rec
 /** Sends a, then b while the broker's answers are dropped, then c: what Kafka acknowledged for c. */
 async function sendAcrossLostAnswer(producer: Sender, topic: string): Promise<RecordMetadata> {
   await send(producer, topic, 'a');
-  proxy.dropAnswers = true;
+  relay.losingAnswers = true;
   await expect(send(producer, topic, 'b')).rejects.toThrow();
-  proxy.dropAnswers = false;
+  relay.losingAnswers = false;
   return send(producer, topic, 'c');
 }
 

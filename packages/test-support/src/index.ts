@@ -104,3 +104,5 @@ export function frontDoorApi(front: string, tenant: () => TestTenant, scope: 'en
     return response.json();
   };
 }
+
+export { AnswerDroppingRelay } from './answer-dropping-relay.js';
