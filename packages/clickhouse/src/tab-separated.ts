@@ -61,9 +61,11 @@ class ByteBlocks {
   /** Where in its block the last `room` asked for begins. */
   start = 0;
   private nextBlock = FIRST_BLOCK;
+  private released = false;
 
   /** The block to write the next `bytes` at, from `used` on. */
   room(bytes: number): Buffer {
+    this.assertNotReleased();
     if (!this.block || this.block.length - this.used < bytes) {
       this.seal();
       // Never from Node's shared pool: a block's memory is its own, to free (see `release`).
@@ -81,17 +83,24 @@ class ByteBlocks {
   }
 
   blocks(): Buffer[] {
+    this.assertNotReleased();
     this.seal();
     return this.full;
   }
 
   /** Frees the memory of the blocks this allocated; nothing may read them afterwards. */
   release(): void {
+    this.released = true;
     for (const memory of this.allocated) free(memory);
     this.allocated.length = 0;
     this.full.length = 0;
     this.block = null;
     this.used = 0;
+  }
+
+  private assertNotReleased(): void {
+    // Freed blocks read as empty: streamed again, released rows would be an insert of nothing.
+    if (this.released) throw new Error('rows used after they were released');
   }
 
   private seal(): void {
@@ -175,8 +184,8 @@ export class TabSeparatedRows<Row extends Record<keyof Row, Cell>> {
 
   /**
    * Frees the rows' memory once they are written (see `free`): neither they nor rows that took
-   * them with `append` may be streamed afterwards. `length` still counts them, for whoever reports
-   * what was written.
+   * them with `append` may be streamed afterwards (these refuse to). `length` still counts them,
+   * for whoever reports what was written.
    */
   release(): void {
     this.bytes.release();

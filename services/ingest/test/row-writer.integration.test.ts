@@ -45,8 +45,8 @@ test('a chunk whose rows ClickHouse refuses no longer holds back the chunks it w
   const second = await Promise.allSettled([writer.write(refused.rows), writer.write(good.rows)]);
   expect(second.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
   // Rows are released (their memory freed) once ClickHouse took them, never before: refused ones are sent again whole.
-  const encoded = (rows: RowBuffer) => text(rows.events.stream());
-  expect([await encoded(earlier.rows), await encoded(good.rows), (await encoded(refused.rows)).length > 0]).toEqual(['', '', true]);
+  for (const written of [earlier.rows, good.rows]) expect(() => written.events.stream()).toThrow('rows used after they were released');
+  expect((await text(refused.rows.events.stream())).length).toBeGreaterThan(0);
   expect(good.rows.events.length).toBe(1);
   const stored = await clickhouse.query<{ uuid: string }>(sql`SELECT toString(uuid) AS uuid FROM events WHERE team_id = ${teamId}`);
   expect(stored.map((r) => r.uuid).sort()).toEqual([earlier.uuid, good.uuid].sort());
