@@ -41,7 +41,7 @@ import { RowWriter } from '../services/ingest/src/clickhouse-writer.js';
 import { IngestConsumer } from '../services/ingest/src/ingest-consumer.js';
 import { groupBy } from '../services/ingest/src/group-by.js';
 import { realisticEvent } from './events.js';
-import { cpuSeconds, deleteBenchProjects, median, storeCpuPerEvent, storeCpuSeconds, table } from './lib.js';
+import { busyPercent, cpuSeconds, deleteBenchProjects, machineTicks, median, storeCpuPerEvent, storeCpuSeconds, table } from './lib.js';
 
 const total = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200_000);
 const profile = process.argv.includes('--profile');
@@ -260,7 +260,7 @@ async function untilGroupStable(groupId: string, members: number): Promise<void>
  * would otherwise cap the baseline's rate rather than measure the machine's. It runs in the bench's
  * own process, so its CPU per event includes sending the events.
  */
-async function bare(phase: Phase, producer: RenewingProducer): Promise<{ rate: number; cpuUsPerEvent: number; stores: Record<string, number>; work: Record<string, number> }> {
+async function bare(phase: Phase, producer: RenewingProducer): Promise<{ rate: number; cpuUsPerEvent: number; machineBusy: number; stores: Record<string, number>; work: Record<string, number> }> {
   const rowWriter = new RowWriter(phase.clickhouse, { maxRowsPerInsert: config.ingestInsertMaxRows });
   const consumer = new IngestConsumer({
     kafka,
@@ -294,19 +294,21 @@ async function bare(phase: Phase, producer: RenewingProducer): Promise<{ rate: n
   const cpuBefore = process.cpuUsage();
   const storesBefore = await storeCpuSeconds();
   const workBefore = await clickhouseWork();
+  const machineBefore = await machineTicks();
   const rate = await sendTimed(producer, phase, batches);
   const cpu = process.cpuUsage(cpuBefore);
+  const machineBusy = busyPercent(machineBefore, await machineTicks());
   await untilMergesSettle();
   const stores = storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total);
   const work = clickhouseWorkOf(workBefore, await clickhouseWork());
   await consumer.stop();
-  return { rate, cpuUsPerEvent: (cpu.user + cpu.system) / total, stores, work };
+  return { rate, cpuUsPerEvent: (cpu.user + cpu.system) / total, machineBusy, stores, work };
 }
 
 const profileDir = '.tributary/profiles/ingest';
 
 /** Real ingest processes on the phase's topics; returns events/s, their CPU time per event and the highest RSS any of them reached. */
-async function ingest(phase: Phase, producer: RenewingProducer, replicas: number, cpuProfile: boolean): Promise<{ rate: number; rssMb: number; cpuUsPerEvent: number; stores: Record<string, number>; work: Record<string, number> }> {
+async function ingest(phase: Phase, producer: RenewingProducer, replicas: number, cpuProfile: boolean): Promise<{ rate: number; rssMb: number; cpuUsPerEvent: number; machineBusy: number; stores: Record<string, number>; work: Record<string, number> }> {
   const ports = await Promise.all(Array.from({ length: replicas }, () => freePort()));
   const children: ChildProcess[] = [];
   for (let r = 0; r < replicas; r++) {
@@ -347,10 +349,12 @@ async function ingest(phase: Phase, producer: RenewingProducer, replicas: number
     const cpuBefore = await cpuOf();
     const storesBefore = await storeCpuSeconds();
     const workBefore = await clickhouseWork();
+    const machineBefore = await machineTicks();
     const rate = await sendTimed(producer, phase, batches);
     const cpuUsPerEvent = ((await cpuOf()) - cpuBefore) * 1e6 / total;
+    const machineBusy = busyPercent(machineBefore, await machineTicks());
     await untilMergesSettle();
-    return { rate, rssMb, cpuUsPerEvent, stores: storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total), work: clickhouseWorkOf(workBefore, await clickhouseWork()) };
+    return { rate, rssMb, cpuUsPerEvent, machineBusy, stores: storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total), work: clickhouseWorkOf(workBefore, await clickhouseWork()) };
   } finally {
     clearInterval(sample);
     for (const child of children) child.kill('SIGTERM');
@@ -397,7 +401,8 @@ async function profileSummary(): Promise<{ function: string; 'busy %': number }[
  * whatever the number of processes. One process does not use a core and no more: its main
  * thread waits on the stores part of the time, and V8's collector and compiler threads (about a
  * third of its CPU) run beside it. So a cheaper ingest raises both figures, and only cheaper
- * stores (or stores on other machines) raise the ceiling alone.
+ * stores (or stores on other machines) raise the ceiling alone. It leaves out the bench's own
+ * sending and everything else the machine runs, which the measured busy share counts.
  */
 function replicasCeiling(oneRate: number, ingestUsPerEvent: number, stores: Record<string, number>): string {
   const storesUsPerEvent = Object.values(stores).reduce((a, b) => a + b, 0);
@@ -433,12 +438,14 @@ try {
     console.log('two ingest processes...');
     const two = await ingest(phases[2]!, producer, 2, false);
     table([
-      { phase: 'bare pipeline (no persons)', 'events/s': bareRun.rate, 'CPU µs/event': bareRun.cpuUsPerEvent, 'peak RSS MB': Number.NaN, ...bareRun.stores, ...bareRun.work },
-      { phase: 'ingest, 1 process', 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'peak RSS MB': one.rssMb, ...one.stores, ...one.work },
-      { phase: 'ingest, 2 processes', 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'peak RSS MB': two.rssMb, ...two.stores, ...two.work },
+      { phase: 'bare pipeline (no persons)', 'events/s': bareRun.rate, 'CPU µs/event': bareRun.cpuUsPerEvent, 'machine busy %': bareRun.machineBusy, 'peak RSS MB': Number.NaN, ...bareRun.stores, ...bareRun.work },
+      { phase: 'ingest, 1 process', 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'machine busy %': one.machineBusy, 'peak RSS MB': one.rssMb, ...one.stores, ...one.work },
+      { phase: 'ingest, 2 processes', 'events/s': two.rate, 'CPU µs/event': two.cpuUsPerEvent, 'machine busy %': two.machineBusy, 'peak RSS MB': two.rssMb, ...two.stores, ...two.work },
     ]);
     if (profiled) table(await profileSummary());
     console.log(replicasCeiling(one.rate, two.cpuUsPerEvent, two.stores));
+    // Measured rather than derived: what one process leaves of the machine is all a second can add.
+    console.log(`one process kept the machine ${one.machineBusy}% busy and two ${two.machineBusy}%: on this machine two can add at most ${(100 / one.machineBusy).toFixed(2)}x`);
     runs.push({ bare: bareRun.rate, one: one.rate, two: two.rate, rss: Math.max(one.rssMb, two.rssMb) });
     await producer.disconnect();
     // The round's 600,000 events were only there to be timed: their topics and databases would only fill the disk.

@@ -84,6 +84,21 @@ export async function storeCpuSeconds(): Promise<StoreCpu> {
   return totals;
 }
 
+/** Clock ticks the machine's cores have been busy and in all, from the first line of /proc/stat. */
+export async function machineTicks(): Promise<{ busy: number; all: number }> {
+  const [, ...fields] = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0]!.trim().split(/\s+/);
+  // user nice system idle iowait irq softirq steal (guest time is counted in user already).
+  const ticks = fields.slice(0, 8).map(Number);
+  const idle = ticks[3]! + ticks[4]!;
+  const all = ticks.reduce((a, b) => a + b, 0);
+  return { busy: all - idle, all };
+}
+
+/** The share of the machine's cores kept busy between two readings, by anything at all, in percent. */
+export function busyPercent(before: { busy: number; all: number }, after: { busy: number; all: number }): number {
+  return Math.round((100 * (after.busy - before.busy)) / (after.all - before.all));
+}
+
 /** Each store's CPU µs per event between two readings. */
 export function storeCpuPerEvent(before: StoreCpu, after: StoreCpu, events: number): Record<string, number> {
   return Object.fromEntries(Object.keys(before).map((name) => [`${name} µs/event`, Math.round(((after[name]! - before[name]!) * 1e6) / events)]));
