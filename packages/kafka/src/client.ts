@@ -4,7 +4,7 @@ import type { Logger } from '@tributary/logger';
 import { TOPIC_KINDS, topicNames } from './topics.js';
 import { keyHashPartitioner } from './partitioner.js';
 import { registerLz4 } from './lz4-codec.js';
-import { RenewingProducer } from './renewing-producer.js';
+import { acknowledgingEveryPartition, RenewingProducer } from './renewing-producer.js';
 
 registerLz4();
 
@@ -58,17 +58,20 @@ export function createKafka(config: Pick<Config, 'kafkaBrokers' | 'kafkaClientId
  * waiting requests stays bounded. Giving up may leave a batch written but unacknowledged; the
  * client's retry then writes it again, and uuid-keyed event rows absorb the duplicate. What
  * giving up must not do is leave the producer's batch numbering behind the broker's, which is
- * why the next send goes through a new producer.
+ * why the next send goes through a new producer. Nor may a send be acknowledged with messages
+ * left out (see `acknowledgingEveryPartition`).
  */
 export function createProducer(kafka: Kafka, instrument: (producer: Producer) => Producer = (producer) => producer): RenewingProducer {
   return new RenewingProducer(() =>
     instrument(
-      kafka.producer({
-        idempotent: true,
-        maxInFlightRequests: 5,
-        allowAutoTopicCreation: false,
-        createPartitioner: keyHashPartitioner,
-      }),
+      acknowledgingEveryPartition(
+        kafka.producer({
+          idempotent: true,
+          maxInFlightRequests: 5,
+          allowAutoTopicCreation: false,
+          createPartitioner: keyHashPartitioner,
+        }),
+      ),
     ),
   );
 }

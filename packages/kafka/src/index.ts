@@ -1,7 +1,7 @@
 export * from './topics.js';
 export * from './capture-message.js';
 export { createKafka, createProducer, ensureTopics, kafkaReachability } from './client.js';
-export { RenewingProducer } from './renewing-producer.js';
+export { RenewingProducer, SendNotStartedError, type SendOptions } from './renewing-producer.js';
 export type { Kafka, Consumer, Admin, EachBatchPayload, KafkaMessage } from 'kafkajs';
 export { PartitionCounts } from './partition-counts.js';
 export { partitionOfKey } from './partitioner.js';

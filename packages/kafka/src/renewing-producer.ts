@@ -1,5 +1,17 @@
 import type { Producer, ProducerBatch, ProducerRecord, RecordMetadata, TopicMessages } from 'kafkajs';
 
+/** A send whose deadline passed before its turn came: it was never given to Kafka, and never will be. */
+export class SendNotStartedError extends Error {}
+
+export interface SendOptions {
+  /**
+   * How long the caller waits, from the call, for the acknowledgement. A send still waiting for
+   * its turn then is dropped and fails with `SendNotStartedError`, so nothing of it is written;
+   * one already under way fails with a plain error, and Kafka may still write it.
+   */
+  deadlineMs?: number;
+}
+
 /**
  * An idempotent producer that is never used again once one of its sends has failed.
  *
@@ -16,11 +28,8 @@ import type { Producer, ProducerBatch, ProducerRecord, RecordMetadata, TopicMess
  * Sends go one at a time: a send already waiting inside kafkajs behind a failing one would take
  * the wound-back numbers before the failure could be seen here. Callers that need throughput
  * batch their messages into fewer sends (capture's group commit) rather than sending concurrently.
- *
- * kafkajs also leaves out, without an error, messages addressed to a partition its metadata does
- * not know yet (one added since it last asked, up to five minutes before): a send whose
- * acknowledgement does not name every partition it addressed fails here, and the next producer
- * starts with fresh metadata.
+ * While Kafka is away each send waits for the ones before it to fail, so a caller that answers
+ * someone gives its send a deadline (`SendOptions`).
  */
 export class RenewingProducer {
   private current: Producer | null = null;
@@ -35,12 +44,12 @@ export class RenewingProducer {
     return this.serially(async () => undefined);
   }
 
-  send(record: ProducerRecord): Promise<RecordMetadata[]> {
-    return this.serially(async (producer) => allAcknowledged([record], record.acks, await producer.send(record)));
+  send(record: ProducerRecord, options: SendOptions = {}): Promise<RecordMetadata[]> {
+    return this.serially((producer) => producer.send(record), options.deadlineMs);
   }
 
-  sendBatch(batch: ProducerBatch): Promise<RecordMetadata[]> {
-    return this.serially(async (producer) => allAcknowledged(batch.topicMessages ?? [], batch.acks, await producer.sendBatch(batch)));
+  sendBatch(batch: ProducerBatch, options: SendOptions = {}): Promise<RecordMetadata[]> {
+    return this.serially((producer) => producer.sendBatch(batch), options.deadlineMs);
   }
 
   /** Waits for the sends already made, then disconnects; sends after this fail. */
@@ -52,9 +61,13 @@ export class RenewingProducer {
     await producer?.disconnect();
   }
 
-  private serially<T>(work: (producer: Producer) => Promise<T>): Promise<T> {
+  private serially<T>(work: (producer: Producer) => Promise<T>, deadlineMs?: number): Promise<T> {
     if (this.disconnected) return Promise.reject(new Error('The Kafka producer was disconnected.'));
+    let started = false;
+    let expired = false;
     const run = this.tail.then(async () => {
+      if (expired) throw new SendNotStartedError('not sent');
+      started = true;
       const producer = await this.connected();
       try {
         return await work(producer);
@@ -64,7 +77,27 @@ export class RenewingProducer {
       }
     });
     this.tail = run.catch(() => undefined);
-    return run;
+    if (deadlineMs === undefined) return run;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        expired = !started;
+        reject(
+          expired
+            ? new SendNotStartedError(`not sent: the sends before it were still under way after ${deadlineMs} ms`)
+            : new Error(`no acknowledgement within ${deadlineMs} ms`),
+        );
+      }, deadlineMs);
+      run.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
   }
 
   private async connected(): Promise<Producer> {
@@ -87,14 +120,29 @@ export class RenewingProducer {
   }
 }
 
-/** The acknowledgement, once it names every partition that messages were addressed to. */
+/**
+ * A kafkajs producer whose sends fail when their acknowledgement leaves out a partition they
+ * addressed. kafkajs drops, without an error, messages for a partition its metadata does not know
+ * yet (one added since it last asked, up to five minutes before); failed instead, the send is
+ * retried by its caller through the next producer, which starts with fresh metadata. Applied to
+ * the kafkajs producer itself, so that metrics wrapped around it count such a send as failed.
+ */
+export function acknowledgingEveryPartition(producer: Producer): Producer {
+  const send = producer.send.bind(producer);
+  const sendBatch = producer.sendBatch.bind(producer);
+  producer.send = async (record: ProducerRecord) => allAcknowledged([record], record.acks, await send(record));
+  producer.sendBatch = async (batch: ProducerBatch) => allAcknowledged(batch.topicMessages ?? [], batch.acks, await sendBatch(batch));
+  return producer;
+}
+
 function allAcknowledged(sent: readonly TopicMessages[], acks: number | undefined, acknowledged: RecordMetadata[]): RecordMetadata[] {
   if (acks === 0) return acknowledged;
   const named = new Set(acknowledged.map(({ topicName, partition }) => `${topicName}/${partition}`));
   const missing = new Set<string>();
   for (const { topic, messages } of sent) {
     for (const { partition } of messages) {
-      if (partition !== undefined && !named.has(`${topic}/${partition}`)) missing.add(`${topic}/${partition}`);
+      // kafkajs's partitioner takes a null partition as none given, as it does an absent one.
+      if (partition !== undefined && partition !== null && !named.has(`${topic}/${partition}`)) missing.add(`${topic}/${partition}`);
     }
   }
   if (missing.size > 0) throw new Error(`Kafka did not acknowledge the messages for ${[...missing].join(', ')}: the producer did not know of those partitions yet.`);

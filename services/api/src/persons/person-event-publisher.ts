@@ -25,7 +25,11 @@ export class PersonEventPublisher {
       token,
       historical_migration: false,
     };
-    await this.producer.send({ topic: this.topic, acks: -1, timeout: this.timeoutMs, messages: [{ key: messageKey(token, distinctId), value: encodeCaptureMessage(message) }] });
+    // The deadline bounds the wait behind earlier sends too, which while Kafka is away each take kafkajs's retries.
+    await this.producer.send(
+      { topic: this.topic, acks: -1, timeout: this.timeoutMs, messages: [{ key: messageKey(token, distinctId), value: encodeCaptureMessage(message) }] },
+      { deadlineMs: this.timeoutMs },
+    );
     return message.uuid;
   }
 }

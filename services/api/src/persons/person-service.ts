@@ -2,6 +2,7 @@ import { sql, type ClickHouse } from '@tributary/clickhouse';
 import { queueEventDeletion } from '@tributary/deletions';
 import { badRequest, serviceUnavailable } from '@tributary/http';
 import { planSplit, splitPersonUuid } from '@tributary/ingestion';
+import { SendNotStartedError } from '@tributary/kafka';
 import { personDisplayName, propertiesTimeline, propertyChanges, type TimelinePoint } from '@tributary/persons';
 import { withTransaction, type Pool } from '@tributary/postgres';
 import { cohortsOfPerson } from '../cohorts/cohorts-of-person.js';
@@ -46,7 +47,13 @@ export class PersonService {
     try {
       await this.deps.events.publish(actor.token, distinctId, event, properties);
     } catch (error) {
-      throw serviceUnavailable(`The change could not be queued for ingestion (${(error as Error).message}); nothing was changed, retry.`);
+      const message = (error as Error).message;
+      // A send under way past its deadline may still be written: the retry is then a repeat of the same change.
+      throw serviceUnavailable(
+        error instanceof SendNotStartedError
+          ? `The change could not be queued for ingestion (${message}); nothing was changed, retry.`
+          : `The change was not confirmed as queued for ingestion (${message}); retry it, which changes nothing more if it was.`,
+      );
     }
   }
 
