@@ -76,6 +76,7 @@ describe('TabSeparated encoding', () => {
     expect([appended.length, theirs!.length]).toEqual([1, 0]);
     expect(() => appended.stream()).toThrow('rows used after they were released');
     expect(() => appended.add({ s: 'late' })).toThrow('rows used after they were released');
+    expect(() => appended.append(new TabSeparatedRows<{ s: string }>(['s']))).toThrow('rows used after they were released');
   });
 
   it('frees the memory of heads on release, leaving the rows they completed whole', async () => {

@@ -78,6 +78,7 @@ class ByteBlocks {
   }
 
   append(blocks: readonly Buffer[]): void {
+    this.assertNotReleased();
     this.seal();
     this.full.push(...blocks);
   }

@@ -8,12 +8,16 @@ import { RowBuffer } from './clickhouse-rows.js';
  * same versioned rows, which ReplacingMergeTree folds together.
  */
 export async function writeRows(clickhouse: ClickHouse, rows: RowBuffer): Promise<void> {
-  await Promise.all([
+  // Every insert has ended before a failure is passed on: the rows are then written again, alone,
+  // and released once taken, and an insert still streaming them would read freed memory.
+  const identity = await Promise.allSettled([
     clickhouse.insertEncoded('person', rows.persons),
     clickhouse.insertEncoded('person_distinct_id', rows.distinctIds),
     clickhouse.insertEncoded('groups', rows.groups),
     clickhouse.insertEncoded('ingestion_warnings', rows.warnings),
   ]);
+  const failed = identity.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
   await clickhouse.insertEncoded('events', rows.events);
 }
 
@@ -31,6 +35,9 @@ export class RowWriter {
   // them for their content, they hold back only their own partition, not every chunk they would
   // be grouped with again on the next attempt.
   private readonly refused = new WeakSet<RowBuffer>();
+  // Rows already taken, and released: a caller that retries a step after the write (it failed
+  // later on) must not send them again, which would fail for good on memory already freed.
+  private readonly written = new WeakSet<RowBuffer>();
 
   constructor(
     private readonly clickhouse: ClickHouse,
@@ -55,10 +62,14 @@ export class RowWriter {
     this.commit.quiet();
   }
 
-  /** Resolves once ClickHouse took the rows, which are then released: they count as before, but nothing may stream them again. */
+  /**
+   * Resolves once ClickHouse took the rows, which are then released: they count as before, but
+   * nothing may stream them again. Rows written already resolve at once.
+   */
   async write(rows: RowBuffer): Promise<void> {
-    if (rows.size === 0) return;
+    if (rows.size === 0 || this.written.has(rows)) return;
     await (this.refused.has(rows) ? writeRows(this.clickhouse, rows) : this.commit.submit(rows));
+    this.written.add(rows);
     rows.release();
   }
 }

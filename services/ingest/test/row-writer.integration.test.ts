@@ -51,3 +51,13 @@ test('a chunk whose rows ClickHouse refuses no longer holds back the chunks it w
   const stored = await clickhouse.query<{ uuid: string }>(sql`SELECT toString(uuid) AS uuid FROM events WHERE team_id = ${teamId}`);
   expect(stored.map((r) => r.uuid).sort()).toEqual([earlier.uuid, good.uuid].sort());
 });
+
+test('rows written already are not sent again when a caller retries its step after the write', async () => {
+  const writer = new RowWriter(clickhouse, { maxRowsPerInsert: config.ingestInsertMaxRows });
+  const chunk = chunkWithEvent('2026-01-02 03:04:05');
+  await writer.write(chunk.rows);
+  // Released by the first write; sent again, they would fail on every retry, and so would any insert they joined.
+  await writer.write(chunk.rows);
+  const stored = await clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM events WHERE team_id = ${teamId} AND uuid = ${chunk.uuid}`);
+  expect(Number(stored[0]!.n)).toBe(1);
+});
