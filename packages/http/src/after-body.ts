@@ -4,13 +4,14 @@ import type { IncomingMessage } from 'node:http';
 const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
 
 /**
- * Calls `then` once the rest of a request body that will not be read has arrived, dropping it.
+ * Calls `then` with the body's size once the rest of a request body that will not be read has
+ * arrived, dropping it.
  * nginx streams bodies to the services (`proxy_request_buffering off`): answered before the body
  * has all gone through, it can neither finish passing the body on nor keep the client's
  * connection, which it closes after an answer that said keep-alive, or resets before the client
  * has read the answer. A client that sends its next request on that connection gets no answer.
  */
-export function afterBody(req: IncomingMessage, then: () => void): void {
+export function afterBody(req: IncomingMessage, then: (bytes: number) => void): void {
   let drained = 0;
   const count = (chunk: Buffer) => {
     drained += chunk.length;
@@ -19,7 +20,7 @@ export function afterBody(req: IncomingMessage, then: () => void): void {
   req.on('data', count);
   req.once('end', () => {
     req.off('data', count);
-    then();
+    then(drained);
   });
   req.resume();
 }

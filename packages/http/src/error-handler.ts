@@ -68,7 +68,7 @@ export function writeError(res: ServerResponse, error: unknown, logger: Logger, 
   if (known) {
     if (known.status >= 500) logger.warn({ err: error, req_id: reqId(), path: request.path }, known.detail);
     const answer = () => writeJson(res, known.status, known.headers, known.toBody());
-    if (known.status === 413 && res.req && !res.req.complete) afterBody(res.req, answer);
+    if (known.status === 413 && res.req && !res.req.complete) afterBody(res.req, () => answer());
     else answer();
     return;
   }

@@ -14,9 +14,10 @@ const READS_BODY = new Set(['POST', 'PUT', 'PATCH']);
 export function jsonBodiesOnly(): RequestHandler {
   return (req, _res, next) => {
     if (!carriesBody(req) || req.readableEnded) return next();
-    if (!READS_BODY.has(req.method)) return afterBody(req, next);
+    if (!READS_BODY.has(req.method)) return afterBody(req, () => next());
     const type = req.headers['content-type'];
     const named = type ? `Unsupported media type "${type}" in request` : 'The request body has no Content-Type';
-    afterBody(req, () => next(unsupportedMediaType(`${named}: send the body as JSON, with Content-Type: application/json.`)));
+    // A chunked body may turn out empty (a client streaming nothing): that is no body, not one of another type.
+    afterBody(req, (bytes) => next(bytes === 0 ? undefined : unsupportedMediaType(`${named}: send the body as JSON, with Content-Type: application/json.`)));
   };
 }

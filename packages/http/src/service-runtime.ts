@@ -55,7 +55,7 @@ export async function startServiceRuntime(options: ServiceRuntimeOptions, handle
   const observe = requestObserver(metrics, logger);
   app.use(requestObservability(app, observe));
   // No route reads the body of a GET, HEAD or OPTIONS: it is let through before the answer (see afterBody).
-  app.use((req, _res, next) => (BODILESS_METHODS.has(req.method) && carriesBody(req) ? afterBody(req, next) : next()));
+  app.use((req, _res, next) => (BODILESS_METHODS.has(req.method) && carriesBody(req) ? afterBody(req, () => next()) : next()));
   app.get('/_health', (_req, res) => {
     res.json({ status: 'ok', service: options.name });
   });

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { useApi } from './api-harness.js';
 
 /**
@@ -36,6 +37,21 @@ describe('hostile input to the management API', () => {
     expect(await send('PATCH', `${project()}/feature_flags/1/`, 'application/x-www-form-urlencoded', 'key=k')).toEqual({ status: 415, body: refused('Content-Type: application/json') });
     expect(await send('POST', `${project()}/cohorts/`, null, 'x'.repeat(100_000))).toEqual({ status: 415, body: refused('no Content-Type') });
     expect((await send('DELETE', `${project()}/feature_flags/999999999/`, 'text/plain', 'x'.repeat(100_000))).status).toBe(404);
+  });
+
+  it('a chunked body that turns out empty is no body, not one of another type (it was a 415)', async () => {
+    const url = new URL(`${api().url}${project()}/feature_flags/`);
+    // fetch sends an empty stream as Content-Length: 0; a client streaming nothing sends the end of a chunked body.
+    const { status, body } = await new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+      const request = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${setup.tenant.personalApiKey}`, 'transfer-encoding': 'chunked' } }, (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(text) as unknown }));
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    expect({ status, body }).toEqual({ status: 400, body: { type: 'invalid_request', code: expect.any(String), detail: expect.stringMatching(/key/), attr: 'key' } });
   });
 
   it('a body nested deeper than 128 levels is a 400 naming where, not a stack overflow', async () => {
