@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '@tributary/logger';
-import { afterBody } from './after-body.js';
+import { afterBody, carriesBody } from './after-body.js';
 import { HttpError, badRequest, internalErrorBody, notFound, payloadTooLarge, serviceUnavailable } from './errors.js';
 import { isStoreUnavailable } from './store-unavailable.js';
 
@@ -68,7 +68,8 @@ export function writeError(res: ServerResponse, error: unknown, logger: Logger, 
   if (known) {
     if (known.status >= 500) logger.warn({ err: error, req_id: reqId(), path: request.path }, known.detail);
     const answer = () => writeJson(res, known.status, known.headers, known.toBody());
-    if (known.status === 413 && res.req && !res.req.complete) afterBody(res.req, () => answer());
+    // An answer given before the body has all arrived (too large, or refused before any route read it) lets it through first.
+    if (res.req && !res.req.complete && carriesBody(res.req)) afterBody(res.req, () => answer());
     else answer();
     return;
   }

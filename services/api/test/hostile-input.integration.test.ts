@@ -39,6 +39,12 @@ describe('hostile input to the management API', () => {
     expect((await send('DELETE', `${project()}/feature_flags/999999999/`, 'text/plain', 'x'.repeat(100_000))).status).toBe(404);
   });
 
+  it('without a key a body of another type is a 401, as any request without one (it was a 415)', async () => {
+    const response = await fetch(`${api().url}${project()}/feature_flags/`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(100_000) });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toEqual(expect.objectContaining({ type: 'authentication_error' }));
+  });
+
   it('a chunked body that turns out empty is no body, not one of another type (it was a 415)', async () => {
     const url = new URL(`${api().url}${project()}/feature_flags/`);
     // fetch sends an empty stream as Content-Length: 0; a client streaming nothing sends the end of a chunked body.
