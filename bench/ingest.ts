@@ -445,7 +445,7 @@ try {
     if (profiled) table(await profileSummary());
     console.log(replicasCeiling(one.rate, two.cpuUsPerEvent, two.stores));
     // Measured rather than derived: what one process leaves of the machine is all a second can add.
-    console.log(`one process kept the machine ${one.machineBusy}% busy and two ${two.machineBusy}%: on this machine two can add at most ${(100 / one.machineBusy).toFixed(2)}x`);
+    console.log(`one process kept the machine ${one.machineBusy}% busy and two ${two.machineBusy}%: on this machine two can reach at most ${(100 / Math.max(1, one.machineBusy)).toFixed(2)}x one`);
     runs.push({ bare: bareRun.rate, one: one.rate, two: two.rate, rss: Math.max(one.rssMb, two.rssMb) });
     await producer.disconnect();
     // The round's 600,000 events were only there to be timed: their topics and databases would only fill the disk.

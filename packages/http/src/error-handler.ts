@@ -67,7 +67,8 @@ export function writeError(res: ServerResponse, error: unknown, logger: Logger, 
   const reqId = () => res.getHeader('X-Request-Id');
   if (known) {
     if (known.status >= 500) logger.warn({ err: error, req_id: reqId(), path: request.path }, known.detail);
-    const answer = () => writeJson(res, known.status, known.headers, known.toBody());
+    // Answered only while nothing was: a deferred answer may find that something else was sent meanwhile.
+    const answer = () => (res.headersSent ? res.end() : writeJson(res, known.status, known.headers, known.toBody()));
     // An answer given before the body has all arrived (too large, or refused before any route read it) lets it through first.
     if (res.req && !res.req.complete && carriesBody(res.req)) afterBody(res.req, () => answer());
     else answer();

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { afterBody, carriesBody } from './after-body.js';
-import { badRequest, unsupportedMediaType } from './errors.js';
+import { unsupportedMediaType } from './errors.js';
 
 const READS_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -17,16 +17,7 @@ export function jsonBodiesOnly(): RequestHandler {
     if (!READS_BODY.has(req.method)) return afterBody(req, () => next());
     const type = req.headers['content-type'];
     const named = type ? `Unsupported media type "${type}" in request` : 'The request body has no Content-Type';
-    // A chunked body may turn out empty (a client streaming nothing): that is no body, not one of
-    // another type. One cut off is neither: its route must not run.
-    afterBody(req, (bytes, complete) =>
-      next(
-        !complete
-          ? badRequest('The request body was cut off before its end.')
-          : bytes === 0
-            ? undefined
-            : unsupportedMediaType(`${named}: send the body as JSON, with Content-Type: application/json.`),
-      ),
-    );
+    // A chunked body may turn out empty (a client streaming nothing): that is no body, not one of another type.
+    afterBody(req, (bytes) => next(bytes === 0 ? undefined : unsupportedMediaType(`${named}: send the body as JSON, with Content-Type: application/json.`)));
   };
 }

@@ -1,11 +1,16 @@
 import net from 'node:net';
+import { unauthorized } from './errors.js';
 import { startProbe } from './probe-fixture.js';
 import type { ServiceRuntime } from './service-runtime.js';
 
 let runtime: ServiceRuntime;
 beforeAll(async () => {
   runtime = await startProbe({
-    routes: (app) => app.get('/express', (_req, res) => res.json({ answered: true })),
+    routes: (app) => {
+      app.get('/express', (_req, res) => res.json({ answered: true }));
+      // As the api's key check: refused before any route reads the body.
+      app.post('/refused', (_req, _res, next) => next(unauthorized('No key was given.')));
+    },
     // As decide's and capture's GET forms: the answer comes from the query, the body is never read.
     direct: [
       {
@@ -66,6 +71,12 @@ describe('a route that does not read the body', () => {
     const { beforeRest, all } = await halfThenRest('GET /express HTTP/1.1\r\nHost: x\r\n', body, '/express');
     expect(beforeRest).toBe('');
     expect(all).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\{"answered":true\}HTTP\/1\.1 200 OK\r\n[\s\S]*\{"answered":true\}$/);
+  });
+
+  it('answers an error given before any route read the body (a 401) once the body has all arrived, too (it was answered at once)', async () => {
+    const { beforeRest, all } = await halfThenRest('POST /refused HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n', body, '/express');
+    expect(beforeRest).toBe('');
+    expect(all).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n[\s\S]*HTTP\/1\.1 200 OK\r\n[\s\S]*\{"answered":true\}$/);
   });
 
   it('answers a method a direct route does not serve (405) once the body has all arrived, too', async () => {

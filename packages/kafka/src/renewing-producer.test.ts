@@ -64,7 +64,7 @@ describe('RenewingProducer', () => {
     await producer.disconnect();
     await sending;
     expect(fakes.made).toEqual([{ id: 0, connected: false, sent: ['a'] }]);
-    await expect(producer.sendBatch(batch('b'))).rejects.toThrow('disconnected');
+    await expect(producer.sendBatch(batch('b'))).rejects.toThrow(SendNotStartedError);
     expect(fakes.made).toHaveLength(1);
   });
 
@@ -77,6 +77,7 @@ describe('RenewingProducer', () => {
       return made;
     });
     await expect(producer.connect()).rejects.toThrow('broker away');
+    await expect(producer.connect()).resolves.toBeUndefined();
     await producer.sendBatch(batch('a'));
     expect(fakes.made.map(({ sent }) => sent)).toEqual([[], ['a']]);
   });
@@ -101,6 +102,18 @@ describe('RenewingProducer', () => {
     expect(await outcome).not.toBeInstanceOf(SendNotStartedError);
     await producer.disconnect();
     expect(fakes.made.map(({ sent }) => sent)).toEqual([['slow a']]);
+  });
+
+  it('fails a send as never sent when no producer could connect', async () => {
+    const fakes = fakeProducers(new Set());
+    const producer = new RenewingProducer(() => {
+      const made = fakes.create();
+      made.connect = async () => Promise.reject(new Error('broker away'));
+      return made;
+    });
+    const failure = await producer.sendBatch(batch('a')).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(SendNotStartedError);
+    expect((failure as Error).message).toBe('not sent: no producer could connect (broker away)');
   });
 
   it('resolves a send acknowledged within its deadline', async () => {

@@ -1,6 +1,6 @@
 import type { Producer, ProducerBatch, ProducerRecord, RecordMetadata, TopicMessages } from 'kafkajs';
 
-/** A send whose deadline passed before its turn came: it was never given to Kafka, and never will be. */
+/** A send never given to Kafka, and never to be: its deadline passed before its turn came, or no producer could connect. */
 export class SendNotStartedError extends Error {}
 
 export interface SendOptions {
@@ -62,13 +62,15 @@ export class RenewingProducer {
   }
 
   private serially<T>(work: (producer: Producer) => Promise<T>, deadlineMs?: number): Promise<T> {
-    if (this.disconnected) return Promise.reject(new Error('The Kafka producer was disconnected.'));
+    if (this.disconnected) return Promise.reject(new SendNotStartedError('The Kafka producer was disconnected.'));
     let started = false;
     let expired = false;
     const run = this.tail.then(async () => {
       if (expired) throw new SendNotStartedError('not sent');
       started = true;
-      const producer = await this.connected();
+      const producer = await this.connected().catch((error: unknown) => {
+        throw new SendNotStartedError(`not sent: no producer could connect (${(error as Error).message})`, { cause: error });
+      });
       try {
         return await work(producer);
       } catch (error) {

@@ -73,11 +73,10 @@ export function apiDeps(
 
 /** Mounts every management route; `/api/projects/:project_id/...` and `/api/environments/...` are the same resources. */
 export function mountApiRoutes(app: Express, deps: ApiDeps): void {
-  app.use(express.json({ limit: '1mb' }), storableRequest());
   // The schema and the status page shell are public; everything else under /api/ takes a key.
   app.use(schemaRoutes(deps.publicUrl), statusPageRoutes());
-  // A body of another type is refused once the key was checked: without one, the answer is a 401 whatever the body, as PostHog's.
-  app.use('/api', authenticate(deps.store), rateLimit(deps.redis, deps.rateLimitPerMinute), jsonBodiesOnly());
+  // Bodies are read once the key was checked: without one, the answer is a 401 whatever the body, as PostHog's.
+  app.use('/api', authenticate(deps.store), rateLimit(deps.redis, deps.rateLimitPerMinute), express.json({ limit: '1mb' }), jsonBodiesOnly(), storableRequest());
   app.use('/api/status', statusRoutes(deps.status));
   app.use('/api/personal_api_keys', personalApiKeyRoutes(deps.store));
   app.use('/api/projects', projectRoutes(deps.store));

@@ -39,10 +39,11 @@ describe('hostile input to the management API', () => {
     expect((await send('DELETE', `${project()}/feature_flags/999999999/`, 'text/plain', 'x'.repeat(100_000))).status).toBe(404);
   });
 
-  it('without a key a body of another type is a 401, as any request without one (it was a 415)', async () => {
-    const response = await fetch(`${api().url}${project()}/feature_flags/`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(100_000) });
-    expect(response.status).toBe(401);
-    expect(await response.json()).toEqual(expect.objectContaining({ type: 'authentication_error' }));
+  it('without a key any body is a 401, as any request without one: of another type (it was a 415), malformed (a 400) or too large (a 413)', async () => {
+    for (const [type, body] of [['text/plain', 'x'.repeat(100_000)], ['application/json', '{"key":'], ['application/json', `"${'x'.repeat(2_000_000)}"`]]) {
+      const response = await fetch(`${api().url}${project()}/feature_flags/`, { method: 'POST', headers: { 'content-type': type! }, body });
+      expect({ status: response.status, body: await response.json() }).toEqual({ status: 401, body: expect.objectContaining({ type: 'authentication_error' }) });
+    }
   });
 
   it('a chunked body that turns out empty is no body, not one of another type (it was a 415)', async () => {
