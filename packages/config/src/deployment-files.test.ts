@@ -39,6 +39,7 @@ describe('deployment files agree with the config defaults', () => {
       execFileSync('sh', [path.join(root, 'infra/node-flags.sh'), service], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...env } }).trim();
     expect(flags('ingest')).toBe('--max-old-space-size=256 --heap-growing-percent=100');
     expect(flags('ingest', { INGEST_MAX_OLD_SPACE_MB: '512', INGEST_HEAP_GROWING_PERCENT: '0' })).toBe('--max-old-space-size=512 --heap-growing-percent=0');
+    expect(flags('ingest', { INGEST_SEMI_SPACE_MB: '64' })).toBe('--max-old-space-size=256 --heap-growing-percent=100 --max-semi-space-size=64');
     for (const service of SERVICES.filter((s) => s !== 'ingest')) expect(flags(service)).toBe('');
     expect(read('infra/services.sh')).toContain('node $(sh "$ROOT/infra/node-flags.sh" "$service") --conditions=tributary-compiled');
     expect(read('Dockerfile')).toContain('exec node $(sh infra/node-flags.sh ${SERVICE}) --conditions=tributary-compiled');
