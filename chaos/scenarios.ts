@@ -201,12 +201,43 @@ function captureDuringKafkaOutage(context: ChaosContext, o: Outage): string[] {
   return failures;
 }
 
+/** The api's produce timeout (KAFKA_PRODUCE_TIMEOUT_MS, at its default here) and a margin for the request itself. */
+const PERSON_CHANGE_LIMIT_MS = 10_000 + 3_000;
+
+/**
+ * Person changes made through the api while Kafka is away, several at once: each must be answered
+ * (a JSON 503 saying to retry, or a 200) within the produce timeout. Sent one at a time by the
+ * api's producer, each had waited for every failing send before it, for a minute and more.
+ */
+async function personChangesDuringOutage(context: ChaosContext, personId: string): Promise<string[]> {
+  const { frontUrl, projectId, personalApiKey } = context.api;
+  const change = async (n: number) => {
+    const started = Date.now();
+    const response = await fetch(`${frontUrl}/api/projects/${projectId}/persons/${personId}/`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${personalApiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ properties: { chaos_change: n } }),
+      signal: AbortSignal.timeout(120_000),
+    }).catch((error: unknown) => error as Error);
+    const ms = Date.now() - started;
+    if (response instanceof Error) return `a person change sent while Kafka was away failed after ${ms} ms: ${response.message}`;
+    const body = (await response.json().catch(() => null)) as { type?: string } | null;
+    if (![200, 503].includes(response.status) || body === null) return `a person change sent while Kafka was away answered ${response.status} without the JSON error shape`;
+    return ms > PERSON_CHANGE_LIMIT_MS ? `a person change sent while Kafka was away took ${ms} ms to answer (aim: ${PERSON_CHANGE_LIMIT_MS} ms)` : null;
+  };
+  const outcomes = await Promise.all([1, 2, 3, 4].map(change));
+  return outcomes.filter((failure): failure is string => failure !== null);
+}
+
 const kafkaOutage: Scenario = {
   name: `kafka stopped for ${STORE_OUTAGE_MS / 1000} s`,
   async run(context) {
     const scenario = storeOutage(this.name, 'kafka', STORE_OUTAGE_MS, captureDuringKafkaOutage);
+    const [person] = ((await getJson(`${context.api.frontUrl}/api/projects/${context.api.projectId}/persons/?limit=1`, context.api.personalApiKey)) as { results: { id: string }[] }).results;
     const started = Date.now();
+    const personChanges = person ? sleep(2000).then(() => personChangesDuringOutage(context, String(person.id))) : Promise.resolve(['no person to change through the api']);
     const outcome = await scenario.run(context);
+    outcome.failures.push(...(await personChanges));
     // Capture's clock starts when the broker answers requests again (see `Stack.startStore`).
     const back = context.stack.lastStoreStart('kafka', started);
     const captureBack = back === undefined ? undefined : context.load.firstOkAfter(back);
