@@ -140,7 +140,7 @@ export function directDispatcher(routes: readonly DirectRoute[], observe: Observ
     // Only a POST's body is read (a GET's data comes in its query): any other is let through
     // first, or nginx would close the connection after the answer (see afterBody). Seen in the
     // chaos suite: a GET /decide/ with a 2 MB body, then a request on the same connection, unanswered.
-    if (method !== 'POST' && carriesBody(req)) afterBody(req, () => dispatch());
+    if (method !== 'POST' && carriesBody(req)) afterBody(req, dispatch);
     else dispatch();
     return true;
   };

@@ -70,7 +70,7 @@ export function writeError(res: ServerResponse, error: unknown, logger: Logger, 
     // Answered only while nothing was: a deferred answer may find that something else was sent meanwhile.
     const answer = () => (res.headersSent ? res.end() : writeJson(res, known.status, known.headers, known.toBody()));
     // An answer given before the body has all arrived (too large, or refused before any route read it) lets it through first.
-    if (res.req && !res.req.complete && carriesBody(res.req)) afterBody(res.req, () => answer());
+    if (res.req && !res.req.complete && carriesBody(res.req)) afterBody(res.req, answer);
     else answer();
     return;
   }

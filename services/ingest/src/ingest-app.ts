@@ -1,10 +1,9 @@
 import type { Kafka } from 'kafkajs';
-import type { RenewingProducer } from '@tributary/kafka';
 import type { ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
 import { ControlPlaneStore, PersonCache, TokenResolver } from '@tributary/control-plane';
 import { openGeoIp } from '@tributary/geoip';
-import type { TopicNames } from '@tributary/kafka';
+import type { RenewingProducer, TopicNames } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
 import type { Redis } from '@tributary/redis';

@@ -1,7 +1,6 @@
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
-import type { RenewingProducer } from '@tributary/kafka';
 import pLimit, { type LimitFunction } from 'p-limit';
-import type { TopicNames } from '@tributary/kafka';
+import type { RenewingProducer, TopicNames } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import type { RowBuffer } from './clickhouse-rows.js';
 import { PartitionPipeline } from './partition-pipeline.js';
