@@ -158,6 +158,41 @@ async function sendTimed(producer: RenewingProducer, phase: Phase, batches: Batc
   return untilAllQueryable(phase, started);
 }
 
+interface Timed {
+  rate: number;
+  /** The bench process's own CPU per event over the timing: sending and polling, and for the baseline its pipeline too. */
+  benchUsPerEvent: number;
+  machineBusy: number;
+  stores: Record<string, number>;
+  work: Record<string, number>;
+}
+
+/**
+ * Sends the phase's events timed (see `sendTimed`), with what the whole machine, the bench
+ * itself, the stores and ClickHouse spent on them; the stores' and ClickHouse's figures take in
+ * the merges the phase caused, which are waited for after the timing. `atEnd` reads whatever
+ * else is due as the timing ends, before that wait.
+ */
+async function timedPhase<T>(producer: RenewingProducer, phase: Phase, batches: Batch[], atEnd: () => Promise<T>): Promise<Timed & { atEnd: T }> {
+  const benchCpuBefore = process.cpuUsage();
+  const storesBefore = await storeCpuSeconds();
+  const workBefore = await clickhouseWork();
+  const machineBefore = await machineTicks();
+  const rate = await sendTimed(producer, phase, batches);
+  const ended = await atEnd();
+  const benchCpu = process.cpuUsage(benchCpuBefore);
+  const machineBusy = busyPercent(machineBefore, await machineTicks());
+  await untilMergesSettle();
+  return {
+    rate,
+    atEnd: ended,
+    benchUsPerEvent: (benchCpu.user + benchCpu.system) / total,
+    machineBusy,
+    stores: storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total),
+    work: clickhouseWorkOf(workBefore, await clickhouseWork()),
+  };
+}
+
 async function send(producer: RenewingProducer, phase: Phase, batches: Batch[]): Promise<void> {
   const topic = topicNames(phase.prefix).realtime;
   for (const messages of batches) await producer.send({ topic, acks: -1, compression: CompressionTypes.LZ4, messages });
@@ -260,7 +295,7 @@ async function untilGroupStable(groupId: string, members: number): Promise<void>
  * would otherwise cap the baseline's rate rather than measure the machine's. It runs in the bench's
  * own process, so its CPU per event includes sending the events.
  */
-async function bare(phase: Phase, producer: RenewingProducer): Promise<{ rate: number; cpuUsPerEvent: number; machineBusy: number; stores: Record<string, number>; work: Record<string, number> }> {
+async function bare(phase: Phase, producer: RenewingProducer): Promise<Timed & { cpuUsPerEvent: number }> {
   const rowWriter = new RowWriter(phase.clickhouse, { maxRowsPerInsert: config.ingestInsertMaxRows });
   const consumer = new IngestConsumer({
     kafka,
@@ -291,24 +326,15 @@ async function bare(phase: Phase, producer: RenewingProducer): Promise<{ rate: n
   await untilGroupStable(`${phase.prefix}bare`, 1);
   await warmUp(producer, phase);
   const batches = captureBatches(phase.token);
-  const cpuBefore = process.cpuUsage();
-  const storesBefore = await storeCpuSeconds();
-  const workBefore = await clickhouseWork();
-  const machineBefore = await machineTicks();
-  const rate = await sendTimed(producer, phase, batches);
-  const cpu = process.cpuUsage(cpuBefore);
-  const machineBusy = busyPercent(machineBefore, await machineTicks());
-  await untilMergesSettle();
-  const stores = storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total);
-  const work = clickhouseWorkOf(workBefore, await clickhouseWork());
+  const timed = await timedPhase(producer, phase, batches, async () => undefined);
   await consumer.stop();
-  return { rate, cpuUsPerEvent: (cpu.user + cpu.system) / total, machineBusy, stores, work };
+  return { ...timed, cpuUsPerEvent: timed.benchUsPerEvent };
 }
 
 const profileDir = '.tributary/profiles/ingest';
 
 /** Real ingest processes on the phase's topics; returns events/s, their CPU time per event and the highest RSS any of them reached. */
-async function ingest(phase: Phase, producer: RenewingProducer, replicas: number, cpuProfile: boolean): Promise<{ rate: number; rssMb: number; cpuUsPerEvent: number; benchUsPerEvent: number; machineBusy: number; stores: Record<string, number>; work: Record<string, number> }> {
+async function ingest(phase: Phase, producer: RenewingProducer, replicas: number, cpuProfile: boolean): Promise<Timed & { rssMb: number; cpuUsPerEvent: number }> {
   const ports = await Promise.all(Array.from({ length: replicas }, () => freePort()));
   const children: ChildProcess[] = [];
   for (let r = 0; r < replicas; r++) {
@@ -347,18 +373,8 @@ async function ingest(phase: Phase, producer: RenewingProducer, replicas: number
     }, 250);
     const cpuOf = async () => (await Promise.all(children.map((child) => cpuSeconds(child.pid!)))).reduce((a, b) => a + b, 0);
     const cpuBefore = await cpuOf();
-    const benchCpuBefore = process.cpuUsage();
-    const storesBefore = await storeCpuSeconds();
-    const workBefore = await clickhouseWork();
-    const machineBefore = await machineTicks();
-    const rate = await sendTimed(producer, phase, batches);
-    const cpuUsPerEvent = ((await cpuOf()) - cpuBefore) * 1e6 / total;
-    const benchCpu = process.cpuUsage(benchCpuBefore);
-    // The bench's own sending (and its polling for the count) runs on the same cores as what it measures.
-    const benchUsPerEvent = (benchCpu.user + benchCpu.system) / total;
-    const machineBusy = busyPercent(machineBefore, await machineTicks());
-    await untilMergesSettle();
-    return { rate, rssMb, cpuUsPerEvent, benchUsPerEvent, machineBusy, stores: storeCpuPerEvent(storesBefore, await storeCpuSeconds(), total), work: clickhouseWorkOf(workBefore, await clickhouseWork()) };
+    const timed = await timedPhase(producer, phase, batches, async () => ((await cpuOf()) - cpuBefore) * 1e6 / total);
+    return { ...timed, rssMb, cpuUsPerEvent: timed.atEnd };
   } finally {
     clearInterval(sample);
     for (const child of children) child.kill('SIGTERM');
