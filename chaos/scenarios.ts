@@ -221,7 +221,7 @@ async function personChangesDuringOutage(context: ChaosContext, personId: string
     }).catch((error: unknown) => error as Error);
     const ms = Date.now() - started;
     if (response instanceof Error) return `a person change sent while Kafka was away failed after ${ms} ms: ${response.message}`;
-    const body = (await response.json().catch(() => null)) as { type?: string } | null;
+    const body: unknown = await response.json().catch(() => null);
     if (![200, 503].includes(response.status) || body === null) return `a person change sent while Kafka was away answered ${response.status} without the JSON error shape`;
     return ms > PERSON_CHANGE_LIMIT_MS ? `a person change sent while Kafka was away took ${ms} ms to answer (aim: ${PERSON_CHANGE_LIMIT_MS} ms)` : null;
   };
