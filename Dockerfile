@@ -4,6 +4,7 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
 COPY packages ./packages
 COPY services ./services
+COPY patches ./patches
 COPY infra/compile.ts infra/node-flags.sh ./infra/
 RUN npm ci --omit=dev --no-audit --no-fund && npx tsx infra/compile.ts
 ENV NODE_ENV=production TRIBUTARY_ENV=production HOST=0.0.0.0

@@ -46,6 +46,15 @@ describe('deployment files agree with the config defaults', () => {
     expect(read('bench/ingest.ts')).toContain("execFileSync('sh', ['infra/node-flags.sh', 'ingest']");
   });
 
+  it('every install applies the patches to dependencies, the image\'s production-only install too', () => {
+    const manifest = JSON.parse(read('package.json')) as { scripts: Record<string, string>; dependencies: Record<string, string> };
+    expect(manifest.scripts.postinstall).toBe('patch-package --error-on-fail');
+    expect(Object.keys(manifest.dependencies)).toContain('patch-package');
+    const dockerfile = read('Dockerfile');
+    expect(dockerfile.indexOf('COPY patches ./patches')).toBeGreaterThan(-1);
+    expect(dockerfile.indexOf('COPY patches ./patches')).toBeLessThan(dockerfile.indexOf('RUN npm ci --omit=dev'));
+  });
+
   it('infra/nginx/nginx.sh fills in the configured ports and the front port of PUBLIC_URL', () => {
     const script = read('infra/nginx/nginx.sh');
     for (const service of PROXIED) {
