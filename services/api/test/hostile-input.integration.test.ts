@@ -39,6 +39,16 @@ describe('hostile input to the management API', () => {
     expect((await send('DELETE', `${project()}/feature_flags/999999999/`, 'text/plain', 'x'.repeat(100_000))).status).toBe(404);
   });
 
+  it('a body of another type where no route takes the request is the 404 or 405 that says so, not a 415 about the body (as PostHog)', async () => {
+    const send = async (method: string, path: string) => {
+      const response = await fetch(`${api().url}${path}`, { method, headers: { authorization: `Bearer ${setup.tenant.personalApiKey}`, 'content-type': 'text/plain' }, body: 'x'.repeat(100_000) });
+      return { status: response.status, body: (await response.json()) as { code: string } };
+    };
+    expect(await send('POST', `${project()}/no_such_resource/?x=1`)).toEqual({ status: 404, body: expect.objectContaining({ code: 'not_found' }) });
+    expect(await send('POST', `${project()}/events/`)).toEqual({ status: 405, body: expect.objectContaining({ code: 'method_not_allowed' }) });
+    expect((await send('POST', `${project()}/feature_flags/?x=1`)).status).toBe(415);
+  });
+
   it('without a key any body is a 401, as any request without one: of another type (it was a 415), malformed (a 400) or too large (a 413)', async () => {
     for (const [type, body] of [['text/plain', 'x'.repeat(100_000)], ['application/json', '{"key":'], ['application/json', `"${'x'.repeat(2_000_000)}"`]]) {
       const response = await fetch(`${api().url}${project()}/feature_flags/`, { method: 'POST', headers: { 'content-type': type! }, body });
