@@ -3,7 +3,7 @@
 
 NPM_FLAGS := --no-audit --no-fund --loglevel=error
 
-node_modules: package-lock.json
+node_modules: package-lock.json $(wildcard patches/*.patch)
 	npm ci $(NPM_FLAGS)
 	@touch node_modules
 
