@@ -3,7 +3,7 @@
 
 NPM_FLAGS := --no-audit --no-fund --loglevel=error
 
-node_modules: package-lock.json $(wildcard patches/*.patch)
+node_modules: package-lock.json patches $(wildcard patches/*.patch)
 	npm ci $(NPM_FLAGS)
 	@touch node_modules
 

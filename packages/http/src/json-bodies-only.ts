@@ -17,8 +17,8 @@ const READS_BODY = new Set(['POST', 'PUT', 'PATCH']);
 export function jsonBodiesOnly(routed: (method: string, path: string) => boolean = () => true): RequestHandler {
   return (req, _res, next) => {
     if (!carriesBody(req) || req.readableEnded) return next();
-    const queryAt = req.originalUrl.indexOf('?');
-    if (!READS_BODY.has(req.method) || !routed(req.method, queryAt === -1 ? req.originalUrl : req.originalUrl.slice(0, queryAt))) return afterBody(req, () => next());
+    // The path as the router matches it (a fragment or an absolute-form target's origin left out), not the text sent.
+    if (!READS_BODY.has(req.method) || !routed(req.method, req.baseUrl + req.path)) return afterBody(req, () => next());
     const type = req.headers['content-type'];
     const named = type ? `Unsupported media type "${type}" in request` : 'The request body has no Content-Type';
     // A chunked body may turn out empty (a client streaming nothing): that is no body, not one of another type.
