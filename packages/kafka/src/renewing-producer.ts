@@ -80,8 +80,9 @@ export class RenewingProducer {
     });
     this.tail = run.catch(() => undefined);
     if (deadlineMs === undefined) return run;
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
         expired = !started;
         reject(
           expired
@@ -89,17 +90,8 @@ export class RenewingProducer {
             : new Error(`no acknowledgement within ${deadlineMs} ms`),
         );
       }, deadlineMs);
-      run.then(
-        (value) => {
-          clearTimeout(timer);
-          resolve(value);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      );
     });
+    return Promise.race([run, deadline]).finally(() => clearTimeout(timer));
   }
 
   private async connected(): Promise<Producer> {
