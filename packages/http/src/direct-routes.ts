@@ -8,6 +8,7 @@ import { methodNotAllowed } from './errors.js';
 import { inAllowOrder } from './method-not-allowed.js';
 import type { ObserveRequest } from './observability.js';
 import { withDoc, type OperationDoc } from './openapi.js';
+import { requestTarget } from './request-target.js';
 import type { MountedRoute } from './route-table.js';
 
 /** Which proxies' X-Forwarded-For is believed: the front door (nginx) is on loopback. Express is told the same. */
@@ -20,7 +21,7 @@ export interface DirectRequest {
   res: ServerResponse;
   /** The request's method, with HEAD read as GET: Express serves HEAD with GET's handler, and Node sends no body. */
   method: DirectMethod;
-  /** The path as sent, without the query string. */
+  /** The path as sent, without the query string or a fragment. */
   path: string;
   /** The query string parsed as Express parses it (node:querystring: a repeated key gives an array). */
   query: ParsedUrlQuery;
@@ -113,9 +114,7 @@ export function directDispatcher(routes: readonly DirectRoute[], observe: Observ
   }
   const addresses = new ClientAddresses();
   return (req, res) => {
-    const url = req.url ?? '/';
-    const queryAt = url.indexOf('?');
-    const path = queryAt === -1 ? url : url.slice(0, queryAt);
+    const { path, query } = requestTarget(req);
     const found = byPath.get(matchKey(path));
     if (!found) return false;
     const { route, allow } = found;
@@ -134,7 +133,7 @@ export function directDispatcher(routes: readonly DirectRoute[], observe: Observ
         }
         return;
       }
-      const request = new Request(req, res, (method === 'HEAD' ? 'GET' : method) as DirectMethod, path, parseQuery(queryAt === -1 ? '' : url.slice(queryAt + 1)), addresses);
+      const request = new Request(req, res, (method === 'HEAD' ? 'GET' : method) as DirectMethod, path, parseQuery(query), addresses);
       route.handle(request).catch((error: unknown) => writeError(res, error, logger, { method, path }));
     };
     // Only a POST's body is read (a GET's data comes in its query): any other is let through

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, RequestHandler } from 'express';
 import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Logger } from '@tributary/logger';
+import { requestTarget } from './request-target.js';
 import { routePattern } from './route-table.js';
 import { TalliedCounter } from './tallied-counter.js';
 import { shareMetricsWithPrimary } from './workers.js';
@@ -93,9 +94,7 @@ export function requestObserver(registry: Registry, logger: Logger): ObserveRequ
     const offered = req.headers['x-request-id'];
     const id = typeof offered === 'string' && REQUEST_ID.test(offered) ? offered : randomUUID();
     // Taken now: Express rewrites `req.url` inside mounted routers.
-    const url = req.url ?? '/';
-    const queryAt = url.indexOf('?');
-    const path = queryAt === -1 ? url : url.slice(0, queryAt);
+    const { path } = requestTarget(req);
     const method = req.method ?? 'GET';
     res.setHeader('X-Request-Id', id);
     // 'close' rather than 'finish', which a response whose client went away first never emits:

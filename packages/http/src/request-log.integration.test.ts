@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { jest } from '@jest/globals';
 import { createLogger } from '@tributary/logger';
 import { badRequest } from './errors.js';
@@ -22,7 +23,8 @@ async function logged(run: (url: string) => Promise<void>): Promise<Map<string, 
         {
           paths: ['/flags'],
           methods: ['POST'],
-          handle: async ({ req, res }) => {
+          handle: async ({ req, res, query }) => {
+            if (req.headers['x-echo-query']) return void res.end(JSON.stringify(query));
             if (req.headers['x-fail'] === 'input') throw badRequest('Asked to fail.');
             if (req.headers['x-fail'] === 'bug') throw new Error('a bug');
             if (req.headers['x-slow']) await new Promise((resolve) => setTimeout(resolve, Number(req.headers['x-slow'])));
@@ -74,5 +76,39 @@ test('successful answers on the direct routes (the SDK hot paths) are logged at 
     probe: { level: 'debug', status: 200, route: '/_health' },
     // Logged when the connection closed, with nginx's 499, at info: not a success.
     'sdk-client-gone': { level: 'info', status: 499, route: '/flags' },
+  });
+});
+
+/** A request whose target is sent as given: fetch drops a fragment and never sends an absolute-form target. */
+function rawRequest(url: string, method: string, target: string, headers: Record<string, string>, body = ''): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path: target, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve(text));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('a fragment or an absolute-form target is read as the router reads it: the route it names serves it and labels it, and the query ends before the fragment', async () => {
+  let echoed = '';
+  const lines = await logged(async (url) => {
+    await rawRequest(url, 'POST', '/flags#frag', { 'x-request-id': 'sdk-fragment' }, '{}');
+    echoed = await rawRequest(url, 'POST', '/flags?v=2#frag', { 'x-request-id': 'sdk-query', 'x-echo-query': '1' }, '{}');
+    await rawRequest(url, 'POST', `http://tributary.test/flags?v=2`, { 'x-request-id': 'sdk-absolute' }, '{}');
+    await rawRequest(url, 'GET', '/api/things#frag', { 'x-request-id': 'api-fragment' });
+    await rawRequest(url, 'GET', 'http://tributary.test/api/things?limit=1', { 'x-request-id': 'api-absolute' });
+  });
+  expect(JSON.parse(echoed)).toEqual({ v: '2' });
+  expect(Object.fromEntries(lines)).toEqual({
+    'sdk-fragment': { level: 'debug', status: 200, route: '/flags' },
+    'sdk-query': { level: 'debug', status: 200, route: '/flags' },
+    'sdk-absolute': { level: 'debug', status: 200, route: '/flags' },
+    'api-fragment': { level: 'info', status: 200, route: '/api/things' },
+    'api-absolute': { level: 'info', status: 200, route: '/api/things' },
   });
 });
