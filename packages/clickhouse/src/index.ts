@@ -3,4 +3,4 @@ export { createClickHouse, ensureDatabase, queryInputProblem, ClickHouseError, M
 export { migrateClickHouse, loadMigrations, splitStatements, MIGRATIONS_DIR } from './migrations.js';
 export * from './person-rows.js';
 export { propertyText, propertyNumber, propertyIsSet } from './json-property.js';
-export { RowHeads, TabSeparatedRows, tabSeparatedField, tabSeparatedJson, type Cell } from './tab-separated.js';
+export { EncodedJsonFields, RowHeads, TabSeparatedRows, tabSeparatedField, tabSeparatedJson, type Cell, type EncodedField } from './tab-separated.js';

@@ -1,5 +1,5 @@
 import { text } from 'node:stream/consumers';
-import { RowHeads, TabSeparatedRows, tabSeparatedField, tabSeparatedJson } from './tab-separated.js';
+import { EncodedJsonFields, RowHeads, TabSeparatedRows, tabSeparatedField, tabSeparatedJson } from './tab-separated.js';
 
 describe('TabSeparated encoding', () => {
   it('escapes what would end a field or a row, and backslashes', () => {
@@ -31,6 +31,24 @@ describe('TabSeparated encoding', () => {
     }
     expect(rows.length).toBe(41);
     expect(await text(rows.stream())).toBe(`${expected.join('\n')}\n`);
+  });
+
+  it('writes JSON fields encoded ahead as it writes the same text given as a string, in any column, across blocks, until released', async () => {
+    type Row = { a: string; j: string | ReturnType<EncodedJsonFields['field']>; b: number };
+    const fields = new EncodedJsonFields();
+    const texts = Array.from({ length: 400 }, (_, i) => JSON.stringify({ i, s: 'é✓😀'.repeat(i % 90), q: 'back\\slash\ttab' }));
+    const encoded = texts.map((t) => fields.add(t));
+    const direct = new TabSeparatedRows<Row>(['a', 'j', 'b'], ['j']);
+    const ahead = new TabSeparatedRows<Row>(['a', 'j', 'b'], ['j']);
+    const heads = new RowHeads(ahead, ['a']);
+    texts.forEach((t, i) => {
+      direct.add({ a: `a${i}`, j: t, b: i });
+      heads.complete(heads.add({ a: `a${i}` }), { j: fields.field(encoded[i]!), b: i });
+    });
+    expect(await text(ahead.stream())).toBe(await text(direct.stream()));
+    const memory = fields.field(encoded[0]!).bytes.buffer;
+    fields.release();
+    expect(memory.byteLength).toBe(0);
   });
 
   it('refuses heads that are not the first columns of their rows', () => {

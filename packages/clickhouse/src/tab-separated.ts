@@ -8,7 +8,14 @@ import { Readable } from 'node:stream';
  * waiting for their insert are neither copied by the garbage collector nor count against the
  * heap limit.
  */
-export type Cell = string | number;
+export type Cell = string | number | EncodedField;
+
+/** A field's bytes already encoded, `bytes[start..end]` (see EncodedFields). */
+export interface EncodedField {
+  bytes: Buffer;
+  start: number;
+  end: number;
+}
 
 // TabSeparated reads backslash escapes, and a raw tab or line break would end the field or row.
 const SPECIALS = /[\\\t\n\r\0]/g;
@@ -16,7 +23,7 @@ const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n'
 const BACKSLASHES = /\\/g;
 
 /** A value as a TabSeparated field. */
-export function tabSeparatedField(value: Cell): string {
+export function tabSeparatedField(value: string | number): string {
   if (typeof value === 'number') return String(value);
   // Five indexOf scans cost a seventh of one regular expression scan over a field of JSON text.
   const special =
@@ -111,22 +118,29 @@ class ByteBlocks {
   }
 }
 
-/** Bytes already encoded that a row starts with: `bytes[start..end]`. */
-interface Head {
-  bytes: Buffer;
-  start: number;
-  end: number;
-}
-
 /**
  * Writes `head`'s bytes, if any, then the fields of `columns[from..]` of a row, tab-separated,
  * with a tab before the first when `from` is not 0, leaving `extra` bytes of room after them,
  * all in one block. `fields` is scratch space.
  */
-function writeFields(out: ByteBlocks, row: Record<string, Cell>, columns: readonly string[], json: readonly boolean[], from: number, fields: string[], extra: number, head?: Head): Buffer {
+function writeFields(
+  out: ByteBlocks,
+  row: Record<string, Cell>,
+  columns: readonly string[],
+  json: readonly boolean[],
+  from: number,
+  fields: (string | EncodedField)[],
+  extra: number,
+  head?: EncodedField,
+): Buffer {
   let room = columns.length - from + extra + (head ? head.end - head.start : 0);
   for (let i = from; i < columns.length; i++) {
     const value = row[columns[i]!]!;
+    if (typeof value === 'object') {
+      fields[i] = value;
+      room += value.end - value.start;
+      continue;
+    }
     const field = json[i] ? tabSeparatedJson(value as string) : tabSeparatedField(value);
     fields[i] = field;
     // A UTF-16 code unit takes at most three bytes in UTF-8, so this much room always suffices.
@@ -136,11 +150,37 @@ function writeFields(out: ByteBlocks, row: Record<string, Cell>, columns: readon
   if (head) out.used += head.bytes.copy(block, out.used, head.start, head.end);
   for (let i = from; i < columns.length; i++) {
     if (i > 0) block[out.used++] = TAB;
+    const field = fields[i]!;
+    if (typeof field === 'object') out.used += field.bytes.copy(block, out.used, field.start, field.end);
     // Each field is written straight into the block: joined into a line first, an event row's
     // kilobytes of text were copied once more on the heap, the largest allocation of ingest.
-    if (fields[i]!.length > 0) out.used += block.write(fields[i]!, out.used);
+    else if (field.length > 0) out.used += block.write(field, out.used);
   }
   return block;
+}
+
+/** Where encoded bytes are, by the number they were given, in arrays rather than an object each. */
+class Spans {
+  private readonly blocks: Buffer[] = [];
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+
+  add(block: Buffer, start: number, end: number): number {
+    this.blocks.push(block);
+    this.starts.push(start);
+    this.ends.push(end);
+    return this.blocks.length - 1;
+  }
+
+  of(handle: number): EncodedField {
+    return { bytes: this.blocks[handle]!, start: this.starts[handle]!, end: this.ends[handle]! };
+  }
+
+  clear(): void {
+    this.blocks.length = 0;
+    this.starts.length = 0;
+    this.ends.length = 0;
+  }
 }
 
 export class TabSeparatedRows<Row extends Record<keyof Row, Cell>> {
@@ -149,7 +189,7 @@ export class TabSeparatedRows<Row extends Record<keyof Row, Cell>> {
   /** Whether each column holds JSON text (see `tabSeparatedJson`). */
   readonly json: readonly boolean[];
   /** The row being added, field by field; kept to spare an array per row. */
-  private readonly fields: string[];
+  private readonly fields: (string | EncodedField)[];
 
   /** `jsonColumns` hold JSON text with every control character escaped (see `tabSeparatedJson`), which is escaped more cheaply. */
   constructor(
@@ -157,7 +197,7 @@ export class TabSeparatedRows<Row extends Record<keyof Row, Cell>> {
     jsonColumns: readonly (keyof Row & string)[] = [],
   ) {
     this.json = columns.map((c) => jsonColumns.includes(c));
-    this.fields = new Array<string>(columns.length);
+    this.fields = new Array<string | EncodedField>(columns.length);
   }
 
   get length(): number {
@@ -171,7 +211,7 @@ export class TabSeparatedRows<Row extends Record<keyof Row, Cell>> {
   }
 
   /** Adds a row whose first columns were encoded ahead (see RowHeads): their bytes, then the rest's fields. */
-  addAfterHead(head: Head, headColumns: number, rest: Record<string, Cell>): void {
+  addAfterHead(head: EncodedField, headColumns: number, rest: Record<string, Cell>): void {
     const block = writeFields(this.bytes, rest, this.columns, this.json, headColumns, this.fields, 1, head);
     block[this.bytes.used++] = NEWLINE;
     this.rows += 1;
@@ -206,41 +246,61 @@ export class TabSeparatedRows<Row extends Record<keyof Row, Cell>> {
  */
 export class RowHeads<Row extends Record<keyof Row, Cell>, Head extends keyof Row & string> {
   private readonly bytes = new ByteBlocks();
-  private readonly fields: string[];
+  private readonly fields: (string | EncodedField)[];
   private readonly json: readonly boolean[];
-  // Where each head's bytes are, by the number `add` gave it.
-  private readonly blocks: Buffer[] = [];
-  private readonly starts: number[] = [];
-  private readonly ends: number[] = [];
+  private readonly heads = new Spans();
 
   constructor(
     private readonly rows: TabSeparatedRows<Row>,
     readonly columns: readonly Head[],
   ) {
     if (columns.some((column, i) => rows.columns[i] !== column)) throw new Error(`row heads ${columns.join(',')} are not the first columns of ${rows.columns.join(',')}`);
-    this.fields = new Array<string>(columns.length);
+    this.fields = new Array<string | EncodedField>(columns.length);
     this.json = rows.json.slice(0, columns.length);
   }
 
   /** Encodes a row's first columns; the number it returns completes the row. */
   add(head: Pick<Row, Head>): number {
     const block = writeFields(this.bytes, head as Record<string, Cell>, this.columns, this.json, 0, this.fields, 0);
-    this.blocks.push(block);
-    this.starts.push(this.bytes.start);
-    this.ends.push(this.bytes.used);
-    return this.blocks.length - 1;
+    return this.heads.add(block, this.bytes.start, this.bytes.used);
   }
 
   /** Adds the row to its table, the rest of its columns after its head. */
   complete(handle: number, rest: Omit<Row, Head>): void {
-    this.rows.addAfterHead({ bytes: this.blocks[handle]!, start: this.starts[handle]!, end: this.ends[handle]! }, this.columns.length, rest as Record<string, Cell>);
+    this.rows.addAfterHead(this.heads.of(handle), this.columns.length, rest as Record<string, Cell>);
   }
 
   /** Frees the heads' memory once every row that will be completed was (see `free`). */
   release(): void {
     this.bytes.release();
-    this.blocks.length = 0;
-    this.starts.length = 0;
-    this.ends.length = 0;
+    this.heads.clear();
+  }
+}
+
+/**
+ * JSON text encoded as TabSeparated fields ahead of the rows that will hold them, kept outside
+ * the heap, for text that would otherwise wait on the heap (or keep alive what it is made from)
+ * until its row can be completed. `add` gives the number that `field` takes.
+ */
+export class EncodedJsonFields {
+  private readonly bytes = new ByteBlocks();
+  private readonly fields = new Spans();
+
+  add(json: string): number {
+    const field = tabSeparatedJson(json);
+    const block = this.bytes.room(field.length * 3);
+    this.bytes.used += block.write(field, this.bytes.start);
+    return this.fields.add(block, this.bytes.start, this.bytes.used);
+  }
+
+  /** The field to give a row's column (see Cell); valid until `release`. */
+  field(handle: number): EncodedField {
+    return this.fields.of(handle);
+  }
+
+  /** Frees the fields' memory once every row that holds one was completed (see `free`). */
+  release(): void {
+    this.bytes.release();
+    this.fields.clear();
   }
 }

@@ -92,7 +92,7 @@ class ReferenceStore {
 }
 
 const chunk = (store: ReferenceStore, events: ChunkEvent[]) => {
-  const result = applyChunk(store.state(), events);
+  const result = applyChunk(store.state(), events, (person) => person);
   store.apply(result);
   return result;
 };

@@ -67,16 +67,23 @@ export interface ChunkPerson extends StoredPerson {
   mergedInto: number | null;
 }
 
-export interface EventOutcome {
-  /** The person the event row records: as it is right after the event. */
-  person: { uuid: string; properties: Properties; createdAt: Date };
+/** The person an event row records: as it is right after the event. */
+export interface PersonAfterEvent {
+  uuid: string;
+  properties: Properties;
+  createdAt: Date;
+}
+
+/** `P` is what the caller keeps of the person after the event (see `applyChunk`). */
+export interface EventOutcome<P = PersonAfterEvent> {
+  person: P;
   warnings: readonly { type: string; details: Record<string, unknown> }[];
 }
 
 const NO_WARNINGS: EventOutcome['warnings'] = Object.freeze([]);
 
-export interface ChunkResult {
-  outcomes: EventOutcome[];
+export interface ChunkResult<P = PersonAfterEvent> {
+  outcomes: EventOutcome<P>[];
   /** Every person the chunk created, changed or deleted, in its final state. */
   persons: ChunkPerson[];
   /** Distinct ids that had no person before the chunk, in the order they were claimed, with the (temporary or stored) id of their final person. */
@@ -93,8 +100,13 @@ export interface ChunkResult {
  * personless reads), and says what the store must do to end in the same state. Versions rise by
  * one per change as they would one event at a time, so copies written from the final state
  * win over any older copy.
+ *
+ * Each event's outcome keeps what `keep` makes of its person as the event left it, taken as the
+ * event is applied: nearly every event changes its person (device and page properties are set
+ * each time), so outcomes that kept the properties themselves would keep one copy of them per
+ * event for as long as the caller keeps the outcomes.
  */
-export function applyChunk(state: ChunkState, events: readonly ChunkEvent[]): ChunkResult {
+export function applyChunk<P>(state: ChunkState, events: readonly ChunkEvent[], keep: (person: PersonAfterEvent) => P): ChunkResult<P> {
   const persons = new Map<number, ChunkPerson>();
   const owner = new Map<string, number>();
   const idsOf = new Map<number, Set<string>>();
@@ -107,7 +119,7 @@ export function applyChunk(state: ChunkState, events: readonly ChunkEvent[]): Ch
     idsOf.set(stored.id, (idsOf.get(stored.id) ?? new Set()).add(distinctId));
   }
   const newIds = new Set<string>();
-  const result: ChunkResult = { outcomes: [], persons: [], newDistinctIds: [], moves: [], merges: [] };
+  const result: ChunkResult<P> = { outcomes: [], persons: [], newDistinctIds: [], moves: [], merges: [] };
   let nextTemporaryId = -1;
 
   const personOf = (distinctId: string): ChunkPerson | undefined => {
@@ -140,8 +152,8 @@ export function applyChunk(state: ChunkState, events: readonly ChunkEvent[]): Ch
   };
   const snapshot = (p: ChunkPerson | undefined): PersonSnapshot | null =>
     p ? { id: p.id, properties: p.properties, isIdentified: p.isIdentified, createdAt: p.createdAt, version: p.version } : null;
-  const outcome = (p: ChunkPerson, warnings: EventOutcome['warnings']): EventOutcome => ({
-    person: { uuid: p.uuid, properties: p.properties, createdAt: p.createdAt },
+  const outcome = (p: ChunkPerson, warnings: EventOutcome['warnings']): EventOutcome<P> => ({
+    person: keep({ uuid: p.uuid, properties: p.properties, createdAt: p.createdAt }),
     warnings,
   });
 
@@ -151,7 +163,7 @@ export function applyChunk(state: ChunkState, events: readonly ChunkEvent[]): Ch
     if (e.personless) {
       const existing = personOf(e.distinctId);
       result.outcomes.push(
-        existing ? outcome(existing, warnings) : { person: { uuid: personlessPersonId(state.teamId, e.distinctId), properties: {}, createdAt: e.timestamp }, warnings },
+        existing ? outcome(existing, warnings) : { person: keep({ uuid: personlessPersonId(state.teamId, e.distinctId), properties: {}, createdAt: e.timestamp }), warnings },
       );
       continue;
     }

@@ -1,4 +1,4 @@
-import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, TabSeparatedRows, type DistinctIdRowOut, type PersonRowOut } from '@tributary/clickhouse';
+import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, TabSeparatedRows, type DistinctIdRowOut, type EncodedField, type PersonRowOut } from '@tributary/clickhouse';
 
 /** Rows as written to the ClickHouse tables of packages/clickhouse/migrations. */
 export interface EventRowOut {
@@ -13,7 +13,8 @@ export interface EventRowOut {
   created_at: string;
   inserted_at: string;
   person_id: string;
-  person_properties: string;
+  /** Ingest encodes it as soon as the event is applied (see EventProcessor). */
+  person_properties: string | EncodedField;
   person_created_at: string;
   group_0: string;
   group_1: string;

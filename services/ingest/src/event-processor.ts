@@ -1,5 +1,5 @@
 import type { KafkaMessage } from 'kafkajs';
-import { formatDateTime, RowHeads } from '@tributary/clickhouse';
+import { EncodedJsonFields, formatDateTime, RowHeads } from '@tributary/clickhouse';
 import type { PersonCache, TokenResolver } from '@tributary/control-plane';
 import type { GeoIp } from '@tributary/geoip';
 import {
@@ -18,6 +18,7 @@ import {
   type ChunkEvent,
   type EventOutcome,
   type GroupIdentify,
+  type PersonAfterEvent,
   type RawEvent,
   withGeoip,
 } from '@tributary/ingestion';
@@ -51,6 +52,22 @@ interface Warning {
 }
 
 type EventHeads = RowHeads<EventRowOut, (typeof EVENT_HEAD_COLUMNS)[number]>;
+
+/**
+ * What an event's row needs of its person, kept from when the event is applied until the row is
+ * completed: the properties already encoded, by their number in the chunk's EncodedJsonFields.
+ * A chunk's persons are applied before its Postgres statements run, and its rows completed after
+ * them; nearly every event leaves its person with properties of its own (device and page
+ * properties are set each time), and outcomes that held those objects kept one per event alive
+ * through the round trips, long enough to be copied into V8's old generation and marked there.
+ */
+interface RecordedPerson {
+  uuid: string;
+  properties: number;
+  createdAt: Date;
+}
+
+type Outcome = EventOutcome<RecordedPerson>;
 
 /**
  * An event ready for its person: parsed, its project known, its timestamp computed. It keeps
@@ -117,14 +134,16 @@ export class EventProcessor implements MessageProcessor {
 
   async processBatch(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void> {
     const heads: EventHeads = new RowHeads(rows.events, EVENT_HEAD_COLUMNS);
+    const personFields = new EncodedJsonFields();
     try {
-      await this.processInto(messages, rows, deadLetters, heads);
+      await this.processInto(messages, rows, deadLetters, heads, personFields);
     } finally {
       heads.release();
+      personFields.release();
     }
   }
 
-  private async processInto(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[], heads: EventHeads): Promise<void> {
+  private async processInto(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[], heads: EventHeads, personFields: EncodedJsonFields): Promise<void> {
     const prepared: Prepared[] = [];
     const processedAt = formatDateTime(this.clock());
     for (const source of messages) {
@@ -138,14 +157,14 @@ export class EventProcessor implements MessageProcessor {
         if (ready) prepared.push(ready);
       }
     }
-    const outcomes = await this.persons(prepared, rows, deadLetters);
+    const outcomes = await this.persons(prepared, rows, deadLetters, personFields);
     await this.groupIdentifies(prepared.filter((_, i) => outcomes[i]), rows);
     // Looked up once per project, not awaited once per event.
     const groupTypes = new Map<number, Map<string, number>>();
     for (const teamId of new Set(prepared.map((p) => p.teamId))) groupTypes.set(teamId, await this.deps.groups.mapping(teamId));
     for (let i = 0; i < prepared.length; i += 1) {
       const outcome = outcomes[i];
-      if (outcome) this.eventRow(prepared[i]!, outcome, groupTypes.get(prepared[i]!.teamId)!, heads, rows);
+      if (outcome) this.eventRow(prepared[i]!, outcome, groupTypes.get(prepared[i]!.teamId)!, heads, personFields, rows);
     }
   }
 
@@ -243,10 +262,12 @@ export class EventProcessor implements MessageProcessor {
   }
 
   /** Each event's person outcome, in order; null for an event dead-lettered here. */
-  private async persons(prepared: readonly Prepared[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<(EventOutcome | null)[]> {
-    const outcomes: (EventOutcome | null)[] = new Array(prepared.length).fill(null);
+  private async persons(prepared: readonly Prepared[], rows: RowBuffer, deadLetters: DeadLetter[], personFields: EncodedJsonFields): Promise<(Outcome | null)[]> {
+    const outcomes: (Outcome | null)[] = new Array(prepared.length).fill(null);
+    // An attempt that fails leaves its fields unused in the chunk's memory; attempts fail rarely.
+    const keep = (person: PersonAfterEvent): RecordedPerson => ({ uuid: person.uuid, properties: personFields.add(propertiesJson(person.properties)), createdAt: person.createdAt });
     const apply = async (indexes: readonly number[]) => {
-      const { changes, outboxId } = await retryConflicts(() => this.applyPersons(indexes.map((i) => prepared[i]!)), this.maxAttempts, this.deps.logger);
+      const { changes, outboxId } = await retryConflicts(() => this.applyPersons(indexes.map((i) => prepared[i]!), keep), this.maxAttempts, this.deps.logger);
       indexes.forEach((index, k) => (outcomes[index] = changes.outcomes[k]!));
       for (const row of changes.personRows) rows.persons.add(row);
       for (const row of changes.distinctIdRows) rows.distinctIds.add(row);
@@ -282,12 +303,15 @@ export class EventProcessor implements MessageProcessor {
    * Applies the persons of these events, every project's in the same transaction, which also
    * records the ClickHouse copies the changes owe (see PersonOutbox).
    */
-  private async applyPersons(events: readonly Prepared[]): Promise<{ changes: PersonChunkChanges; outboxId: number | null }> {
+  private async applyPersons(
+    events: readonly Prepared[],
+    keep: (person: PersonAfterEvent) => RecordedPerson,
+  ): Promise<{ changes: PersonChunkChanges<RecordedPerson>; outboxId: number | null }> {
     const byTeam = groupBy(events.keys(), (i) => events[i]!.teamId, (i) => i);
     return withTransaction(this.deps.pool, async (client) => {
-      const merged: PersonChunkChanges = { outcomes: new Array(events.length), personRows: [], distinctIdRows: [], cache: [] };
+      const merged: PersonChunkChanges<RecordedPerson> = { outcomes: new Array(events.length), personRows: [], distinctIdRows: [], cache: [] };
       for (const [teamId, indexes] of [...byTeam].sort(([a], [b]) => a - b)) {
-        const changes = await applyPersonChunk(client, teamId, indexes.map((i) => events[i]!.person));
+        const changes = await applyPersonChunk(client, teamId, indexes.map((i) => events[i]!.person), keep);
         indexes.forEach((index, k) => (merged.outcomes[index] = changes.outcomes[k]!));
         merged.personRows.push(...changes.personRows);
         merged.distinctIdRows.push(...changes.distinctIdRows);
@@ -302,7 +326,7 @@ export class EventProcessor implements MessageProcessor {
   }
 
   /** Warnings and the event row itself, once the event's person is known. */
-  private eventRow(p: Prepared, outcome: EventOutcome, groupTypes: Map<string, number>, heads: EventHeads, rows: RowBuffer): void {
+  private eventRow(p: Prepared, outcome: Outcome, groupTypes: Map<string, number>, heads: EventHeads, personFields: EncodedJsonFields, rows: RowBuffer): void {
     const { teamId, processedAt } = p;
     const person = outcome.person;
     const warnings = outcome.warnings.length === 0 ? p.warnings : [...p.warnings, ...outcome.warnings];
@@ -312,7 +336,7 @@ export class EventProcessor implements MessageProcessor {
     }
     heads.complete(p.head, {
       person_id: person.uuid,
-      person_properties: propertiesJson(person.properties),
+      person_properties: personFields.field(person.properties),
       person_created_at: this.personCreatedAt.of(person.createdAt, formatDateTime),
       group_0: groups[0],
       group_1: groups[1],

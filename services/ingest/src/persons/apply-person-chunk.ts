@@ -1,12 +1,12 @@
 import { distinctIdRow, personRow, type DistinctIdRowOut, type PersonRowOut } from '@tributary/clickhouse';
-import { applyChunk, personlessPersonId, type ChunkEvent, type EventOutcome } from '@tributary/ingestion';
+import { applyChunk, personlessPersonId, type ChunkEvent, type EventOutcome, type PersonAfterEvent } from '@tributary/ingestion';
 import type { CachedPerson } from '@tributary/control-plane';
 import type { PoolClient } from '@tributary/postgres';
 import { PersonStore } from './person-store.js';
 
-export interface PersonChunkChanges {
-  /** Each event's person and warnings, in event order. */
-  outcomes: EventOutcome[];
+export interface PersonChunkChanges<P> {
+  /** What `keep` made of each event's person, and its warnings, in event order. */
+  outcomes: EventOutcome<P>[];
   personRows: PersonRowOut[];
   distinctIdRows: DistinctIdRowOut[];
   /** Decide's cache entries for every person that changed and still exists. */
@@ -18,7 +18,7 @@ export interface PersonChunkChanges {
  * lock the persons the chunk names, apply the events in memory in order (`applyChunk`), then
  * write the outcome in a fixed number of statements, whatever the chunk's size.
  */
-export async function applyPersonChunk(client: PoolClient, teamId: number, events: readonly ChunkEvent[]): Promise<PersonChunkChanges> {
+export async function applyPersonChunk<P>(client: PoolClient, teamId: number, events: readonly ChunkEvent[], keep: (person: PersonAfterEvent) => P): Promise<PersonChunkChanges<P>> {
   const store = new PersonStore(client);
   const named = new Set<string>();
   for (const e of events) {
@@ -36,6 +36,7 @@ export async function applyPersonChunk(client: PoolClient, teamId: number, event
       personStartVersion: (uuid) => start.uuids.get(uuid) ?? 0,
     },
     events,
+    keep,
   );
 
   const byId = new Map(result.persons.map((p) => [p.id, p]));
