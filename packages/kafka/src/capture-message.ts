@@ -174,15 +174,25 @@ class OneEventMessage {
   readonly offset: string;
   readonly headers: IHeaders;
 
+  /**
+   * The line is `source[start..end]`, kept as positions in the bytes every event of the message
+   * shares rather than as a view of its own (an object per event, as large as the rest of this).
+   */
   constructor(
-    source: KafkaMessage,
-    private readonly line: Buffer,
+    message: KafkaMessage,
+    private readonly source: Buffer,
+    private readonly start: number,
+    private readonly end: number,
     private readonly shared: SharedFields,
   ) {
-    this.timestamp = source.timestamp;
-    this.attributes = source.attributes;
-    this.offset = source.offset;
-    this.headers = source.headers ?? {};
+    this.timestamp = message.timestamp;
+    this.attributes = message.attributes;
+    this.offset = message.offset;
+    this.headers = message.headers ?? {};
+  }
+
+  private get line(): Buffer {
+    return this.source.subarray(this.start, this.end);
   }
 
   get key(): Buffer | null {
@@ -225,9 +235,8 @@ export function decodeMessageEvents(message: KafkaMessage): MessageEvent[] {
   for (let start = firstEnd + 1; start < value.length; ) {
     let end = value.indexOf(NEWLINE, start);
     if (end === -1) end = value.length;
-    const line = value.subarray(start, end);
-    const decoded = decodeEventLine(line, shared);
-    events.push({ decoded, message: new OneEventMessage(message, line, shared) });
+    const decoded = decodeEventLine(value.subarray(start, end), shared);
+    events.push({ decoded, message: new OneEventMessage(message, value, start, end, shared) });
     start = end + 1;
   }
   return events;

@@ -51,6 +51,9 @@ interface Warning {
   details: Record<string, unknown>;
 }
 
+/** The warnings of an event that has none, as nearly every event: an array of its own each was kept as long as its chunk. */
+const NO_WARNINGS: readonly Warning[] = Object.freeze([]);
+
 type EventHeads = RowHeads<EventRowOut, (typeof EVENT_HEAD_COLUMNS)[number]>;
 
 /**
@@ -84,7 +87,8 @@ interface Prepared {
   timestamp: Date;
   /** When ingest took the chunk, as ClickHouse reads it. */
   processedAt: string;
-  warnings: Warning[];
+  /** Shared and empty for nearly every event (see NO_WARNINGS); replaced, never added to. */
+  warnings: readonly Warning[];
   /** Where the first columns of its event row are (see RowHeads). */
   head: number;
   /** The `$groups` property, read for the group columns once the chunk's group types are known. */
@@ -178,12 +182,12 @@ export class EventProcessor implements MessageProcessor {
       const identify = p.groupIdentify;
       if (!identify) continue;
       if (!identify.ok) {
-        p.warnings.push({ type: 'invalid_groupidentify', details: { reason: identify.warning } });
+        p.warnings = [...p.warnings, { type: 'invalid_groupidentify', details: { reason: identify.warning } }];
         continue;
       }
       const index = await this.deps.groups.indexFor(p.teamId, identify.groupType);
       if (index === null) {
-        p.warnings.push({ type: 'group_type_limit_reached', details: { groupType: identify.groupType } });
+        p.warnings = [...p.warnings, { type: 'group_type_limit_reached', details: { groupType: identify.groupType } }];
         continue;
       }
       const k = `${p.teamId}\u0000${index}\u0000${identify.groupKey}`;
@@ -221,16 +225,16 @@ export class EventProcessor implements MessageProcessor {
       this.deps.logger.warn({ uuid: capture.uuid }, 'event for a project that no longer exists dropped');
       return null;
     }
-    const warnings: Warning[] = [];
+    let warnings = NO_WARNINGS;
     const computed = computeTimestamp({
       timestamp: parsed.event.timestamp,
       offset: parsed.event.offset,
       sentAt: capture.sent_at ? new Date(capture.sent_at) : null,
       now: new Date(capture.now),
     });
-    if (computed.warning) warnings.push(computed.warning);
+    if (computed.warning) warnings = [computed.warning];
     const survey = surveyWarning(parsed.event);
-    if (survey) warnings.push(survey);
+    if (survey) warnings = [...warnings, survey];
     let event = withGeoip(parsed.event, this.deps.geoip.properties(addressOf(parsed.event, capture.ip)));
     if (!processesPersonProfile(event.properties)) {
       if (PERSON_EVENTS.has(event.event)) return null;
