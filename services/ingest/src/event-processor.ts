@@ -58,7 +58,8 @@ type EventHeads = RowHeads<EventRowOut, (typeof EVENT_HEAD_COLUMNS)[number]>;
 
 /**
  * What an event's row needs of its person, kept from when the event is applied until the row is
- * completed: the properties already encoded, by their number in the chunk's EncodedJsonFields.
+ * completed: the properties already encoded, by their number in the EncodedJsonFields of the
+ * attempt that applied it.
  * A chunk's persons are applied before its Postgres statements run, and its rows completed after
  * them; nearly every event leaves its person with properties of its own (device and page
  * properties are set each time), and outcomes that held those objects kept one per event alive
@@ -66,6 +67,7 @@ type EventHeads = RowHeads<EventRowOut, (typeof EVENT_HEAD_COLUMNS)[number]>;
  */
 interface RecordedPerson {
   uuid: string;
+  fields: EncodedJsonFields;
   properties: number;
   createdAt: Date;
 }
@@ -138,16 +140,17 @@ export class EventProcessor implements MessageProcessor {
 
   async processBatch(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void> {
     const heads: EventHeads = new RowHeads(rows.events, EVENT_HEAD_COLUMNS);
-    const personFields = new EncodedJsonFields();
+    // Those of the attempts whose outcomes the rows take; a failed attempt's go at once.
+    const personFields: EncodedJsonFields[] = [];
     try {
       await this.processInto(messages, rows, deadLetters, heads, personFields);
     } finally {
       heads.release();
-      personFields.release();
+      for (const fields of personFields) fields.release();
     }
   }
 
-  private async processInto(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[], heads: EventHeads, personFields: EncodedJsonFields): Promise<void> {
+  private async processInto(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[], heads: EventHeads, personFields: EncodedJsonFields[]): Promise<void> {
     const prepared: Prepared[] = [];
     const processedAt = formatDateTime(this.clock());
     for (const source of messages) {
@@ -168,7 +171,7 @@ export class EventProcessor implements MessageProcessor {
     for (const teamId of new Set(prepared.map((p) => p.teamId))) groupTypes.set(teamId, await this.deps.groups.mapping(teamId));
     for (let i = 0; i < prepared.length; i += 1) {
       const outcome = outcomes[i];
-      if (outcome) this.eventRow(prepared[i]!, outcome, groupTypes.get(prepared[i]!.teamId)!, heads, personFields, rows);
+      if (outcome) this.eventRow(prepared[i]!, outcome, groupTypes.get(prepared[i]!.teamId)!, heads, rows);
     }
   }
 
@@ -266,12 +269,22 @@ export class EventProcessor implements MessageProcessor {
   }
 
   /** Each event's person outcome, in order; null for an event dead-lettered here. */
-  private async persons(prepared: readonly Prepared[], rows: RowBuffer, deadLetters: DeadLetter[], personFields: EncodedJsonFields): Promise<(Outcome | null)[]> {
+  private async persons(prepared: readonly Prepared[], rows: RowBuffer, deadLetters: DeadLetter[], personFields: EncodedJsonFields[]): Promise<(Outcome | null)[]> {
     const outcomes: (Outcome | null)[] = new Array(prepared.length).fill(null);
-    // An attempt that fails leaves its fields unused in the chunk's memory; attempts fail rarely.
-    const keep = (person: PersonAfterEvent): RecordedPerson => ({ uuid: person.uuid, properties: personFields.add(propertiesJson(person.properties)), createdAt: person.createdAt });
+    const attempt = async (events: readonly Prepared[]) => {
+      const fields = new EncodedJsonFields();
+      const keep = (person: PersonAfterEvent): RecordedPerson => ({ uuid: person.uuid, fields, properties: fields.add(propertiesJson(person.properties)), createdAt: person.createdAt });
+      try {
+        const applied = await this.applyPersons(events, keep);
+        personFields.push(fields);
+        return applied;
+      } catch (error) {
+        fields.release();
+        throw error;
+      }
+    };
     const apply = async (indexes: readonly number[]) => {
-      const { changes, outboxId } = await retryConflicts(() => this.applyPersons(indexes.map((i) => prepared[i]!), keep), this.maxAttempts, this.deps.logger);
+      const { changes, outboxId } = await retryConflicts(() => attempt(indexes.map((i) => prepared[i]!)), this.maxAttempts, this.deps.logger);
       indexes.forEach((index, k) => (outcomes[index] = changes.outcomes[k]!));
       for (const row of changes.personRows) rows.persons.add(row);
       for (const row of changes.distinctIdRows) rows.distinctIds.add(row);
@@ -330,7 +343,7 @@ export class EventProcessor implements MessageProcessor {
   }
 
   /** Warnings and the event row itself, once the event's person is known. */
-  private eventRow(p: Prepared, outcome: Outcome, groupTypes: Map<string, number>, heads: EventHeads, personFields: EncodedJsonFields, rows: RowBuffer): void {
+  private eventRow(p: Prepared, outcome: Outcome, groupTypes: Map<string, number>, heads: EventHeads, rows: RowBuffer): void {
     const { teamId, processedAt } = p;
     const person = outcome.person;
     const warnings = outcome.warnings.length === 0 ? p.warnings : [...p.warnings, ...outcome.warnings];
@@ -340,7 +353,7 @@ export class EventProcessor implements MessageProcessor {
     }
     heads.complete(p.head, {
       person_id: person.uuid,
-      person_properties: personFields.field(person.properties),
+      person_properties: person.fields.field(person.properties),
       person_created_at: this.personCreatedAt.of(person.createdAt, formatDateTime),
       group_0: groups[0],
       group_1: groups[1],

@@ -290,6 +290,42 @@ describe('message formats', () => {
     expect(noTab).toMatchObject({ key: undefined, reason: expect.stringMatching(/no tab/), offset: notJson.offset });
     expect((await h.events()).filter((e) => e.distinct_id === user)).toHaveLength(2);
   });
+
+  it('dead-letters alone an event whose person change the store refuses for the event’s own reason, and the persons of the events beside it are recorded as each left them', async () => {
+    const [a, b, poisoned] = [id('beside-a'), id('beside-b'), id('poisoned')];
+    // A person change that Postgres refuses every time, as a trigger refuses it, whatever else runs.
+    const poison = uniqueName('poison');
+    await h.pool.query(`CREATE FUNCTION ${poison}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$`);
+    await h.pool.query(`CREATE TRIGGER ${poison} BEFORE INSERT OR UPDATE ON persons FOR EACH ROW WHEN (NEW.properties ? '${poison}') EXECUTE FUNCTION ${poison}()`);
+    const letters: string[] = [];
+    const reader = h.kafka.consumer({ groupId: uniqueName('dead-letter-reader') });
+    try {
+      await reader.connect();
+      await reader.subscribe({ topics: [h.topics.deadLetter], fromBeginning: true });
+      await reader.run({ eachMessage: async ({ message }) => void (String(message.value).includes(poisoned) && letters.push(String(message.headers?.reason))) });
+      const events = h.captureMessages([
+        { event: 'one', distinct_id: a, properties: { $set: { step: 1 }, $browser: 'Chrome' } },
+        { event: 'refused', distinct_id: poisoned, properties: { $set: { [poison]: true } } },
+        { event: 'two', distinct_id: a, properties: { $set: { step: 2 } } },
+        { event: 'three', distinct_id: b, properties: { $set: { step: 3 } } },
+      ]);
+      // One message, so one chunk: its persons are first applied together, and that attempt fails.
+      await h.producer.send({ topic: h.topics.realtime, acks: -1, messages: [{ partition: 0, key: null, value: encodeCaptureEvents(events)[0]! }] });
+      const rows = await Promise.all([events[0]!, events[2]!, events[3]!].map((e) => eventByUuid(e.uuid)));
+      expect(rows.map((e) => JSON.parse(e.person_properties))).toEqual([
+        { step: 1, $browser: 'Chrome', $initial_browser: 'Chrome' },
+        { step: 2, $browser: 'Chrome', $initial_browser: 'Chrome' },
+        { step: 3 },
+      ]);
+      await waitFor(async () => letters.length > 0, { what: 'the refused event’s dead letter' });
+      expect(letters[0]).toMatch(/person changes failed/);
+      expect((await h.events()).filter((e) => e.distinct_id === poisoned)).toHaveLength(0);
+    } finally {
+      await reader.disconnect();
+      await h.pool.query(`DROP TRIGGER ${poison} ON persons`);
+      await h.pool.query(`DROP FUNCTION ${poison}()`);
+    }
+  });
 });
 
 describe('delivery', () => {
