@@ -1,5 +1,5 @@
 import { text } from 'node:stream/consumers';
-import { EncodedJsonFields, RowHeads, TabSeparatedRows, tabSeparatedField, tabSeparatedJson } from './tab-separated.js';
+import { EncodedJsonFields, RowHeads, TabSeparatedRows, tabSeparatedField, tabSeparatedJson, type EncodedField } from './tab-separated.js';
 
 describe('TabSeparated encoding', () => {
   it('escapes what would end a field or a row, and backslashes', () => {
@@ -34,7 +34,7 @@ describe('TabSeparated encoding', () => {
   });
 
   it('writes JSON fields encoded ahead as it writes the same text given as a string, in any column, across blocks, until released', async () => {
-    type Row = { a: string; j: string | ReturnType<EncodedJsonFields['field']>; b: number };
+    type Row = { a: string; j: string | EncodedField; b: number };
     const fields = new EncodedJsonFields();
     const texts = Array.from({ length: 400 }, (_, i) => JSON.stringify({ i, s: 'é✓😀'.repeat(i % 90), q: 'back\\slash\ttab' }));
     const encoded = texts.map((t) => fields.add(t));
@@ -49,6 +49,25 @@ describe('TabSeparated encoding', () => {
     const memory = fields.field(encoded[0]!).bytes.buffer;
     fields.release();
     expect(memory.byteLength).toBe(0);
+    expect(() => fields.field(encoded[0]!)).toThrow(/after they were released/);
+  });
+
+  it('takes back the fields added since a mark, freeing the blocks they needed, and gives their numbers and room to the next ones', async () => {
+    const fields = new EncodedJsonFields();
+    const kept = fields.add('{"kept":"back\\\\slash"}');
+    const mark = fields.mark();
+    const taken = fields.add('{"taken":1}');
+    // Larger than any block so far: it needs a block of its own.
+    const large = fields.field(fields.add(JSON.stringify({ large: 'x'.repeat(100_000) }))).bytes.buffer;
+    fields.rewind(mark);
+    expect(large.byteLength).toBe(0);
+    const next = fields.add('{"next":2}');
+    expect(next).toBe(taken);
+    const rows = new TabSeparatedRows<{ j: string | EncodedField }>(['j'], ['j']);
+    rows.add({ j: fields.field(kept) });
+    rows.add({ j: fields.field(next) });
+    expect(await text(rows.stream())).toBe('{"kept":"back\\\\\\\\slash"}\n{"next":2}\n');
+    fields.release();
   });
 
   it('refuses heads that are not the first columns of their rows', () => {

@@ -10,11 +10,17 @@ import { Readable } from 'node:stream';
  */
 export type Cell = string | number | EncodedField;
 
-/** A field's bytes already encoded, `bytes[start..end]` (see EncodedFields). */
+declare const encodedHere: unique symbol;
+
+/**
+ * A field's bytes already encoded, `bytes[start..end]` (see EncodedJsonFields). Only this module
+ * makes them, so a field's bytes are always escaped as their column needs.
+ */
 export interface EncodedField {
-  bytes: Buffer;
-  start: number;
-  end: number;
+  readonly bytes: Buffer;
+  readonly start: number;
+  readonly end: number;
+  readonly [encodedHere]: true;
 }
 
 // TabSeparated reads backslash escapes, and a raw tab or line break would end the field or row.
@@ -57,6 +63,13 @@ function free(memory: ArrayBuffer): void {
   structuredClone(memory, { transfer: [memory] });
 }
 
+interface BlocksMark {
+  block: Buffer | null;
+  used: number;
+  full: number;
+  allocated: number;
+}
+
 /** Bytes written one after the other into blocks outside the heap. */
 class ByteBlocks {
   /** Full blocks, each cut to the bytes written. */
@@ -68,7 +81,7 @@ class ByteBlocks {
   /** Where in its block the last `room` asked for begins. */
   start = 0;
   private nextBlock = FIRST_BLOCK;
-  private released = false;
+  private freed = false;
 
   /** The block to write the next `bytes` at, from `used` on. */
   room(bytes: number): Buffer {
@@ -98,7 +111,7 @@ class ByteBlocks {
 
   /** Frees the memory of the blocks this allocated; nothing may read them afterwards. */
   release(): void {
-    this.released = true;
+    this.freed = true;
     for (const memory of this.allocated) free(memory);
     this.allocated.length = 0;
     this.full.length = 0;
@@ -106,9 +119,26 @@ class ByteBlocks {
     this.used = 0;
   }
 
+  /** Where the next bytes would go; `rewind` takes back everything written after it. */
+  mark(): BlocksMark {
+    return { block: this.block, used: this.used, full: this.full.length, allocated: this.allocated.length };
+  }
+
+  rewind(mark: BlocksMark): void {
+    this.assertNotReleased();
+    for (const memory of this.allocated.splice(mark.allocated)) free(memory);
+    this.full.length = mark.full;
+    this.block = mark.block;
+    this.used = mark.used;
+  }
+
   private assertNotReleased(): void {
     // Freed blocks read as empty: streamed again, released rows would be an insert of nothing.
-    if (this.released) throw new Error('rows used after they were released');
+    if (this.freed) throw new Error('rows used after they were released');
+  }
+
+  get released(): boolean {
+    return this.freed;
   }
 
   private seal(): void {
@@ -173,13 +203,18 @@ class Spans {
   }
 
   of(handle: number): EncodedField {
-    return { bytes: this.blocks[handle]!, start: this.starts[handle]!, end: this.ends[handle]! };
+    return { bytes: this.blocks[handle]!, start: this.starts[handle]!, end: this.ends[handle]! } as EncodedField;
   }
 
-  clear(): void {
-    this.blocks.length = 0;
-    this.starts.length = 0;
-    this.ends.length = 0;
+  get length(): number {
+    return this.blocks.length;
+  }
+
+  /** Forgets every span from the `length`th on. */
+  truncate(length: number): void {
+    this.blocks.length = length;
+    this.starts.length = length;
+    this.ends.length = length;
   }
 }
 
@@ -273,8 +308,14 @@ export class RowHeads<Row extends Record<keyof Row, Cell>, Head extends keyof Ro
   /** Frees the heads' memory once every row that will be completed was (see `free`). */
   release(): void {
     this.bytes.release();
-    this.heads.clear();
+    this.heads.truncate(0);
   }
+}
+
+/** Where the next field of an EncodedJsonFields would go (see `rewind`). */
+export interface FieldsMark {
+  bytes: BlocksMark;
+  fields: number;
 }
 
 /**
@@ -293,14 +334,25 @@ export class EncodedJsonFields {
     return this.fields.add(block, this.bytes.start, this.bytes.used);
   }
 
-  /** The field to give a row's column (see Cell); valid until `release`. */
+  /** The field to give a row's column (see Cell); valid until `release`, or a `rewind` to before it. */
   field(handle: number): EncodedField {
+    if (this.bytes.released) throw new Error('fields used after they were released');
     return this.fields.of(handle);
+  }
+
+  mark(): FieldsMark {
+    return { bytes: this.bytes.mark(), fields: this.fields.length };
+  }
+
+  /** Takes back every field added since `mark`: their numbers are given again, their memory written over or freed. */
+  rewind(mark: FieldsMark): void {
+    this.bytes.rewind(mark.bytes);
+    this.fields.truncate(mark.fields);
   }
 
   /** Frees the fields' memory once every row that holds one was completed (see `free`). */
   release(): void {
     this.bytes.release();
-    this.fields.clear();
+    this.fields.truncate(0);
   }
 }

@@ -6,7 +6,7 @@ import { afterBody, carriesBody } from './after-body.js';
 import { writeError } from './error-handler.js';
 import { methodNotAllowed } from './errors.js';
 import { inAllowOrder } from './method-not-allowed.js';
-import type { ObserveRequest } from './observability.js';
+import { unmatchedRoute, type ObserveRequest } from './observability.js';
 import { withDoc, type OperationDoc } from './openapi.js';
 import { requestTarget } from './request-target.js';
 import type { MountedRoute } from './route-table.js';
@@ -21,7 +21,7 @@ export interface DirectRequest {
   res: ServerResponse;
   /** The request's method, with HEAD read as GET: Express serves HEAD with GET's handler, and Node sends no body. */
   method: DirectMethod;
-  /** The path as sent, without the query string or a fragment. */
+  /** The path as Express's router reads it: without the query string or a fragment, and without the host of an absolute-form target. */
   path: string;
   /** The query string parsed as Express parses it (node:querystring: a repeated key gives an array). */
   query: ParsedUrlQuery;
@@ -97,8 +97,6 @@ class ClientAddresses {
   }
 }
 
-const unmatched = () => 'unmatched';
-
 const matchKey = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase();
 
 /**
@@ -114,13 +112,14 @@ export function directDispatcher(routes: readonly DirectRoute[], observe: Observ
   }
   const addresses = new ClientAddresses();
   return (req, res) => {
-    const { path, query } = requestTarget(req);
-    const found = byPath.get(matchKey(path));
+    const target = requestTarget(req);
+    const found = target && byPath.get(matchKey(target.path));
     if (!found) return false;
+    const { path, query } = target;
     const { route, allow } = found;
     const method = req.method ?? 'GET';
     const served = allow.includes(method);
-    observe(req, res, served ? found.served : unmatched, true);
+    observe(req, res, served ? found.served : unmatchedRoute, true);
     const dispatch = () => {
       if (!served) {
         // As Express's routes answer through methodNotAllowedHandler.

@@ -93,8 +93,10 @@ export function requestObserver(registry: Registry, logger: Logger): ObserveRequ
     const started = process.hrtime.bigint();
     const offered = req.headers['x-request-id'];
     const id = typeof offered === 'string' && REQUEST_ID.test(offered) ? offered : randomUUID();
-    // Taken now: Express rewrites `req.url` inside mounted routers.
-    const { path } = requestTarget(req);
+    // Taken now: Express rewrites `req.url` inside mounted routers. A target no route can take
+    // (the parser refused it) is logged as it came and counted as unmatched.
+    const target = requestTarget(req);
+    const path = target?.path ?? req.url ?? '/';
     const method = req.method ?? 'GET';
     res.setHeader('X-Request-Id', id);
     // 'close' rather than 'finish', which a response whose client went away first never emits:
@@ -103,7 +105,7 @@ export function requestObserver(registry: Registry, logger: Logger): ObserveRequ
     res.on('close', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED_REQUEST;
-      const pattern = route(method, path);
+      const pattern = target ? route(method, path) : UNMATCHED;
       const { counter, histogram } = seriesOf(pattern, method, status);
       counter.inc();
       histogram.observe(seconds);
@@ -113,9 +115,13 @@ export function requestObserver(registry: Registry, logger: Logger): ObserveRequ
   };
 }
 
+/** The route of a request that none takes, as metrics and logs label it. */
+export const UNMATCHED = 'unmatched';
+export const unmatchedRoute = () => UNMATCHED;
+
 /** The observer as Express middleware, labelling each request with the pattern of the Express route that answered it. */
 export function requestObservability(app: Express, observe: ObserveRequest): RequestHandler {
-  const route = (method: string, path: string) => routePattern(app, method, path) ?? 'unmatched';
+  const route = (method: string, path: string) => routePattern(app, method, path) ?? UNMATCHED;
   return (req, res, next) => {
     observe(req, res, route);
     next();

@@ -94,15 +94,20 @@ function rawRequest(url: string, method: string, target: string, headers: Record
   });
 }
 
-test('a fragment or an absolute-form target is read as the router reads it: the route it names serves it and labels it, and the query ends before the fragment', async () => {
+test('a fragment or an absolute-form target is read as the router reads it: the route it names serves it and labels it, the query ends before the fragment, and a target the parser refuses is a 404', async () => {
   let echoed = '';
+  let refused = '';
   const lines = await logged(async (url) => {
     await rawRequest(url, 'POST', '/flags#frag', { 'x-request-id': 'sdk-fragment' }, '{}');
     echoed = await rawRequest(url, 'POST', '/flags?v=2#frag', { 'x-request-id': 'sdk-query', 'x-echo-query': '1' }, '{}');
     await rawRequest(url, 'POST', `http://tributary.test/flags?v=2`, { 'x-request-id': 'sdk-absolute' }, '{}');
     await rawRequest(url, 'GET', '/api/things#frag', { 'x-request-id': 'api-fragment' });
     await rawRequest(url, 'GET', 'http://tributary.test/api/things?limit=1', { 'x-request-id': 'api-absolute' });
+    // Node's parser takes this target, and the URL parser throws on it: a 404 like any unknown path.
+    refused = await rawRequest(url, 'POST', 'http://[::1/flags', { 'x-request-id': 'refused-target' }, '{}');
+    await rawRequest(url, 'POST', '/flags', { 'x-request-id': 'after-refused' }, '{}');
   });
+  expect(JSON.parse(refused)).toMatchObject({ type: 'invalid_request', code: 'not_found' });
   expect(JSON.parse(echoed)).toEqual({ v: '2' });
   expect(Object.fromEntries(lines)).toEqual({
     'sdk-fragment': { level: 'debug', status: 200, route: '/flags' },
@@ -110,5 +115,7 @@ test('a fragment or an absolute-form target is read as the router reads it: the 
     'sdk-absolute': { level: 'debug', status: 200, route: '/flags' },
     'api-fragment': { level: 'info', status: 200, route: '/api/things' },
     'api-absolute': { level: 'info', status: 200, route: '/api/things' },
+    'refused-target': { level: 'info', status: 404, route: 'unmatched' },
+    'after-refused': { level: 'debug', status: 200, route: '/flags' },
   });
 });

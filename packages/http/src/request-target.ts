@@ -3,12 +3,18 @@ import parseUrl from 'parseurl';
 
 /**
  * A request's path and query string as Express's router reads them, by the same parser (which
- * keeps its answer on the request, so the router does not parse again): a fragment is in neither,
- * and an absolute-form target (`GET http://host/path`) gives its path. Cut at the first `?`, a
- * fragment stayed in the path, so such a request missed its direct route or was counted as
- * unmatched, and stayed in the last query value.
+ * keeps its answer on the request, so the router does not parse again): a fragment is in
+ * neither, and an absolute-form target (`POST http://host/path`) gives its path. Null for a
+ * target that parser refuses (it throws on some absolute forms, `http://[::1/path`), which
+ * Express answers with a 404.
  */
-export function requestTarget(req: IncomingMessage): { path: string; query: string } {
-  const url = parseUrl(req);
-  return { path: url?.pathname ?? '/', query: typeof url?.query === 'string' ? url.query : '' };
+export function requestTarget(req: IncomingMessage): { path: string; query: string } | null {
+  let url: ReturnType<typeof parseUrl>;
+  try {
+    url = parseUrl(req);
+  } catch {
+    return null;
+  }
+  if (!url?.pathname) return null;
+  return { path: url.pathname, query: typeof url.query === 'string' ? url.query : '' };
 }

@@ -4,10 +4,12 @@ import type { Logger } from '@tributary/logger';
 import { answerClientErrors } from './client-error.js';
 import { afterBody, carriesBody } from './after-body.js';
 import { TRUST_PROXY, directDispatcher, type DirectRoute } from './direct-routes.js';
-import { errorHandler, notFoundHandler } from './error-handler.js';
+import { errorHandler, notFoundHandler, writeError } from './error-handler.js';
+import { notFound } from './errors.js';
 import { methodNotAllowedHandler } from './method-not-allowed.js';
-import { createMetrics, requestObservability, requestObserver, type Registry } from './observability.js';
+import { createMetrics, requestObservability, requestObserver, unmatchedRoute, type Registry } from './observability.js';
 import { assessReadiness, type Dependencies } from './readiness.js';
+import { requestTarget } from './request-target.js';
 import { scrapeMetrics } from './workers.js';
 
 export interface ServiceRuntimeOptions {
@@ -72,7 +74,16 @@ export async function startServiceRuntime(options: ServiceRuntimeOptions, handle
   app.use(errorHandler(logger));
 
   const direct = options.direct?.length ? directDispatcher(options.direct, observe, logger) : null;
-  const server = http.createServer(direct ? (req, res) => direct(req, res) || app(req, res) : app);
+  const server = http.createServer((req, res) => {
+    // Express's router answers a target it cannot parse with its final handler's HTML page, past
+    // every middleware of the app: answered here, it gets the one error shape and its log line.
+    if (requestTarget(req) === null) {
+      observe(req, res, unmatchedRoute);
+      writeError(res, notFound(`No route for ${req.method} ${req.url}.`), logger, { method: req.method ?? 'GET', path: req.url ?? '' });
+      return;
+    }
+    if (!direct?.(req, res)) app(req, res);
+  });
   server.keepAliveTimeout = 65_000;
   answerClientErrors(server);
   await new Promise<void>((resolve, reject) => {

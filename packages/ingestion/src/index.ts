@@ -14,5 +14,5 @@ export { nextGroupTypeIndex, groupColumns, readGroupIdentify, mergeGroupProperti
 export { parseEvent, surveyWarning, type ParsedEvent, type RawEvent } from './parse-event.js';
 export { planSplit, splitPersonUuid } from './split-plan.js';
 export { groupByPersons, type GroupableEvent } from './person-groups.js';
-export { applyChunk, chunkEventOf, type ChunkEvent, type ChunkPerson, type ChunkResult, type ChunkState, type EventOutcome, type PersonAfterEvent, type StoredPerson } from './person-chunk.js';
+export { applyChunk, chunkEventOf, NO_WARNINGS, type ChunkEvent, type ChunkPerson, type ChunkResult, type ChunkState, type EventOutcome, type PersonAfterEvent, type StoredPerson } from './person-chunk.js';
 export { withGeoip, addressOf } from './geoip-enrichment.js';

@@ -80,7 +80,8 @@ export interface EventOutcome<P = PersonAfterEvent> {
   warnings: readonly { type: string; details: Record<string, unknown> }[];
 }
 
-const NO_WARNINGS: EventOutcome['warnings'] = Object.freeze([]);
+/** The warnings of an event that has none, as nearly every event: shared, and never added to. */
+export const NO_WARNINGS: EventOutcome['warnings'] = Object.freeze([]);
 
 export interface ChunkResult<P = PersonAfterEvent> {
   outcomes: EventOutcome<P>[];

@@ -3,6 +3,7 @@ import { EncodedJsonFields, formatDateTime, RowHeads } from '@tributary/clickhou
 import type { PersonCache, TokenResolver } from '@tributary/control-plane';
 import type { GeoIp } from '@tributary/geoip';
 import {
+  NO_WARNINGS,
   PERSON_EVENTS,
   addressOf,
   chunkEventOf,
@@ -51,15 +52,11 @@ interface Warning {
   details: Record<string, unknown>;
 }
 
-/** The warnings of an event that has none, as nearly every event: an array of its own each was kept as long as its chunk. */
-const NO_WARNINGS: readonly Warning[] = Object.freeze([]);
-
 type EventHeads = RowHeads<EventRowOut, (typeof EVENT_HEAD_COLUMNS)[number]>;
 
 /**
  * What an event's row needs of its person, kept from when the event is applied until the row is
- * completed: the properties already encoded, by their number in the EncodedJsonFields of the
- * attempt that applied it.
+ * completed: the properties already encoded, by their number in the chunk's EncodedJsonFields.
  * A chunk's persons are applied before its Postgres statements run, and its rows completed after
  * them; nearly every event leaves its person with properties of its own (device and page
  * properties are set each time), and outcomes that held those objects kept one per event alive
@@ -67,8 +64,7 @@ type EventHeads = RowHeads<EventRowOut, (typeof EVENT_HEAD_COLUMNS)[number]>;
  */
 interface RecordedPerson {
   uuid: string;
-  fields: EncodedJsonFields;
-  properties: number;
+  propertiesField: number;
   createdAt: Date;
 }
 
@@ -89,7 +85,7 @@ interface Prepared {
   timestamp: Date;
   /** When ingest took the chunk, as ClickHouse reads it. */
   processedAt: string;
-  /** Shared and empty for nearly every event (see NO_WARNINGS); replaced, never added to. */
+  /** NO_WARNINGS for nearly every event (an array of its own each was kept as long as its chunk); replaced, never added to. */
   warnings: readonly Warning[];
   /** Where the first columns of its event row are (see RowHeads). */
   head: number;
@@ -140,17 +136,16 @@ export class EventProcessor implements MessageProcessor {
 
   async processBatch(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void> {
     const heads: EventHeads = new RowHeads(rows.events, EVENT_HEAD_COLUMNS);
-    // Those of the attempts whose outcomes the rows take; a failed attempt's go at once.
-    const personFields: EncodedJsonFields[] = [];
+    const personFields = new EncodedJsonFields();
     try {
       await this.processInto(messages, rows, deadLetters, heads, personFields);
     } finally {
       heads.release();
-      for (const fields of personFields) fields.release();
+      personFields.release();
     }
   }
 
-  private async processInto(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[], heads: EventHeads, personFields: EncodedJsonFields[]): Promise<void> {
+  private async processInto(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[], heads: EventHeads, personFields: EncodedJsonFields): Promise<void> {
     const prepared: Prepared[] = [];
     const processedAt = formatDateTime(this.clock());
     for (const source of messages) {
@@ -171,7 +166,7 @@ export class EventProcessor implements MessageProcessor {
     for (const teamId of new Set(prepared.map((p) => p.teamId))) groupTypes.set(teamId, await this.deps.groups.mapping(teamId));
     for (let i = 0; i < prepared.length; i += 1) {
       const outcome = outcomes[i];
-      if (outcome) this.eventRow(prepared[i]!, outcome, groupTypes.get(prepared[i]!.teamId)!, heads, rows);
+      if (outcome) this.eventRow(prepared[i]!, outcome, groupTypes.get(prepared[i]!.teamId)!, heads, personFields, rows);
     }
   }
 
@@ -269,17 +264,17 @@ export class EventProcessor implements MessageProcessor {
   }
 
   /** Each event's person outcome, in order; null for an event dead-lettered here. */
-  private async persons(prepared: readonly Prepared[], rows: RowBuffer, deadLetters: DeadLetter[], personFields: EncodedJsonFields[]): Promise<(Outcome | null)[]> {
+  private async persons(prepared: readonly Prepared[], rows: RowBuffer, deadLetters: DeadLetter[], personFields: EncodedJsonFields): Promise<(Outcome | null)[]> {
     const outcomes: (Outcome | null)[] = new Array(prepared.length).fill(null);
+    const keep = (person: PersonAfterEvent): RecordedPerson => ({ uuid: person.uuid, propertiesField: personFields.add(propertiesJson(person.properties)), createdAt: person.createdAt });
+    // Attempts run one after another: a failed one's fields are taken back, so however often a
+    // chunk is tried and split, it holds the fields of the outcomes its rows take and no more.
     const attempt = async (events: readonly Prepared[]) => {
-      const fields = new EncodedJsonFields();
-      const keep = (person: PersonAfterEvent): RecordedPerson => ({ uuid: person.uuid, fields, properties: fields.add(propertiesJson(person.properties)), createdAt: person.createdAt });
+      const mark = personFields.mark();
       try {
-        const applied = await this.applyPersons(events, keep);
-        personFields.push(fields);
-        return applied;
+        return await this.applyPersons(events, keep);
       } catch (error) {
-        fields.release();
+        personFields.rewind(mark);
         throw error;
       }
     };
@@ -343,7 +338,7 @@ export class EventProcessor implements MessageProcessor {
   }
 
   /** Warnings and the event row itself, once the event's person is known. */
-  private eventRow(p: Prepared, outcome: Outcome, groupTypes: Map<string, number>, heads: EventHeads, rows: RowBuffer): void {
+  private eventRow(p: Prepared, outcome: Outcome, groupTypes: Map<string, number>, heads: EventHeads, personFields: EncodedJsonFields, rows: RowBuffer): void {
     const { teamId, processedAt } = p;
     const person = outcome.person;
     const warnings = outcome.warnings.length === 0 ? p.warnings : [...p.warnings, ...outcome.warnings];
@@ -353,7 +348,7 @@ export class EventProcessor implements MessageProcessor {
     }
     heads.complete(p.head, {
       person_id: person.uuid,
-      person_properties: person.fields.field(person.properties),
+      person_properties: personFields.field(person.propertiesField),
       person_created_at: this.personCreatedAt.of(person.createdAt, formatDateTime),
       group_0: groups[0],
       group_1: groups[1],

@@ -295,11 +295,11 @@ describe('message formats', () => {
     const [a, b, poisoned] = [id('beside-a'), id('beside-b'), id('poisoned')];
     // A person change that Postgres refuses every time, as a trigger refuses it, whatever else runs.
     const poison = uniqueName('poison');
-    await h.pool.query(`CREATE FUNCTION ${poison}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$`);
-    await h.pool.query(`CREATE TRIGGER ${poison} BEFORE INSERT OR UPDATE ON persons FOR EACH ROW WHEN (NEW.properties ? '${poison}') EXECUTE FUNCTION ${poison}()`);
     const letters: string[] = [];
     const reader = h.kafka.consumer({ groupId: uniqueName('dead-letter-reader') });
     try {
+      await h.pool.query(`CREATE FUNCTION ${poison}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$`);
+      await h.pool.query(`CREATE TRIGGER ${poison} BEFORE INSERT OR UPDATE ON persons FOR EACH ROW WHEN (NEW.properties ? '${poison}') EXECUTE FUNCTION ${poison}()`);
       await reader.connect();
       await reader.subscribe({ topics: [h.topics.deadLetter], fromBeginning: true });
       await reader.run({ eachMessage: async ({ message }) => void (String(message.value).includes(poisoned) && letters.push(String(message.headers?.reason))) });
@@ -309,7 +309,8 @@ describe('message formats', () => {
         { event: 'two', distinct_id: a, properties: { $set: { step: 2 } } },
         { event: 'three', distinct_id: b, properties: { $set: { step: 3 } } },
       ]);
-      // One message, so one chunk: its persons are first applied together, and that attempt fails.
+      // One message, so one chunk: its persons are first applied together, and that attempt fails;
+      // the attempts after it take back its encoded person properties and write theirs in their place.
       await h.producer.send({ topic: h.topics.realtime, acks: -1, messages: [{ partition: 0, key: null, value: encodeCaptureEvents(events)[0]! }] });
       const rows = await Promise.all([events[0]!, events[2]!, events[3]!].map((e) => eventByUuid(e.uuid)));
       expect(rows.map((e) => JSON.parse(e.person_properties))).toEqual([
@@ -322,8 +323,8 @@ describe('message formats', () => {
       expect((await h.events()).filter((e) => e.distinct_id === poisoned)).toHaveLength(0);
     } finally {
       await reader.disconnect();
-      await h.pool.query(`DROP TRIGGER ${poison} ON persons`);
-      await h.pool.query(`DROP FUNCTION ${poison}()`);
+      await h.pool.query(`DROP TRIGGER IF EXISTS ${poison} ON persons`);
+      await h.pool.query(`DROP FUNCTION IF EXISTS ${poison}()`);
     }
   });
 });
