@@ -8,7 +8,7 @@ import { methodNotAllowed } from './errors.js';
 import { inAllowOrder } from './method-not-allowed.js';
 import { unmatchedRoute, type ObserveRequest } from './observability.js';
 import { withDoc, type OperationDoc } from './openapi.js';
-import { requestTarget } from './request-target.js';
+import type { RequestTarget } from './request-target.js';
 import type { MountedRoute } from './route-table.js';
 
 /** Which proxies' X-Forwarded-For is believed: the front door (nginx) is on loopback. Express is told the same. */
@@ -103,7 +103,7 @@ const matchKey = (path: string) => (path.length > 1 && path.endsWith('/') ? path
  * A request handler for the direct routes: answers a request whose path one of them takes and
  * returns true, or returns false and leaves the request to Express.
  */
-export function directDispatcher(routes: readonly DirectRoute[], observe: ObserveRequest, logger: Logger): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function directDispatcher(routes: readonly DirectRoute[], observe: ObserveRequest, logger: Logger): (req: IncomingMessage, res: ServerResponse, target: RequestTarget) => boolean {
   const byPath = new Map<string, { route: DirectRoute; allow: string[]; served: () => string }>();
   for (const route of routes) {
     const allow = inAllowOrder(new Set(route.methods.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]))));
@@ -111,11 +111,9 @@ export function directDispatcher(routes: readonly DirectRoute[], observe: Observ
     for (const pattern of route.paths) byPath.set(matchKey(pattern), { route, allow, served: () => pattern });
   }
   const addresses = new ClientAddresses();
-  return (req, res) => {
-    const target = requestTarget(req);
-    const found = target && byPath.get(matchKey(target.path));
+  return (req, res, { path, query }) => {
+    const found = byPath.get(matchKey(path));
     if (!found) return false;
-    const { path, query } = target;
     const { route, allow } = found;
     const method = req.method ?? 'GET';
     const served = allow.includes(method);

@@ -14,7 +14,7 @@ const READS_BODY = new Set(['POST', 'PUT', 'PATCH']);
  * 415 that would send the client to fix a body no route reads. Either way the body is let through
  * first (see afterBody).
  */
-export function jsonBodiesOnly(routed: (method: string, path: string) => boolean = () => true): RequestHandler {
+export function jsonBodiesOnly(routed: (method: string, path: string) => boolean): RequestHandler {
   return (req, _res, next) => {
     if (!carriesBody(req) || req.readableEnded) return next();
     // The path as the router matches it (a fragment or an absolute-form target's origin left out), not the text sent.

@@ -77,12 +77,13 @@ export async function startServiceRuntime(options: ServiceRuntimeOptions, handle
   const server = http.createServer((req, res) => {
     // Express's router answers a target it cannot parse with its final handler's HTML page, past
     // every middleware of the app: answered here, it gets the one error shape and its log line.
-    if (requestTarget(req) === null) {
+    const target = requestTarget(req);
+    if (target === null) {
       observe(req, res, unmatchedRoute);
       writeError(res, notFound(`No route for ${req.method} ${req.url}.`), logger, { method: req.method ?? 'GET', path: req.url ?? '' });
       return;
     }
-    if (!direct?.(req, res)) app(req, res);
+    if (!direct?.(req, res, target)) app(req, res);
   });
   server.keepAliveTimeout = 65_000;
   answerClientErrors(server);
