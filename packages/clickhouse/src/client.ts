@@ -59,6 +59,20 @@ const INPUT_ERRORS: Record<number, string> = {
 };
 
 /**
+ * ClickHouse's codes for an insert refused for what its rows hold: a field that does not parse
+ * as its column's type or is out of its range, a row of the wrong shape, or a materialized view
+ * on the table that throws for a row (throwIf). Sent again, the same rows fail the same way;
+ * rows without the offending ones go in. Codes that may mean the server is short of something
+ * (memory, parts, a connection cut mid-body) are not among them: those pass.
+ */
+const REFUSED_ROWS_CODES = new Set([6, 26, 27, 38, 41, 53, 70, 72, 117, 131, 321, 395]);
+
+/** Whether ClickHouse refused an insert for its rows' content rather than being unable to take it now. */
+export function isRefusedRows(error: unknown): boolean {
+  return error instanceof ClickHouseError && error.code !== null && REFUSED_ROWS_CODES.has(error.code);
+}
+
+/**
  * The deepest bracket nesting a statement may have. ClickHouse 18.16's parser has no depth limit
  * (`max_parser_depth` came in 20.1; `max_ast_depth` is checked only after parsing): it recurses
  * per level and, near a thousand levels, overflows its stack and the whole server dies without a

@@ -94,6 +94,31 @@ describe('TabSeparated encoding', () => {
     expect(await text(rows.stream())).toBe(`${values.join('\n')}\n${'y'.repeat(3 * 1024 * 1024)}\n`);
   });
 
+  it('gives each row back as its own line, across blocks and escaped line breaks, and makes rows of the same table from any of them that outlive a release', async () => {
+    type Row = { n: number; s: string; j: string };
+    const rows = new TabSeparatedRows<Row>(['n', 's', 'j'], ['j']);
+    const values: Row[] = Array.from({ length: 2_000 }, (_, i) => ({
+      n: i,
+      s: `${'line\nbreak\t\\'.repeat(i % 40)}${'é'.repeat(i % 300)}`,
+      j: JSON.stringify({ text: 'a\nb\\c'.repeat(i % 20) }),
+    }));
+    for (const row of values) rows.add(row);
+    const more = new TabSeparatedRows<Row>(['n', 's', 'j'], ['j']);
+    more.add({ n: 2_000, s: 'appended', j: '{}' });
+    rows.append(more);
+    const whole = await text(rows.stream());
+    const lines = rows.rowLines();
+    expect(lines).toHaveLength(2_001);
+    expect(lines.map((line) => line.toString()).join('')).toBe(whole);
+    const { n, s, j } = values[1_999]!;
+    expect(lines[1_999]!.toString()).toBe(`${n}\t${tabSeparatedField(s)}\t${tabSeparatedJson(j)}\n`);
+    const odd = rows.withLines(lines.filter((_, i) => i % 2 === 1));
+    rows.release();
+    more.release();
+    expect([odd.length, odd.columns, odd.json]).toEqual([1_000, ['n', 's', 'j'], [false, false, true]]);
+    expect(await text(odd.stream())).toBe(lines.filter((_, i) => i % 2 === 1).map(String).join(''));
+  });
+
   it('frees the memory of the blocks it wrote on release, and not that of rows it appended, which free their own', async () => {
     const blocksOf = async (rows: TabSeparatedRows<{ s: string }>) => {
       const blocks: Buffer[] = [];

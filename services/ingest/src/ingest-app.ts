@@ -43,9 +43,10 @@ export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: Me
     topics,
     groupId,
     writeRows: async (rows) => {
-      await rowWriter.write(rows);
+      const refused = await rowWriter.write(rows);
       await outbox.acknowledge(rows.outbox);
-      metrics?.written(rows);
+      metrics?.written(rows, refused);
+      return refused;
     },
     caughtUp: () => rowWriter.quiet(),
     companions: [outbox],

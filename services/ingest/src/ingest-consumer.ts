@@ -3,12 +3,18 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { RenewingProducer, TopicNames } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import type { RowBuffer } from './clickhouse-rows.js';
+import type { RefusedRow } from './clickhouse-writer.js';
 import { PartitionPipeline } from './partition-pipeline.js';
 
 export interface DeadLetter {
-  /** The failed event as a message of its own (see EventProcessor), with its source offset. */
-  message: KafkaMessage;
+  /**
+   * The failed event as a message of its own (see EventProcessor), with its source offset; or a
+   * row ClickHouse refused, as its TabSeparated line, with the offset of its chunk's first message.
+   */
+  message: Pick<KafkaMessage, 'key' | 'value' | 'offset'>;
   reason: string;
+  /** For a row ClickHouse refused: its table, and the offset of its chunk's last message (the row came from a message between the two). */
+  refusedRow?: { table: string; lastOffset: string };
 }
 
 /**
@@ -25,8 +31,8 @@ export interface IngestConsumerOptions {
   topics: TopicNames;
   groupId: string;
   processor: MessageProcessor;
-  /** Resolves once ClickHouse accepted the rows. */
-  writeRows: (rows: RowBuffer) => Promise<void>;
+  /** Resolves once ClickHouse accepted the rows, with those it refused for their content and did not take (see RowWriter.write). */
+  writeRows: (rows: RowBuffer) => Promise<readonly RefusedRow[]>;
   /**
    * Called when a chunk's rows were handed to `writeRows` and the process has nothing else to
    * do: no partition has events queued and no chunk is in processing. Rows then need not wait
@@ -208,14 +214,21 @@ export class IngestConsumer {
     await this.options.producer.send({
       topic: this.options.topics.deadLetter,
       acks: -1,
-      messages: deadLetters.map(({ message, reason }) => ({
+      messages: deadLetters.map(({ message, reason, refusedRow }) => ({
         key: message.key,
         value: message.value,
-        headers: { reason, source_topic: topic, source_partition: String(partition), source_offset: message.offset, failed_at: failedAt },
+        headers: {
+          reason,
+          source_topic: topic,
+          source_partition: String(partition),
+          source_offset: message.offset,
+          failed_at: failedAt,
+          ...(refusedRow ? { clickhouse_table: refusedRow.table, source_last_offset: refusedRow.lastOffset } : {}),
+        },
       })),
     });
-    for (const { message, reason } of deadLetters) {
-      this.options.logger.warn({ topic, partition, offset: message.offset, reason }, 'message sent to the dead-letter topic');
+    for (const { message, reason, refusedRow } of deadLetters) {
+      this.options.logger.warn({ topic, partition, offset: message.offset, reason, table: refusedRow?.table }, refusedRow ? 'row ClickHouse refused sent to the dead-letter topic' : 'message sent to the dead-letter topic');
     }
   }
 

@@ -2,10 +2,12 @@ import { Counter, Gauge, type Registry } from '@tributary/http';
 import { consumerLag, type Admin, type TopicNames } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import type { RowBuffer } from './clickhouse-rows.js';
+import type { RefusedRow } from './clickhouse-writer.js';
 
 /** What ingest counts beside its HTTP requests; `written` is called with each buffer ClickHouse accepted. */
 export interface IngestMetrics {
-  written(rows: RowBuffer): void;
+  /** `refused`: the rows of the buffer ClickHouse refused for their content, which went to the dead-letter topic instead. */
+  written(rows: RowBuffer, refused: readonly RefusedRow[]): void;
 }
 
 /** The window of the events-per-second gauge: long enough to smooth chunked writes, short enough to show a stall. */
@@ -19,6 +21,12 @@ const RATE_WINDOW_SECONDS = 10;
 export function ingestMetrics(registry: Registry, deps: { admin: Admin; groupId: string; topics: TopicNames; logger: Logger; clock?: () => number }): IngestMetrics {
   const clock = deps.clock ?? Date.now;
   const events = new Counter({ name: 'tributary_ingest_events_total', help: 'Events written to ClickHouse.', registers: [registry] });
+  const refusedRows = new Counter({
+    name: 'tributary_ingest_rows_refused_total',
+    help: 'Rows ClickHouse refused for their content, sent to the dead-letter topic instead, by table.',
+    labelNames: ['table'] as const,
+    registers: [registry],
+  });
   const warnings = new Counter({ name: 'tributary_ingest_warnings_total', help: 'Ingestion warnings written, by type.', labelNames: ['type'] as const, registers: [registry] });
   const perSecond = new Map<number, number>();
   new Gauge({
@@ -53,11 +61,17 @@ export function ingestMetrics(registry: Registry, deps: { admin: Admin; groupId:
     },
   });
   return {
-    written(rows) {
-      events.inc(rows.events.length);
+    written(rows, refused) {
+      let refusedEvents = 0;
+      for (const { table } of refused) {
+        refusedRows.inc({ table });
+        if (table === 'events') refusedEvents += 1;
+      }
+      const written = rows.events.length - refusedEvents;
+      events.inc(written);
       for (const type of rows.warningTypes) warnings.inc({ type });
       const second = Math.floor(clock() / 1000);
-      perSecond.set(second, (perSecond.get(second) ?? 0) + rows.events.length);
+      perSecond.set(second, (perSecond.get(second) ?? 0) + written);
     },
   };
 }

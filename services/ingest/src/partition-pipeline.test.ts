@@ -3,6 +3,8 @@ import { encodeCaptureEvents, encodeCaptureMessage, type CaptureMessage } from '
 import { createLogger } from '@tributary/logger';
 import pLimit from 'p-limit';
 import type { RowBuffer } from './clickhouse-rows.js';
+import type { RefusedRow } from './clickhouse-writer.js';
+import type { DeadLetter } from './ingest-consumer.js';
 import { PartitionPipeline } from './partition-pipeline.js';
 
 const event = (i: number): CaptureMessage => ({
@@ -30,12 +32,13 @@ interface Options {
   maxChunksAhead?: number;
   limit?: <T>(work: () => Promise<T>) => Promise<T>;
   partition?: number;
-  writeRows?: (rows: RowBuffer) => Promise<void>;
+  writeRows?: (rows: RowBuffer) => Promise<readonly RefusedRow[]>;
 }
 
 function pipeline(options: Options) {
   const chunks: string[][] = [];
   const commits: string[] = [];
+  const sent: (DeadLetter & { topic: string; partition: number; committedBefore: string[] })[] = [];
   let resumed = 0;
   let release: () => void = () => undefined;
   let held = Promise.resolve();
@@ -49,8 +52,8 @@ function pipeline(options: Options) {
         await held;
       },
     },
-    writeRows: options.writeRows ?? (async () => undefined),
-    sendDeadLetters: async () => undefined,
+    writeRows: options.writeRows ?? (async () => []),
+    sendDeadLetters: async (topic, partition, letters) => void sent.push(...letters.map((letter) => ({ ...letter, topic, partition, committedBefore: [...commits] }))),
     commit: async (offset) => void commits.push(offset),
     resume: () => void (resumed += 1),
     logger: createLogger('pipeline-test', 'silent'),
@@ -62,6 +65,7 @@ function pipeline(options: Options) {
     p,
     chunks,
     commits,
+    sent,
     resumed: () => resumed,
     hold: () => (held = new Promise((resolve) => (release = () => resolve()))),
     release: () => release(),
@@ -134,7 +138,7 @@ describe('partition pipeline', () => {
   it('goes on processing while earlier chunks wait for their insert, at most maxChunksAhead of them, and commits in order', async () => {
     // Inserts finish only when the test says so, the latest first.
     const inserts: (() => void)[] = [];
-    const t = pipeline({ chunkSize: 1, maxQueued: 1_000, maxChunksAhead: 3, writeRows: () => new Promise<void>((resolve) => inserts.push(resolve)) });
+    const t = pipeline({ chunkSize: 1, maxQueued: 1_000, maxChunksAhead: 3, writeRows: () => new Promise((resolve) => inserts.push(() => resolve([]))) });
     t.p.enqueue([message(0, 1), message(1, 1), message(2, 1), message(3, 1), message(4, 1)]);
     const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
     await settle();
@@ -155,5 +159,34 @@ describe('partition pipeline', () => {
     inserts[3]!();
     await t.p.settled();
     expect(t.commits).toEqual(['1', '2', '3', '4', '5']);
+  });
+
+  it('sends the rows ClickHouse refused for their content to the dead-letter topic, with their table and chunk, before it commits past them', async () => {
+    const line = Buffer.from('row\tClickHouse\trefused\n');
+    let writes = 0;
+    const t = pipeline({
+      chunkSize: 10,
+      maxQueued: 1_000,
+      partition: 3,
+      // The first write fails as a store that is away does; the one after it leaves the row out.
+      writeRows: async () => {
+        writes += 1;
+        if (writes === 1) throw new Error('connect ECONNREFUSED 127.0.0.1:8123');
+        return [{ table: 'events', line, reason: 'Code: 395, e.displayText() = DB::Exception: refused' }];
+      },
+    });
+    t.p.enqueue([message(7, 2), message(8, 3)]);
+    await t.p.settled();
+    expect(t.sent).toEqual([
+      {
+        topic: 't',
+        partition: 3,
+        message: { key: null, value: line, offset: '7' },
+        reason: 'ClickHouse refused the row: Code: 395, e.displayText() = DB::Exception: refused',
+        refusedRow: { table: 'events', lastOffset: '8' },
+        committedBefore: [],
+      },
+    ]);
+    expect(t.commits).toEqual(['9']);
   });
 });

@@ -2,14 +2,15 @@ import type { KafkaMessage } from 'kafkajs';
 import { eventsInMessage } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import { RowBuffer } from './clickhouse-rows.js';
+import type { RefusedRow } from './clickhouse-writer.js';
 import type { DeadLetter, MessageProcessor } from './ingest-consumer.js';
 
 export interface PartitionPipelineDeps {
   topic: string;
   partition: number;
   processor: MessageProcessor;
-  /** Resolves once ClickHouse accepted the rows. */
-  writeRows: (rows: RowBuffer) => Promise<void>;
+  /** Resolves once ClickHouse accepted the rows, with those it refused for their content and did not take. */
+  writeRows: (rows: RowBuffer) => Promise<readonly RefusedRow[]>;
   sendDeadLetters: (topic: string, partition: number, deadLetters: DeadLetter[]) => Promise<void>;
   /** Commits `offset` (the next one to read) for this partition. */
   commit: (offset: string) => Promise<void>;
@@ -146,13 +147,13 @@ export class PartitionPipeline {
             const rows = new RowBuffer();
             const deadLetters: DeadLetter[] = [];
             await this.deps.processor.processBatch(chunk, rows, deadLetters);
-            return { rows, deadLetters, lastOffset: chunk.at(-1)!.offset };
+            return { rows, deadLetters, offsets: { first: chunk[0]!.offset, last: chunk.at(-1)!.offset } };
           });
         });
         if (!processed) continue;
-        const { rows, deadLetters, lastOffset } = processed;
+        const { rows, deadLetters, offsets } = processed;
         // The write starts now, so the chunk can join an insert with the chunks before it; the commit waits its turn.
-        ahead.push(this.commitAfter(ahead.at(-1), this.accepted(rows, deadLetters), lastOffset));
+        ahead.push(this.commitAfter(ahead.at(-1), this.accepted(rows, deadLetters, offsets), offsets.last));
         while (ahead.length >= this.deps.maxChunksAhead) await ahead.shift();
       }
     } finally {
@@ -169,10 +170,17 @@ export class PartitionPipeline {
     return this.queue.splice(0, count).map((queued) => queued.message);
   }
 
-  /** Resolves once ClickHouse took the rows and Kafka the dead letters; rejects only once revoked. */
-  private async accepted(rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void> {
+  /**
+   * Resolves once ClickHouse took the rows and Kafka the dead letters, among them the rows
+   * ClickHouse refused for their content: those would fail on every attempt and hold the
+   * partition back for good. Rejects only once revoked.
+   */
+  private async accepted(rows: RowBuffer, deadLetters: DeadLetter[], offsets: { first: string; last: string }): Promise<void> {
     const { topic, partition } = this.deps;
-    await this.untilDone('write', () => this.deps.writeRows(rows));
+    const refused = await this.untilDone('write', () => this.deps.writeRows(rows));
+    for (const { table, line, reason } of refused) {
+      deadLetters.push({ message: { key: null, value: line, offset: offsets.first }, reason: `ClickHouse refused the row: ${reason}`, refusedRow: { table, lastOffset: offsets.last } });
+    }
     if (deadLetters.length > 0) await this.untilDone('dead-letter', () => this.deps.sendDeadLetters(topic, partition, deadLetters));
   }
 

@@ -1,4 +1,4 @@
-import { sql, type ClickHouse } from '@tributary/clickhouse';
+import { ident, sql, type ClickHouse } from '@tributary/clickhouse';
 import { PersonCache } from '@tributary/control-plane';
 import { personlessPersonId } from '@tributary/ingestion';
 import { decodeCaptureMessage, encodeCaptureEvents } from '@tributary/kafka';
@@ -325,6 +325,53 @@ describe('message formats', () => {
       await reader.disconnect();
       await h.pool.query(`DROP TRIGGER IF EXISTS ${poison} ON persons`);
       await h.pool.query(`DROP FUNCTION IF EXISTS ${poison}()`);
+    }
+  });
+
+  it('sends a row ClickHouse refuses for its content to the dead-letter topic as the line it was sent as, writes the rows beside it, and goes on', async () => {
+    const user = id('refused-row');
+    // A materialized view that throws for one event name: ClickHouse then refuses every insert
+    // that holds such a row, each time, as it refuses a value that does not parse.
+    const view = uniqueName('refusing_view');
+    const refusedName = uniqueName('refused event');
+    const letters: { value: string; headers: Record<string, string> }[] = [];
+    const reader = h.kafka.consumer({ groupId: uniqueName('dead-letter-reader') });
+    try {
+      await h.clickhouse.command(sql`CREATE MATERIALIZED VIEW ${ident(view)} ENGINE = Null AS SELECT throwIf(event = ${refusedName}) AS refused FROM events`);
+      await reader.connect();
+      await reader.subscribe({ topics: [h.topics.deadLetter], fromBeginning: true });
+      await reader.run({
+        eachMessage: async ({ message }) => {
+          if (!String(message.value).includes(user)) return;
+          letters.push({ value: String(message.value), headers: Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)])) });
+        },
+      });
+      const events = h.captureMessages([
+        { event: 'before', distinct_id: user },
+        { event: refusedName, distinct_id: user },
+        { event: 'after', distinct_id: user },
+      ]);
+      // One message, so one chunk, whose rows go in one insert.
+      const [sent] = await h.producer.send({ topic: h.topics.realtime, acks: -1, messages: [{ partition: 1, key: null, value: encodeCaptureEvents(events)[0]! }] });
+      const kept = await Promise.all([events[0]!, events[2]!].map((e) => eventByUuid(e.uuid)));
+      expect(kept.map((e) => e.event)).toEqual(['before', 'after']);
+      const [letter] = await waitFor(async () => (letters.length > 0 ? letters : undefined), { what: 'the refused row’s dead letter' });
+      expect(letter!.value).toMatch(new RegExp(`^${events[1]!.uuid}\t${refusedName}\t.*\t${user}\t.*\n$`));
+      expect(letter!.headers).toMatchObject({
+        reason: expect.stringMatching(/^ClickHouse refused the row: Code: 395/),
+        clickhouse_table: 'events',
+        source_topic: h.topics.realtime,
+        source_partition: '1',
+        source_offset: sent!.baseOffset,
+        source_last_offset: sent!.baseOffset,
+      });
+      expect(letters).toHaveLength(1);
+      // The partition goes on past the refused row.
+      const later = await h.send([{ event: 'later', distinct_id: user }]);
+      expect((await eventByUuid(later[0]!)).event).toBe('later');
+    } finally {
+      await reader.disconnect();
+      await h.clickhouse.command(sql`DROP TABLE IF EXISTS ${ident(view)}`);
     }
   });
 });
