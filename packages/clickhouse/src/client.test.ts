@@ -1,4 +1,4 @@
-import { ClickHouseError, MAX_STATEMENT_NESTING, createClickHouse, queryInputProblem } from './client.js';
+import { ClickHouseError, MAX_STATEMENT_NESTING, createClickHouse, isRefusedRows, queryInputProblem } from './client.js';
 import { Sql, sql } from './sql.js';
 
 describe('statements ClickHouse 18.16 would die parsing', () => {
@@ -20,5 +20,19 @@ describe('statements ClickHouse 18.16 would die parsing', () => {
   it('brackets inside a literal do not count', async () => {
     const error = await clickhouse.query(sql`SELECT ${'('.repeat(10_000)}`).catch((e: unknown) => e);
     expect((error as ClickHouseError).code).toBeNull();
+  });
+});
+
+describe('inserts refused for their rows', () => {
+  it('are told apart from ClickHouse being short of something or away, which pass', async () => {
+    const refused = (message: string) => isRefusedRows(new ClickHouseError(message, Number(/Code: (\d+)/.exec(message)?.[1] ?? Number.NaN)));
+    expect(refused('Code: 41, e.displayText() = DB::Exception: Cannot read DateTime')).toBe(true);
+    expect(refused('Code: 27, e.displayText() = DB::Exception: Cannot parse input: expected \\n before: \\textra')).toBe(true);
+    expect(refused("Code: 395, e.displayText() = DB::Exception: Value passed to 'throwIf' function is non zero: while pushing to view v")).toBe(true);
+    expect(refused('Code: 241, e.displayText() = DB::Exception: Memory limit (for query) exceeded')).toBe(false);
+    expect(refused('Code: 252, e.displayText() = DB::Exception: Too many parts (300). Merges are processing significantly slower than inserts.')).toBe(false);
+    expect(refused('Code: 210, e.displayText() = DB::NetException: Connection refused')).toBe(false);
+    expect(isRefusedRows(new ClickHouseError('socket hang up', null))).toBe(false);
+    expect(isRefusedRows(Object.assign(new Error('Code: 41'), { code: 41 }))).toBe(false);
   });
 });

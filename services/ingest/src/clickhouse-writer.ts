@@ -2,25 +2,6 @@ import { isRefusedRows, type Cell, type ClickHouse, type TabSeparatedRows } from
 import { GroupCommit } from '@tributary/kafka';
 import { RowBuffer } from './clickhouse-rows.js';
 
-/**
- * Writes a batch's rows. Identity rows go first: an event is only visible through the API once
- * its person copy can be found, and a replay after a crash between the inserts rewrites the
- * same versioned rows, which ReplacingMergeTree folds together.
- */
-export async function writeRows(clickhouse: ClickHouse, rows: RowBuffer): Promise<void> {
-  // Every insert has ended before a failure is passed on: the rows are then written again, alone,
-  // and released once taken, and an insert still streaming them would read freed memory.
-  const identity = await Promise.allSettled([
-    clickhouse.insertEncoded('person', rows.persons),
-    clickhouse.insertEncoded('person_distinct_id', rows.distinctIds),
-    clickhouse.insertEncoded('groups', rows.groups),
-    clickhouse.insertEncoded('ingestion_warnings', rows.warnings),
-  ]);
-  const failed = identity.find((outcome) => outcome.status === 'rejected');
-  if (failed) throw failed.reason;
-  await clickhouse.insertEncoded('events', rows.events);
-}
-
 /** A row ClickHouse refused for its content, as the TabSeparated line it was sent as. */
 export interface RefusedRow {
   table: string;
@@ -31,87 +12,132 @@ export interface RefusedRow {
 
 const NONE_REFUSED: readonly RefusedRow[] = Object.freeze([]);
 
-/**
- * More refused rows than this in one table of one write means ClickHouse refuses the table, not
- * rows (a materialized view that throws for everything, a column whose type changed under
- * ingest): the rows then wait, as for a store that is away, rather than all go to the
- * dead-letter topic one by one. It also bounds the inserts spent finding them.
- */
-export const MOST_REFUSED_ROWS = 32;
-
-const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n', 1)[0]!;
+type InsertTable = <Row extends Record<keyof Row, Cell>>(table: string, rows: TabSeparatedRows<Row>) => Promise<readonly RefusedRow[]>;
 
 /**
- * Inserts `rows` into `table` but for the rows ClickHouse refuses for their content, which it
- * returns in their order. ClickHouse does not say which row a materialized view refused, so they
- * are found by halving: each round splits every part still refused in two and sends both halves
- * again, and a refused part of one row is a refused row. One bad row among 40,000 costs about 30
- * inserts. Any other failure is thrown, and the caller writes the rows again; parts already taken
- * are then sent twice, which the tables' versions and uuids absorb.
+ * Writes a batch's rows with `insert`, returning the rows it left out. Identity rows go first: an
+ * event is only visible through the API once its person copy can be found, and a replay after a
+ * crash between the inserts rewrites the same versioned rows, which ReplacingMergeTree folds
+ * together.
  */
-async function insertAroundRefused<Row extends Record<keyof Row, Cell>>(clickhouse: ClickHouse, table: string, rows: TabSeparatedRows<Row>): Promise<readonly RefusedRow[]> {
-  interface Part {
-    /** Where the part's first row is among `rows`. */
-    from: number;
-    lines: readonly Buffer[];
-    reason: string;
-  }
-  const refusedPart = async (from: number, lines: readonly Buffer[] | null): Promise<Part | null> => {
-    try {
-      await clickhouse.insertEncoded(table, lines === null ? rows : rows.withLines(lines));
-      return null;
-    } catch (error) {
-      if (!isRefusedRows(error)) throw error;
-      return { from, lines: lines ?? rows.rowLines(), reason: firstLine(error) };
-    }
-  };
-  const whole = await refusedPart(0, null);
-  if (!whole) return NONE_REFUSED;
-  const found: (RefusedRow & { at: number })[] = [];
-  for (let refused = [whole]; refused.length > 0; ) {
-    const next: Part[] = [];
-    for (const { from, lines, reason } of refused) {
-      if (lines.length === 1) {
-        found.push({ table, line: lines[0]!, reason, at: from });
-        continue;
-      }
-      const half = Math.ceil(lines.length / 2);
-      for (const [at, part] of [[from, lines.slice(0, half)], [from + half, lines.slice(half)]] as const) {
-        const stillRefused = await refusedPart(at, part);
-        if (stillRefused) next.push(stillRefused);
-      }
-    }
-    if (found.length + next.length > MOST_REFUSED_ROWS) {
-      throw new Error(`ClickHouse refused more than ${MOST_REFUSED_ROWS} rows of one write into ${table} (${whole.reason}); taken as the table refusing them all, so they wait`);
-    }
-    refused = next;
-  }
-  return found.sort((a, b) => a.at - b.at).map(({ table: t, line, reason }) => ({ table: t, line, reason }));
-}
-
-/** Writes the rows as `writeRows` does, but for those ClickHouse refuses for their content, which it returns. */
-async function writeRowsAroundRefused(clickhouse: ClickHouse, rows: RowBuffer): Promise<readonly RefusedRow[]> {
+async function writeTables(rows: RowBuffer, insert: InsertTable): Promise<readonly RefusedRow[]> {
+  // Every insert has ended before a failure is passed on: the rows are then written again, alone,
+  // and released once taken, and an insert still streaming them would read freed memory.
   const identity = await Promise.allSettled([
-    insertAroundRefused(clickhouse, 'person', rows.persons),
-    insertAroundRefused(clickhouse, 'person_distinct_id', rows.distinctIds),
-    insertAroundRefused(clickhouse, 'groups', rows.groups),
-    insertAroundRefused(clickhouse, 'ingestion_warnings', rows.warnings),
+    insert('person', rows.persons),
+    insert('person_distinct_id', rows.distinctIds),
+    insert('groups', rows.groups),
+    insert('ingestion_warnings', rows.warnings),
   ]);
   const refused: RefusedRow[] = [];
   for (const outcome of identity) {
     if (outcome.status === 'rejected') throw outcome.reason;
     refused.push(...outcome.value);
   }
-  refused.push(...(await insertAroundRefused(clickhouse, 'events', rows.events)));
+  refused.push(...(await insert('events', rows.events)));
   return refused.length === 0 ? NONE_REFUSED : refused;
+}
+
+/** Writes a batch's rows whole, or fails (see `writeTables`). */
+export async function writeRows(clickhouse: ClickHouse, rows: RowBuffer): Promise<void> {
+  await writeTables(rows, async (table, tableRows) => {
+    await clickhouse.insertEncoded(table, tableRows);
+    return NONE_REFUSED;
+  });
+}
+
+/**
+ * Refused rows a table may count since it last took any before ingest takes it as refusing the
+ * table rather than rows (a materialized view that throws for everything, a column whose type
+ * changed under ingest): its rows then wait, as for a store that is away, rather than all go to
+ * the dead-letter topic. Counted across writes, so small writes, each refused whole, stop here too.
+ */
+export const MOST_REFUSED_ROWS = 32;
+
+const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n', 1)[0]!;
+
+/**
+ * Inserts rows but for those ClickHouse refuses for their content, which it finds and returns.
+ * ClickHouse does not say which row a materialized view refused, so they are found by halving.
+ */
+class RefusedRowsFinder {
+  /** Per table, the rows refused since it last took any (at least one per refused part: a lower bound). */
+  private readonly refusedSinceTaken = new Map<string, number>();
+
+  constructor(private readonly clickhouse: ClickHouse) {}
+
+  /** ClickHouse took rows of `table`: whatever it refused before was about rows, not the table. */
+  taken(table: string): void {
+    this.refusedSinceTaken.delete(table);
+  }
+
+  /**
+   * Inserts `rows` into `table` but for the rows ClickHouse refuses for their content, which it
+   * returns in their order. Each round splits every part still refused in two and sends both
+   * halves again; a refused part of one row is a refused row. One bad row among 40,000 costs
+   * about 30 inserts. Any other failure is thrown, and the caller writes the rows again; parts
+   * already taken are then sent twice, which the tables' versions and uuids absorb (all but
+   * `ingestion_warnings`, whose rows are then counted twice).
+   */
+  readonly insert: InsertTable = async (table, rows) => {
+    interface Part {
+      /** Where the part's first row is among `rows`. */
+      from: number;
+      lines: readonly Buffer[];
+      reason: string;
+    }
+    const refusedPart = async (from: number, lines: readonly Buffer[] | null): Promise<Part | null> => {
+      try {
+        await this.clickhouse.insertEncoded(table, lines === null ? rows : rows.withLines(lines));
+        if (rows.length > 0) this.taken(table);
+        return null;
+      } catch (error) {
+        if (!isRefusedRows(error)) throw error;
+        return { from, lines: lines ?? rows.rowLines(), reason: firstLine(error) };
+      }
+    };
+    const whole = await refusedPart(0, null);
+    if (!whole) return NONE_REFUSED;
+    const before = this.refusedSinceTaken.get(table) ?? 0;
+    // Past the limit already, only the whole insert is tried until the table takes rows again.
+    if (before >= MOST_REFUSED_ROWS) throw this.refusingTable(table, whole.reason);
+    const found: Part[] = [];
+    for (let refused = [whole]; refused.length > 0; ) {
+      const next: Part[] = [];
+      for (const part of refused) {
+        if (part.lines.length === 1) {
+          found.push(part);
+          continue;
+        }
+        const half = Math.ceil(part.lines.length / 2);
+        for (const [from, lines] of [[part.from, part.lines.slice(0, half)], [part.from + half, part.lines.slice(half)]] as const) {
+          const stillRefused = await refusedPart(from, lines);
+          if (stillRefused) next.push(stillRefused);
+        }
+      }
+      const atLeast = (this.refusedSinceTaken.get(table) ?? 0) + found.length + next.length;
+      if (atLeast > MOST_REFUSED_ROWS) {
+        this.refusedSinceTaken.set(table, atLeast);
+        throw this.refusingTable(table, whole.reason);
+      }
+      refused = next;
+    }
+    this.refusedSinceTaken.set(table, (this.refusedSinceTaken.get(table) ?? 0) + found.length);
+    // Views into the rows' own memory until here, which is freed once the write is done.
+    return found.sort((a, b) => a.from - b.from).map(({ lines, reason }) => ({ table, line: Buffer.from(lines[0]!), reason }));
+  };
+
+  private refusingTable(table: string, reason: string): Error {
+    return new Error(`ClickHouse refused more than ${MOST_REFUSED_ROWS} rows of ${table} since it last took any (${reason}); taken as the table refusing them all, so they wait`);
+  }
 }
 
 /**
  * The rows of every partition's chunks, written together: while one insert is in flight, and
  * for at least `minIntervalMs` after the previous one started, the chunks that finish wait and go
  * into the next one, which starts early once `maxRowsPerInsert` rows wait (partitions that
- * process ahead of their inserts would otherwise pause, and their rows would pile up in memory). ClickHouse makes a part per table per insert and merges parts in the
- * background, rewriting each row several times over: a few large inserts keep that work small
+ * process ahead of their inserts would otherwise pause, and their rows would pile up in memory).
+ * ClickHouse makes a part per table per insert and merges parts in the background, rewriting each row several times over: a few large inserts keep that work small
  * where one per chunk would cost it more CPU than the inserts themselves.
  */
 export class RowWriter {
@@ -124,15 +150,20 @@ export class RowWriter {
   // write (it failed later on) must not send them again, which would fail for good on memory
   // already freed, and must still learn which were refused.
   private readonly written = new WeakMap<RowBuffer, readonly RefusedRow[]>();
+  private readonly finder: RefusedRowsFinder;
 
-  constructor(
-    private readonly clickhouse: ClickHouse,
-    options: { maxRowsPerInsert: number; minIntervalMs?: number; quietIntervalMs?: number },
-  ) {
+  constructor(clickhouse: ClickHouse, options: { maxRowsPerInsert: number; minIntervalMs?: number; quietIntervalMs?: number }) {
+    const finder = new RefusedRowsFinder(clickhouse);
+    this.finder = finder;
+    const insertWhole: InsertTable = async (table, rows) => {
+      await clickhouse.insertEncoded(table, rows);
+      if (rows.length > 0) finder.taken(table);
+      return NONE_REFUSED;
+    };
     this.commit = new GroupCommit<RowBuffer>(
       async (buffers) => {
         try {
-          await writeRows(clickhouse, RowBuffer.concat(buffers));
+          await writeTables(RowBuffer.concat(buffers), insertWhole);
         } catch (error) {
           if (buffers.length > 1 || isRefusedRows(error)) for (const rows of buffers) this.refused.add(rows);
           throw error;
@@ -151,7 +182,7 @@ export class RowWriter {
   /**
    * Resolves once ClickHouse took the rows, which are then released: they count as before, but
    * nothing may stream them again. Rows written alone after a refused insert resolve with those
-   * ClickHouse refused for their content and did not take (see `insertAroundRefused`), for the
+   * ClickHouse refused for their content and did not take (see RefusedRowsFinder), for the
    * caller to keep elsewhere. Rows written already resolve at once, with the same answer.
    */
   async write(rows: RowBuffer): Promise<readonly RefusedRow[]> {
@@ -159,7 +190,7 @@ export class RowWriter {
     const done = this.written.get(rows);
     if (done) return done;
     let refused = NONE_REFUSED;
-    if (this.refused.has(rows)) refused = await writeRowsAroundRefused(this.clickhouse, rows);
+    if (this.refused.has(rows)) refused = await writeTables(rows, this.finder.insert);
     else await this.commit.submit(rows);
     this.written.set(rows, refused);
     rows.release();
