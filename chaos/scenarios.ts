@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sql, type ClickHouse } from '@tributary/clickhouse';
+import { ident, sql, type ClickHouse } from '@tributary/clickhouse';
 import type { LoadGenerator } from './load-generator.js';
 import type { DecideProbe, ReadinessSampler } from './observers.js';
 import type { Service, Stack, Store } from './stack.js';
-import { getJson, type ApiTarget } from './verify.js';
+import { findDeadLetters, getJson, type ApiTarget } from './verify.js';
 
 /**
  * The faults, each applied under the running load. A scenario returns how long the system took
@@ -40,13 +40,13 @@ const SUPERVISOR_DELAY_MS = 2000;
 const STORE_OUTAGE_MS = 20_000;
 const CAPTURE_RECOVERY_AIM_MS = 10_000;
 
-/**
- * Sends one event through capture (again and again until a 200) and waits until ClickHouse
- * holds it: the whole pipeline works again. Returns when it became queryable.
- */
-async function canary(context: ChaosContext, since: number): Promise<number | null> {
+/** The canary's person: every canary goes to the same partition, after whatever that partition holds. */
+const CANARY_DISTINCT_ID = 'chaos-canary';
+
+/** Sends one event of the canary's person through capture, again and again until a 200, and counts it acknowledged. */
+async function captureAcked(context: ChaosContext, event: string, since: number): Promise<string> {
   const uuid = randomUUID();
-  const body = JSON.stringify({ api_key: context.projectApiKey, event: 'chaos canary', distinct_id: 'chaos-canary', uuid, properties: { since } });
+  const body = JSON.stringify({ api_key: context.projectApiKey, event, distinct_id: CANARY_DISTINCT_ID, uuid, properties: { since } });
   while (Date.now() - since < RECOVERY_LIMIT_MS) {
     const response = await fetch(`${context.api.frontUrl}/capture/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).catch(() => null);
     await response?.arrayBuffer();
@@ -54,6 +54,15 @@ async function canary(context: ChaosContext, since: number): Promise<number | nu
     await sleep(250);
   }
   context.load.acked.set(uuid, Date.now());
+  return uuid;
+}
+
+/**
+ * Sends one event through capture (again and again until a 200) and waits until ClickHouse
+ * holds it: the whole pipeline works again. Returns when it became queryable.
+ */
+async function canary(context: ChaosContext, since: number): Promise<number | null> {
+  const uuid = await captureAcked(context, 'chaos canary', since);
   while (Date.now() - since < RECOVERY_LIMIT_MS) {
     const [row] = await context.clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM events WHERE team_id = ${context.api.projectId} AND uuid = toUUID(${uuid})`).catch(() => []);
     if (Number(row?.n ?? 0) > 0) return Date.now();
@@ -311,6 +320,44 @@ const replicaKilledDuringMerges: Scenario = {
   },
 };
 
+const REFUSED_EVENT = 'chaos refused by a view';
+const REFUSED_EVENTS = 5;
+
+/**
+ * A materialized view on `events` that throws for some events' rows, as a view an operator adds
+ * may: ClickHouse then refuses every insert that holds one. Ingest must leave those rows out, send
+ * each to the dead-letter topic, and go on: the canary, sent after them on their partition, must
+ * arrive. (ClickHouse writes a table before its views, so the refused rows are stored as well,
+ * and the end of the run finds them stored once like any other.)
+ */
+const viewRefusesRows: Scenario = {
+  name: `a ClickHouse view refuses ${REFUSED_EVENTS} events' rows under the load`,
+  async run(context) {
+    const view = `chaos_refusing_view_${Date.now()}`;
+    await context.clickhouse.command(sql`CREATE MATERIALIZED VIEW ${ident(view)} ENGINE = Null AS SELECT throwIf(event = ${REFUSED_EVENT}) AS refused FROM events`);
+    const failures: string[] = [];
+    let outcome: ScenarioOutcome;
+    try {
+      const refused: string[] = [];
+      for (let i = 0; i < REFUSED_EVENTS; i++) {
+        refused.push(await captureAcked(context, REFUSED_EVENT, Date.now()));
+        await sleep(1000);
+      }
+      outcome = await pipelineRecovery(context, this.name, Date.now(), failures);
+      const { found, complete } = await findDeadLetters(context.stack.config, refused);
+      for (const [uuid, letter] of found) {
+        if (letter === null) failures.push(`the refused row of ${uuid} is not in the dead-letter topic${complete ? '' : ' (not read to its end within a minute)'}`);
+        else if (letter.headers.clickhouse_table !== 'events' || !/^ClickHouse refused the row: Code: 395/.test(letter.headers.reason ?? '')) {
+          failures.push(`the dead letter of ${uuid} does not say ClickHouse refused its events row: ${JSON.stringify(letter.headers)}`);
+        }
+      }
+    } finally {
+      await context.clickhouse.command(sql`DROP TABLE IF EXISTS ${ident(view)}`);
+    }
+    return outcome;
+  },
+};
+
 /**
  * Ingest's kills come early: one killed between its Postgres commit and its ClickHouse insert
  * leaves person copies in the outbox for a minute, which the end of the run waits out.
@@ -325,6 +372,7 @@ export const SCENARIOS: Scenario[] = [
   kafkaOutage,
   kafkaAnswersLost,
   storeOutage(`clickhouse stopped for ${STORE_OUTAGE_MS / 1000} s`, 'clickhouse', STORE_OUTAGE_MS),
+  viewRefusesRows,
   postgresOutage,
   redisRestart,
 ];

@@ -153,21 +153,22 @@ export async function getJson(url: string, personalApiKey: string): Promise<unkn
   }
 }
 
+type KafkaConfig = Pick<Config, 'kafkaBrokers' | 'kafkaClientId' | 'kafkaTopicPrefix'>;
+
+/** A message that holds a uuid: `topic/partition@offset`, and its headers. */
+export interface FoundMessage {
+  at: string;
+  headers: Record<string, string>;
+}
+
 /**
- * Where each lost uuid is in Kafka's event topics, read from their first offset to their last:
- * `topic/partition@offset`, or null when no message holds it. Found there, ingest lost it;
- * missing, capture acknowledged events that Kafka never kept (one run lost a request's 16 events
- * that way, and this tells the next one apart without reading the topics by hand). `complete` is
- * false when the topics were not read to their end within a minute.
+ * The last message of `topics` that holds each uuid, reading them from their first offset to
+ * their last, or null when none does. `complete` is false when the topics were not read to their
+ * end within a minute.
  */
-export async function locateInKafka(
-  config: Pick<Config, 'kafkaBrokers' | 'kafkaClientId' | 'kafkaTopicPrefix'>,
-  uuids: readonly string[],
-): Promise<{ found: Map<string, string | null>; complete: boolean }> {
-  const found = new Map<string, string | null>(uuids.map((uuid) => [uuid, null]));
+async function findInTopics(config: KafkaConfig, topics: readonly string[], uuids: readonly string[]): Promise<{ found: Map<string, FoundMessage | null>; complete: boolean }> {
+  const found = new Map<string, FoundMessage | null>(uuids.map((uuid) => [uuid, null]));
   if (uuids.length === 0) return { found, complete: true };
-  const names = topicNames(config.kafkaTopicPrefix);
-  const topics = [names.realtime, names.historical, names.overflow];
   const kafka = createKafka(config, createLogger('chaos-locate', 'silent'), 'chaos-locate');
   const admin = kafka.admin();
   await admin.connect();
@@ -179,14 +180,18 @@ export async function locateInKafka(
   if (unread.size === 0) return { found, complete: true };
   const consumer = kafka.consumer({ groupId: `chaos-locate-${Date.now()}` });
   await consumer.connect();
-  await consumer.subscribe({ topics, fromBeginning: true });
+  await consumer.subscribe({ topics: [...topics], fromBeginning: true });
   await new Promise<void>((resolve, reject) => {
     setTimeout(resolve, 60_000).unref();
     consumer
       .run({
         eachMessage: async ({ topic, partition, message }) => {
           const text = message.value?.toString('utf8') ?? '';
-          for (const uuid of uuids) if (text.includes(uuid)) found.set(uuid, `${topic}/${partition}@${message.offset}`);
+          for (const uuid of uuids) {
+            if (!text.includes(uuid)) continue;
+            const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([name, value]) => [name, String(value)]));
+            found.set(uuid, { at: `${topic}/${partition}@${message.offset}`, headers });
+          }
           const at = `${topic}/${partition}`;
           if (Number(message.offset) + 1 >= (unread.get(at) ?? Number.POSITIVE_INFINITY)) unread.delete(at);
           if (unread.size === 0) resolve();
@@ -196,4 +201,21 @@ export async function locateInKafka(
   });
   await consumer.disconnect();
   return { found, complete: unread.size === 0 };
+}
+
+/**
+ * Where each lost uuid is in Kafka's event topics: `topic/partition@offset`, or null when no
+ * message holds it. Found there, ingest lost it; missing, capture acknowledged events that Kafka
+ * never kept (one run lost a request's 16 events that way, and this tells the next one apart
+ * without reading the topics by hand).
+ */
+export async function locateInKafka(config: KafkaConfig, uuids: readonly string[]): Promise<{ found: Map<string, string | null>; complete: boolean }> {
+  const names = topicNames(config.kafkaTopicPrefix);
+  const { found, complete } = await findInTopics(config, [names.realtime, names.historical, names.overflow], uuids);
+  return { found: new Map([...found].map(([uuid, message]) => [uuid, message?.at ?? null])), complete };
+}
+
+/** The dead letter that holds each uuid, with its headers, or null (see `findInTopics`). */
+export async function findDeadLetters(config: KafkaConfig, uuids: readonly string[]): Promise<{ found: Map<string, FoundMessage | null>; complete: boolean }> {
+  return findInTopics(config, [topicNames(config.kafkaTopicPrefix).deadLetter], uuids);
 }
