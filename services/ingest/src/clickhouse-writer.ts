@@ -133,6 +133,15 @@ class RefusedRowsFinder {
 }
 
 /**
+ * Writes a batch's rows but for those ClickHouse refuses for their content, which it returns
+ * (see RefusedRowsFinder), for writers of their own, such as the person outbox's sweeper.
+ */
+export function writerAroundRefused(clickhouse: ClickHouse): (rows: RowBuffer) => Promise<readonly RefusedRow[]> {
+  const finder = new RefusedRowsFinder(clickhouse);
+  return (rows) => writeTables(rows, finder.insert);
+}
+
+/**
  * The rows of every partition's chunks, written together: while one insert is in flight, and
  * for at least `minIntervalMs` after the previous one started, the chunks that finish wait and go
  * into the next one, which starts early once `maxRowsPerInsert` rows wait (partitions that

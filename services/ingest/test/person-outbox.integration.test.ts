@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { jest } from '@jest/globals';
 import { createClickHouse, personRow, sql } from '@tributary/clickhouse';
 import { PersonCache } from '@tributary/control-plane';
 import { createLogger } from '@tributary/logger';
@@ -59,4 +60,28 @@ test('the sweeper writes a stale entry: the survivor and its distinct ids as Pos
   ]);
   // Decide's cache may hold a state from before the changes: it is forgotten, not trusted.
   expect(await cache.get(project.id, anon)).toBeNull();
+});
+
+test('the sweeper leaves out a copy ClickHouse refuses for its content, says so, and clears the entry rather than failing every sweep', async () => {
+  const { project } = await createTestTenant(pool, config);
+  const [survivorUuid, refusedUuid] = [randomUUID(), randomUUID()];
+  await withTransaction(pool, async (client) => {
+    await client.query(`INSERT INTO persons (uuid, team_id, properties, is_identified, created_at, version) VALUES ($1, $2, '{}', false, now(), 1)`, [survivorUuid, project.id]);
+    // A tombstone travels whole in the entry; this one's creation time is one ClickHouse cannot read.
+    const refused = { ...personRow({ uuid: refusedUuid, team_id: project.id, properties: {}, is_identified: false, created_at: new Date(), version: 2 }, { deleted: true }), created_at: '-271821-04-20 00:00:00' };
+    await recordOutboxEntry(client, { persons: [survivorUuid], deleted: [refused] });
+  });
+  const logger = createLogger('outbox-test', 'silent');
+  const said = jest.spyOn(logger, 'error');
+  const outbox = new PersonOutbox({ pool, clickhouse, personCache: new PersonCache(redis), logger, staleAfterMs: 0 });
+  expect(await outbox.sweep()).toBeGreaterThanOrEqual(1);
+
+  const persons = await clickhouse.query<{ id: string }>(sql`SELECT id FROM person WHERE team_id = ${project.id}`);
+  expect(persons.map((p) => p.id)).toEqual([survivorUuid]);
+  expect(said).toHaveBeenCalledWith(
+    { table: 'person', row: expect.stringMatching(new RegExp(`^${refusedUuid}\\t`)), reason: expect.stringMatching(/^Code: 41/) },
+    'person copy ClickHouse refused left out',
+  );
+  const left = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ingest_outbox WHERE payload::text LIKE $1`, [`%${refusedUuid}%`]);
+  expect(left.rows[0]!.n).toBe(0);
 });

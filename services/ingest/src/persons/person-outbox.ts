@@ -4,7 +4,7 @@ import type { Logger } from '@tributary/logger';
 import { PERSON_RECORD_COLUMNS, type PersonRecord } from '@tributary/persons';
 import { withTransaction, type Pool, type PoolClient } from '@tributary/postgres';
 import { RowBuffer } from '../clickhouse-rows.js';
-import { writeRows } from '../clickhouse-writer.js';
+import { writerAroundRefused, type RefusedRow } from '../clickhouse-writer.js';
 import { groupBy } from '../group-by.js';
 
 /**
@@ -50,8 +50,11 @@ export interface PersonOutboxOptions {
 export class PersonOutbox {
   private timer?: NodeJS.Timeout;
   private sweeping: Promise<unknown> = Promise.resolve();
+  private readonly write: (rows: RowBuffer) => Promise<readonly RefusedRow[]>;
 
-  constructor(private readonly options: PersonOutboxOptions) {}
+  constructor(private readonly options: PersonOutboxOptions) {
+    this.write = writerAroundRefused(options.clickhouse);
+  }
 
   async acknowledge(ids: readonly number[]): Promise<void> {
     if (ids.length === 0) return;
@@ -62,7 +65,7 @@ export class PersonOutbox {
 
   /** Writes the rows of stale entries and removes them; returns how many were swept. */
   async sweep(): Promise<number> {
-    const { pool, clickhouse, personCache } = this.options;
+    const { pool, personCache, logger } = this.options;
     return withTransaction(pool, async (client) => {
       // Entries of the release before carried every row whole and no `deleted`; their persons are read back like the others.
       const { rows } = await client.query<{ id: number; payload: { persons: (string | PersonRowOut)[]; deleted?: PersonRowOut[] } }>(
@@ -85,10 +88,15 @@ export class PersonOutbox {
         [[...uuids]],
       );
       for (const d of distinctIds.rows) buffer.distinctIds.add(distinctIdRow(d.team_id, { distinctId: d.distinct_id, personUuid: d.uuid, version: d.version }, { deleted: false }));
-      await writeRows(clickhouse, buffer);
+      // A copy ClickHouse refuses for its content would fail every sweep and hold back every entry
+      // after it: it is left out, and said, as Postgres holds the person and its next change
+      // writes the copy again.
+      for (const { table, line, reason } of await this.write(buffer)) {
+        logger.error({ table, row: line.toString('utf8', 0, Math.min(line.length, 200)), reason }, 'person copy ClickHouse refused left out');
+      }
       for (const [teamId, ids] of groupBy(distinctIds.rows, (d) => d.team_id, (d) => d.distinct_id)) await personCache.forget(teamId, ids);
       await client.query('DELETE FROM ingest_outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
-      this.options.logger.info({ entries: rows.length }, 'wrote person copies a stopped process owed ClickHouse');
+      logger.info({ entries: rows.length }, 'wrote person copies a stopped process owed ClickHouse');
       return rows.length;
     });
   }
