@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { inList, sql, type ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
 import { createKafka, topicNames } from '@tributary/kafka';
+import type { Consumer } from 'kafkajs';
 import { createLogger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
 import type { IdentitySequence } from './load-generator.js';
@@ -171,16 +172,29 @@ async function findInTopics(config: KafkaConfig, topics: readonly string[], uuid
   if (uuids.length === 0) return { found, complete: true };
   const kafka = createKafka(config, createLogger('chaos-locate', 'silent'), 'chaos-locate');
   const admin = kafka.admin();
-  await admin.connect();
   const unread = new Map<string, number>();
-  for (const topic of topics) {
-    for (const { partition, high } of await admin.fetchTopicOffsets(topic)) if (Number(high) > 0) unread.set(`${topic}/${partition}`, Number(high));
+  await admin.connect();
+  try {
+    for (const topic of topics) {
+      for (const { partition, high } of await admin.fetchTopicOffsets(topic)) if (Number(high) > 0) unread.set(`${topic}/${partition}`, Number(high));
+    }
+  } finally {
+    await admin.disconnect();
   }
-  await admin.disconnect();
   if (unread.size === 0) return { found, complete: true };
   const consumer = kafka.consumer({ groupId: `chaos-locate-${Date.now()}` });
-  await consumer.connect();
-  await consumer.subscribe({ topics: [...topics], fromBeginning: true });
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topics: [...topics], fromBeginning: true });
+    await readToTheirEnds(consumer, uuids, found, unread);
+  } finally {
+    await consumer.disconnect();
+  }
+  return { found, complete: unread.size === 0 };
+}
+
+/** Reads until every partition in `unread` is read to the offset it had, or a minute has passed. */
+async function readToTheirEnds(consumer: Consumer, uuids: readonly string[], found: Map<string, FoundMessage | null>, unread: Map<string, number>): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     setTimeout(resolve, 60_000).unref();
     consumer
@@ -199,8 +213,6 @@ async function findInTopics(config: KafkaConfig, topics: readonly string[], uuid
       })
       .catch(reject);
   });
-  await consumer.disconnect();
-  return { found, complete: unread.size === 0 };
 }
 
 /**

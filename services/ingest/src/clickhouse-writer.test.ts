@@ -1,8 +1,8 @@
 import { ClickHouseError, type ClickHouse } from '@tributary/clickhouse';
 import { RowBuffer, type EventRowOut } from './clickhouse-rows.js';
-import { MOST_REFUSED_ROWS, RowWriter, writeRows } from './clickhouse-writer.js';
+import { MOST_REFUSED_ROWS, RowWriter } from './clickhouse-writer.js';
 
-describe('writeRows', () => {
+describe('RowWriter', () => {
   it('passes on a failed insert only once the inserts beside it have ended, as the rows are then written again and freed', async () => {
     const ended: string[] = [];
     const clickhouse = {
@@ -12,7 +12,7 @@ describe('writeRows', () => {
         ended.push(table);
       },
     } as unknown as ClickHouse;
-    await expect(writeRows(clickhouse, new RowBuffer())).rejects.toThrow('person refused');
+    await expect(new RowWriter(clickhouse, { maxRowsPerInsert: 100 }).write(eventsNamed(['one']))).rejects.toThrow('person refused');
     expect(ended.sort()).toEqual(['groups', 'ingestion_warnings', 'person_distinct_id']);
   });
 });
@@ -25,15 +25,16 @@ const eventRow = (name: string): EventRowOut => ({
 
 /**
  * ClickHouse as the finder sees it: each insert is taken whole, or refused whole for a row whose
- * event name starts with `bad` (as a value that does not parse), or fails as a store away while `away`.
+ * event name starts with `bad` (as a value that does not parse), or fails as a store away once
+ * `awayAfter` inserts were made.
  */
 function fakeClickHouse() {
-  const state = { inserts: 0, away: false, stored: [] as string[] };
+  const state = { inserts: 0, awayAfter: Number.POSITIVE_INFINITY, stored: [] as string[] };
   const clickhouse = {
     insertEncoded: async (table: string, rows: RowBuffer['events']) => {
       if (rows.length === 0) return;
       state.inserts += 1;
-      if (state.away) throw new ClickHouseError('connect ECONNREFUSED 127.0.0.1:8123', null);
+      if (state.inserts > state.awayAfter) throw new ClickHouseError('connect ECONNREFUSED 127.0.0.1:8123', null);
       const names = rows.rowLines().map((line) => line.toString().split('\t')[1]!);
       if (names.some((name) => name.startsWith('bad'))) throw new ClickHouseError('Code: 41, e.displayText() = DB::Exception: Cannot read DateTime\n\nRow 1: ...', 41);
       state.stored.push(...names.map((name) => `${table}:${name}`));
@@ -96,15 +97,36 @@ describe('RowWriter with rows ClickHouse refuses for their content', () => {
     expect(state.stored).toEqual(['events:good-other', 'events:good-waiting']);
   });
 
-  it('stops halving when ClickHouse goes away, and halves again from the start on the next attempt', async () => {
+  it('stops halving when ClickHouse goes away mid-way, counts nothing refused from it, and halves again from the start on the next attempt', async () => {
     const { clickhouse, state } = fakeClickHouse();
     const writer = new RowWriter(clickhouse, { maxRowsPerInsert: 100_000 });
-    const rows = eventsNamed(['good-1', 'bad-2', 'good-3', 'good-4']);
+    const names = Array.from({ length: 64 }, (_, i) => (i === 40 ? 'bad-40' : `good-${i}`));
+    const rows = eventsNamed(names);
     await expect(writer.write(rows)).rejects.toThrow(/Code: 41/);
-    state.away = true;
+    // The whole insert alone, then two rounds of halving, and the store is gone.
+    state.awayAfter = state.inserts + 5;
     await expect(writer.write(rows)).rejects.toThrow('ECONNREFUSED');
-    state.away = false;
-    expect((await writer.write(rows)).map((r) => r.line.toString().split('\t')[1])).toEqual(['bad-2']);
-    expect(state.stored.sort()).toEqual(['events:good-1', 'events:good-3', 'events:good-4']);
+    state.awayAfter = Number.POSITIVE_INFINITY;
+    expect((await writer.write(rows)).map((r) => r.line.toString().split('\t')[1])).toEqual(['bad-40']);
+    // Parts taken before it went away are sent again, which ClickHouse's versions absorb.
+    expect(new Set(state.stored)).toEqual(new Set(names.filter((n) => n !== 'bad-40').map((n) => `events:${n}`)));
+    // Nothing of the attempt cut short counted towards the limit: 32 more refused rows are still rows.
+    const more = eventsNamed(Array.from({ length: MOST_REFUSED_ROWS - 1 }, (_, i) => `bad-more-${i}`));
+    await expect(writer.write(more)).rejects.toThrow(/Code: 41/);
+    expect(await writer.write(more)).toHaveLength(MOST_REFUSED_ROWS - 1);
+  });
+
+  it(`tries rows with more than ${MOST_REFUSED_ROWS} refused among themselves whole from then on, however the table does with other rows`, async () => {
+    const { clickhouse, state } = fakeClickHouse();
+    const writer = new RowWriter(clickhouse, { maxRowsPerInsert: 100_000 });
+    const rows = eventsNamed(Array.from({ length: 100 }, (_, i) => (i % 3 === 0 ? `bad-${i}` : `good-${i}`)));
+    await expect(writeAsPartition(writer, rows)).rejects.toThrow('taken as the table refusing them all');
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const inserts = state.inserts;
+      await expect(writer.write(rows)).rejects.toThrow('taken as the table refusing them all');
+      expect(state.inserts).toBe(inserts + 1);
+      // The table takes other rows meanwhile: these still wait, for whoever mends them or it.
+      expect(await writer.write(eventsNamed([`other-good-${attempt}`]))).toEqual([]);
+    }
   });
 });

@@ -38,14 +38,6 @@ async function writeTables(rows: RowBuffer, insert: InsertTable): Promise<readon
   return refused.length === 0 ? NONE_REFUSED : refused;
 }
 
-/** Writes a batch's rows whole, or fails (see `writeTables`). */
-export async function writeRows(clickhouse: ClickHouse, rows: RowBuffer): Promise<void> {
-  await writeTables(rows, async (table, tableRows) => {
-    await clickhouse.insertEncoded(table, tableRows);
-    return NONE_REFUSED;
-  });
-}
-
 /**
  * Refused rows a table may count since it last took any before ingest takes it as refusing the
  * table rather than rows (a materialized view that throws for everything, a column whose type
@@ -55,6 +47,19 @@ export async function writeRows(clickhouse: ClickHouse, rows: RowBuffer): Promis
 export const MOST_REFUSED_ROWS = 32;
 
 const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n', 1)[0]!;
+
+/** ClickHouse refuses a table's rows as a whole, as far as ingest can tell (see MOST_REFUSED_ROWS): they wait. */
+export class TableRefusing extends Error {
+  constructor(
+    readonly table: string,
+    reason: string,
+    /** Whether the rows written had more than MOST_REFUSED_ROWS refused themselves, rather than the table's earlier writes. */
+    readonly byTheseRows: boolean,
+  ) {
+    super(`ClickHouse refused more than ${MOST_REFUSED_ROWS} rows of ${table} since it last took any (${reason}); taken as the table refusing them all, so they wait`);
+    this.name = 'TableRefusing';
+  }
+}
 
 /**
  * Inserts rows but for those ClickHouse refuses for their content, which it finds and returns.
@@ -77,9 +82,10 @@ class RefusedRowsFinder {
    * halves again; a refused part of one row is a refused row. One bad row among 40,000 costs
    * about 30 inserts. Any other failure is thrown, and the caller writes the rows again; parts
    * already taken are then sent twice, which the tables' versions and uuids absorb (all but
-   * `ingestion_warnings`, whose rows are then counted twice).
+   * `ingestion_warnings`, whose rows are then counted twice). `wholeOnly`: rows that reached the
+   * limit before are not halved again (see RowWriter.tripped).
    */
-  readonly insert: InsertTable = async (table, rows) => {
+  async insert<Row extends Record<keyof Row, Cell>>(table: string, rows: TabSeparatedRows<Row>, wholeOnly: boolean): Promise<readonly RefusedRow[]> {
     interface Part {
       /** Where the part's first row is among `rows`. */
       from: number;
@@ -98,9 +104,8 @@ class RefusedRowsFinder {
     };
     const whole = await refusedPart(0, null);
     if (!whole) return NONE_REFUSED;
-    const before = this.refusedSinceTaken.get(table) ?? 0;
     // Past the limit already, only the whole insert is tried until the table takes rows again.
-    if (before >= MOST_REFUSED_ROWS) throw this.refusingTable(table, whole.reason);
+    if (wholeOnly || (this.refusedSinceTaken.get(table) ?? 0) >= MOST_REFUSED_ROWS) throw new TableRefusing(table, whole.reason, wholeOnly);
     const found: Part[] = [];
     for (let refused = [whole]; refused.length > 0; ) {
       const next: Part[] = [];
@@ -118,27 +123,14 @@ class RefusedRowsFinder {
       const atLeast = (this.refusedSinceTaken.get(table) ?? 0) + found.length + next.length;
       if (atLeast > MOST_REFUSED_ROWS) {
         this.refusedSinceTaken.set(table, atLeast);
-        throw this.refusingTable(table, whole.reason);
+        throw new TableRefusing(table, whole.reason, found.length + next.length > MOST_REFUSED_ROWS);
       }
       refused = next;
     }
     this.refusedSinceTaken.set(table, (this.refusedSinceTaken.get(table) ?? 0) + found.length);
     // Views into the rows' own memory until here, which is freed once the write is done.
     return found.sort((a, b) => a.from - b.from).map(({ lines, reason }) => ({ table, line: Buffer.from(lines[0]!), reason }));
-  };
-
-  private refusingTable(table: string, reason: string): Error {
-    return new Error(`ClickHouse refused more than ${MOST_REFUSED_ROWS} rows of ${table} since it last took any (${reason}); taken as the table refusing them all, so they wait`);
   }
-}
-
-/**
- * Writes a batch's rows but for those ClickHouse refuses for their content, which it returns
- * (see RefusedRowsFinder), for writers of their own, such as the person outbox's sweeper.
- */
-export function writerAroundRefused(clickhouse: ClickHouse): (rows: RowBuffer) => Promise<readonly RefusedRow[]> {
-  const finder = new RefusedRowsFinder(clickhouse);
-  return (rows) => writeTables(rows, finder.insert);
 }
 
 /**
@@ -146,8 +138,9 @@ export function writerAroundRefused(clickhouse: ClickHouse): (rows: RowBuffer) =
  * for at least `minIntervalMs` after the previous one started, the chunks that finish wait and go
  * into the next one, which starts early once `maxRowsPerInsert` rows wait (partitions that
  * process ahead of their inserts would otherwise pause, and their rows would pile up in memory).
- * ClickHouse makes a part per table per insert and merges parts in the background, rewriting each row several times over: a few large inserts keep that work small
- * where one per chunk would cost it more CPU than the inserts themselves.
+ * ClickHouse makes a part per table per insert and merges parts in the background, rewriting
+ * each row several times over: a few large inserts keep that work small where one per chunk
+ * would cost it more CPU than the inserts themselves.
  */
 export class RowWriter {
   private readonly commit: GroupCommit<RowBuffer>;
@@ -159,6 +152,12 @@ export class RowWriter {
   // write (it failed later on) must not send them again, which would fail for good on memory
   // already freed, and must still learn which were refused.
   private readonly written = new WeakMap<RowBuffer, readonly RefusedRow[]>();
+  // Rows with more than MOST_REFUSED_ROWS refused among themselves, by the table: from then on that
+  // table's rows are only tried whole. Halved afresh on every attempt, they cost a hundred inserts
+  // every few seconds for as long as they wait, and whether the table or the rows are at fault,
+  // they wait for someone to mend one or the other. Rows stopped by earlier writes' refusals are
+  // halved again once the table takes rows, and their own few refused ones go to dead letters.
+  private readonly tripped = new WeakMap<RowBuffer, string>();
   private readonly finder: RefusedRowsFinder;
 
   constructor(clickhouse: ClickHouse, options: { maxRowsPerInsert: number; minIntervalMs?: number; quietIntervalMs?: number }) {
@@ -199,10 +198,26 @@ export class RowWriter {
     const done = this.written.get(rows);
     if (done) return done;
     let refused = NONE_REFUSED;
-    if (this.refused.has(rows)) refused = await writeTables(rows, this.finder.insert);
+    if (this.refused.has(rows)) refused = await this.writeAlone(rows);
     else await this.commit.submit(rows);
     this.written.set(rows, refused);
     rows.release();
     return refused;
+  }
+
+  /**
+   * Writes the rows now, in inserts of their own, but for those ClickHouse refuses for their
+   * content, which it returns (see RefusedRowsFinder); neither releases them nor remembers them
+   * as written. Also for rows outside the partitions' flow, such as the person outbox's, which
+   * so count towards the same limit.
+   */
+  async writeAlone(rows: RowBuffer): Promise<readonly RefusedRow[]> {
+    const tripped = this.tripped.get(rows);
+    try {
+      return await writeTables(rows, (table, tableRows) => this.finder.insert(table, tableRows, table === tripped));
+    } catch (error) {
+      if (error instanceof TableRefusing && error.byTheseRows) this.tripped.set(rows, error.table);
+      throw error;
+    }
   }
 }

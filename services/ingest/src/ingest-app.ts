@@ -11,6 +11,7 @@ import { RowWriter } from './clickhouse-writer.js';
 import { EventProcessor } from './event-processor.js';
 import { GroupStore } from './groups/group-store.js';
 import { IngestConsumer, type MessageProcessor } from './ingest-consumer.js';
+import { deadLetterMessages, refusedRowLetter } from './dead-letters.js';
 import { PersonOutbox } from './persons/person-outbox.js';
 import type { IngestMetrics } from './ingest-metrics.js';
 
@@ -37,7 +38,15 @@ export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: Me
     maxRowsPerInsert: config.ingestInsertMaxRows,
   });
   const personCache = new PersonCache(redis);
-  const outbox = new PersonOutbox({ pool, clickhouse, personCache, logger });
+  const outbox = new PersonOutbox({
+    pool,
+    writer: rowWriter,
+    sendRefusedRows: async (rows) => {
+      await producer.send({ topic: topics.deadLetter, acks: -1, messages: deadLetterMessages(rows.map((row) => refusedRowLetter(row)), 'person outbox', new Date().toISOString()) });
+    },
+    personCache,
+    logger,
+  });
   return new IngestConsumer({
     kafka,
     topics,

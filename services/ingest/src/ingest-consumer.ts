@@ -4,6 +4,7 @@ import type { RenewingProducer, TopicNames } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import type { RowBuffer } from './clickhouse-rows.js';
 import type { RefusedRow } from './clickhouse-writer.js';
+import { deadLetterMessages } from './dead-letters.js';
 import { PartitionPipeline } from './partition-pipeline.js';
 
 export interface DeadLetter {
@@ -14,7 +15,7 @@ export interface DeadLetter {
   message: Pick<KafkaMessage, 'key' | 'value' | 'offset'>;
   reason: string;
   /** For a row ClickHouse refused: its table, and the offset of its chunk's last message (the row came from a message between the two). */
-  refusedRow?: { table: string; lastOffset: string };
+  refusedRow?: { table: string; lastOffset?: string };
 }
 
 /**
@@ -210,22 +211,10 @@ export class IngestConsumer {
   }
 
   private async sendDeadLetters(topic: string, partition: number, deadLetters: DeadLetter[]): Promise<void> {
-    const failedAt = new Date().toISOString();
     await this.options.producer.send({
       topic: this.options.topics.deadLetter,
       acks: -1,
-      messages: deadLetters.map(({ message, reason, refusedRow }) => ({
-        key: message.key,
-        value: message.value,
-        headers: {
-          reason,
-          source_topic: topic,
-          source_partition: String(partition),
-          source_offset: message.offset,
-          failed_at: failedAt,
-          ...(refusedRow ? { clickhouse_table: refusedRow.table, source_last_offset: refusedRow.lastOffset } : {}),
-        },
-      })),
+      messages: deadLetterMessages(deadLetters, { topic, partition }, new Date().toISOString()),
     });
     for (const { message, reason, refusedRow } of deadLetters) {
       this.options.logger.warn({ topic, partition, offset: message.offset, reason, table: refusedRow?.table }, refusedRow ? 'row ClickHouse refused sent to the dead-letter topic' : 'message sent to the dead-letter topic');

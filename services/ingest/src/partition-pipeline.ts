@@ -3,6 +3,7 @@ import { eventsInMessage } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import { RowBuffer } from './clickhouse-rows.js';
 import type { RefusedRow } from './clickhouse-writer.js';
+import { refusedRowLetter } from './dead-letters.js';
 import type { DeadLetter, MessageProcessor } from './ingest-consumer.js';
 
 export interface PartitionPipelineDeps {
@@ -178,9 +179,7 @@ export class PartitionPipeline {
   private async accepted(rows: RowBuffer, deadLetters: DeadLetter[], offsets: { first: string; last: string }): Promise<void> {
     const { topic, partition } = this.deps;
     const refused = await this.untilDone('write', () => this.deps.writeRows(rows));
-    for (const { table, line, reason } of refused) {
-      deadLetters.push({ message: { key: null, value: line, offset: offsets.first }, reason: `ClickHouse refused the row: ${reason}`, refusedRow: { table, lastOffset: offsets.last } });
-    }
+    for (const row of refused) deadLetters.push(refusedRowLetter(row, offsets));
     if (deadLetters.length > 0) await this.untilDone('dead-letter', () => this.deps.sendDeadLetters(topic, partition, deadLetters));
   }
 

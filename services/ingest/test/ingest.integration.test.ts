@@ -5,6 +5,7 @@ import { decodeCaptureMessage, encodeCaptureEvents } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
 import { uniqueName, waitFor } from '@tributary/test-support';
 import { RowBuffer } from '../src/clickhouse-rows.js';
+import { RowWriter } from '../src/clickhouse-writer.js';
 import { PersonOutbox } from '../src/persons/person-outbox.js';
 import { startIngestHarness, type IngestHarness } from './ingest-harness.js';
 
@@ -539,7 +540,14 @@ describe('delivery', () => {
         );
       expect(await copies()).toEqual([]);
 
-      const outbox = new PersonOutbox({ pool: isolated.pool, clickhouse: isolated.clickhouse, personCache: new PersonCache(isolated.redis), logger: createLogger('outbox-test', 'silent'), staleAfterMs: 0 });
+      const outbox = new PersonOutbox({
+        pool: isolated.pool,
+        writer: new RowWriter(isolated.clickhouse, { maxRowsPerInsert: 1_000 }),
+        sendRefusedRows: async () => undefined,
+        personCache: new PersonCache(isolated.redis),
+        logger: createLogger('outbox-test', 'silent'),
+        staleAfterMs: 0,
+      });
       expect(await outbox.sweep()).toBeGreaterThanOrEqual(1);
       expect((await copies()).map((r) => r.distinct_id).sort()).toEqual([anon, user].sort());
     } finally {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { jest } from '@jest/globals';
 import { createClickHouse, personRow, sql } from '@tributary/clickhouse';
 import { PersonCache } from '@tributary/control-plane';
 import { createLogger } from '@tributary/logger';
 import { withTransaction } from '@tributary/postgres';
 import { createRedis } from '@tributary/redis';
 import { createPool, createTestTenant, testConfig } from '@tributary/test-support';
+import { RowWriter, type RefusedRow } from '../src/clickhouse-writer.js';
 import { PersonOutbox, recordOutboxEntry } from '../src/persons/person-outbox.js';
 
 /**
@@ -41,7 +41,7 @@ test('the sweeper writes a stale entry: the survivor and its distinct ids as Pos
     await recordOutboxEntry(client, { persons: [survivorUuid], deleted: [loser] });
   });
 
-  const outbox = new PersonOutbox({ pool, clickhouse, personCache: cache, logger: createLogger('outbox-test', 'silent'), staleAfterMs: 0 });
+  const outbox = new PersonOutbox({ pool, writer: new RowWriter(clickhouse, { maxRowsPerInsert: 1_000 }), sendRefusedRows: async () => undefined, personCache: cache, logger: createLogger('outbox-test', 'silent'), staleAfterMs: 0 });
   expect(await outbox.sweep()).toBeGreaterThanOrEqual(1);
 
   const persons = await clickhouse.query<{ id: string; properties: string; is_identified: number; is_deleted: number; version: string }>(
@@ -62,26 +62,30 @@ test('the sweeper writes a stale entry: the survivor and its distinct ids as Pos
   expect(await cache.get(project.id, anon)).toBeNull();
 });
 
-test('the sweeper leaves out a copy ClickHouse refuses for its content, says so, and clears the entry rather than failing every sweep', async () => {
+test('the sweeper sends a copy ClickHouse refuses for its content to the dead-letter topic and clears the entry, rather than failing every sweep', async () => {
   const { project } = await createTestTenant(pool, config);
   const [survivorUuid, refusedUuid] = [randomUUID(), randomUUID()];
   await withTransaction(pool, async (client) => {
     await client.query(`INSERT INTO persons (uuid, team_id, properties, is_identified, created_at, version) VALUES ($1, $2, '{}', false, now(), 1)`, [survivorUuid, project.id]);
-    // A tombstone travels whole in the entry; this one's creation time is one ClickHouse cannot read.
+    // A merged-away person's tombstone travels whole in the entry, and no later change of that
+    // person would write it again; this one's creation time is one ClickHouse cannot read.
     const refused = { ...personRow({ uuid: refusedUuid, team_id: project.id, properties: {}, is_identified: false, created_at: new Date(), version: 2 }, { deleted: true }), created_at: '-271821-04-20 00:00:00' };
     await recordOutboxEntry(client, { persons: [survivorUuid], deleted: [refused] });
   });
-  const logger = createLogger('outbox-test', 'silent');
-  const said = jest.spyOn(logger, 'error');
-  const outbox = new PersonOutbox({ pool, clickhouse, personCache: new PersonCache(redis), logger, staleAfterMs: 0 });
+  const sent: RefusedRow[] = [];
+  const outbox = new PersonOutbox({
+    pool,
+    writer: new RowWriter(clickhouse, { maxRowsPerInsert: 1_000 }),
+    sendRefusedRows: async (rows) => void sent.push(...rows),
+    personCache: new PersonCache(redis),
+    logger: createLogger('outbox-test', 'silent'),
+    staleAfterMs: 0,
+  });
   expect(await outbox.sweep()).toBeGreaterThanOrEqual(1);
 
   const persons = await clickhouse.query<{ id: string }>(sql`SELECT id FROM person WHERE team_id = ${project.id}`);
   expect(persons.map((p) => p.id)).toEqual([survivorUuid]);
-  expect(said).toHaveBeenCalledWith(
-    { table: 'person', row: expect.stringMatching(new RegExp(`^${refusedUuid}\\t`)), reason: expect.stringMatching(/^Code: 41/) },
-    'person copy ClickHouse refused left out',
-  );
+  expect(sent.map((r) => [r.table, r.line.toString().split('\t', 1)[0], r.reason.slice(0, 8)])).toEqual([['person', refusedUuid, 'Code: 41']]);
   const left = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ingest_outbox WHERE payload::text LIKE $1`, [`%${refusedUuid}%`]);
   expect(left.rows[0]!.n).toBe(0);
 });

@@ -1,10 +1,10 @@
-import { distinctIdRow, personRow, type ClickHouse, type PersonRowOut } from '@tributary/clickhouse';
+import { distinctIdRow, personRow, type PersonRowOut } from '@tributary/clickhouse';
 import type { PersonCache } from '@tributary/control-plane';
 import type { Logger } from '@tributary/logger';
 import { PERSON_RECORD_COLUMNS, type PersonRecord } from '@tributary/persons';
 import { withTransaction, type Pool, type PoolClient } from '@tributary/postgres';
 import { RowBuffer } from '../clickhouse-rows.js';
-import { writerAroundRefused, type RefusedRow } from '../clickhouse-writer.js';
+import type { RefusedRow, RowWriter } from '../clickhouse-writer.js';
 import { groupBy } from '../group-by.js';
 
 /**
@@ -31,7 +31,10 @@ export async function recordOutboxEntry(client: PoolClient, entry: OutboxEntry):
 
 export interface PersonOutboxOptions {
   pool: Pool;
-  clickhouse: ClickHouse;
+  /** Writes the copies; the one the partitions use, so refused rows count towards one limit. */
+  writer: Pick<RowWriter, 'writeAlone'>;
+  /** Keeps the copies ClickHouse refused for their content, on the dead-letter topic. */
+  sendRefusedRows: (rows: readonly RefusedRow[]) => Promise<void>;
   personCache: PersonCache;
   logger: Logger;
   /** An entry older than this was left by a process that died: a live one clears its own within seconds. */
@@ -50,11 +53,8 @@ export interface PersonOutboxOptions {
 export class PersonOutbox {
   private timer?: NodeJS.Timeout;
   private sweeping: Promise<unknown> = Promise.resolve();
-  private readonly write: (rows: RowBuffer) => Promise<readonly RefusedRow[]>;
 
-  constructor(private readonly options: PersonOutboxOptions) {
-    this.write = writerAroundRefused(options.clickhouse);
-  }
+  constructor(private readonly options: PersonOutboxOptions) {}
 
   async acknowledge(ids: readonly number[]): Promise<void> {
     if (ids.length === 0) return;
@@ -65,7 +65,7 @@ export class PersonOutbox {
 
   /** Writes the rows of stale entries and removes them; returns how many were swept. */
   async sweep(): Promise<number> {
-    const { pool, personCache, logger } = this.options;
+    const { pool, writer, sendRefusedRows, personCache, logger } = this.options;
     return withTransaction(pool, async (client) => {
       // Entries of the release before carried every row whole and no `deleted`; their persons are read back like the others.
       const { rows } = await client.query<{ id: number; payload: { persons: (string | PersonRowOut)[]; deleted?: PersonRowOut[] } }>(
@@ -89,10 +89,12 @@ export class PersonOutbox {
       );
       for (const d of distinctIds.rows) buffer.distinctIds.add(distinctIdRow(d.team_id, { distinctId: d.distinct_id, personUuid: d.uuid, version: d.version }, { deleted: false }));
       // A copy ClickHouse refuses for its content would fail every sweep and hold back every entry
-      // after it: it is left out, and said, as Postgres holds the person and its next change
-      // writes the copy again.
-      for (const { table, line, reason } of await this.write(buffer)) {
-        logger.error({ table, row: line.toString('utf8', 0, Math.min(line.length, 200)), reason }, 'person copy ClickHouse refused left out');
+      // after it: it goes to the dead-letter topic instead, as the partitions' refused rows do
+      // (a merged-away person's tombstone has no later change to write it again).
+      const refused = await writer.writeAlone(buffer);
+      if (refused.length > 0) {
+        await sendRefusedRows(refused);
+        logger.error({ rows: refused.length, tables: [...new Set(refused.map((r) => r.table))] }, 'person copies ClickHouse refused sent to the dead-letter topic');
       }
       for (const [teamId, ids] of groupBy(distinctIds.rows, (d) => d.team_id, (d) => d.distinct_id)) await personCache.forget(teamId, ids);
       await client.query('DELETE FROM ingest_outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);

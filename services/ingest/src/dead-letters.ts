@@ -1,0 +1,28 @@
+import type { Message } from 'kafkajs';
+import type { RefusedRow } from './clickhouse-writer.js';
+import type { DeadLetter } from './ingest-consumer.js';
+
+/** Where dead letters come from: a partition's chunk, or the person outbox, whose copies belong to no partition. */
+export type DeadLetterSource = { topic: string; partition: number } | 'person outbox';
+
+/**
+ * A row ClickHouse refused, as a dead letter. `chunk`: the first and last offsets of the chunk
+ * it came from (which of its messages made the row is not kept), when it came from one.
+ */
+export function refusedRowLetter({ table, line, reason }: RefusedRow, chunk?: { first: string; last: string }): DeadLetter {
+  return { message: { key: null, value: line, offset: chunk?.first ?? '' }, reason: `ClickHouse refused the row: ${reason}`, refusedRow: { table, lastOffset: chunk?.last } };
+}
+
+/** Dead letters as Kafka messages, each with headers saying why and where from. */
+export function deadLetterMessages(deadLetters: readonly DeadLetter[], source: DeadLetterSource, failedAt: string): Message[] {
+  return deadLetters.map(({ message, reason, refusedRow }) => ({
+    key: message.key,
+    value: message.value,
+    headers: {
+      reason,
+      ...(source === 'person outbox' ? { source } : { source_topic: source.topic, source_partition: String(source.partition), source_offset: message.offset }),
+      failed_at: failedAt,
+      ...(refusedRow ? { clickhouse_table: refusedRow.table, ...(refusedRow.lastOffset === undefined ? {} : { source_last_offset: refusedRow.lastOffset }) } : {}),
+    },
+  }));
+}
