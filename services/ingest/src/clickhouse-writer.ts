@@ -49,7 +49,7 @@ export const MOST_REFUSED_ROWS = 32;
 const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n', 1)[0]!;
 
 /** ClickHouse refuses a table's rows as a whole, as far as ingest can tell (see MOST_REFUSED_ROWS): they wait. */
-export class TableRefusing extends Error {
+class TableRefusing extends Error {
   constructor(
     readonly table: string,
     reason: string,

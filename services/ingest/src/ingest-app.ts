@@ -8,10 +8,10 @@ import type { Logger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
 import type { Redis } from '@tributary/redis';
 import { RowWriter } from './clickhouse-writer.js';
+import { deadLetterMessages, refusedRowLetter } from './dead-letters.js';
 import { EventProcessor } from './event-processor.js';
 import { GroupStore } from './groups/group-store.js';
 import { IngestConsumer, type MessageProcessor } from './ingest-consumer.js';
-import { deadLetterMessages, refusedRowLetter } from './dead-letters.js';
 import { PersonOutbox } from './persons/person-outbox.js';
 import type { IngestMetrics } from './ingest-metrics.js';
 
