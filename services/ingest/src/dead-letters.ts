@@ -1,4 +1,5 @@
-import type { Message } from 'kafkajs';
+import { CompressionTypes, type Message } from 'kafkajs';
+import type { RenewingProducer } from '@tributary/kafka';
 import type { RefusedRow } from './clickhouse-writer.js';
 import type { DeadLetter } from './ingest-consumer.js';
 
@@ -14,7 +15,7 @@ export function refusedRowLetter({ table, line, reason }: RefusedRow, chunk?: { 
 }
 
 /** Dead letters as Kafka messages, each with headers saying why and where from. */
-export function deadLetterMessages(deadLetters: readonly DeadLetter[], source: DeadLetterSource, failedAt: string): Message[] {
+function deadLetterMessages(deadLetters: readonly DeadLetter[], source: DeadLetterSource, failedAt: string): Message[] {
   return deadLetters.map(({ message, reason, refusedRow }) => ({
     key: message.key,
     value: message.value,
@@ -25,4 +26,20 @@ export function deadLetterMessages(deadLetters: readonly DeadLetter[], source: D
       ...(refusedRow ? { clickhouse_table: refusedRow.table, ...(refusedRow.lastOffset === undefined ? {} : { source_last_offset: refusedRow.lastOffset }) } : {}),
     },
   }));
+}
+
+/**
+ * Sends dead letters to `topic`, compressed with LZ4 as capture sends events: a refused row's line
+ * carries its event's properties and its person's, so it can be larger than the event that made
+ * it, and uncompressed, larger than the broker takes (`message.max.bytes`), which would hold its
+ * partition back as the refused row did.
+ */
+export async function sendDeadLetters(
+  producer: Pick<RenewingProducer, 'send'>,
+  topic: string,
+  deadLetters: readonly DeadLetter[],
+  source: DeadLetterSource,
+  failedAt = new Date(),
+): Promise<void> {
+  await producer.send({ topic, acks: -1, compression: CompressionTypes.LZ4, messages: deadLetterMessages(deadLetters, source, failedAt.toISOString()) });
 }

@@ -8,7 +8,7 @@ import type { Logger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
 import type { Redis } from '@tributary/redis';
 import { RowWriter } from './clickhouse-writer.js';
-import { deadLetterMessages, refusedRowLetter } from './dead-letters.js';
+import { refusedRowLetter, sendDeadLetters } from './dead-letters.js';
 import { EventProcessor } from './event-processor.js';
 import { GroupStore } from './groups/group-store.js';
 import { IngestConsumer, type MessageProcessor } from './ingest-consumer.js';
@@ -41,9 +41,7 @@ export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: Me
   const outbox = new PersonOutbox({
     pool,
     writer: rowWriter,
-    sendRefusedRows: async (rows) => {
-      await producer.send({ topic: topics.deadLetter, acks: -1, messages: deadLetterMessages(rows.map((row) => refusedRowLetter(row)), 'person outbox', new Date().toISOString()) });
-    },
+    sendRefusedRows: (rows) => sendDeadLetters(producer, topics.deadLetter, rows.map((row) => refusedRowLetter(row)), 'person outbox'),
     personCache,
     logger,
   });

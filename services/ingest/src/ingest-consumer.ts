@@ -4,7 +4,7 @@ import type { RenewingProducer, TopicNames } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import type { RowBuffer } from './clickhouse-rows.js';
 import type { RefusedRow } from './clickhouse-writer.js';
-import { deadLetterMessages } from './dead-letters.js';
+import { sendDeadLetters } from './dead-letters.js';
 import { PartitionPipeline } from './partition-pipeline.js';
 
 export interface DeadLetter {
@@ -211,11 +211,7 @@ export class IngestConsumer {
   }
 
   private async sendDeadLetters(topic: string, partition: number, deadLetters: DeadLetter[]): Promise<void> {
-    await this.options.producer.send({
-      topic: this.options.topics.deadLetter,
-      acks: -1,
-      messages: deadLetterMessages(deadLetters, { topic, partition }, new Date().toISOString()),
-    });
+    await sendDeadLetters(this.options.producer, this.options.topics.deadLetter, deadLetters, { topic, partition });
     for (const { message, reason, refusedRow } of deadLetters) {
       this.options.logger.warn({ topic, partition, offset: message.offset, reason, table: refusedRow?.table }, refusedRow ? 'row ClickHouse refused sent to the dead-letter topic' : 'message sent to the dead-letter topic');
     }
