@@ -1,0 +1,75 @@
+/**
+ * The tables a project's HogQL may read, and what each field is in ClickHouse. The stored tables
+ * (`events`, `person`, `person_distinct_id`, `groups`) hold every project's rows; a query names
+ * only these HogQL tables, and the printer reads the stored ones through its tenant guard alone.
+ */
+export type TableName = 'events' | 'persons' | 'person_distinct_ids' | 'groups';
+
+export type FieldDef =
+  /** A column of the printed table or subquery; `json` columns take `.key` property access. */
+  | { kind: 'column'; column: string; json?: boolean }
+  /** A property of the row's JSON `properties`, under its own name (`$session_id`). */
+  | { kind: 'property'; key: string }
+  /** The event's current person, through its distinct id: `person_id`. */
+  | { kind: 'person_id' }
+  /** A lazy join: `pdi.person_id`, `person.properties.email`. */
+  | { kind: 'lazy'; join: 'pdi' | 'person' };
+
+export interface TableSchema {
+  fields: Record<string, FieldDef>;
+  /** What `*` expands to, in order. */
+  asterisk: string[];
+}
+
+const column = (name: string, json = false): FieldDef => ({ kind: 'column', column: name, ...(json && { json }) });
+
+export const TABLES: Record<TableName, TableSchema> = {
+  events: {
+    fields: {
+      uuid: column('uuid'),
+      event: column('event'),
+      properties: column('properties', true),
+      timestamp: column('timestamp'),
+      distinct_id: column('distinct_id'),
+      elements_chain: column('elements_chain'),
+      created_at: column('created_at'),
+      $session_id: { kind: 'property', key: '$session_id' },
+      $group_0: column('group_0'),
+      $group_1: column('group_1'),
+      $group_2: column('group_2'),
+      $group_3: column('group_3'),
+      $group_4: column('group_4'),
+      person_id: { kind: 'person_id' },
+      pdi: { kind: 'lazy', join: 'pdi' },
+      person: { kind: 'lazy', join: 'person' },
+    },
+    asterisk: ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', '$session_id', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4'],
+  },
+  persons: {
+    fields: { id: column('id'), properties: column('properties', true), created_at: column('created_at'), is_identified: column('is_identified') },
+    asterisk: ['id', 'properties', 'created_at', 'is_identified'],
+  },
+  person_distinct_ids: {
+    fields: { distinct_id: column('distinct_id'), person_id: column('person_id') },
+    asterisk: ['distinct_id', 'person_id'],
+  },
+  groups: {
+    fields: { index: column('index'), key: column('key'), properties: column('properties', true), created_at: column('created_at') },
+    asterisk: ['index', 'key', 'properties', 'created_at'],
+  },
+};
+
+export const isTableName = (name: string): name is TableName => Object.hasOwn(TABLES, name);
+
+/** The stored events columns a subquery over events carries, so outer fields resolve as on the table. */
+export const EVENT_COLUMNS = ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', 'person_id', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4'];
+
+/** The latest version of each identity row, with deleted ones left out: the copies are versioned. */
+export const IDENTITY_SUBQUERIES: Record<Exclude<TableName, 'events'>, (guard: (alias: string) => string) => string> = {
+  persons: (guard) =>
+    `SELECT p.id AS id, argMax(p.properties, p.version) AS properties, argMax(p.created_at, p.version) AS created_at, argMax(p.is_identified, p.version) AS is_identified FROM person AS p WHERE ${guard('p')} GROUP BY p.id HAVING argMax(p.is_deleted, p.version) = 0`,
+  person_distinct_ids: (guard) =>
+    `SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS person_id FROM person_distinct_id AS d WHERE ${guard('d')} GROUP BY d.distinct_id HAVING argMax(d.is_deleted, d.version) = 0`,
+  groups: (guard) =>
+    `SELECT g.group_type_index AS index, g.group_key AS key, argMax(g.group_properties, g.version) AS properties, argMax(g.created_at, g.version) AS created_at FROM groups AS g WHERE ${guard('g')} GROUP BY g.group_type_index, g.group_key`,
+};
