@@ -1,6 +1,6 @@
 export type * from './ast.js';
 export { HogQLError, queryError, type Span } from './errors.js';
-export { loadHogQLParser, parseSelect, parseExpr, parseOrderExpr, MAX_QUERY_LENGTH, MAX_QUERY_NESTING } from './parse.js';
+export { loadHogQLParser, parseSelect, parseExpr, parseOrderExpr, MAX_QUERY_LENGTH, PARSE_LIMITS, checkQueryShape } from './parse.js';
 export { printQuery, printEventsExpr, quoteIdentifier, DEFAULT_LIMIT, MAX_LIMIT, type PrintOptions, type PrintedQuery } from './printer.js';
 export { printHogQL, printHogQLExpr } from './print-hogql.js';
 export { FUNCTION_NAMES } from './functions.js';

@@ -1,28 +1,35 @@
 import createHogQLParser, { type HogQLParser } from '@posthog/hogql-parser';
-import { bracketDepth } from '@tributary/clickhouse';
 import type { Expr, OrderExpr, SelectLike } from './ast.js';
 import { HogQLError } from './errors.js';
 
 /** Longest query text taken: PostHog's own queries stay far below it, and parsing is linear in it. */
 export const MAX_QUERY_LENGTH = 65_536;
+
 /**
- * Deepest bracket nesting taken. The parser recurses per level inside WebAssembly, whose stack is
- * fixed, and ClickHouse 18.16 has no parser depth limit at all: deep input is refused up front.
+ * The grammar's parser (ANTLR in WebAssembly) takes time that grows far faster than the input
+ * for deep nesting (40 brackets: a third of a second; 200: 13 s), and a few hundred chained
+ * operators overflow its fixed stack, which leaves the module unusable. So the shapes that nest
+ * are counted before parsing and refused past bounds no hand-written query comes near.
  */
-export const MAX_QUERY_NESTING = 64;
+export const PARSE_LIMITS = {
+  /** Brackets within brackets. */
+  nesting: 20,
+  /** Binary operators (and the `?` of `a ? b : c`): each chain of them nests one level per operator. */
+  operators: 240,
+  ternaries: 60,
+  /** `NOT`s, each a level, slow to predict. */
+  nots: 16,
+  /** Names in one dotted chain, such as `properties.a.b`. */
+  chain: 16,
+};
 
 let parser: HogQLParser | undefined;
 let loading: Promise<HogQLParser> | undefined;
 
-/** Loads PostHog's grammar (WebAssembly) once per process; every parse after it is synchronous. */
+/** Loads PostHog's grammar (WebAssembly) once per process; parses wait for it. */
 export async function loadHogQLParser(): Promise<void> {
   loading ??= createHogQLParser();
   parser = await loading;
-}
-
-function loaded(): HogQLParser {
-  if (!parser) throw new Error('the HogQL parser is not loaded: await loadHogQLParser() at start-up');
-  return parser;
 }
 
 interface ParseFailure {
@@ -33,20 +40,69 @@ interface ParseFailure {
   end?: { offset: number };
 }
 
-function checkInput(text: string): void {
+const tooComplex = (what: string, count: number, limit: number) =>
+  new HogQLError(`The query is too complex to parse: ${count} ${what}, at most ${limit} are taken`, 'hogql_syntax_error');
+
+/** Counts what makes parsing slow or deep, outside strings, quoted names and comments. */
+export function checkQueryShape(text: string): void {
   if (text.length > MAX_QUERY_LENGTH) throw new HogQLError(`The query is ${text.length} characters long; at most ${MAX_QUERY_LENGTH} are taken`, 'hogql_syntax_error');
-  const depth = bracketDepth(text);
-  if (depth > MAX_QUERY_NESTING) throw new HogQLError(`The query nests brackets ${depth} deep; at most ${MAX_QUERY_NESTING} levels are taken`, 'hogql_syntax_error');
+  let depth = 0;
+  let deepest = 0;
+  let operators = 0;
+  let ternaries = 0;
+  let nots = 0;
+  let chain = 1;
+  let longestChain = 1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === "'" || c === '"' || c === '`') {
+      for (i++; i < text.length && text[i] !== c; i++) if (text[i] === '\\') i++;
+      continue;
+    }
+    if (c === '-' && text[i + 1] === '-') {
+      while (i < text.length && text[i] !== '\n') i++;
+      continue;
+    }
+    if (c === '/' && text[i + 1] === '*') {
+      const close = text.indexOf('*/', i + 2);
+      i = close === -1 ? text.length : close + 1;
+      continue;
+    }
+    if (c === '(' || c === '[' || c === '{') deepest = Math.max(deepest, ++depth);
+    else if (c === ')' || c === ']' || c === '}') depth--;
+    else if (c === '?') ternaries++;
+    else if ('+-*/%=<>!|'.includes(c)) {
+      operators++;
+      while ('=<>|~*!'.includes(text[i + 1] ?? '') && text[i + 1] !== undefined) i++;
+    } else if (c === '.') {
+      if (/[A-Za-z_$`]/.test(text[i + 1] ?? '')) longestChain = Math.max(longestChain, ++chain);
+    } else if (/[A-Za-z_$]/.test(c)) {
+      let j = i;
+      while (j < text.length && /[A-Za-z0-9_$]/.test(text[j]!)) j++;
+      const word = text.slice(i, j).toLowerCase();
+      if (word === 'and' || word === 'or' || word === 'like' || word === 'ilike' || word === 'in') operators++;
+      else if (word === 'not') nots++;
+      if (text[j] !== '.') chain = 1;
+      i = j - 1;
+    } else if (c !== ' ') chain = 1;
+  }
+  if (deepest > PARSE_LIMITS.nesting) throw new HogQLError(`The query nests brackets ${deepest} deep; at most ${PARSE_LIMITS.nesting} levels are taken`, 'hogql_syntax_error');
+  if (operators > PARSE_LIMITS.operators) throw tooComplex('operators', operators, PARSE_LIMITS.operators);
+  if (ternaries > PARSE_LIMITS.ternaries) throw tooComplex('ternary operators', ternaries, PARSE_LIMITS.ternaries);
+  if (nots > PARSE_LIMITS.nots) throw tooComplex('NOTs', nots, PARSE_LIMITS.nots);
+  if (longestChain > PARSE_LIMITS.chain) throw tooComplex('names in one dotted chain', longestChain, PARSE_LIMITS.chain);
 }
 
-function run<T>(text: string, parse: (p: HogQLParser) => string): T {
-  checkInput(text);
+async function run<T>(text: string, parse: (p: HogQLParser) => string): Promise<T> {
+  checkQueryShape(text);
+  await loadHogQLParser();
   let result: T | ParseFailure;
   try {
-    result = JSON.parse(parse(loaded())) as T | ParseFailure;
+    result = JSON.parse(parse(parser!)) as T | ParseFailure;
   } catch (error) {
-    // A trap inside the WebAssembly parser (its stack, say) is the input's fault, not the process's.
-    if (error instanceof HogQLError) throw error;
+    // A trap leaves the WebAssembly instance broken for every later parse: the next one loads a new one.
+    parser = undefined;
+    loading = undefined;
     throw new HogQLError(`The query cannot be parsed: ${error instanceof Error ? error.message : String(error)}`, 'hogql_syntax_error');
   }
   if (typeof result === 'object' && result !== null && (result as ParseFailure).error === true) {
@@ -58,6 +114,6 @@ function run<T>(text: string, parse: (p: HogQLParser) => string): T {
   return result as T;
 }
 
-export const parseSelect = (text: string): SelectLike => run<SelectLike>(text, (p) => p.parseSelect(text));
-export const parseExpr = (text: string): Expr => run<Expr>(text, (p) => p.parseExpr(text));
-export const parseOrderExpr = (text: string): OrderExpr => run<OrderExpr>(text, (p) => p.parseOrderExpr(text));
+export const parseSelect = (text: string): Promise<SelectLike> => run<SelectLike>(text, (p) => p.parseSelect(text));
+export const parseExpr = (text: string): Promise<Expr> => run<Expr>(text, (p) => p.parseExpr(text));
+export const parseOrderExpr = (text: string): Promise<OrderExpr> => run<OrderExpr>(text, (p) => p.parseOrderExpr(text));
