@@ -387,7 +387,7 @@ export function casesFor(op: Operation, fx: Fixtures, seed: number): HostileCase
   push('query 10 MB', `${realPath}?q=${'a'.repeat(100_000)}`, headersFor, bodyOf(good));
   push('query many parameters', `${realPath}?${Array.from({ length: 1000 }, (_, i) => `p${i}=${i}`).join('&')}`, headersFor, bodyOf(good));
 
-  // JSON-valued query parameters: every operator of every filter type, and query-language injections.
+  // JSON-valued query parameters: every operator of every filter type, and HogQL injections in select and where.
   for (const name of ['properties'].filter((n) => n in op.query)) {
     for (const type of [...PROPERTY_FILTER_TYPES, undefined]) {
       for (const filter of everyOperatorFilters(type, 4, seed + draws++)) push(`query properties ${type ?? 'untyped'} ${filter.operator} ${describe(filter.value)}`, `${realPath}${queryString([[name, toJson([filter])]])}`, headersFor);

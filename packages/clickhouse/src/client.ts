@@ -78,7 +78,7 @@ export function isRefusedRows(error: unknown): boolean {
  * per level and, near a thousand levels, overflows its stack and the whole server dies without a
  * log line. Statements built from a client's input are refused here, before they are sent, with
  * the code ClickHouse itself gives an expression too deep. The edge refuses such input first
- * (`MAX_EXPRESSION_DEPTH`); this keeps any other path from taking the store down.
+ * (HogQL's `PARSE_LIMITS`); this keeps any other path from taking the store down.
  */
 export const MAX_STATEMENT_NESTING = 300;
 
@@ -100,9 +100,25 @@ export function queryInputProblem(error: unknown): string | null {
  */
 const isConnectionReset = (error: unknown) => ['ECONNRESET', 'EPIPE'].includes(String((error as NodeJS.ErrnoException | null)?.code));
 
-/** Narrow interface the services use: SQL goes in only as `Sql` built by `sql.ts`. */
+/** A query's answer as ClickHouse's JSONCompact gives it: column names and types, rows as arrays. */
+export interface CompactResult {
+  meta: { name: string; type: string }[];
+  data: unknown[][];
+}
+
+export interface CompactQueryOptions {
+  /** ClickHouse settings for this statement alone (limits, read-only). */
+  settings?: Record<string, string | number>;
+  /** Lets the caller kill the statement in ClickHouse by id (`kill`). */
+  queryId?: string;
+}
+
+/** Narrow interface the services use: SQL goes in only as `Sql` built by `sql.ts` (or the HogQL printer). */
 export interface ClickHouse {
   query<Row>(statement: Sql): Promise<Row[]>;
+  queryCompact(statement: Sql, options?: CompactQueryOptions): Promise<CompactResult>;
+  /** Stops a running statement started with `queryId`, whoever's connection runs it. */
+  kill(queryId: string): Promise<void>;
   command(statement: Sql): Promise<void>;
   insert<Row extends object>(table: string, columns: readonly (keyof Row & string)[], rows: readonly Row[]): Promise<void>;
   /** Rows already encoded (see TabSeparatedRows); the high-volume path. */
@@ -139,6 +155,28 @@ export function createClickHouse(config: ClickHouseConfig, options: { requestTim
           if (isConnectionReset(error)) return read();
           throw error;
         });
+      } catch (error) {
+        throw wrapError(error);
+      }
+    },
+    async queryCompact(statement: Sql, options: CompactQueryOptions = {}): Promise<CompactResult> {
+      assertParsable(statement);
+      try {
+        const result = await client.query({
+          query: statement.text,
+          format: 'JSONCompact',
+          ...(options.settings && { clickhouse_settings: options.settings }),
+          ...(options.queryId && { query_id: options.queryId }),
+        });
+        const { meta, data } = await result.json<unknown[]>();
+        return { meta: meta ?? [], data };
+      } catch (error) {
+        throw wrapError(error);
+      }
+    },
+    async kill(queryId: string): Promise<void> {
+      try {
+        await client.command({ query: sql`KILL QUERY WHERE query_id = ${queryId} ASYNC`.text });
       } catch (error) {
         throw wrapError(error);
       }

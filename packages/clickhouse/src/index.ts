@@ -1,5 +1,5 @@
 export * from './sql.js';
-export { createClickHouse, ensureDatabase, queryInputProblem, isRefusedRows, ClickHouseError, MAX_STATEMENT_NESTING, type ClickHouse, type ClickHouseConfig } from './client.js';
+export { createClickHouse, ensureDatabase, queryInputProblem, isRefusedRows, ClickHouseError, MAX_STATEMENT_NESTING, type ClickHouse, type ClickHouseConfig, type CompactResult, type CompactQueryOptions } from './client.js';
 export { migrateClickHouse, loadMigrations, splitStatements, MIGRATIONS_DIR } from './migrations.js';
 export * from './person-rows.js';
 export { propertyText, propertyNumber, propertyIsSet } from './json-property.js';

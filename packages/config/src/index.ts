@@ -124,6 +124,17 @@ export interface Config {
   ingestInsertMaxRows: number;
   /** API_RATE_LIMIT_PER_MINUTE: management API requests one personal API key may make per minute. */
   apiRateLimitPerMinute: number;
+  /** QUERY_MAX_EXECUTION_TIME_S: ClickHouse stops a query endpoint query running longer than this. */
+  queryMaxExecutionTimeS: number;
+  /** QUERY_MAX_MEMORY_BYTES: ClickHouse refuses a query endpoint query that needs more memory than this. */
+  queryMaxMemoryBytes: number;
+  /** QUERY_MAX_THREADS: threads one query endpoint query may use in ClickHouse (0: ClickHouse's own default, one per core). */
+  queryMaxThreads: number;
+  /**
+   * QUERY_CONCURRENCY_PER_PROJECT: query endpoint queries one project may run at once in one api
+   * process; more are answered 429, so one project's heavy queries cannot queue out the others'.
+   */
+  queryConcurrencyPerProject: number;
   /** KAFKA_PRODUCE_TIMEOUT_MS: how long capture waits for Kafka's acknowledgement before answering 503. */
   kafkaProduceTimeoutMs: number;
   /**
@@ -176,6 +187,10 @@ export const ENV_VARIABLES = {
   ingestInsertQuietIntervalMs: ['INGEST_INSERT_QUIET_INTERVAL_MS', '250'],
   ingestInsertMaxRows: ['INGEST_INSERT_MAX_ROWS', '40000'],
   apiRateLimitPerMinute: ['API_RATE_LIMIT_PER_MINUTE', '480'],
+  queryMaxExecutionTimeS: ['QUERY_MAX_EXECUTION_TIME_S', '30'],
+  queryMaxMemoryBytes: ['QUERY_MAX_MEMORY_BYTES', String(2 * 1024 * 1024 * 1024)],
+  queryMaxThreads: ['QUERY_MAX_THREADS', '0'],
+  queryConcurrencyPerProject: ['QUERY_CONCURRENCY_PER_PROJECT', '4'],
   serviceUrls: ['SERVICE_URLS', ''],
 } as const satisfies Record<keyof Config, readonly [string, string]>;
 
@@ -224,6 +239,10 @@ const schema: JSONSchemaType<RawConfig> = {
     ingestInsertQuietIntervalMs: { type: 'integer', minimum: 0, maximum: 60_000 },
     ingestInsertMaxRows: { type: 'integer', minimum: 1, maximum: 1_000_000 },
     apiRateLimitPerMinute: { type: 'integer', minimum: 1 },
+    queryMaxExecutionTimeS: { type: 'integer', minimum: 1 },
+    queryMaxMemoryBytes: { type: 'integer', minimum: 1048576 },
+    queryMaxThreads: { type: 'integer', minimum: 0 },
+    queryConcurrencyPerProject: { type: 'integer', minimum: 1 },
     serviceUrls: { type: 'string', pattern: `^((${SERVICE_NAMES.join('|')})=https?://[^,=\\s]+(,|$))*$` },
   },
 };

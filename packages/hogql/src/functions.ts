@@ -67,13 +67,14 @@ const FUNCTIONS: Record<string, FunctionSpec> = {
   sequenceMatch: agg('sequenceMatch', 2, 33, [1, 1]),
   sequenceCount: agg('sequenceCount', 2, 33, [1, 1]),
 
-  // Conversions: HogQL's toInt/toFloat/toDateTime give NULL for what does not parse, as PostHog's do.
+  // Conversions: toInt/toFloat give NULL for what does not parse, as PostHog's do. toDateTime refuses
+  // it instead: 18.16 cannot compare the key's DateTime with a Nullable one (code 49).
   toString: fn('toString', 1),
   toInt: fn(([a]) => `toInt64OrNull(${asText(a!)})`, 1),
   toFloat: fn(([a]) => `toFloat64OrNull(${asText(a!)})`, 1),
   toIntOrZero: fn(([a]) => `toInt64OrZero(${asText(a!)})`, 1),
   toFloatOrZero: fn(([a]) => `toFloat64OrZero(${asText(a!)})`, 1),
-  toDateTime: fn((args) => `parseDateTimeBestEffortOrNull(${asText(args[0]!)}, ${args[1] ?? "'UTC'"})`, 1, 2),
+  toDateTime: fn((args) => `parseDateTimeBestEffort(${asText(args[0]!)}, ${args[1] ?? "'UTC'"})`, 1, 2),
   toDate: fn('toDate', 1),
   toUUID: fn('toUUID', 1),
   toInt64: fn('toInt64', 1),
@@ -247,3 +248,12 @@ export function lookupFunction(name: string): { name: string; spec: FunctionSpec
 }
 
 export const FUNCTION_NAMES: readonly string[] = Object.keys(FUNCTIONS);
+
+/** Whether an expression aggregates anywhere outside a subquery: EventsQuery groups by the columns that do not. */
+export function containsAggregate(expr: unknown): boolean {
+  if (typeof expr !== 'object' || expr === null) return false;
+  const node = expr as { node?: string; name?: string };
+  if (node.node === 'SelectQuery' || node.node === 'SelectSetQuery') return false;
+  if (node.node === 'Call' && node.name !== undefined && lookupFunction(node.name)?.spec.aggregate) return true;
+  return Object.values(expr).some((value) => (Array.isArray(value) ? value.some(containsAggregate) : containsAggregate(value)));
+}

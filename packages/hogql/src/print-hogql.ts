@@ -58,6 +58,8 @@ export function printHogQLExpr(expr: Expr): string {
     case 'SelectQuery':
     case 'SelectSetQuery':
       return `(${printHogQL(expr)})`;
+    case 'TrustedSql':
+      return `<filter>`;
     default:
       return `<${expr.node}>`;
   }

@@ -40,6 +40,15 @@ const span = (node: { start?: { offset: number }; end?: { offset: number } }): S
 export const quoteIdentifier = (name: string): string => `\`${name.replace(/[\\`]/g, (c) => `\\${c}`)}\``;
 const q = quoteIdentifier;
 
+/**
+ * A column alias as printed. 18.16 reads an alias before a column of the same name, qualified or
+ * not, so a column named `team_id` would stand in for the project guard beside it: refused.
+ */
+function columnAlias(name: string, node: Expr): string {
+  if (name === 'team_id') throw queryError('team_id cannot name a column: give it another alias', span(node));
+  return q(name);
+}
+
 interface Source {
   /** The name fields qualify it by: the alias, else the table's or CTE's name. */
   name: string;
@@ -52,6 +61,8 @@ interface Source {
   /** Events printed as a guarded subquery (a joined table, or the first one of a select with joins): 18.16 takes one JOIN per SELECT. */
   wrapped: boolean;
   lazy: { pdi: boolean; person: boolean };
+  /** `person.properties` reads the row's `person_properties` (as at the event), with no join: the events list's expressions. */
+  personOnEvents?: boolean;
 }
 
 interface Scope {
@@ -230,6 +241,10 @@ class Printer {
           throw queryError(`Field not found: pdi.${rest.join('.')} (pdi has distinct_id, person_id)`, span(node));
         }
         if (sub === 'id' && deeper.length === 0) return { sql: this.personId(source), property: false };
+        if (sub === 'properties' && source.personOnEvents) {
+          const sql = this.column(source, 'person_properties');
+          return deeper.length ? { sql: property(sql, deeper), property: true } : { sql, property: false };
+        }
         source.lazy.pdi = true;
         source.lazy.person = true;
         if (sub === 'properties') {
@@ -287,6 +302,8 @@ class Printer {
       case 'SelectQuery':
       case 'SelectSetQuery':
         return plain(`(${this.select(node, scope, false)})`);
+      case 'TrustedSql':
+        return plain(node.sql);
       case 'Lambda':
         throw queryError('A lambda can only be the first argument of an array function such as arrayMap', span(node));
       case 'IsDistinctFrom':
@@ -429,25 +446,31 @@ class Printer {
       scope.sources.push(source);
     });
     for (const item of query.select) if (item.node === 'Alias') scope.aliases.set(item.alias, item.expr);
+    for (const item of query.array_join_list ?? []) if (item.node === 'Alias') scope.aliases.set(item.alias, item.expr);
 
     const columns: string[] = [];
     const items: string[] = [];
     const taken = new Set<string>();
-    const add = (sql: string, name: string, column: string) => {
+    // GROUP BY and ORDER BY name a column's alias rather than repeat it: 18.16 reads `events.person_id` inside a repeated `person_id` as the alias, and fails.
+    const aliasOf = new Map<string, string>();
+    const byAlias = (sql: string) => aliasOf.get(sql) ?? sql;
+    const add = (sql: string, name: string, column: string, node: Expr) => {
+      const alias = columnAlias(name, node);
       // A second column of one name is left to ClickHouse to name: two equal aliases are an error there.
-      items.push(taken.has(name) || sql === q(name) ? sql : `${sql} AS ${q(name)}`);
+      items.push(taken.has(name) || sql === alias ? sql : `${sql} AS ${alias}`);
+      if (!taken.has(name) && !aliasOf.has(sql)) aliasOf.set(sql, alias);
       taken.add(name);
       columns.push(column);
     };
     for (const item of query.select) {
       if (item.node === 'Field' && item.chain.at(-1) === '*') {
-        for (const [source, field] of this.asterisk(item, scope)) add(this.fieldOf(source, [field], item).sql, field, field);
+        for (const [source, field] of this.asterisk(item, scope)) add(this.fieldOf(source, [field], item).sql, field, field, item);
       } else if (item.node === 'Alias') {
         scope.defining.add(item.alias);
-        add(this.expr(item.expr, scope).sql, item.alias, item.alias);
+        add(this.expr(item.expr, scope).sql, item.alias, item.alias, item);
         scope.defining.delete(item.alias);
       } else {
-        add(this.expr(item, scope).sql, itemName(item), printHogQLExpr(item));
+        add(this.expr(item, scope).sql, itemName(item), printHogQLExpr(item), item);
       }
     }
     if (items.length === 0) throw queryError('A select needs at least one column', span(query));
@@ -455,15 +478,15 @@ class Printer {
     const clauses: string[] = [];
     const arrayJoin = query.array_join_list?.length
       ? `${query.array_join_op === 'LEFT ARRAY JOIN' ? 'LEFT ARRAY JOIN' : 'ARRAY JOIN'} ${query.array_join_list
-          .map((e) => (e.node === 'Alias' ? `${this.expr(e.expr, scope).sql} AS ${q(e.alias)}` : this.expr(e, scope).sql))
+          .map((e) => (e.node === 'Alias' ? `${this.expr(e.expr, scope).sql} AS ${columnAlias(e.alias, e)}` : this.expr(e, scope).sql))
           .join(', ')}`
       : '';
     const conditions: string[] = [];
     const prewhere = query.prewhere ? this.expr(query.prewhere, scope).sql : null;
     if (query.where) conditions.push(this.expr(query.where, scope).sql);
-    if (query.group_by?.length) clauses.push(`GROUP BY ${query.group_by.map((e) => this.expr(e, scope).sql).join(', ')}`);
+    if (query.group_by?.length) clauses.push(`GROUP BY ${query.group_by.map((e) => byAlias(this.expr(e, scope).sql)).join(', ')}`);
     if (query.having) clauses.push(`HAVING ${this.expr(query.having, scope).sql}`);
-    if (query.order_by?.length) clauses.push(`ORDER BY ${query.order_by.map((o) => this.order(o, scope)).join(', ')}`);
+    if (query.order_by?.length) clauses.push(`ORDER BY ${query.order_by.map((o) => this.order(o, scope, byAlias)).join(', ')}`);
     if (query.limit_by) {
       const n = this.integer(query.limit_by.n, scope, 'LIMIT BY');
       const offset = query.limit_by.offset_value ? `${this.integer(query.limit_by.offset_value, scope, 'LIMIT BY OFFSET')}, ` : '';
@@ -487,9 +510,9 @@ class Printer {
     return sources.flatMap((s) => (s.table ? TABLES[s.table].asterisk : (s.columns ?? [])).map((f): [Source, string] => [s, f]));
   }
 
-  private order(o: OrderExpr, scope: Scope): string {
+  private order(o: OrderExpr, scope: Scope, byAlias: (sql: string) => string): string {
     if (o.with_fill) throw queryError('WITH FILL is not supported', span(o));
-    return `${this.expr(o.expr, scope).sql} ${o.order === 'DESC' ? 'DESC' : 'ASC'}`;
+    return `${byAlias(this.expr(o.expr, scope).sql)} ${o.order === 'DESC' ? 'DESC' : 'ASC'}`;
   }
 
   integer(expr: Expr, scope: Scope | null, clause: string): number {
@@ -572,6 +595,11 @@ function property(column: string, keys: string[]): string {
 
 function constant(value: unknown, node: Expr): string {
   if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'string' && (node as { value_type?: string }).value_type === 'number') {
+    // The parser gives a number a double cannot hold (2^64, 1e999) as its text: an integer's digits are still a number.
+    if (/^-?\d+$/.test(value)) return value;
+    throw queryError('A number is too large to compute with', span(node));
+  }
   if (typeof value === 'string') return quoteString(value);
   if (typeof value === 'boolean') return value ? '1' : '0';
   if (typeof value === 'number') {
@@ -617,11 +645,14 @@ function firstSelect(query: SelectLike): SelectQuery {
   return query.node === 'SelectQuery' ? query : firstSelect(query.initial_select_query);
 }
 
-/** Prints one expression over a project's events (the events list's `select` and `where`). */
+/**
+ * Prints one expression over a project's events (the events list's `select` and `where`).
+ * `person.properties.<key>` reads the row's own `person_properties`; other person fields need a join and are refused.
+ */
 export function printEventsExpr(expr: Expr, options: PrintOptions, alias = 'events'): string {
   const printer = new Printer(options);
   const scope: Scope = {
-    sources: [{ name: alias, alias, table: 'events', wrapped: false, lazy: { pdi: false, person: false } }],
+    sources: [{ name: alias, alias, table: 'events', wrapped: false, lazy: { pdi: false, person: false }, personOnEvents: true }],
     aliases: new Map(),
     defining: new Set(),
     ctes: new Map(),

@@ -30,11 +30,15 @@ import { PersonService } from './persons/person-service.js';
 import { PersonStore } from './persons/person-store.js';
 import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-routes.js';
 import { projectRoutes } from './projects/project-routes.js';
+import { queryRoutes } from './query/query-routes.js';
+import { QueryService } from './query/query-service.js';
 
 export interface ApiDeps {
   store: ControlPlaneStore;
   flags: FeatureFlagStore;
   clickhouse: ClickHouse;
+  /** The query endpoint runs here, under the limits of `queryLimits`. */
+  query: QueryService;
   pool: Pool;
   redis: Redis;
   /** Sends person property changes through ingestion. */
@@ -47,13 +51,14 @@ export interface ApiDeps {
 /** The api's dependencies from its connections, the same in the service and in tests. */
 export function apiDeps(
   config: Config,
-  stores: { pool: Pool; clickhouse: ClickHouse; redis: Redis; producer: RenewingProducer; admin: Admin; deletionQueue: Pick<Queue, 'getJobScheduler'> },
+  stores: { pool: Pool; clickhouse: ClickHouse; queryClickhouse: ClickHouse; redis: Redis; producer: RenewingProducer; admin: Admin; deletionQueue: Pick<Queue, 'getJobScheduler'> },
 ): ApiDeps {
   const topics = topicNames(config.kafkaTopicPrefix);
   return {
     store: new ControlPlaneStore(stores.pool, config.apiKeyPepper),
     flags: new FeatureFlagStore(stores.pool),
     clickhouse: stores.clickhouse,
+    query: new QueryService({ clickhouse: stores.queryClickhouse, limits: config }),
     pool: stores.pool,
     redis: stores.redis,
     personEvents: new PersonEventPublisher(stores.producer, topics.realtime, config.kafkaProduceTimeoutMs),
@@ -92,6 +97,7 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
     const project = express.Router({ mergeParams: true });
     project.use(projectAccess(deps.store));
     project.use('/events', eventRoutes({ ...deps, cohorts, persons }));
+    project.use('/query', queryRoutes(deps.query));
     project.use('/feature_flags', featureFlagRoutes({ ...deps, ...access }));
     project.use('/dashboards', dashboardRoutes({ ...deps, ...access }));
     project.use('/explicit_members', explicitMemberRoutes({ pool: deps.pool, roles }));

@@ -6,12 +6,15 @@ import { DELETION_QUEUE } from '@tributary/deletions';
 import { createKafka, createProducer, kafkaReachability, type Admin, type RenewingProducer } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import { createPool, postgresAnswers, type Pool } from '@tributary/postgres';
+import { loadHogQLParser } from '@tributary/hogql';
 import { createRedis, redisAnswers, type Redis } from '@tributary/redis';
 import { apiDeps, mountApiRoutes } from './api-app.js';
 
 export interface ApiStores {
   pool: Pool;
   clickhouse: ClickHouse;
+  /** The query endpoint's own connections, with a timeout past its queries' longest run, so they never hold the api's other reads. */
+  queryClickhouse: ClickHouse;
   redis: Redis;
   producer: RenewingProducer;
   admin: Admin;
@@ -25,6 +28,8 @@ export interface ApiStores {
 export async function apiService(config: Config, logger: Logger): Promise<{ options: ServiceRuntimeOptions; stores: ApiStores }> {
   const pool = createPool(config);
   const clickhouse = createClickHouse(config);
+  const queryClickhouse = createClickHouse(config, { requestTimeoutMs: (config.queryMaxExecutionTimeS + 10) * 1000 });
+  await loadHogQLParser();
   const redis = createRedis(config);
   const kafka = createKafka(config, logger, 'api');
   const producer = createProducer(kafka);
@@ -36,7 +41,7 @@ export async function apiService(config: Config, logger: Logger): Promise<{ opti
   // As the worker's (see startDeletionScheduler): a lost Redis connection is an 'error' event, logged here rather than printed raw by BullMQ.
   deletionQueue.on('error', (error) => logger.warn({ err: error }, 'deletion queue: Redis error; BullMQ reconnects'));
   const kafkaReachable = kafkaReachability(kafka);
-  const stores = { pool, clickhouse, redis, producer, admin, deletionQueue };
+  const stores = { pool, clickhouse, queryClickhouse, redis, producer, admin, deletionQueue };
   return {
     stores,
     options: {
@@ -62,6 +67,7 @@ export async function apiService(config: Config, logger: Logger): Promise<{ opti
         queueConnection.disconnect();
         await pool.end();
         await clickhouse.close();
+        await queryClickhouse.close();
         redis.disconnect();
       },
     },

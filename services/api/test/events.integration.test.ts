@@ -129,21 +129,40 @@ describe('GET /events/', () => {
   });
 
   it('applies where expressions and returns select expressions as columns', async () => {
-    const { status, body } = await list(q({ select: JSON.stringify(['event', 'properties.n * 2', "concat(distinct_id, '!')"]), where: JSON.stringify(['properties.n >= 8']) }));
+    // HogQL reads a property as text, as PostHog does: arithmetic converts it first; a comparison with a number converts it itself.
+    const { status, body } = await list(q({ select: JSON.stringify(['event', 'toFloat(properties.n) * 2', "concat(distinct_id, '!')"]), where: JSON.stringify(['properties.n >= 8']) }));
     expect(status).toBe(200);
-    expect(body.columns).toEqual(['event', 'properties.n * 2', "concat(distinct_id, '!')"]);
+    expect(body.columns).toEqual(['event', 'toFloat(properties.n) * 2', "concat(distinct_id, '!')"]);
     expect(body.results).toEqual([
       ['clicked', 18, 'user-1!'],
       ['$pageview', 16, 'user-0!'],
     ]);
   });
 
-  it('answers constructs outside the query subset with a 400 naming them', async () => {
+  it('where and select are HogQL expressions: its operators and functions work', async () => {
+    const n = (body: { results: { properties: string }[] }) => body.results.map((e) => JSON.parse(e.properties).n);
+    const matched = await list(q({ where: JSON.stringify(["properties.$browser =~ '^Chr'", 'toInt(properties.n) > 5']) }));
+    expect(matched.status).toBe(200);
+    expect(n(matched.body)).toEqual([8, 7]);
+    // person.properties reads the person's properties as the event stored them.
+    const byPerson = await list(q({ where: JSON.stringify(["person.properties.email == 'u0@example.com'"]) }));
+    expect(n(byPerson.body)).toEqual([8, 4, 0]);
+  });
+
+  it('answers functions, fields and aggregations the events list does not take with a 400 naming them', async () => {
     const fn = await list(q({ select: JSON.stringify(["file('/etc/passwd')"]) }));
     expect(fn.status).toBe(400);
-    expect(fn.body.detail).toMatch(/function file\(\) is not allowed/);
+    expect(fn.body.detail).toMatch(/Unsupported function call 'file\(\.\.\.\)'/);
     const column = await list(q({ where: JSON.stringify(['team_id = 1']) }));
-    expect(column.body.detail).toMatch(/unknown field team_id/);
+    expect(column.body.detail).toMatch(/Unable to resolve field: team_id/);
+    const aggregate = await list(q({ select: JSON.stringify(['count()']) }));
+    expect(aggregate.body).toMatchObject({ code: 'invalid_query', attr: 'select', detail: expect.stringMatching(/Aggregations such as count\(\) are not available/) });
+  });
+
+  it('answers an unknown function in where with a 400 naming it', async () => {
+    const { status, body } = await list(q({ where: JSON.stringify(['frobnicate(event) = 1']) }));
+    expect(status).toBe(400);
+    expect(body).toMatchObject({ type: 'invalid_request', code: 'invalid_query', attr: 'where', detail: expect.stringMatching(/^Query parameter where: Unsupported function call 'frobnicate\(\.\.\.\)'/) });
   });
 
   it('keeps injection attempts away from ClickHouse', async () => {

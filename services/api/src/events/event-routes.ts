@@ -1,8 +1,8 @@
 import { Router } from 'express';
-import { queryInputProblem, type ClickHouse, type Sql } from '@tributary/clickhouse';
+import { Sql, queryInputProblem, type ClickHouse } from '@tributary/clickhouse';
 import { PAGE_PROPERTIES, badRequest, documented, notFound, validateJsonParam, validateQuery } from '@tributary/http';
-import { PropertyFilterError, type StoredPropertyFilter } from '@tributary/property-filters';
-import { QueryLanguageError, cohortIds, compileExpression, compilePropertyFilters, parseDateInput, parseExpression } from '@tributary/query-language';
+import { HogQLError, cohortIds, compilePropertyFilters, containsAggregate, parseExpr, printEventsExpr, queryError } from '@tributary/hogql';
+import { PropertyFilterError, parseDateInput, type StoredPropertyFilter } from '@tributary/property-filters';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import type { CohortStore } from '../cohorts/cohort-store.js';
 import { pageUrl, sendCsv } from '../http/responses.js';
@@ -55,7 +55,7 @@ async function compileOrReject<T>(attr: string, work: () => T | Promise<T>): Pro
   try {
     return await work();
   } catch (error) {
-    if (error instanceof QueryLanguageError || error instanceof PropertyFilterError) {
+    if (error instanceof HogQLError || error instanceof PropertyFilterError) {
       throw badRequest(`Query parameter ${attr}: ${error.message}.`, attr, 'invalid_query');
     }
     throw error;
@@ -74,6 +74,15 @@ async function clientQuery<T>(work: () => Promise<T>): Promise<T> {
     if (problem) throw badRequest(`The query cannot run: ${problem}. Check properties, where and select.`, null, 'invalid_query');
     throw error;
   }
+}
+
+/** One HogQL expression over the project's events, as the list's SQL reads them (`FROM events`). */
+async function eventsExpression(source: string, teamId: number): Promise<Sql> {
+  const expr = await parseExpr(source);
+  // The list returns rows, one per event: an aggregation has no rows to fold here.
+  if (containsAggregate(expr)) throw queryError('Aggregations such as count() are not available in the events list: use the query endpoint');
+  // The printer quotes every name and escapes every value, and refuses what is not on its allow-lists.
+  return Sql.trusted(printEventsExpr(expr, { teamId }));
 }
 
 function parseTime(value: string | undefined, attr: string, now: Date): Date | undefined {
@@ -136,9 +145,9 @@ export function eventRoutes(deps: EventRouteDeps): Router {
     const cohorts = await compileOrReject('properties', () => cohortConditions(deps.cohorts, teamId, cohortIds(propertyFilters), now));
     const conditions: Sql[] = [
       await compileOrReject('properties', () => compilePropertyFilters(propertyFilters, { teamId, now, cohorts })),
-      ...(await Promise.all(whereSources.map((source) => compileOrReject('where', () => compileExpression(parseExpression(source)))))),
+      ...(await Promise.all(whereSources.map((source) => compileOrReject('where', () => eventsExpression(source, teamId))))),
     ];
-    const select = selectSources && (await Promise.all(selectSources.map((source) => compileOrReject('select', () => compileExpression(parseExpression(source))))));
+    const select = selectSources && (await Promise.all(selectSources.map((source) => compileOrReject('select', () => eventsExpression(source, teamId)))));
 
     let distinctIds: string[] | undefined;
     if (query.distinct_id !== undefined) distinctIds = [query.distinct_id];

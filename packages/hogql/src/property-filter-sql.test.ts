@@ -1,5 +1,6 @@
 import { sql } from '@tributary/clickhouse';
-import { cohortIds, compilePropertyFilters, parseDateInput, QueryLanguageError } from './index.js';
+import { PropertyFilterError, parseDateInput } from '@tributary/property-filters';
+import { cohortIds, compilePropertyFilters } from './index.js';
 
 const now = new Date('2026-05-10T12:00:00Z');
 const context = { teamId: 7, now, cohorts: new Map([[3, sql`person_id IN ['p1']`]]) };
@@ -43,11 +44,11 @@ describe('property filters', () => {
   it('uses the caller-resolved condition for cohorts, negated by not_in', () => {
     expect(compile([{ key: 'id', value: 3, type: 'cohort' }])).toBe("(person_id IN ['p1'])");
     expect(compile([{ key: 'id', value: 3, type: 'cohort', operator: 'not_in' }])).toBe("(NOT (person_id IN ['p1']))");
-    expect(() => compile([{ key: 'id', value: 4, type: 'cohort' }])).toThrow(QueryLanguageError);
+    expect(() => compile([{ key: 'id', value: 4, type: 'cohort' }])).toThrow(PropertyFilterError);
     expect(cohortIds([{ key: 'id', value: '3', type: 'cohort' }, { key: 'a' }])).toEqual([3]);
     // Only ids Postgres can look up: NaN, 1.5 or 2^63 went to the cohorts query and failed there, a 500.
     expect(cohortIds(['NaN', 1.5, 2 ** 63, -1, '1e308', { a: 1 }].map((value) => ({ key: 'id', value, type: 'cohort' })))).toEqual([]);
-    expect(() => compilePropertyFilters([{ key: 'id', value: 1.5, type: 'cohort' }], { teamId: 1, now: new Date(), cohorts: new Map() })).toThrow(QueryLanguageError);
+    expect(() => compilePropertyFilters([{ key: 'id', value: 1.5, type: 'cohort' }], { teamId: 1, now: new Date(), cohorts: new Map() })).toThrow(PropertyFilterError);
   });
 
   it('escapes keys and values', () => {

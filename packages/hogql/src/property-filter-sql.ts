@@ -1,7 +1,6 @@
 import { and, sql, type Sql } from '@tributary/clickhouse';
-import { PROPERTY_FILTER_TYPES, isCohortId, propertyFilterProblem, type StoredPropertyFilter } from '@tributary/property-filters';
+import { PROPERTY_FILTER_TYPES, PropertyFilterError, isCohortId, propertyFilterProblem, type StoredPropertyFilter } from '@tributary/property-filters';
 import { clickhousePropertyCondition } from '@tributary/property-filters/clickhouse';
-import { QueryLanguageError } from './parse.js';
 
 export interface FilterContext {
   teamId: number;
@@ -17,7 +16,7 @@ export function compilePropertyFilters(filters: readonly StoredPropertyFilter[],
   return and(
     filters.map((filter, i) => {
       const problem = propertyFilterProblem(filter, `properties[${i}]`, { types: PROPERTY_FILTER_TYPES, now: context.now });
-      if (problem) throw new QueryLanguageError(`property filter on ${String(filter.key)}: ${problem.detail}`);
+      if (problem) throw new PropertyFilterError(`property filter on ${String(filter.key)}: ${problem.detail}`);
       switch (filter.type ?? 'event') {
         case 'event':
           return clickhousePropertyCondition(sql`properties`, filter, context.now);
@@ -25,12 +24,12 @@ export function compilePropertyFilters(filters: readonly StoredPropertyFilter[],
           return clickhousePropertyCondition(sql`person_properties`, filter, context.now);
         case 'group': {
           const index = filter.group_type_index;
-          if (index === undefined) throw new QueryLanguageError(`group property filter on ${filter.key} needs group_type_index 0 to 4`);
+          if (index === undefined) throw new PropertyFilterError(`group property filter on ${filter.key} needs group_type_index 0 to 4`);
           return sql`${GROUP_COLUMNS[index]!} IN (SELECT group_key FROM groups FINAL WHERE team_id = ${context.teamId} AND group_type_index = ${index} AND ${clickhousePropertyCondition(sql`group_properties`, filter, context.now)})`;
         }
         default: {
           const condition = context.cohorts.get(Number(filter.value));
-          if (!condition) throw new QueryLanguageError(`cohort ${String(filter.value)} does not exist`);
+          if (!condition) throw new PropertyFilterError(`cohort ${String(filter.value)} does not exist`);
           return filter.operator === 'not_in' ? sql`NOT (${condition})` : condition;
         }
       }

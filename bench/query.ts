@@ -1,0 +1,377 @@
+/**
+ * The HogQL query endpoint against ClickHouse alone: ten typical queries (counts by event over
+ * 30 days, a property breakdown, unique users per day, a person-property filter through the
+ * join, a windowFunnel, a p90, top paths, events per hour of one day, sessions, the newest
+ * events) on QUERY_BENCH_EVENTS events (default 5,000,000) of one project, each timed through
+ * `POST /api/projects/:id/query/` at the front door and as the same printed SQL sent straight to
+ * ClickHouse over HTTP with the endpoint's settings, in one run. Also times parse + print
+ * in-process. Needs `make up`. Ends with one line:
+ * RESULT query_p50_ms=<n> direct_p50_ms=<n> ratio=<direct/endpoint> parse_print_us=<n>
+ *
+ * The events (the shape of `realisticEvent`, spread over the 30 days before the load, 10,000
+ * distinct ids) and one person per distinct id go straight into ClickHouse with INSERT ... SELECT
+ * over `numbers()`, into a project made with the CLI on the first run; its id and key are kept in
+ * .tributary/query-bench.json (one project per event count) and the data reused while it is
+ * complete and under a day old (QUERY_BENCH_RELOAD=1 loads it again).
+ * Each query runs once to warm up, then QUERY_BENCH_ROUNDS times (default 5) each way, the
+ * order swapped every round. QUERY_BENCH_DIRECT_ONLY=1 runs without the endpoint (no RESULT).
+ * Run: npx tsx bench/query.ts
+ */
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { loadConfig } from '@tributary/config';
+import { createClickHouse, ident, sql, Sql } from '@tributary/clickhouse';
+import { loadHogQLParser, parseSelect, printQuery } from '@tributary/hogql';
+import { createPool } from '@tributary/postgres';
+import { queryClickHouseSettings } from '../services/api/src/query/query-settings.js';
+import { readCredentialsOrExit, realisticEvent } from './events.js';
+import { STATE_DIR, median, percentile, table } from './lib.js';
+
+const total = Number(process.env.QUERY_BENCH_EVENTS ?? 5_000_000);
+const rounds = Number(process.env.QUERY_BENCH_ROUNDS ?? 5);
+const parseIterations = Number(process.env.QUERY_BENCH_PARSE_ITERATIONS ?? 200);
+const directOnly = Boolean(process.env.QUERY_BENCH_DIRECT_ONLY);
+const DISTINCT_IDS = 10_000;
+const DAY_S = 86_400;
+const SPAN_S = 30 * DAY_S;
+const MAX_AGE_MS = DAY_S * 1000;
+const INSERT_BATCH = 1_000_000;
+const STATE_FILE = `${STATE_DIR}/query-bench.json`;
+const OWNER_EMAIL = 'query-bench@example.test';
+
+const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
+const { TRIBUTARY_URL } = await readCredentialsOrExit();
+const clickhouse = createClickHouse(config, { requestTimeoutMs: 900_000 });
+const settings = queryClickHouseSettings(config);
+
+const QUERIES: [string, string][] = [
+  ['counts by event, 30 days', 'SELECT event, count() AS events FROM events WHERE timestamp > now() - INTERVAL 30 DAY GROUP BY event ORDER BY events DESC'],
+  ['$browser breakdown', 'SELECT properties.$browser AS browser, count() AS events FROM events WHERE timestamp > now() - INTERVAL 30 DAY GROUP BY browser ORDER BY events DESC'],
+  ['unique users per day', 'SELECT toStartOfDay(timestamp) AS day, uniq(distinct_id) AS users FROM events WHERE timestamp > now() - INTERVAL 30 DAY GROUP BY day ORDER BY day'],
+  ['person plan = pro (join)', "SELECT event, count() AS events FROM events WHERE person.properties.plan = 'pro' AND timestamp > now() - INTERVAL 30 DAY GROUP BY event"],
+  [
+    'windowFunnel per user',
+    "SELECT level, count() AS users FROM (SELECT distinct_id, windowFunnel(86400)(timestamp, event = '$pageview', event = 'button clicked') AS level FROM events WHERE timestamp > now() - INTERVAL 30 DAY GROUP BY distinct_id) GROUP BY level ORDER BY level",
+  ],
+  ['p90 $screen_width', 'SELECT quantile(0.9)(toFloat(properties.$screen_width)) AS p90 FROM events WHERE timestamp > now() - INTERVAL 30 DAY'],
+  ['top paths', "SELECT properties.$pathname AS path, count() AS views FROM events WHERE event = '$pageview' AND timestamp > now() - INTERVAL 30 DAY GROUP BY path ORDER BY views DESC LIMIT 10"],
+  ['events per hour, one day', 'SELECT toStartOfHour(timestamp) AS hour, count() AS events FROM events WHERE toDate(timestamp) = today() - 7 GROUP BY hour ORDER BY hour'],
+  ['sessions, 30 days', 'SELECT uniq(properties.$session_id) AS sessions FROM events WHERE timestamp > now() - INTERVAL 30 DAY'],
+  ['newest 100 events', 'SELECT uuid, event, timestamp, distinct_id, properties.$current_url AS url FROM events ORDER BY timestamp DESC LIMIT 100'],
+];
+
+// ---- The project and its data ------------------------------------------------------------
+
+interface BenchProject {
+  projectId: number;
+  personalApiKey: string;
+  /** When the events were loaded (ms): they span the 30 days before it. */
+  loadedAt: number;
+}
+
+const readState = async (): Promise<Record<string, BenchProject>> => JSON.parse(await readFile(STATE_FILE, 'utf8').catch(() => '{}')) as Record<string, BenchProject>;
+
+const saveProject = async (project: BenchProject) => writeFile(STATE_FILE, `${JSON.stringify({ ...(await readState()), [total]: project }, null, 2)}\n`);
+
+/** Runs the CLI as an operator would and returns the JSON it prints last. */
+async function cli(...args: string[]): Promise<Record<string, unknown>> {
+  const { stdout } = await promisify(execFile)('npx', ['tributary', ...args], { env: { ...process.env, LOG_LEVEL: 'warn' } });
+  const line = stdout.trim().split('\n').reverse().find((l) => l.startsWith('{'));
+  if (!line) throw new Error(`tributary ${args[0]} printed no JSON: ${stdout}`);
+  return JSON.parse(line) as Record<string, unknown>;
+}
+
+async function createProject(): Promise<Omit<BenchProject, 'loadedAt'>> {
+  const project = await cli('projects:create', '--name', `query bench ${total}`, '--owner-email', OWNER_EMAIL);
+  const key = await cli('keys:create', '--email', OWNER_EMAIL, '--scopes', '*', '--projects', String(project.id), '--label', 'query bench');
+  return { projectId: Number(project.id), personalApiKey: String(key.key) };
+}
+
+const countOf = async (table: 'events' | 'person' | 'person_distinct_id', team: number) =>
+  Number((await clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM ${ident(table)} WHERE team_id = ${team}`))[0]!.n);
+
+/** The event properties `realisticEvent(number)` has, built by ClickHouse (checked against it below). */
+const PROPERTIES_SQL = `concat(
+  '{"$current_url":"https://example.com', arrayElement(['/', '/pricing', '/docs/start', '/blog/launch', '/signup'], (number % 5) + 1), '?ref=', toString(number % 7),
+  '","$pathname":"', arrayElement(['/', '/pricing', '/docs/start', '/blog/launch', '/signup'], (number % 5) + 1),
+  '","$host":"example.com","$browser":"', arrayElement(['Chrome', 'Firefox', 'Safari', 'Edge'], (number % 4) + 1),
+  '","$browser_version":', toString(120 + number % 5),
+  ',"$os":"', if(number % 2 = 1, 'Mac OS X', 'Windows'),
+  '","$device_type":"Desktop","$screen_height":1080,"$screen_width":1920,"$lib":"web","$lib_version":"1.200.0","$referrer":"https://www.google.com/","$referring_domain":"www.google.com","$session_id":"session-', toString(intDiv(number, 20)),
+  '"', if(number % 3 = 0, '', ',"utm_source":"newsletter"'),
+  ',"button":"cta-', toString(number % 11), '","plan":"', if(number % 4 = 0, 'pro', 'free'), '"}')`;
+
+/** A person's id, the same in every table: the project and the person's number in hex. */
+const personUuidSql = (team: number, n: string) =>
+  `toUUID(concat(substring(hex(toUInt64(${team}) + 0x100000000), 3), '-0000-4000-8000-', substring(hex(toUInt64(${n}) + 0x1000000000000), 3)))`;
+const personPropertiesSql = (n: string) => `concat('{"email":"user-', toString(${n}), '@example.com","plan":"', if(${n} % 4 = 0, 'pro', 'free'), '"}')`;
+
+async function checkPropertiesShape(): Promise<void> {
+  const rows = await clickhouse.query<{ p: string }>(Sql.trusted(`SELECT ${PROPERTIES_SQL} AS p FROM numbers(60)`));
+  rows.forEach((row, i) => {
+    const expected = JSON.stringify(realisticEvent(i).properties);
+    if (row.p !== expected) throw new Error(`the generated properties drifted from realisticEvent(${i}):\n  ${row.p}\n  ${expected}`);
+  });
+}
+
+async function waitForMutations(): Promise<void> {
+  for (;;) {
+    const [row] = await clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM system.mutations WHERE database = ${config.clickhouseDatabase} AND is_done = 0`);
+    if (Number(row!.n) === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
+/** Waits (up to 10 minutes) for ClickHouse to finish merging the parts the load made, so merges do not run under the timings. */
+async function waitForMerges(): Promise<void> {
+  const deadline = Date.now() + 600_000;
+  while (Date.now() < deadline) {
+    const [row] = await clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM system.merges WHERE database = ${config.clickhouseDatabase} AND table = 'events'`);
+    if (Number(row!.n) === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+  console.log('merges still running after 10 minutes; timing anyway');
+}
+
+async function load(team: number): Promise<number> {
+  await checkPropertiesShape();
+  const loadedAt = Date.now();
+  const end = Math.floor(loadedAt / 1000);
+  const started = Date.now();
+  for (let start = 0; start < total; start += INSERT_BATCH) {
+    const rows = Math.min(INSERT_BATCH, total - start);
+    // Events as realisticEvent(i) makes them, but the event name drawn by a hash of i (one in
+    // five a $pageview, as there) so every user has both steps of the funnel.
+    await clickhouse.command(
+      Sql.trusted(
+        `INSERT INTO events (uuid, event, properties, timestamp, timestamp_ms, team_id, distinct_id, elements_chain, created_at,
+                             person_id, person_properties, person_created_at, group_0, group_1, group_2, group_3, group_4, inserted_at)
+         SELECT generateUUIDv4(), if(intHash32(number) % 5 = 0, '$pageview', 'button clicked'), ${PROPERTIES_SQL},
+                toDateTime(${end - SPAN_S}) + intDiv(number * ${SPAN_S}, ${total}), number % 1000, ${team},
+                concat('user-', toString(number % ${DISTINCT_IDS})), '', now(),
+                ${personUuidSql(team, `number % ${DISTINCT_IDS}`)}, ${personPropertiesSql(`number % ${DISTINCT_IDS}`)}, toDateTime(${end - SPAN_S - DAY_S}),
+                '', '', '', '', '', now()
+         FROM (SELECT number + ${start} AS number FROM numbers(${rows}))`,
+      ),
+    );
+    process.stdout.write(`\rinserted ${(start + rows).toLocaleString('en')} of ${total.toLocaleString('en')} events`);
+  }
+  await clickhouse.command(
+    Sql.trusted(
+      `INSERT INTO person (id, created_at, team_id, properties, is_identified, is_deleted, version)
+       SELECT ${personUuidSql(team, 'number')}, toDateTime(${end - SPAN_S - DAY_S}), ${team}, ${personPropertiesSql('number')}, 1, 0, 0 FROM numbers(${DISTINCT_IDS})`,
+    ),
+  );
+  await clickhouse.command(
+    Sql.trusted(
+      `INSERT INTO person_distinct_id (team_id, distinct_id, person_id, is_deleted, version)
+       SELECT ${team}, concat('user-', toString(number)), ${personUuidSql(team, 'number')}, 0, 0 FROM numbers(${DISTINCT_IDS})`,
+    ),
+  );
+  console.log(`, and ${DISTINCT_IDS.toLocaleString('en')} persons, in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return loadedAt;
+}
+
+/** The bench project for this event count, its data loaded (or reused) and merged. */
+async function benchProject(): Promise<BenchProject> {
+  const state = await readState();
+  let project = state[total];
+  if (project) {
+    const pool = createPool(config, { max: 1 });
+    const { rowCount } = await pool.query('SELECT 1 FROM projects WHERE id = $1', [project.projectId]).finally(() => pool.end());
+    if (!rowCount) project = undefined;
+  }
+  if (!project) {
+    const created = await createProject();
+    console.log(`created project ${created.projectId} with the CLI`);
+    project = { ...created, loadedAt: 0 };
+    // Kept before loading, so a run stopped mid-load leaves no project behind: the next one clears and fills it.
+    await saveProject(project);
+  }
+  const team = project.projectId;
+  const events = await countOf('events', team);
+  const fresh = Date.now() - project.loadedAt < MAX_AGE_MS;
+  if (events === total && (await countOf('person', team)) === DISTINCT_IDS && fresh && !process.env.QUERY_BENCH_RELOAD) {
+    console.log(`reusing project ${team}: ${events.toLocaleString('en')} events loaded ${((Date.now() - project.loadedAt) / 3_600_000).toFixed(1)} h ago`);
+  } else {
+    if (events > 0 || (await countOf('person', team)) > 0) {
+      console.log(`removing project ${team}'s ${events.toLocaleString('en')} old events (${process.env.QUERY_BENCH_RELOAD ? 'QUERY_BENCH_RELOAD is set' : fresh ? 'incomplete' : 'older than a day'}) and persons`);
+      for (const table of ['events', 'person', 'person_distinct_id']) {
+        await clickhouse.command(Sql.trusted(`ALTER TABLE ${table} DELETE WHERE team_id = ${team}`));
+      }
+      await waitForMutations();
+    }
+    project.loadedAt = await load(team);
+    await saveProject(project);
+  }
+  await waitForMerges();
+  return project;
+}
+
+// ---- Timing ---------------------------------------------------------------------------------
+
+interface Answer {
+  ms: number;
+  rows: number;
+  /** The endpoint's own `timings` (seconds by step: ./parse, ./print, ./clickhouse_execute, .), when it gives them. */
+  timings?: Record<string, number>;
+}
+
+const elapsedMs = (started: bigint) => Number(process.hrtime.bigint() - started) / 1e6;
+const isConnectionReset = (error: unknown) => error instanceof TypeError && /ECONNRESET|EPIPE|other side closed|socket/i.test(String((error as { cause?: unknown }).cause ?? error.message));
+
+/** A keep-alive connection the server closed as it was reused fails before any answer: sent again, the retry alone is timed. */
+async function timedFetch(url: string, init: RequestInit): Promise<{ response: Response; body: unknown; started: bigint }> {
+  for (let attempt = 0; ; attempt++) {
+    const started = process.hrtime.bigint();
+    try {
+      const response = await fetch(url, init);
+      const text = await response.text();
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // Left as text for the error message.
+      }
+      return { response, body, started };
+    } catch (error) {
+      if (attempt > 0 || !isConnectionReset(error)) throw error;
+    }
+  }
+}
+
+function endpoint(project: BenchProject) {
+  const noted = new Set<string>();
+  const url = `${TRIBUTARY_URL}/api/projects/${project.projectId}/query/`;
+  return async (hogql: string, printed?: string): Promise<Answer> => {
+    const { response, body, started } = await timedFetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${project.personalApiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: { kind: 'HogQLQuery', query: hogql } }),
+    });
+    const ms = elapsedMs(started);
+    const answer = body as { results?: unknown[]; clickhouse?: unknown; timings?: { k: string; t: number }[] };
+    if (!response.ok || !Array.isArray(answer.results)) throw new Error(`endpoint: ${response.status} ${JSON.stringify(body).slice(0, 500)} for ${hogql}`);
+    if (printed && typeof answer.clickhouse === 'string' && answer.clickhouse !== printed && !noted.has(hogql)) {
+      noted.add(hogql);
+      console.log(`note: the endpoint ran other SQL than the bench printed for ${hogql}:\n  endpoint: ${answer.clickhouse}\n  bench:    ${printed}`);
+    }
+    const timings = Array.isArray(answer.timings) ? Object.fromEntries(answer.timings.map(({ k, t }) => [k, t])) : undefined;
+    return { ms, rows: answer.results.length, ...(timings && { timings }) };
+  };
+}
+
+function direct() {
+  const params = new URLSearchParams({ database: config.clickhouseDatabase, user: config.clickhouseUser, ...Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, String(v)])) });
+  if (config.clickhousePassword) params.set('password', config.clickhousePassword);
+  const url = `${config.clickhouseUrl.replace(/\/$/, '')}/?${params}`;
+  return async (clickhouseSql: string): Promise<Answer> => {
+    const { response, body, started } = await timedFetch(url, { method: 'POST', body: `${clickhouseSql} FORMAT JSONCompact` });
+    const ms = elapsedMs(started);
+    const answer = body as { data?: unknown[] };
+    if (!response.ok || !Array.isArray(answer.data)) throw new Error(`ClickHouse: ${response.status} ${String(body).slice(0, 500)}`);
+    return { ms, rows: answer.data.length };
+  };
+}
+
+/** Median µs of parse + print of each query, after a warm-up, in this process. */
+async function parsePrintTimes(team: number): Promise<number[][]> {
+  const samples: number[][] = QUERIES.map(() => []);
+  for (let i = 0; i < 20; i++) for (const [, hogql] of QUERIES) printQuery(await parseSelect(hogql), { teamId: team });
+  for (let i = 0; i < parseIterations; i++) {
+    for (const [q, [, hogql]] of QUERIES.entries()) {
+      const started = process.hrtime.bigint();
+      printQuery(await parseSelect(hogql), { teamId: team });
+      samples[q]!.push(Number(process.hrtime.bigint() - started) / 1e3);
+    }
+  }
+  return samples;
+}
+
+// ---- The run ------------------------------------------------------------------------------------
+
+await loadHogQLParser();
+const project = await benchProject();
+const team = project.projectId;
+const printed = await Promise.all(QUERIES.map(async ([, hogql]) => printQuery(await parseSelect(hogql), { teamId: team }).clickhouse));
+const viaEndpoint = endpoint(project);
+const viaClickHouse = direct();
+
+if (!directOnly) {
+  const probe = await fetch(`${TRIBUTARY_URL}/api/projects/${team}/query/`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${project.personalApiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: { kind: 'HogQLQuery', query: 'select 1' } }),
+  });
+  if (!probe.ok) {
+    console.error(`the query endpoint answered ${probe.status}: ${(await probe.text()).slice(0, 300)}\n(QUERY_BENCH_DIRECT_ONLY=1 times ClickHouse alone)`);
+    process.exit(1);
+  }
+}
+
+const parsePrint = await parsePrintTimes(team);
+
+const endpointMs: number[][] = QUERIES.map(() => []);
+/** Per query, what the endpoint says it spent parsing + printing, and waiting for ClickHouse (ms). */
+const apiParsePrintMs: number[][] = QUERIES.map(() => []);
+const apiClickHouseMs: number[][] = QUERIES.map(() => []);
+const directMs: number[][] = QUERIES.map(() => []);
+const rows: { endpoint: number; direct: number }[] = QUERIES.map(() => ({ endpoint: Number.NaN, direct: Number.NaN }));
+console.log(`warming up, then ${rounds} rounds of ${QUERIES.length} queries${directOnly ? ' (ClickHouse only)' : ' each way'}`);
+for (let round = -1; round < rounds; round++) {
+  for (const [q, [, hogql]] of QUERIES.entries()) {
+    const viaEndpointTurn = async () => {
+      if (directOnly) return;
+      const answer = await viaEndpoint(hogql, printed[q]);
+      rows[q]!.endpoint = answer.rows;
+      if (round < 0) return;
+      endpointMs[q]!.push(answer.ms);
+      const t = answer.timings;
+      if (t?.['./parse'] !== undefined) apiParsePrintMs[q]!.push(1000 * (t['./parse'] + (t['./print'] ?? 0)));
+      if (t?.['./clickhouse_execute'] !== undefined) apiClickHouseMs[q]!.push(1000 * t['./clickhouse_execute']);
+    };
+    const directTurn = async () => {
+      const answer = await viaClickHouse(printed[q]!);
+      rows[q]!.direct = answer.rows;
+      if (round >= 0) directMs[q]!.push(answer.ms);
+    };
+    // Round -1 is the warm-up; the order then swaps every round, so drift falls on both alike.
+    if (round % 2 === 0) await directTurn().then(viaEndpointTurn);
+    else await viaEndpointTurn().then(directTurn);
+  }
+  if (round >= 0) process.stdout.write(`\rround ${round + 1} of ${rounds}`);
+}
+process.stdout.write('\n');
+
+table(
+  QUERIES.map(([name], q) => ({
+    query: name,
+    rows: directOnly ? rows[q]!.direct : `${rows[q]!.endpoint} / ${rows[q]!.direct}`,
+    ...(directOnly ? {} : { 'endpoint ms': median(endpointMs[q]!) }),
+    'direct ms': median(directMs[q]!),
+    ...(directOnly
+      ? {}
+      : {
+          ratio: median(directMs[q]!) / median(endpointMs[q]!),
+          'added ms': median(endpointMs[q]!) - median(directMs[q]!),
+          'api parse+print ms': median(apiParsePrintMs[q]!),
+          'api clickhouse ms': median(apiClickHouseMs[q]!),
+        }),
+    'parse+print µs': median(parsePrint[q]!),
+  })),
+);
+const allParsePrint = parsePrint.flat();
+console.log(`parse+print: median ${median(allParsePrint).toFixed(0)} µs, p99 ${percentile(allParsePrint, 99).toFixed(0)} µs, slowest query's median ${Math.max(...parsePrint.map(median)).toFixed(0)} µs`);
+console.log(`rows: endpoint / direct (direct may hold the one extra row that tells the endpoint there are more); project ${team}, ${total.toLocaleString('en')} events`);
+if (!directOnly) console.log("api parse+print ms, api clickhouse ms: the endpoint's own timings (NaN when it gives none)");
+
+const directP50 = median(directMs.flat());
+const parsePrintUs = median(allParsePrint);
+await clickhouse.close();
+if (directOnly) {
+  console.log(`direct only: direct_p50_ms=${directP50.toFixed(1)} parse_print_us=${parsePrintUs.toFixed(0)}`);
+} else {
+  const endpointP50 = median(endpointMs.flat());
+  console.log(`RESULT query_p50_ms=${endpointP50.toFixed(1)} direct_p50_ms=${directP50.toFixed(1)} ratio=${(directP50 / endpointP50).toFixed(2)} parse_print_us=${parsePrintUs.toFixed(0)}`);
+}

@@ -1,0 +1,103 @@
+import { Router } from 'express';
+import { MAX_QUERY_LENGTH } from '@tributary/hogql';
+import { badRequest, documented, validate } from '@tributary/http';
+import { projectOf, requireScopes } from '../auth/authenticate.js';
+import type { QueryRequest, QueryService } from './query-service.js';
+
+const KINDS = ['HogQLQuery', 'EventsQuery'] as const;
+
+const hogqlQuerySchema = {
+  type: 'object',
+  required: ['kind', 'query'],
+  properties: {
+    kind: { const: 'HogQLQuery' },
+    query: { type: 'string', minLength: 1, maxLength: MAX_QUERY_LENGTH },
+    values: { type: 'object' },
+    name: { type: 'string' },
+    modifiers: { type: 'object' },
+    tags: { type: 'object' },
+  },
+};
+
+const expressions = { type: 'array', items: { type: 'string', minLength: 1, maxLength: MAX_QUERY_LENGTH }, maxItems: 100 };
+const eventsQuerySchema = {
+  type: 'object',
+  required: ['kind', 'select'],
+  properties: {
+    kind: { const: 'EventsQuery' },
+    select: expressions,
+    where: expressions,
+    orderBy: expressions,
+    event: { type: ['string', 'null'] },
+    events: { type: ['array', 'null'], items: { type: 'string' } },
+    properties: {
+      type: 'array',
+      items: { type: 'object', required: ['key'], properties: { key: { type: 'string', minLength: 1 }, operator: { type: 'string' }, type: { type: 'string' } } },
+    },
+    after: { type: 'string' },
+    before: { type: 'string' },
+    limit: { type: 'integer', minimum: 1 },
+    offset: { type: 'integer', minimum: 0 },
+    personId: { type: 'string' },
+    modifiers: { type: 'object' },
+    tags: { type: 'object' },
+  },
+};
+
+const bodySchema = {
+  type: 'object',
+  required: ['query'],
+  properties: {
+    query: { type: 'object', required: ['kind'], properties: { kind: { type: 'string' } } },
+    refresh: { type: ['string', 'boolean'] },
+    client_query_id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'names the query in ClickHouse (letters, digits, _ and -, at most 64)' },
+    name: { type: 'string' },
+    async: { type: 'boolean' },
+  },
+};
+
+const responseSchema = {
+  type: 'object',
+  properties: {
+    results: { type: 'array', items: { type: 'array' } },
+    columns: { type: 'array', items: { type: 'string' } },
+    types: { type: 'array' },
+    hogql: { type: 'string' },
+    clickhouse: { type: 'string' },
+    hasMore: { type: 'boolean' },
+    limit: { type: 'integer' },
+    offset: { type: 'integer' },
+    timings: { type: 'array', items: { type: 'object', properties: { k: { type: 'string' }, t: { type: 'number' } } } },
+  },
+};
+
+/** `/api/environments/:project_id/query/`: PostHog's query endpoint, HogQL and EventsQuery. */
+export function queryRoutes(service: QueryService): Router {
+  const router = Router({ mergeParams: true });
+  router.post(
+    '/',
+    requireScopes('query:read'),
+    documented({
+      summary: 'Run a query: HogQLQuery (SQL over events, persons, person_distinct_ids, groups) or EventsQuery',
+      description: 'Every table a query reads is limited to this project. Queries without LIMIT return 100 rows and say whether there are more; none returns more than 50,000.',
+      body: bodySchema,
+      responses: { '200': { description: 'The rows, with their columns and types, and the query as it ran', schema: responseSchema } },
+    }),
+    async (req, res) => {
+      const body = req.body as { query: { kind: string }; client_query_id?: string };
+      const kind = body.query.kind;
+      if (!(KINDS as readonly string[]).includes(kind)) {
+        throw badRequest(`Query kind ${JSON.stringify(kind)} is not supported; use one of ${KINDS.join(', ')}.`, 'query.kind', 'unsupported_query_kind');
+      }
+      const request = validate<QueryRequest>(kind === 'HogQLQuery' ? hogqlQuerySchema : eventsQuerySchema, body.query, 'query');
+      // A client that goes away (a closed tab, a cancelled request) stops its query in ClickHouse.
+      const clientGone = new AbortController();
+      res.on('close', () => {
+        if (!res.writableEnded) clientGone.abort();
+      });
+      const answer = await service.run(projectOf(req).id, request, clientGone.signal, body.client_query_id);
+      res.json(answer);
+    },
+  );
+  return router;
+}

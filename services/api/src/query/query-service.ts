@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import { ClickHouseError, Sql, queryInputProblem, type ClickHouse, type CompactResult } from '@tributary/clickhouse';
+import { HogQLError, MAX_LIMIT, parseSelect, printHogQL, printQuery, type PrintedQuery, type SelectLike } from '@tributary/hogql';
+import { HttpError, badRequest } from '@tributary/http';
+import { PropertyFilterError } from '@tributary/property-filters';
+import { buildEventsQuery, isoDateTime, shapeValue, type ColumnShape, type EventsQueryRequest } from './events-query.js';
+import { queryClickHouseSettings, type QueryLimits } from './query-settings.js';
+
+export interface HogQLQueryRequest {
+  kind: 'HogQLQuery';
+  query: string;
+  values?: Record<string, unknown>;
+}
+
+export type QueryRequest = HogQLQueryRequest | EventsQueryRequest;
+
+export interface QueryTiming {
+  k: string;
+  t: number;
+}
+
+export interface QueryResponse {
+  results: unknown[][];
+  columns: string[];
+  types: [string, string][] | string[];
+  hogql: string;
+  clickhouse: string;
+  hasMore: boolean;
+  limit: number;
+  offset: number;
+  timings: QueryTiming[];
+  query?: string;
+}
+
+export interface QueryServiceDeps {
+  clickhouse: ClickHouse;
+  limits: QueryLimits & { queryConcurrencyPerProject: number };
+  clock?: () => Date;
+}
+
+const seconds = (from: number) => Number(((performance.now() - from) / 1000).toFixed(6));
+
+const isDateTime = (type: string) => /^(Nullable\()?DateTime(\('UTC'\))?\)?$/.test(type);
+
+/** Errors of a query the client wrote, as the one error shape: a 400 that names the problem. */
+function clientError(error: unknown, limits: QueryLimits): HttpError | null {
+  if (error instanceof HogQLError) return badRequest(error.message, 'query', error.code);
+  if (error instanceof PropertyFilterError) return badRequest(`properties: ${error.message}`, 'properties', 'invalid_property_filter');
+  if (!(error instanceof ClickHouseError)) return null;
+  if (error.code === 159) {
+    return badRequest(`The query ran longer than ${limits.queryMaxExecutionTimeS} s and was stopped; narrow its date range or what it reads.`, 'query', 'query_timeout');
+  }
+  if (error.code === 241) {
+    return badRequest(`The query needs more than the ${limits.queryMaxMemoryBytes} bytes of memory a query may use; aggregate more or read fewer rows.`, 'query', 'query_memory_limit');
+  }
+  const problem = queryInputProblem(error);
+  return problem ? badRequest(`The query cannot run: ${problem}.`, 'query', 'hogql_query_error') : null;
+}
+
+/**
+ * Runs the query endpoint's queries: parses, prints for the project (the printer adds the tenant
+ * guard), runs with the query limits, and shapes the answer as PostHog's. A query whose client went
+ * away is killed in ClickHouse rather than left to run out its time.
+ */
+export class QueryService {
+  private readonly running = new Map<number, number>();
+  private readonly clock: () => Date;
+
+  constructor(private readonly deps: QueryServiceDeps) {
+    this.clock = deps.clock ?? (() => new Date());
+  }
+
+  /** `clientQueryId` (PostHog's `client_query_id`) names the statement in ClickHouse, under the project's prefix. */
+  async run(teamId: number, request: QueryRequest, signal: AbortSignal, clientQueryId?: string): Promise<QueryResponse> {
+    const inFlight = this.running.get(teamId) ?? 0;
+    if (inFlight >= this.deps.limits.queryConcurrencyPerProject) {
+      throw new HttpError(429, 'throttled', 'concurrency_limit', `This project already runs ${inFlight} queries, the most it may run at once; try again when one finished.`, null, { 'Retry-After': '1' });
+    }
+    this.running.set(teamId, inFlight + 1);
+    try {
+      return await this.execute(teamId, request, signal, `tributary-${teamId}-${clientQueryId ?? randomUUID()}`);
+    } catch (error) {
+      throw clientError(error, this.deps.limits) ?? error;
+    } finally {
+      const left = (this.running.get(teamId) ?? 1) - 1;
+      if (left > 0) this.running.set(teamId, left);
+      else this.running.delete(teamId);
+    }
+  }
+
+  private async execute(teamId: number, request: QueryRequest, signal: AbortSignal, queryId: string): Promise<QueryResponse> {
+    const started = performance.now();
+    const timings: QueryTiming[] = [];
+    let ast: SelectLike;
+    let shapes: ColumnShape[] | null = null;
+    let columns: string[] | null = null;
+    let printed: PrintedQuery;
+    if (request.kind === 'HogQLQuery') {
+      ast = await parseSelect(request.query);
+      timings.push({ k: './parse', t: seconds(started) });
+      const printStarted = performance.now();
+      printed = printQuery(ast, { teamId, values: request.values ?? {} });
+      timings.push({ k: './print', t: seconds(printStarted) });
+    } else {
+      const built = await buildEventsQuery(request, this.clock());
+      ({ ast, shapes, columns } = built);
+      timings.push({ k: './build', t: seconds(started) });
+      const printStarted = performance.now();
+      const limit = request.limit !== undefined && request.limit > 0 ? Math.min(request.limit, MAX_LIMIT) : undefined;
+      printed = printQuery(ast, { teamId, ...(limit !== undefined && { defaultLimit: limit }) });
+      timings.push({ k: './print', t: seconds(printStarted) });
+    }
+
+    const executeStarted = performance.now();
+    const result = await this.runInClickHouse(printed.clickhouse, signal, queryId);
+    timings.push({ k: './clickhouse_execute', t: seconds(executeStarted) });
+
+    const dateColumns = result.meta.map((m) => isDateTime(m.type));
+    let rows = result.data.map((row) => row.map((value, i) => (dateColumns[i] ? isoDateTime(value) : value)));
+    if (shapes) rows = rows.map((row) => row.map((value, i) => shapeValue(shapes![i] ?? 'value', value)));
+    const hasMore = printed.paginatedLimit !== null && rows.length > printed.paginatedLimit;
+    if (hasMore) rows = rows.slice(0, printed.paginatedLimit!);
+    timings.push({ k: '.', t: seconds(started) });
+
+    const ran = ast.node === 'SelectQuery' && !ast.limit ? { ...ast, limit: { node: 'Constant' as const, value: printed.limit } } : ast;
+    const response: QueryResponse = {
+      results: rows,
+      columns: columns ?? printed.columns,
+      types: request.kind === 'HogQLQuery' ? result.meta.map((m, i): [string, string] => [printed.columns[i] ?? m.name, m.type]) : result.meta.map((m) => m.type),
+      hogql: printHogQL(ran),
+      clickhouse: printed.clickhouse,
+      hasMore,
+      limit: printed.limit,
+      offset: printed.offset,
+      timings,
+    };
+    if (request.kind === 'HogQLQuery') response.query = request.query;
+    return response;
+  }
+
+  private async runInClickHouse(statement: string, clientGone: AbortSignal, queryId: string): Promise<CompactResult> {
+    // Only KILL QUERY stops it: ClickHouse 18.16 crashed (SIGSEGV writing JSON) when the HTTP request
+    // of a query it was cancelling had been closed as well, so that request is left to end by itself.
+    const kill = () => {
+      this.deps.clickhouse.kill(queryId).catch(() => undefined);
+    };
+    if (clientGone.aborted) throw new HttpError(499, 'invalid_request', 'client_closed_request', 'The client went away before the query ran.');
+    clientGone.addEventListener('abort', kill, { once: true });
+    try {
+      // The printer's output is SQL this code base wrote: every name is an allow-listed one, every value escaped.
+      return await this.deps.clickhouse.queryCompact(Sql.trusted(statement), { settings: queryClickHouseSettings(this.deps.limits), queryId });
+    } finally {
+      clientGone.removeEventListener('abort', kill);
+    }
+  }
+}
