@@ -275,14 +275,19 @@ function direct() {
   };
 }
 
-/** Median µs of parse + print of each query, after a warm-up, in this process. */
-async function parsePrintTimes(team: number): Promise<number[][]> {
+/**
+ * µs of parse + print of each query, after a warm-up, in this process. `cold` makes each text new
+ * (a comment with the iteration's number), so the parser runs rather than its cache of trees.
+ */
+async function parsePrintTimes(team: number, cold: boolean): Promise<number[][]> {
   const samples: number[][] = QUERIES.map(() => []);
-  for (let i = 0; i < 20; i++) for (const [, hogql] of QUERIES) printQuery(await parseSelect(hogql), { teamId: team });
+  const text = (hogql: string, i: number) => (cold ? `${hogql} -- ${i}` : hogql);
+  for (let i = 0; i < 20; i++) for (const [, hogql] of QUERIES) printQuery(await parseSelect(text(hogql, -1 - i)), { teamId: team });
   for (let i = 0; i < parseIterations; i++) {
     for (const [q, [, hogql]] of QUERIES.entries()) {
+      const query = text(hogql, i);
       const started = process.hrtime.bigint();
-      printQuery(await parseSelect(hogql), { teamId: team });
+      printQuery(await parseSelect(query), { teamId: team });
       samples[q]!.push(Number(process.hrtime.bigint() - started) / 1e3);
     }
   }
@@ -310,7 +315,8 @@ if (!directOnly) {
   }
 }
 
-const parsePrint = await parsePrintTimes(team);
+const parsePrint = await parsePrintTimes(team, true);
+const parsePrintCached = await parsePrintTimes(team, false);
 
 const endpointMs: number[][] = QUERIES.map(() => []);
 /** Per query, what the endpoint says it spent parsing + printing, and waiting for ClickHouse (ms). */
@@ -362,7 +368,8 @@ table(
   })),
 );
 const allParsePrint = parsePrint.flat();
-console.log(`parse+print: median ${median(allParsePrint).toFixed(0)} µs, p99 ${percentile(allParsePrint, 99).toFixed(0)} µs, slowest query's median ${Math.max(...parsePrint.map(median)).toFixed(0)} µs`);
+console.log(`parse+print of a new text: median ${median(allParsePrint).toFixed(0)} µs, p99 ${percentile(allParsePrint, 99).toFixed(0)} µs, slowest query's median ${Math.max(...parsePrint.map(median)).toFixed(0)} µs`);
+console.log(`parse+print of a text seen before (the parsed-tree cache): median ${median(parsePrintCached.flat()).toFixed(0)} µs, p99 ${percentile(parsePrintCached.flat(), 99).toFixed(0)} µs`);
 console.log(`rows: endpoint / direct (direct may hold the one extra row that tells the endpoint there are more); project ${team}, ${total.toLocaleString('en')} events`);
 if (!directOnly) console.log("api parse+print ms, api clickhouse ms: the endpoint's own timings (NaN when it gives none)");
 

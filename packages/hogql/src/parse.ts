@@ -1,4 +1,5 @@
 import createHogQLParser, { type HogQLParser } from '@posthog/hogql-parser';
+import { LRUCache } from 'lru-cache';
 import type { Expr, OrderExpr, SelectLike } from './ast.js';
 import { HogQLError } from './errors.js';
 
@@ -97,12 +98,27 @@ export function checkQueryShape(text: string): void {
   if (longestChain > PARSE_LIMITS.chain) throw tooComplex('names in one dotted chain', longestChain, PARSE_LIMITS.chain);
 }
 
-async function run<T>(text: string, parse: (p: HogQLParser) => string): Promise<T> {
+/**
+ * Parsed trees by kind and text. The grammar's parser takes 5-20 ms a query here, and the same
+ * queries come again and again (dashboards, tools, pages of a list); the tree is kept as its JSON
+ * text and parsed afresh for each use, so no caller can change another's copy.
+ */
+const parsed = new LRUCache<string, string>({ max: 5_000, maxSize: 64 * 1024 * 1024, sizeCalculation: (json) => json.length || 1 });
+
+/** How many parsed trees are kept (for tests and the status page). */
+export const cachedTreeCount = (): number => parsed.size;
+
+async function run<T>(text: string, kind: string, parse: (p: HogQLParser) => string): Promise<T> {
+  const key = `${kind}\u0000${text}`;
+  const known = parsed.get(key);
+  if (known !== undefined) return JSON.parse(known) as T;
   checkQueryShape(text);
   await loadHogQLParser();
+  let json: string;
   let result: T | ParseFailure;
   try {
-    result = JSON.parse(parse(parser!)) as T | ParseFailure;
+    json = parse(parser!);
+    result = JSON.parse(json) as T | ParseFailure;
   } catch (error) {
     // A trap leaves the WebAssembly instance broken for every later parse: the next one loads a new one.
     parser = undefined;
@@ -115,9 +131,10 @@ async function run<T>(text: string, parse: (p: HogQLParser) => string): Promise<
     const message = failure.type === 'NotImplementedError' ? `Not supported: ${failure.message.replace(/^Unsupported: /, '')}` : `Syntax error: ${failure.message}`;
     throw new HogQLError(message, 'hogql_syntax_error', span);
   }
+  parsed.set(key, json);
   return result as T;
 }
 
-export const parseSelect = (text: string): Promise<SelectLike> => run<SelectLike>(text, (p) => p.parseSelect(text));
-export const parseExpr = (text: string): Promise<Expr> => run<Expr>(text, (p) => p.parseExpr(text));
-export const parseOrderExpr = (text: string): Promise<OrderExpr> => run<OrderExpr>(text, (p) => p.parseOrderExpr(text));
+export const parseSelect = (text: string): Promise<SelectLike> => run<SelectLike>(text, 'select', (p) => p.parseSelect(text));
+export const parseExpr = (text: string): Promise<Expr> => run<Expr>(text, 'expr', (p) => p.parseExpr(text));
+export const parseOrderExpr = (text: string): Promise<OrderExpr> => run<OrderExpr>(text, 'order', (p) => p.parseOrderExpr(text));
