@@ -3,7 +3,7 @@ import type { CTE, CompareOperation, Expr, Field, JoinExpr, OrderExpr, SelectLik
 import { HogQLError, queryError, type Span } from './errors.js';
 import { lookupFunction } from './functions.js';
 import { printHogQLExpr } from './print-hogql.js';
-import { EVENT_COLUMNS, IDENTITY_SUBQUERIES, TABLES, isTableName, type TableName } from './schema.js';
+import { EVENT_COLUMNS, IDENTITY_SUBQUERIES, STORED_EVENT_COLUMNS, TABLES, isTableName, type TableName } from './schema.js';
 
 export interface PrintOptions {
   /** The project every table reference is guarded to. */
@@ -440,6 +440,7 @@ class Printer {
 
     const joins: JoinExpr[] = [];
     for (let join = query.select_from; join; join = join.next_join ?? null) joins.push(join);
+    if (joins.length > 2) throw queryError('ClickHouse 18.16 joins two tables per SELECT: join the others in a subquery', span(joins[2]!));
     joins.forEach((join, i) => {
       const source = this.sourceOf(join, scope, i === 0, joins.length > 1);
       if (scope.sources.some((s) => s.name === source.name)) throw queryError(`Two tables are named ${source.name}: give one an alias`, span(join));
@@ -454,23 +455,40 @@ class Printer {
     // GROUP BY and ORDER BY name a column's alias rather than repeat it: 18.16 reads `events.person_id` inside a repeated `person_id` as the alias, and fails.
     const aliasOf = new Map<string, string>();
     const byAlias = (sql: string) => aliasOf.get(sql) ?? sql;
-    const add = (sql: string, name: string, column: string, node: Expr) => {
+    const stored = new Set(scope.sources.flatMap((s) => (s.table === 'events' ? STORED_EVENT_COLUMNS : s.table ? TABLES[s.table].asterisk : (s.columns ?? []))));
+    /** How a wrapping select reads each column back under its name, when a name had to be kept off a column here. */
+    const outputs: (string | null)[] = [];
+    let renamed = false;
+    const add = (sql: string, name: string, column: string, node: Expr, implicit = false) => {
       const alias = columnAlias(name, node);
-      // A second column of one name is left to ClickHouse to name: two equal aliases are an error there.
-      items.push(taken.has(name) || sql === alias ? sql : `${sql} AS ${alias}`);
-      if (!taken.has(name) && !aliasOf.has(sql)) aliasOf.set(sql, alias);
+      // 18.16 reads an alias before a column of its name, qualified or not: a name the query did not
+      // write is given only where it hides nothing but the very column it names. Elsewhere a subquery
+      // names the column apart and a select around it gives the name back.
+      const only = scope.sources.length === 1 ? scope.sources[0]! : undefined;
+      const hides = implicit && stored.has(name) && !(only && sql === this.column(only, name));
+      let printedAlias: string | null;
+      if (hides) {
+        printedAlias = top ? null : q(`__column_${items.length}`);
+        renamed ||= !top;
+      } else {
+        // A second column of one name is left to ClickHouse to name: two equal aliases are an error there.
+        printedAlias = taken.has(name) || sql === alias ? null : alias;
+      }
+      items.push(printedAlias ? `${sql} AS ${printedAlias}` : sql);
+      if (printedAlias && !aliasOf.has(sql)) aliasOf.set(sql, printedAlias);
+      outputs.push(hides ? (printedAlias ? `${printedAlias} AS ${alias}` : null) : taken.has(name) ? null : alias);
       taken.add(name);
       columns.push(column);
     };
     for (const item of query.select) {
       if (item.node === 'Field' && item.chain.at(-1) === '*') {
-        for (const [source, field] of this.asterisk(item, scope)) add(this.fieldOf(source, [field], item).sql, field, field, item);
+        for (const [source, field] of this.asterisk(item, scope)) add(this.fieldOf(source, [field], item).sql, field, field, item, true);
       } else if (item.node === 'Alias') {
         scope.defining.add(item.alias);
         add(this.expr(item.expr, scope).sql, item.alias, item.alias, item);
         scope.defining.delete(item.alias);
       } else {
-        add(this.expr(item, scope).sql, itemName(item), printHogQLExpr(item), item);
+        add(this.expr(item, scope).sql, itemName(item), printHogQLExpr(item), item, true);
       }
     }
     if (items.length === 0) throw queryError('A select needs at least one column', span(query));
@@ -501,7 +519,9 @@ class Printer {
     const from = this.from(joins, scope, conditions);
     const where = conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '';
     const sql = [`SELECT ${query.distinct ? 'DISTINCT ' : ''}${items.join(', ')}`, from, arrayJoin, prewhere ? `PREWHERE ${prewhere}` : ''].filter(Boolean).join(' ') + where + (clauses.length ? ` ${clauses.join(' ')}` : '');
-    return { sql, columns };
+    if (!renamed) return { sql, columns };
+    if (outputs.includes(null)) throw queryError('Two columns of this subquery have one name: give one an alias with AS', span(query));
+    return { sql: `SELECT ${outputs.join(', ')} FROM (${sql})`, columns };
   }
 
   private asterisk(item: Field, scope: Scope): [Source, string][] {
@@ -525,7 +545,7 @@ class Printer {
   private from(joins: JoinExpr[], scope: Scope, conditions: string[]): string {
     if (joins.length === 0) return '';
     // Constraints first: one may name a lazy field of an earlier table, which that table's SQL must then join.
-    const constraints = joins.map((join, i) => (i === 0 ? '' : this.constraint(join, scope)));
+    const constraints = joins.map((join, i) => (i === 0 ? '' : this.constraint(join, scope, i)));
     return joins
       .map((join, i) => {
         const table = this.tableSql(scope.sources[i]!, scope, conditions);
@@ -535,7 +555,7 @@ class Printer {
       .join(' ');
   }
 
-  private constraint(join: JoinExpr, scope: Scope): string {
+  private constraint(join: JoinExpr, scope: Scope, index: number): string {
     const type = join.join_type ?? 'JOIN';
     if (!JOIN_TYPES.has(type)) throw queryError(`${type} is not supported`, span(join));
     const constraint = join.constraint;
@@ -545,14 +565,32 @@ class Printer {
     }
     if (!constraint) throw queryError(`${type} needs ON or USING`, span(join));
     if (constraint.constraint_type === 'USING') {
+      // Printed as ON, whose right-hand keys can be compared as expressions (below): 18.16 misreads USING's too.
       const names = constraint.expr.node === 'Tuple' ? constraint.expr.exprs : [constraint.expr];
-      const columns = names.map((n) => {
+      const [left, right] = [scope.sources[index - 1]!, scope.sources[index]!];
+      const keys = names.map((n) => {
         if (n.node !== 'Field' || n.chain.length !== 1) throw queryError('USING takes column names', span(n));
-        return q(String(n.chain[0]));
+        const name = String(n.chain[0]);
+        return `(${this.fieldOf(left, [name], n).sql} = materialize(${this.fieldOf(right, [name], n).sql}))`;
       });
-      return ` USING (${columns.join(', ')})`;
+      return ` ON ${keys.join(' AND ')}`;
     }
-    return ` ON ${this.expr(constraint.expr, scope).sql}`;
+    return ` ON ${this.joinCondition(constraint.expr, scope, scope.sources[index]!)}`;
+  }
+
+  /**
+   * 18.16 reads a bare right-hand key column of an INNER JOIN wrongly: rows of other keys, or a
+   * segfault serializing them that takes the server down. A right-hand key compared as an
+   * expression (`materialize(column)`, the same value and type) is read right, in every join type.
+   */
+  private joinCondition(expr: Expr, scope: Scope, right: Source): string {
+    if (expr.node === 'And') return `(${expr.exprs.map((e) => this.joinCondition(e, scope, right)).join(' AND ')})`;
+    if (expr.node !== 'CompareOperation' || expr.op !== '==' || [expr.left, expr.right].some((e) => e.node === 'Constant' || e.node === 'Placeholder')) return this.expr(expr, scope).sql;
+    const key = (e: Expr) => {
+      const sql = this.expr(e, scope).sql;
+      return sql.startsWith(`${q(right.alias)}.`) ? `materialize(${sql})` : sql;
+    };
+    return `(${key(expr.left)} = ${key(expr.right)})`;
   }
 
   private tableSql(source: Source, scope: Scope, conditions: string[]): string {

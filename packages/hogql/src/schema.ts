@@ -61,6 +61,13 @@ export const TABLES: Record<TableName, TableSchema> = {
 
 export const isTableName = (name: string): name is TableName => Object.hasOwn(TABLES, name);
 
+/** Every column of the stored events table and of its lazy join: a column alias of one of these names would hide it. */
+export const STORED_EVENT_COLUMNS = [
+  'uuid', 'event', 'properties', 'timestamp', 'timestamp_ms', 'team_id', 'distinct_id', 'elements_chain', 'created_at', 'person_id',
+  'person_properties', 'person_created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'inserted_at',
+  '__pdi_person_id', '__person_properties', '__person_created_at', '__person_is_identified',
+];
+
 /** The stored events columns a subquery over events carries, so outer fields resolve as on the table. */
 export const EVENT_COLUMNS = ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', 'person_id', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4'];
 

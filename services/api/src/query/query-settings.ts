@@ -4,9 +4,9 @@ export type QueryLimits = Pick<Config, 'queryMaxExecutionTimeS' | 'queryMaxMemor
 
 /**
  * The ClickHouse settings every query endpoint statement runs with. `readonly` 2 refuses any write
- * or DDL the printer could ever let through while still taking these settings; `priority` 1 lets
- * ClickHouse pause these statements while ingest's inserts and the api's own reads (priority 0) run,
- * so a heavy query slows itself rather than the pipeline.
+ * or DDL the printer could ever let through while still taking these settings; `priority` 2 lets
+ * ClickHouse pause these statements while ingest's inserts and the services' own reads (priority 1,
+ * every other client's) run, so a heavy query slows itself rather than the pipeline.
  */
 export function queryClickHouseSettings(limits: QueryLimits): Record<string, number> {
   return {
@@ -14,7 +14,7 @@ export function queryClickHouseSettings(limits: QueryLimits): Record<string, num
     max_execution_time: limits.queryMaxExecutionTimeS,
     max_memory_usage: limits.queryMaxMemoryBytes,
     ...(limits.queryMaxThreads > 0 && { max_threads: limits.queryMaxThreads }),
-    priority: 1,
+    priority: 2,
     output_format_json_quote_64bit_integers: 0,
   };
 }

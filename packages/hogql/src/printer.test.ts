@@ -1,0 +1,148 @@
+import { HogQLError, PARSE_LIMITS, checkQueryShape, loadHogQLParser, parseSelect, printQuery, type PrintOptions } from './index.js';
+
+/**
+ * The printer's rules as a table of HogQL and the exact ClickHouse SQL it prints for project 42,
+ * then a table of what it refuses, then the parser's bounds on query shapes. What the SQL returns
+ * on real rows is `query-conformance.integration.test.ts`; leaks are `query-isolation.integration.test.ts`.
+ */
+const options: PrintOptions = { teamId: 42, values: { n: 5, ev: '$pageview', ids: ['a', 'b'] } };
+const print = async (text: string, extra: Partial<PrintOptions> = {}) => printQuery(await parseSelect(text), { ...options, ...extra });
+
+/** The error a query is refused with, or a failure if it is printed. */
+async function refusal(text: string): Promise<HogQLError> {
+  try {
+    const printed = await print(text);
+    throw new Error(`printed instead of refused: ${printed.clickhouse}`);
+  } catch (error) {
+    if (error instanceof HogQLError) return error;
+    throw error;
+  }
+}
+
+beforeAll(async () => {
+  await loadHogQLParser();
+});
+
+describe('printQuery prints HogQL as ClickHouse SQL for one project', () => {
+  const printed: [rule: string, hogql: string, clickhouse: string][] = [
+    ['a select of no table reads nothing to guard', 'SELECT 1', 'SELECT 1 AS `1` LIMIT 101'],
+    ['a table is guarded in WHERE; GROUP BY and ORDER BY name a column by its alias', 'SELECT event, count() FROM events GROUP BY event ORDER BY count() DESC', 'SELECT `events`.`event` AS `event`, count() AS `count()` FROM events AS `events` WHERE `events`.team_id = 42 GROUP BY `event` ORDER BY `count()` DESC LIMIT 101'],
+    ['a property is JSON read as text, NULL when absent, empty or null', 'SELECT properties.$browser FROM events', "SELECT nullIf(nullIf(if(substring(visitParamExtractRaw(`events`.`properties`, '$browser'), 1, 1) = '\"', visitParamExtractString(`events`.`properties`, '$browser'), visitParamExtractRaw(`events`.`properties`, '$browser')), ''), 'null') AS `$browser` FROM events AS `events` WHERE `events`.team_id = 42 LIMIT 101"],
+    ['a nested property reads each level in turn', 'SELECT properties.a.b FROM events', "SELECT nullIf(nullIf(if(substring(visitParamExtractRaw(visitParamExtractRaw(`events`.`properties`, 'a'), 'b'), 1, 1) = '\"', visitParamExtractString(visitParamExtractRaw(`events`.`properties`, 'a'), 'b'), visitParamExtractRaw(visitParamExtractRaw(`events`.`properties`, 'a'), 'b')), ''), 'null') AS `b` FROM events AS `events` WHERE `events`.team_id = 42 LIMIT 101"],
+    ['person properties join the current person lazily, each identity table guarded', 'SELECT person.properties.email FROM events', "SELECT nullIf(nullIf(if(substring(visitParamExtractRaw(`events__lazy`.`__person_properties`, 'email'), 1, 1) = '\"', visitParamExtractString(`events__lazy`.`__person_properties`, 'email'), visitParamExtractRaw(`events__lazy`.`__person_properties`, 'email')), ''), 'null') AS `email` FROM events AS `events` ANY LEFT JOIN (SELECT __pdi.distinct_id AS distinct_id, __pdi.person_id AS __pdi_person_id, __p.properties AS __person_properties, __p.created_at AS __person_created_at, __p.is_identified AS __person_is_identified FROM (SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS person_id FROM person_distinct_id AS d WHERE `d`.team_id = 42 GROUP BY d.distinct_id HAVING argMax(d.is_deleted, d.version) = 0) AS __pdi ANY LEFT JOIN (SELECT p.id AS id, argMax(p.properties, p.version) AS properties, argMax(p.created_at, p.version) AS created_at, argMax(p.is_identified, p.version) AS is_identified FROM person AS p WHERE `p`.team_id = 42 GROUP BY p.id HAVING argMax(p.is_deleted, p.version) = 0) AS __p ON __pdi.person_id = __p.id) AS `events__lazy` ON `events`.`distinct_id` = `events__lazy`.`distinct_id` WHERE `events`.team_id = 42 LIMIT 101"],
+    ['person_id is the current person of the distinct id, else the stored one', 'SELECT person_id, count() FROM events GROUP BY person_id', "SELECT if(`events__lazy`.`__pdi_person_id` = toUUID('00000000-0000-0000-0000-000000000000'), `events`.`person_id`, `events__lazy`.`__pdi_person_id`), count() AS `count()` FROM events AS `events` ANY LEFT JOIN (SELECT __pdi.distinct_id AS distinct_id, __pdi.person_id AS __pdi_person_id FROM (SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS person_id FROM person_distinct_id AS d WHERE `d`.team_id = 42 GROUP BY d.distinct_id HAVING argMax(d.is_deleted, d.version) = 0) AS __pdi) AS `events__lazy` ON `events`.`distinct_id` = `events__lazy`.`distinct_id` WHERE `events`.team_id = 42 GROUP BY if(`events__lazy`.`__pdi_person_id` = toUUID('00000000-0000-0000-0000-000000000000'), `events`.`person_id`, `events__lazy`.`__pdi_person_id`) LIMIT 101"],
+    ['an identity table is its latest version per key, deleted rows left out', 'SELECT * FROM person_distinct_ids', 'SELECT `person_distinct_ids`.`distinct_id` AS `distinct_id`, `person_distinct_ids`.`person_id` AS `person_id` FROM (SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS person_id FROM person_distinct_id AS d WHERE `d`.team_id = 42 GROUP BY d.distinct_id HAVING argMax(d.is_deleted, d.version) = 0) AS `person_distinct_ids` LIMIT 101'],
+    ['groups are the latest version per index and key', 'SELECT key, properties.name FROM groups WHERE index = 0', "SELECT `groups`.`key` AS `key`, nullIf(nullIf(if(substring(visitParamExtractRaw(`groups`.`properties`, 'name'), 1, 1) = '\"', visitParamExtractString(`groups`.`properties`, 'name'), visitParamExtractRaw(`groups`.`properties`, 'name')), ''), 'null') AS `name` FROM (SELECT g.group_type_index AS index, g.group_key AS key, argMax(g.group_properties, g.version) AS properties, argMax(g.created_at, g.version) AS created_at FROM groups AS g WHERE `g`.team_id = 42 GROUP BY g.group_type_index, g.group_key) AS `groups` WHERE (`groups`.`index` = 0) LIMIT 101"],
+    ['a joined events table is a guarded subquery, its right-hand key compared as an expression (18.16 misreads a bare one)', 'SELECT e.event, d.person_id FROM events AS e JOIN person_distinct_ids AS d ON e.distinct_id = d.distinct_id', "SELECT `e`.`event`, `d`.`person_id` FROM (SELECT __e.`uuid` AS `uuid`, __e.`event` AS `event`, __e.`properties` AS `properties`, __e.`timestamp` AS `timestamp`, __e.`distinct_id` AS `distinct_id`, __e.`elements_chain` AS `elements_chain`, __e.`created_at` AS `created_at`, __e.`person_id` AS `person_id`, __e.`group_0` AS `group_0`, __e.`group_1` AS `group_1`, __e.`group_2` AS `group_2`, __e.`group_3` AS `group_3`, __e.`group_4` AS `group_4` FROM events AS __e WHERE `__e`.team_id = 42) AS `e` JOIN (SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS person_id FROM person_distinct_id AS d WHERE `d`.team_id = 42 GROUP BY d.distinct_id HAVING argMax(d.is_deleted, d.version) = 0) AS `d` ON (`e`.`distinct_id` = materialize(`d`.`distinct_id`)) LIMIT 101"],
+    ['USING is printed as ON, for the same reason', 'SELECT a.distinct_id FROM person_distinct_ids AS a JOIN person_distinct_ids AS b USING distinct_id', "SELECT `a`.`distinct_id` FROM (SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS person_id FROM person_distinct_id AS d WHERE `d`.team_id = 42 GROUP BY d.distinct_id HAVING argMax(d.is_deleted, d.version) = 0) AS `a` JOIN (SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS person_id FROM person_distinct_id AS d WHERE `d`.team_id = 42 GROUP BY d.distinct_id HAVING argMax(d.is_deleted, d.version) = 0) AS `b` ON (`a`.`distinct_id` = materialize(`b`.`distinct_id`)) LIMIT 101"],
+    ['a subquery in FROM is guarded inside', 'SELECT c FROM (SELECT count() AS c FROM events)', 'SELECT `__subquery_0`.`c` AS `c` FROM (SELECT count() AS `c` FROM events AS `events` WHERE `events`.team_id = 42) AS `__subquery_0` LIMIT 101'],
+    ['a subquery after IN is guarded inside', 'SELECT event FROM events WHERE distinct_id IN (SELECT distinct_id FROM person_distinct_ids)', 'SELECT `events`.`event` AS `event` FROM events AS `events` WHERE `events`.team_id = 42 AND (`events`.`distinct_id` IN (SELECT `person_distinct_ids`.`distinct_id` AS `distinct_id` FROM (SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS person_id FROM person_distinct_id AS d WHERE `d`.team_id = 42 GROUP BY d.distinct_id HAVING argMax(d.is_deleted, d.version) = 0) AS `person_distinct_ids`)) LIMIT 101'],
+    ['a CTE is printed, guarded, where it is used', "WITH pv AS (SELECT distinct_id FROM events WHERE event = '$pageview') SELECT count() FROM pv", "SELECT count() AS `count()` FROM (SELECT `events`.`distinct_id` AS `distinct_id` FROM events AS `events` WHERE `events`.team_id = 42 AND (`events`.`event` = '$pageview')) AS `pv` LIMIT 101"],
+    ['an expression CTE is inlined', 'WITH 10 AS threshold SELECT count() FROM events WHERE toFloat(properties.amount) > threshold', "SELECT count() AS `count()` FROM events AS `events` WHERE `events`.team_id = 42 AND (toFloat64OrNull(toString(nullIf(nullIf(if(substring(visitParamExtractRaw(`events`.`properties`, 'amount'), 1, 1) = '\"', visitParamExtractString(`events`.`properties`, 'amount'), visitParamExtractRaw(`events`.`properties`, 'amount')), ''), 'null'))) > (10)) LIMIT 101"],
+    ['UNION ALL is wrapped so the outer LIMIT holds for all of it', 'SELECT 1 AS x UNION ALL SELECT 2', 'SELECT * FROM (SELECT 1 AS `x` UNION ALL SELECT 2 AS `2`) LIMIT 101'],
+    ['a lambda is the first argument of an array function', 'SELECT arrayMap(x -> x * 2, [1, 2])', 'SELECT arrayMap((`x`) -> (`x` * 2), [1, 2]) AS `arrayMap(x -> (x * 2), [1, 2])` LIMIT 101'],
+    ["a property compared with a boolean reads JSON's true, with a number as a number", 'SELECT count() FROM events WHERE properties.paid = true AND properties.amount > 10', "SELECT count() AS `count()` FROM events AS `events` WHERE `events`.team_id = 42 AND ((nullIf(nullIf(if(substring(visitParamExtractRaw(`events`.`properties`, 'paid'), 1, 1) = '\"', visitParamExtractString(`events`.`properties`, 'paid'), visitParamExtractRaw(`events`.`properties`, 'paid')), ''), 'null') = 'true') AND (toFloat64OrNull(nullIf(nullIf(if(substring(visitParamExtractRaw(`events`.`properties`, 'amount'), 1, 1) = '\"', visitParamExtractString(`events`.`properties`, 'amount'), visitParamExtractRaw(`events`.`properties`, 'amount')), ''), 'null')) > 10)) LIMIT 101"],
+    ['ILIKE lowers both sides; =~ is match', "SELECT event FROM events WHERE distinct_id ILIKE 'a%' AND event =~ '^\\\\$page'", "SELECT `events`.`event` AS `event` FROM events AS `events` WHERE `events`.team_id = 42 AND ((lower(`events`.`distinct_id`) LIKE lower('a%')) AND match(`events`.`event`, '^\\\\$page')) LIMIT 101"],
+    ['parametric aggregates take parameters; -If takes a condition', "SELECT quantile(0.9)(toFloat(properties.amount)), countIf(event = 'signup') FROM events", "SELECT quantile(0.9)(toFloat64OrNull(toString(nullIf(nullIf(if(substring(visitParamExtractRaw(`events`.`properties`, 'amount'), 1, 1) = '\"', visitParamExtractString(`events`.`properties`, 'amount'), visitParamExtractRaw(`events`.`properties`, 'amount')), ''), 'null')))) AS `quantile(0.9)(toFloat(properties.amount))`, countIf((`events`.`event` = 'signup')) AS `countIf(event = 'signup')` FROM events AS `events` WHERE `events`.team_id = 42 LIMIT 101"],
+    ['placeholders print their values as constants, LIMIT too', 'SELECT event FROM events WHERE event = {ev} LIMIT {n}', "SELECT `events`.`event` AS `event` FROM events AS `events` WHERE `events`.team_id = 42 AND (`events`.`event` = '$pageview') LIMIT 5"],
+    ['a list placeholder after IN is a tuple', 'SELECT distinct_id FROM events WHERE distinct_id IN {ids}', "SELECT `events`.`distinct_id` AS `distinct_id` FROM events AS `events` WHERE `events`.team_id = 42 AND (`events`.`distinct_id` IN ('a', 'b')) LIMIT 101"],
+    ['LIMIT BY keeps its own limit beside the outer one', 'SELECT distinct_id FROM events ORDER BY timestamp LIMIT 1 BY distinct_id', 'SELECT `events`.`distinct_id` AS `distinct_id` FROM events AS `events` WHERE `events`.team_id = 42 ORDER BY `events`.`timestamp` ASC LIMIT 1 BY `events`.`distinct_id` LIMIT 101'],
+    ['OFFSET is printed as LIMIT offset, count', 'SELECT distinct_id FROM events LIMIT 10 OFFSET 20', 'SELECT `events`.`distinct_id` AS `distinct_id` FROM events AS `events` WHERE `events`.team_id = 42 LIMIT 20, 10'],
+    ['a LIMIT above the maximum is capped', 'SELECT 1 LIMIT 1000000', 'SELECT 1 AS `1` LIMIT 50000'],
+    ['toInt and toFloat give NULL for what does not parse', "SELECT toInt(properties.x), toDateTime('2024-01-01 00:00:00') FROM events", "SELECT toInt64OrNull(toString(nullIf(nullIf(if(substring(visitParamExtractRaw(`events`.`properties`, 'x'), 1, 1) = '\"', visitParamExtractString(`events`.`properties`, 'x'), visitParamExtractRaw(`events`.`properties`, 'x')), ''), 'null'))) AS `toInt(properties.x)`, parseDateTimeBestEffort(toString('2024-01-01 00:00:00'), 'UTC') AS `toDateTime('2024-01-01 00:00:00')` FROM events AS `events` WHERE `events`.team_id = 42 LIMIT 101"],
+    ['= NULL is isNull', 'SELECT count() FROM events WHERE properties.x = NULL', "SELECT count() AS `count()` FROM events AS `events` WHERE `events`.team_id = 42 AND isNull(nullIf(nullIf(if(substring(visitParamExtractRaw(`events`.`properties`, 'x'), 1, 1) = '\"', visitParamExtractString(`events`.`properties`, 'x'), visitParamExtractRaw(`events`.`properties`, 'x')), ''), 'null')) LIMIT 101"],
+    ['intervals and DISTINCT', 'SELECT DISTINCT event FROM events WHERE timestamp > now() - toIntervalDay(7)', 'SELECT DISTINCT `events`.`event` AS `event` FROM events AS `events` WHERE `events`.team_id = 42 AND (`events`.`timestamp` > (now() - toIntervalDay(7))) LIMIT 101'],
+    ['strings are quoted with backslash escapes', "SELECT 'it''s', 'back\\\\slash'", "SELECT 'it\\'s' AS `'it\\\\'s'`, 'back\\\\slash' AS `'back\\\\\\\\slash'` LIMIT 101"],
+    ['identifiers are backquoted, backquotes escaped', 'SELECT `weird``name` FROM (SELECT 1 AS `weird``name`)', 'SELECT `__subquery_0`.`weird\\`name` AS `weird\\`name` FROM (SELECT 1 AS `weird\\`name`) AS `__subquery_0` LIMIT 101'],
+    ['a type cast is its conversion function', 'SELECT event::String FROM events', 'SELECT toString(`events`.`event`) AS `event::string` FROM events AS `events` WHERE `events`.team_id = 42 LIMIT 101'],
+    ['HAVING and a GROUP BY alias', 'SELECT toStartOfDay(timestamp) AS day, count() FROM events GROUP BY day HAVING count() > 1', 'SELECT toStartOfDay(`events`.`timestamp`) AS `day`, count() AS `count()` FROM events AS `events` WHERE `events`.team_id = 42 GROUP BY `day` HAVING (count() > 1) LIMIT 101'],
+    ['an ARRAY JOIN alias is a column', 'SELECT x FROM events ARRAY JOIN [1, 2] AS x', 'SELECT `x` FROM events AS `events` ARRAY JOIN [1, 2] AS `x` WHERE `events`.team_id = 42 LIMIT 101'],
+    ['windowFunnel takes its window as a parameter', "SELECT windowFunnel(86400)(timestamp, event = '$pageview', event = 'signup') FROM events", "SELECT windowFunnel(86400)(`events`.`timestamp`, (`events`.`event` = '$pageview'), (`events`.`event` = 'signup')) AS `windowFunnel(86400)(timestamp, event = '$pageview', event = 'signup')` FROM events AS `events` WHERE `events`.team_id = 42 LIMIT 101"],
+  ];
+
+  it.each(printed)('%s', async (_rule, hogql, clickhouse) => {
+    expect((await print(hogql)).clickhouse).toBe(clickhouse);
+  });
+
+  it('names columns as PostHog does: the alias, else the expression in HogQL', async () => {
+    const result = await print("SELECT event, count(), properties.$browser, toString(1) AS one, 'x' FROM events GROUP BY event");
+    expect(result.columns).toEqual(['event', 'count()', 'properties.$browser', 'one', "'x'"]);
+  });
+
+  it('asks one row more than the default limit when the query has none, to tell whether there are more', async () => {
+    expect(await print('SELECT 1', { defaultLimit: 10 })).toMatchObject({ paginatedLimit: 10, limit: 10, offset: 0 });
+    expect((await print('SELECT 1', { defaultLimit: 10 })).clickhouse).toBe('SELECT 1 AS `1` LIMIT 11');
+    expect(await print('SELECT 1 LIMIT 3 OFFSET 2')).toMatchObject({ paginatedLimit: null, limit: 3, offset: 2 });
+  });
+});
+
+describe('printQuery refuses what it cannot guard or run, naming the problem', () => {
+  const refused: [rule: string, hogql: string, message: string][] = [
+    ['an unknown function', 'SELECT foo(1)', "Unsupported function call 'foo(...)'"],
+    ['a ClickHouse function off the allow-list', 'SELECT currentDatabase()', "Unsupported function call 'currentDatabase(...)'"],
+    ['file() as a function', "SELECT file('/etc/passwd')", "Unsupported function call 'file(...)'"],
+    ['an unknown field', 'SELECT x FROM events', 'Unable to resolve field: x'],
+    ['an unknown field of a table alias', 'SELECT e.x FROM events AS e', 'Unable to resolve field: x'],
+    ['team_id, which only the guard reads', 'SELECT count() FROM events WHERE team_id = 2', 'Unable to resolve field: team_id'],
+    ['a column named team_id, which would stand in for the guard', 'SELECT 1 AS `team_id` FROM events', 'team_id cannot name a column'],
+    ['a property read under the name team_id', 'SELECT properties.team_id FROM events', 'team_id cannot name a column'],
+    ['an ARRAY JOIN named team_id', 'SELECT 1 FROM events ARRAY JOIN [42] AS `team_id`', 'team_id cannot name a column'],
+    ['an unknown table', 'SELECT 1 FROM nope', 'Unknown table "nope".'],
+    ['the table function numbers()', 'SELECT * FROM numbers(10)', 'Table functions are not allowed'],
+    ['the table function url()', "SELECT * FROM url('http://example.com/x.csv', CSV, 'a String')", 'Table functions are not allowed'],
+    ['the table function file()', "SELECT * FROM file('/etc/passwd', TSV, 'line String')", 'Table functions are not allowed'],
+    ['the table function remote()', "SELECT * FROM remote('127.0.0.1', tributary.events)", 'Table functions are not allowed'],
+    ['a system table', 'SELECT * FROM system.numbers', 'Unknown table "system.numbers".'],
+    ['a table of a named database', 'SELECT * FROM db.events', 'Unknown table "db.events".'],
+    ['a SETTINGS clause', 'SELECT event FROM events SETTINGS max_threads = 1', 'Not supported: SelectStmt.settingsClause()'],
+    ['a second statement', 'SELECT 1; SELECT 2', 'Syntax error'],
+    ['FINAL', 'SELECT event FROM events FINAL', 'FINAL is not supported'],
+    ['SAMPLE', 'SELECT event FROM events SAMPLE 0.1', 'SAMPLE is not supported'],
+    ['UNION DISTINCT', 'SELECT 1 UNION DISTINCT SELECT 2', 'UNION DISTINCT is not supported: use UNION ALL'],
+    ['INTERSECT', 'SELECT 1 INTERSECT SELECT 2', 'INTERSECT is not supported: use UNION ALL'],
+    ['a window function', 'SELECT row_number() OVER (ORDER BY timestamp) FROM events', 'WindowFunction is not supported'],
+    ['a named window', 'SELECT event, lag(event) OVER w FROM events WINDOW w AS (ORDER BY timestamp)', 'Window functions are not supported'],
+    ['a placeholder without a value', 'SELECT {missing}', 'Placeholder {missing} has no value'],
+    ['a LIMIT that is not a constant', 'SELECT event FROM events LIMIT event', 'LIMIT must be a whole number'],
+    ['a LIMIT computed by a function', "SELECT event FROM events LIMIT toInt('3')", 'LIMIT must be a whole number'],
+    ['WITH FILL', 'SELECT sum(1) FROM events ORDER BY timestamp WITH FILL', 'WITH FILL is not supported'],
+    ['a HogQLX tag, which could name a node the parser never makes', "SELECT <TrustedSql sql='1'/>", 'HogQLXTag is not supported'],
+  ];
+
+  it.each(refused)('%s', async (_rule, hogql, message) => {
+    expect((await refusal(hogql)).message).toContain(message);
+  });
+});
+
+describe('the parser refuses shapes it cannot take before parsing them', () => {
+  const operators = (count: number) => `SELECT ${Array.from({ length: count + 1 }, () => '1').join(' + ')}`;
+  const tooComplex: [shape: string, text: string, message: string][] = [
+    ['brackets 200 deep', `SELECT ${'('.repeat(200)}1${')'.repeat(200)}`, 'nests brackets 200 deep'],
+    ['1000 chained +', operators(1000), '1000 operators'],
+    ['100 NOTs', `SELECT ${'NOT '.repeat(100)}1`, '100 NOTs'],
+    ['a 1 MB query', `SELECT '${'a'.repeat(1_000_000)}'`, 'characters long'],
+  ];
+
+  it.each(tooComplex)('%s, quickly, and parses a normal query after it', async (_shape, text, message) => {
+    const started = performance.now();
+    await expect(parseSelect(text)).rejects.toThrow(HogQLError);
+    await expect(parseSelect(text)).rejects.toThrow(message);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(await print('SELECT event, count() FROM events GROUP BY event')).toMatchObject({ columns: ['event', 'count()'] });
+  });
+
+  it(`takes ${PARSE_LIMITS.operators} operators, the bound`, async () => {
+    expect(() => checkQueryShape(operators(PARSE_LIMITS.operators))).not.toThrow();
+    expect(() => checkQueryShape(operators(PARSE_LIMITS.operators + 1))).toThrow(HogQLError);
+    expect((await print(operators(PARSE_LIMITS.operators))).clickhouse).toMatch(/^SELECT \(\(+1 \+ 1\) \+ 1\)/);
+  });
+
+  it(`takes brackets ${PARSE_LIMITS.nesting} deep and ${PARSE_LIMITS.nots} NOTs, the bounds`, async () => {
+    expect((await print(`SELECT ${'('.repeat(PARSE_LIMITS.nesting)}1${')'.repeat(PARSE_LIMITS.nesting)}`)).clickhouse).toBe('SELECT 1 AS `1` LIMIT 101');
+    expect((await print(`SELECT ${'NOT '.repeat(PARSE_LIMITS.nots)}1`)).clickhouse).toContain('(NOT (NOT');
+  });
+
+  it('counts nothing inside strings, quoted names and comments', () => {
+    expect(() => checkQueryShape(`SELECT '${'('.repeat(100)}', \`${'+'.repeat(500)}\` -- ${'NOT '.repeat(100)}\n/* ${')'.repeat(100)} */`)).not.toThrow();
+  });
+});

@@ -1,0 +1,222 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import { createClickHouse, type ClickHouse } from '@tributary/clickhouse';
+import { testConfig } from '@tributary/test-support';
+import { parseSelect, printQuery, type PrintOptions } from '../src/index.js';
+
+/**
+ * Two projects' rows written straight into the stored ClickHouse tables, for the HogQL layer's
+ * integration tests. `TEAM` is the project queries run for; `OTHER_TEAM` shares some keys with it
+ * (distinct id `alice`, group `acme`, even a person id) at higher versions, so a missing guard in
+ * a join or a versioned subquery changes answers, and carries marker values everywhere else
+ * (`other-team-secret`, the year 2031, amount 999999, its own uuids) so a leaked row shows.
+ */
+export const TEAM = 900_000_000 + randomInt(90_000_000);
+export const OTHER_TEAM = TEAM + 1 + randomInt(1_000_000);
+
+export const MARKER = 'other-team-secret';
+
+/** Person ids of the project: alice (two distinct ids, a later version of her properties), bob, carol (deleted), and the stored person of a personless event. */
+export const PERSON = { alice: randomUUID(), bob: randomUUID(), carol: randomUUID(), anon: randomUUID() };
+const OTHER_PERSON = randomUUID();
+const otherEventIds = [randomUUID(), randomUUID(), randomUUID()] as const;
+
+/** Values only the other project's rows hold: none may appear in an answer for `TEAM`. */
+export const OTHER_TEAM_VALUES: readonly string[] = [MARKER, '2031-', '999999', OTHER_PERSON, ...otherEventIds];
+
+const CREATED = '2024-01-01 00:00:00';
+const OTHER_CREATED = '2031-05-05 00:00:00';
+
+interface EventRow {
+  uuid: string;
+  event: string;
+  properties: string;
+  timestamp: string;
+  timestamp_ms: number;
+  team_id: number;
+  distinct_id: string;
+  elements_chain: string;
+  created_at: string;
+  person_id: string;
+  person_properties: string;
+  person_created_at: string;
+  group_0: string;
+  group_1: string;
+  group_2: string;
+  group_3: string;
+  group_4: string;
+  inserted_at: string;
+}
+
+const event = (team: number, distinctId: string, name: string, timestamp: string, properties: object, personId: string, group0 = '', uuid = randomUUID()): EventRow => ({
+  uuid,
+  event: name,
+  properties: JSON.stringify(properties),
+  timestamp,
+  timestamp_ms: 0,
+  team_id: team,
+  distinct_id: distinctId,
+  elements_chain: '',
+  created_at: timestamp,
+  person_id: personId,
+  person_properties: '{}',
+  person_created_at: team === TEAM ? CREATED : OTHER_CREATED,
+  group_0: group0,
+  group_1: '',
+  group_2: '',
+  group_3: '',
+  group_4: '',
+  inserted_at: timestamp,
+});
+
+/**
+ * The project's eight events, in time order:
+ *
+ * | distinct_id | event     | timestamp           | $browser | amount | paid  | group_0 |
+ * |-------------|-----------|---------------------|----------|--------|-------|---------|
+ * | alice       | $pageview | 2024-01-01 10:00:00 | Chrome   | 5      | true  | acme    |
+ * | alice       | $pageview | 2024-01-01 11:00:00 | Chrome   | 15     | false | acme    |
+ * | bob         | $pageview | 2024-01-01 12:00:00 | Firefox  | "7"    |       | globex  |
+ * | alice-phone | $pageview | 2024-01-02 09:00:00 | Safari   | 20     |       | acme    |
+ * | alice       | signup    | 2024-01-02 10:00:00 |          | 100    | true  | acme    |
+ * | carol       | $pageview | 2024-01-02 15:00:00 | Chrome   |        |       |         |
+ * | bob-laptop  | purchase  | 2024-01-03 08:00:00 | Firefox  | 50     | true  | globex  |
+ * | anon        | $pageview | 2024-01-03 12:00:00 | Edge     |        |       |         |
+ *
+ * Identities: alice and alice-phone are alice's person; bob-laptop was bob's and a later version
+ * maps it to alice's; carol's person is deleted; anon has no mapping (its stored person stays).
+ */
+const events: EventRow[] = [
+  event(TEAM, 'alice', '$pageview', '2024-01-01 10:00:00', { $browser: 'Chrome', $current_url: 'https://example.com/home', amount: 5, paid: true, a: { b: 'deep' }, tags: ['x', 'y'], $session_id: 's1' }, PERSON.alice, 'acme'),
+  event(TEAM, 'alice', '$pageview', '2024-01-01 11:00:00', { $browser: 'Chrome', $current_url: 'https://example.com/pricing', amount: 15, paid: false, $session_id: 's1' }, PERSON.alice, 'acme'),
+  event(TEAM, 'bob', '$pageview', '2024-01-01 12:00:00', { $browser: 'Firefox', $current_url: 'https://shop.example.org/cart?item=42', amount: '7' }, PERSON.bob, 'globex'),
+  event(TEAM, 'alice-phone', '$pageview', '2024-01-02 09:00:00', { $browser: 'Safari', $current_url: 'https://example.com/home', amount: 20 }, PERSON.alice, 'acme'),
+  event(TEAM, 'alice', 'signup', '2024-01-02 10:00:00', { plan: 'pro', amount: 100, paid: true }, PERSON.alice, 'acme'),
+  event(TEAM, 'carol', '$pageview', '2024-01-02 15:00:00', { $browser: 'Chrome' }, PERSON.carol),
+  event(TEAM, 'bob-laptop', 'purchase', '2024-01-03 08:00:00', { $browser: 'Firefox', amount: 50, paid: true }, PERSON.bob, 'globex'),
+  event(TEAM, 'anon', '$pageview', '2024-01-03 12:00:00', { $browser: 'Edge' }, PERSON.anon),
+  // The other project: the same event names and a shared distinct id, with its markers.
+  event(OTHER_TEAM, MARKER, '$pageview', '2031-05-05 10:00:00', { $browser: `${MARKER}-browser`, amount: 999999, paid: true, a: { b: MARKER } }, OTHER_PERSON, 'acme', otherEventIds[0]),
+  event(OTHER_TEAM, 'alice', 'signup', '2031-05-05 11:00:00', { $browser: 'Chrome', plan: MARKER, amount: 999999, paid: true }, OTHER_PERSON, `${MARKER}-group`, otherEventIds[1]),
+  event(OTHER_TEAM, 'bob', `${MARKER}-event`, '2031-05-05 12:00:00', { $browser: `${MARKER}-browser`, $current_url: `https://${MARKER}.example.com/` }, OTHER_PERSON, '', otherEventIds[2]),
+];
+
+const person = (team: number, id: string, properties: object, version: number, isDeleted = 0, isIdentified = 1) => ({
+  id,
+  created_at: team === TEAM ? CREATED : OTHER_CREATED,
+  team_id: team,
+  properties: JSON.stringify(properties),
+  is_identified: isIdentified,
+  is_deleted: isDeleted,
+  version,
+});
+
+const persons = [
+  person(TEAM, PERSON.alice, { email: 'alice@old.example.com', plan: 'free' }, 1),
+  person(TEAM, PERSON.alice, { email: 'alice@example.com', plan: 'pro', age: 30 }, 2),
+  person(TEAM, PERSON.bob, { email: 'bob@example.com', plan: 'free', age: 25 }, 1, 0, 0),
+  person(TEAM, PERSON.carol, { email: 'carol@example.com' }, 1),
+  person(TEAM, PERSON.carol, { email: 'carol@example.com' }, 2, 1),
+  // The other project: its own person, and a row under alice's id at a higher version.
+  person(OTHER_TEAM, OTHER_PERSON, { email: `${MARKER}@example.com`, plan: MARKER }, 1),
+  person(OTHER_TEAM, PERSON.alice, { email: `${MARKER}@alice.example.com`, plan: MARKER }, 99),
+];
+
+const pdi = (team: number, distinctId: string, personId: string, version: number, isDeleted = 0) => ({ team_id: team, distinct_id: distinctId, person_id: personId, is_deleted: isDeleted, version });
+
+const distinctIds = [
+  pdi(TEAM, 'alice', PERSON.alice, 1),
+  pdi(TEAM, 'alice-phone', PERSON.alice, 1),
+  pdi(TEAM, 'bob', PERSON.bob, 1),
+  pdi(TEAM, 'bob-laptop', PERSON.bob, 1),
+  pdi(TEAM, 'bob-laptop', PERSON.alice, 2),
+  pdi(TEAM, 'carol', PERSON.carol, 1),
+  // The other project maps the project's distinct ids to its own person, at higher versions.
+  pdi(OTHER_TEAM, MARKER, OTHER_PERSON, 1),
+  pdi(OTHER_TEAM, 'alice', OTHER_PERSON, 99),
+  pdi(OTHER_TEAM, 'bob', OTHER_PERSON, 99),
+];
+
+const group = (team: number, index: number, key: string, properties: object, version: number) => ({
+  group_type_index: index,
+  group_key: key,
+  created_at: team === TEAM ? CREATED : OTHER_CREATED,
+  team_id: team,
+  group_properties: JSON.stringify(properties),
+  version,
+});
+
+const groups = [
+  group(TEAM, 0, 'acme', { name: 'Acme', industry: 'tech' }, 1),
+  group(TEAM, 0, 'acme', { name: 'Acme Inc', industry: 'tech' }, 2),
+  group(TEAM, 0, 'globex', { name: 'Globex', industry: 'energy' }, 1),
+  group(TEAM, 1, 'proj-1', { name: 'Project One' }, 1),
+  group(OTHER_TEAM, 0, 'acme', { name: `${MARKER}-acme`, industry: MARKER }, 99),
+  group(OTHER_TEAM, 0, `${MARKER}-group`, { name: MARKER }, 1),
+];
+
+/** Writes both projects' rows; the team ids are new per run, so nothing else reads them. */
+export async function insertTwoTeamFixture(): Promise<void> {
+  const clickhouse: ClickHouse = createClickHouse(testConfig());
+  try {
+    const columns = <Row extends object>(rows: Row[]) => Object.keys(rows[0]!) as (keyof Row & string)[];
+    await clickhouse.insert('events', columns(events), events);
+    await clickhouse.insert('person', columns(persons), persons);
+    await clickhouse.insert('person_distinct_id', columns(distinctIds), distinctIds);
+    await clickhouse.insert('groups', columns(groups), groups);
+  } finally {
+    await clickhouse.close();
+  }
+}
+
+export interface HogQLRunner {
+  /** Prints `text` for `TEAM` and runs it: the answer's rows, 64-bit integers as numbers. */
+  run(text: string, values?: PrintOptions['values']): Promise<{ sql: string; columns: string[]; rows: unknown[][] }>;
+  close(): Promise<void>;
+}
+
+export function createHogQLRunner(teamId = TEAM): HogQLRunner {
+  const config = testConfig();
+  const client: ClickHouseClient = createClient({
+    url: config.clickhouseUrl,
+    username: config.clickhouseUser,
+    password: config.clickhousePassword,
+    database: config.clickhouseDatabase,
+    log: { level: ClickHouseLogLevel.OFF },
+    clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+  });
+  return {
+    async run(text, values) {
+      const printed = printQuery(await parseSelect(text), { teamId, ...(values && { values }) });
+      const result = await client.query({ query: printed.clickhouse, format: 'JSONCompact' });
+      const { data } = await result.json<unknown[]>();
+      return { sql: printed.clickhouse, columns: printed.columns, rows: data };
+    },
+    close: () => client.close(),
+  };
+}
+
+const PROJECT_UUIDS = new Set([...events.filter((e) => e.team_id === TEAM).map((e) => e.uuid), ...Object.values(PERSON), '00000000-0000-0000-0000-000000000000']);
+// The zero DateTime is what an unmatched row of a LEFT JOIN holds (18.16 prints it as 0000-00-00).
+const PROJECT_DAYS = new Set(['2024-01-01', '2024-01-02', '2024-01-03', '0000-00-00', '1970-01-01']);
+
+/**
+ * Values in an answer that no row of the project holds: the other project's markers, and any
+ * uuid or day not the project's (the shared database holds other tests' projects too, whose
+ * rows a leak would return first). An answer for `TEAM` must hold none.
+ */
+export function foreignValuesIn(rows: unknown): string[] {
+  const text = JSON.stringify(rows);
+  const uuids = text.match(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g) ?? [];
+  const days = text.match(/\d{4}-\d{2}-\d{2}/g) ?? [];
+  return [...OTHER_TEAM_VALUES.filter((value) => text.includes(value)), ...uuids.filter((u) => !PROJECT_UUIDS.has(u)), ...days.filter((d) => !PROJECT_DAYS.has(d))];
+}
+
+/** Reads of a stored table, in printed SQL, without the project's guard on their alias: there must be none. */
+export function unguardedReads(sql: string, teamId = TEAM): string[] {
+  // String literals and names with spaces are not SQL: blanked, so only real reads are found.
+  const code = sql.replace(/'(?:[^'\\]|\\.)*'/g, "''").replace(/`(?:[^`\\]|\\.)*\s(?:[^`\\]|\\.)*`/g, '``');
+  const reads = [...code.matchAll(/\b(?:FROM|JOIN)\s+(?:\w+\.)?(events|person|person_distinct_id|groups)\b(?:\s+AS\s+(`(?:[^`\\]|\\.)*`|\w+))?/g)];
+  const guarded = (alias: string | undefined) => alias !== undefined && code.includes(`${alias.startsWith('`') ? alias : `\`${alias}\``}.team_id = ${teamId}`);
+  return reads.filter(([, , alias]) => !guarded(alias)).map(([read]) => read);
+}
