@@ -117,8 +117,8 @@ export interface CompactQueryOptions {
 export interface ClickHouse {
   query<Row>(statement: Sql): Promise<Row[]>;
   queryCompact(statement: Sql, options?: CompactQueryOptions): Promise<CompactResult>;
-  /** Stops a running statement started with `queryId`, whoever's connection runs it. */
-  kill(queryId: string): Promise<void>;
+  /** Stops the running statements whose `queryId` starts with `prefix`, whoever's connections run them. */
+  kill(prefix: string): Promise<void>;
   command(statement: Sql): Promise<void>;
   insert<Row extends object>(table: string, columns: readonly (keyof Row & string)[], rows: readonly Row[]): Promise<void>;
   /** Rows already encoded (see TabSeparatedRows); the high-volume path. */
@@ -176,9 +176,9 @@ export function createClickHouse(config: ClickHouseConfig, options: { requestTim
         throw wrapError(error);
       }
     },
-    async kill(queryId: string): Promise<void> {
+    async kill(prefix: string): Promise<void> {
       try {
-        await client.command({ query: sql`KILL QUERY WHERE query_id = ${queryId} ASYNC`.text });
+        await client.command({ query: sql`KILL QUERY WHERE startsWith(query_id, ${prefix}) ASYNC`.text });
       } catch (error) {
         throw wrapError(error);
       }

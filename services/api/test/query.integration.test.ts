@@ -232,7 +232,7 @@ describe('query limits', () => {
     const clientQueryId = randomUUID();
     // Matched by id alone: 18.16 crashed reading the text of a query it was killing out of system.processes.
     const running = async () =>
-      Number((await api.clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM system.processes WHERE query_id = ${`tributary-${heavy.project.id}-${clientQueryId}`}`))[0]!.n);
+      Number((await api.clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM system.processes WHERE startsWith(query_id, ${`${heavy.project.id}_${clientQueryId}_`})`))[0]!.n);
     try {
       const abort = new AbortController();
       const answer = fetch(`${patient.url}/api/environments/${heavy.project.id}/query/`, {
@@ -252,9 +252,30 @@ describe('query limits', () => {
     expect((await limitedQuery('SELECT 1')).status).toBe(200);
   });
 
+  it("cancels a project's query by its client_query_id, and only that project's", async () => {
+    const patient = await startApi({ queryMaxExecutionTimeS: 60 });
+    const clientQueryId = randomUUID();
+    const running = async () =>
+      Number((await api.clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM system.processes WHERE startsWith(query_id, ${`${heavy.project.id}_${clientQueryId}_`})`))[0]!.n);
+    const cancel = (who: TestTenant) => patient.request('DELETE', `/api/environments/${who.project.id}/query/${clientQueryId}/`, who.personalApiKey);
+    try {
+      const answer = patient.request('POST', `/api/environments/${heavy.project.id}/query/`, heavy.personalApiKey, { query: { kind: 'HogQLQuery', query: slow(19) }, client_query_id: clientQueryId });
+      await waitFor(async () => (await running()) > 0, { what: 'the slow query to start', timeoutMs: 10_000 });
+      // Another project naming the same id stops nothing of this one's.
+      expect((await cancel(other)).status).toBe(204);
+      expect(await running()).toBe(1);
+      expect((await cancel(heavy)).status).toBe(204);
+      await waitFor(async () => (await running()) === 0, { what: 'the query to be cancelled', timeoutMs: 2_000 });
+      expect(await answer).toMatchObject({ status: 400, body: { code: 'query_cancelled' } });
+      expect((await patient.request('DELETE', `/api/environments/${heavy.project.id}/query/a%20b/`, heavy.personalApiKey)).status).toBe(400);
+    } finally {
+      await patient.close();
+    }
+  });
+
   it('answers 429 to a project past its concurrent queries, while another project runs', async () => {
     const first = limitedQuery(slow(17));
-    await waitFor(async () => Number((await limited.clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM system.processes WHERE startsWith(query_id, ${`tributary-${heavy.project.id}-`})`))[0]!.n) > 0, { what: 'the slow query to start', timeoutMs: 10_000 });
+    await waitFor(async () => Number((await limited.clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM system.processes WHERE startsWith(query_id, ${`${heavy.project.id}_`})`))[0]!.n) > 0, { what: 'the slow query to start', timeoutMs: 10_000 });
     const second = await limitedQuery('SELECT 1');
     expect(second.status).toBe(429);
     expect(await second.json()).toMatchObject({ code: 'concurrency_limit' });

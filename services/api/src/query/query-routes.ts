@@ -3,8 +3,10 @@ import { MAX_QUERY_LENGTH } from '@tributary/hogql';
 import { badRequest, documented, validate } from '@tributary/http';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import type { QueryRequest, QueryService } from './query-service.js';
+import { TRENDS_MATHS } from './trends-query.js';
 
-const KINDS = ['HogQLQuery', 'EventsQuery'] as const;
+const KINDS = ['HogQLQuery', 'EventsQuery', 'TrendsQuery'] as const;
+const CLIENT_QUERY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 const hogqlQuerySchema = {
   type: 'object',
@@ -44,6 +46,56 @@ const eventsQuerySchema = {
   },
 };
 
+const propertyFilters = {
+  type: 'array',
+  items: { type: 'object', required: ['key'], properties: { key: { type: 'string', minLength: 1 }, operator: { type: 'string' }, type: { type: 'string' } } },
+};
+const trendsQuerySchema = {
+  type: 'object',
+  required: ['kind', 'series'],
+  properties: {
+    kind: { const: 'TrendsQuery' },
+    series: {
+      type: 'array',
+      minItems: 1,
+      // Formulas name series by letter, A to Z.
+      maxItems: 26,
+      items: {
+        type: 'object',
+        required: ['kind'],
+        properties: {
+          kind: { const: 'EventsNode', description: 'must be EventsNode (actions and data warehouse series are not supported yet)' },
+          event: { type: ['string', 'null'] },
+          name: { type: ['string', 'null'] },
+          custom_name: { type: ['string', 'null'] },
+          math: { type: ['string', 'null'], enum: [...TRENDS_MATHS, null] },
+          math_property: { type: ['string', 'null'], minLength: 1 },
+          math_group_type_index: { type: ['integer', 'null'], minimum: 0, maximum: 4 },
+          properties: propertyFilters,
+        },
+      },
+    },
+    interval: { type: 'string', enum: ['hour', 'day', 'week', 'month'] },
+    dateRange: { type: 'object', properties: { date_from: { type: ['string', 'null'], maxLength: 64 }, date_to: { type: ['string', 'null'], maxLength: 64 } } },
+    properties: propertyFilters,
+    breakdownFilter: {
+      type: 'object',
+      properties: {
+        breakdown: { type: ['string', 'null'], maxLength: 400 },
+        breakdown_type: { type: ['string', 'null'], enum: ['event', 'person', 'group', null] },
+        breakdown_group_type_index: { type: ['integer', 'null'], minimum: 0, maximum: 4 },
+        breakdown_limit: { type: 'integer', minimum: 1, maximum: 1000 },
+      },
+    },
+    compareFilter: { type: 'object', properties: { compare: { type: ['boolean', 'null'] } } },
+    trendsFilter: { type: 'object', properties: { formula: { type: ['string', 'null'], maxLength: 1000 }, display: { type: ['string', 'null'] } } },
+    modifiers: { type: 'object' },
+    tags: { type: 'object' },
+  },
+};
+
+const SCHEMAS: Record<(typeof KINDS)[number], object> = { HogQLQuery: hogqlQuerySchema, EventsQuery: eventsQuerySchema, TrendsQuery: trendsQuerySchema };
+
 const bodySchema = {
   type: 'object',
   required: ['query'],
@@ -59,7 +111,9 @@ const bodySchema = {
 const responseSchema = {
   type: 'object',
   properties: {
-    results: { type: 'array', items: { type: 'array' } },
+    results: { type: 'array', description: 'Rows (arrays) for HogQLQuery and EventsQuery; one object per series, breakdown value and period for TrendsQuery' },
+    is_cached: { type: 'boolean' },
+    last_refresh: { type: 'string' },
     columns: { type: 'array', items: { type: 'string' } },
     types: { type: 'array' },
     hogql: { type: 'string' },
@@ -71,14 +125,14 @@ const responseSchema = {
   },
 };
 
-/** `/api/environments/:project_id/query/`: PostHog's query endpoint, HogQL and EventsQuery. */
+/** `/api/environments/:project_id/query/`: PostHog's query endpoint, HogQL, EventsQuery and TrendsQuery. */
 export function queryRoutes(service: QueryService): Router {
   const router = Router({ mergeParams: true });
   router.post(
     '/',
     requireScopes('query:read'),
     documented({
-      summary: 'Run a query: HogQLQuery (SQL over events, persons, person_distinct_ids, groups) or EventsQuery',
+      summary: 'Run a query: HogQLQuery (SQL over events, persons, person_distinct_ids, groups), EventsQuery or TrendsQuery',
       description: 'Every table a query reads is limited to this project. Queries without LIMIT return 100 rows and say whether there are more; none returns more than 50,000.',
       body: bodySchema,
       responses: { '200': { description: 'The rows, with their columns and types, and the query as it ran', schema: responseSchema } },
@@ -89,7 +143,7 @@ export function queryRoutes(service: QueryService): Router {
       if (!(KINDS as readonly string[]).includes(kind)) {
         throw badRequest(`Query kind ${JSON.stringify(kind)} is not supported; use one of ${KINDS.join(', ')}.`, 'query.kind', 'unsupported_query_kind');
       }
-      const request = validate<QueryRequest>(kind === 'HogQLQuery' ? hogqlQuerySchema : eventsQuerySchema, body.query, 'query');
+      const request = validate<QueryRequest>(SCHEMAS[kind as (typeof KINDS)[number]], body.query, 'query');
       // A client that goes away (a closed tab, a cancelled request) stops its query in ClickHouse.
       const clientGone = new AbortController();
       res.on('close', () => {
@@ -97,6 +151,17 @@ export function queryRoutes(service: QueryService): Router {
       });
       const answer = await service.run(projectOf(req).id, request, clientGone.signal, body.client_query_id);
       res.json(answer);
+    },
+  );
+  router.delete(
+    '/:client_query_id',
+    requireScopes('query:read'),
+    documented({ summary: 'Cancel the running queries this project sent with this client_query_id', responses: { '204': { description: 'Cancelled, or nothing of that id was running' } } }),
+    async (req, res) => {
+      const id = String(req.params.client_query_id);
+      if (!CLIENT_QUERY_ID.test(id)) throw badRequest(`client_query_id must be letters, digits, _ and -, at most 64: ${JSON.stringify(id)}.`, 'client_query_id');
+      await service.cancel(projectOf(req).id, id);
+      res.status(204).end();
     },
   );
   return router;

@@ -5,6 +5,7 @@ import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
 import { buildEventsQuery, isoDateTime, shapeValue, type ColumnShape, type EventsQueryRequest } from './events-query.js';
 import { queryClickHouseSettings, type QueryLimits } from './query-settings.js';
+import { runTrendsQuery, type TrendsQueryRequest, type TrendsQueryResponse } from './trends-query-runner.js';
 
 export interface HogQLQueryRequest {
   kind: 'HogQLQuery';
@@ -12,7 +13,7 @@ export interface HogQLQueryRequest {
   values?: Record<string, unknown>;
 }
 
-export type QueryRequest = HogQLQueryRequest | EventsQueryRequest;
+export type QueryRequest = HogQLQueryRequest | EventsQueryRequest | TrendsQueryRequest;
 
 export interface QueryTiming {
   k: string;
@@ -50,6 +51,7 @@ function clientError(error: unknown, limits: QueryLimits): HttpError | null {
   if (error.code === 159) {
     return badRequest(`The query ran longer than ${limits.queryMaxExecutionTimeS} s and was stopped; narrow its date range or what it reads.`, 'query', 'query_timeout');
   }
+  if (error.code === 394) return badRequest('The query was cancelled (DELETE .../query/:client_query_id/) before it finished.', 'query', 'query_cancelled');
   if (error.code === 241) {
     return badRequest(`The query needs more than the ${limits.queryMaxMemoryBytes} bytes of memory a query may use; aggregate more or read fewer rows.`, 'query', 'query_memory_limit');
   }
@@ -71,14 +73,15 @@ export class QueryService {
   }
 
   /** `clientQueryId` (PostHog's `client_query_id`) names the statement in ClickHouse, under the project's prefix. */
-  async run(teamId: number, request: QueryRequest, signal: AbortSignal, clientQueryId?: string): Promise<QueryResponse> {
+  async run(teamId: number, request: QueryRequest, signal: AbortSignal, clientQueryId?: string): Promise<QueryResponse | TrendsQueryResponse> {
     const inFlight = this.running.get(teamId) ?? 0;
     if (inFlight >= this.deps.limits.queryConcurrencyPerProject) {
       throw new HttpError(429, 'throttled', 'concurrency_limit', `This project already runs ${inFlight} queries, the most it may run at once; try again when one finished.`, null, { 'Retry-After': '1' });
     }
     this.running.set(teamId, inFlight + 1);
     try {
-      return await this.execute(teamId, request, signal, `tributary-${teamId}-${clientQueryId ?? randomUUID()}`);
+      // As PostHog names them: the project, the client's id, and a part of its own, since a client may reuse its id.
+      return await this.execute(teamId, request, signal, `${teamId}_${clientQueryId ?? randomUUID()}_${randomUUID().slice(0, 8)}`);
     } catch (error) {
       throw clientError(error, this.deps.limits) ?? error;
     } finally {
@@ -88,7 +91,16 @@ export class QueryService {
     }
   }
 
-  private async execute(teamId: number, request: QueryRequest, signal: AbortSignal, queryId: string): Promise<QueryResponse> {
+  /** Stops the project's running queries the client named `clientQueryId` (PostHog's `DELETE .../query/:id/`). */
+  async cancel(teamId: number, clientQueryId: string): Promise<void> {
+    await this.deps.clickhouse.kill(`${teamId}_${clientQueryId}_`);
+  }
+
+  private async execute(teamId: number, request: QueryRequest, signal: AbortSignal, queryId: string): Promise<QueryResponse | TrendsQueryResponse> {
+    if (request.kind === 'TrendsQuery') {
+      // Each of its queries is printed for the project like any other, and runs one after another under the one query id.
+      return runTrendsQuery(request, { teamId, now: this.clock(), run: (statement) => this.runInClickHouse(statement, signal, queryId) });
+    }
     const started = performance.now();
     const timings: QueryTiming[] = [];
     let ast: SelectLike;

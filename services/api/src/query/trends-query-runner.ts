@@ -1,0 +1,117 @@
+import type { CompactResult } from '@tributary/clickhouse';
+import { printHogQL, printQuery, type SelectQuery } from '@tributary/hogql';
+import { parseFormula } from './trends-formula.js';
+import {
+  BREAKDOWN_OTHER,
+  DEFAULT_BREAKDOWN_LIMIT,
+  applyFormula,
+  bucketTime,
+  buildBreakdownValuesQuery,
+  buildSeriesQuery,
+  filterOf,
+  hasBreakdown,
+  isTotalValue,
+  previousPeriod,
+  resolveDateRange,
+  shapeSeries,
+  sortBreakdownResults,
+  topBreakdownValues,
+  type Period,
+  type SeriesRun,
+  type TrendsQueryRequest,
+  type TrendsResult,
+} from './trends-query.js';
+
+export type { TrendsQueryRequest } from './trends-query.js';
+
+export interface TrendsQueryResponse {
+  results: TrendsResult[];
+  hasMore: boolean;
+  /** The HogQL of the first series' query, as PostHog answers it. */
+  hogql: string;
+  timings: { k: string; t: number }[];
+  is_cached: false;
+  last_refresh: string;
+  resolved_date_range: { date_from: string; date_to: string };
+}
+
+export interface TrendsRunDeps {
+  teamId: number;
+  now: Date;
+  /** Runs one printed statement in ClickHouse with the query endpoint's settings. */
+  run: (statement: string) => Promise<CompactResult>;
+}
+
+const seconds = (from: number) => Number(((performance.now() - from) / 1000).toFixed(6));
+
+/** Runs a TrendsQuery: its queries are HogQL trees, printed for the project by the HogQL printer, one per series and period. */
+export async function runTrendsQuery(request: TrendsQueryRequest, deps: TrendsRunDeps): Promise<TrendsQueryResponse> {
+  const started = performance.now();
+  const timings: { k: string; t: number }[] = [];
+  const interval = request.interval ?? 'day';
+  const formulaText = request.trendsFilter?.formula?.trim() || null;
+  const formula = formulaText ? await parseFormula(formulaText, request.series.length) : null;
+  const query = async (ast: SelectQuery) => (await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse)).data;
+
+  let earliest: Date | null = null;
+  if (request.dateRange?.date_from === 'all') {
+    const events = request.series.map((s) => s.event);
+    const ast: SelectQuery = {
+      node: 'SelectQuery',
+      select: [{ node: 'Call', name: 'min', args: [{ node: 'Field', chain: ['timestamp'] }] }],
+      select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
+      ...(!events.includes(null) && { where: { node: 'CompareOperation', op: 'in', left: { node: 'Field', chain: ['event'] }, right: { node: 'Tuple', exprs: events.map((e) => ({ node: 'Constant' as const, value: e })) } } }),
+    };
+    const [row] = await query(ast);
+    const time = row ? bucketTime(row[0]) : Number.NaN;
+    // min() over no rows is the epoch.
+    earliest = Number.isFinite(time) && time > 0 ? new Date(time) : null;
+  }
+  const current = resolveDateRange(request.dateRange, interval, deps.now, earliest);
+  const periods: [Period, boolean][] = [[current, false]];
+  if (request.compareFilter?.compare) periods.push([previousPeriod(current, interval), true]);
+
+  const breakdownLimit = request.breakdownFilter?.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT;
+  const runs: SeriesRun[] = [];
+  let hogql: string | null = null;
+  let hasMore = false;
+  // As PostHog orders them: every series of the current period, then every series of the previous one.
+  for (const [period, previous] of periods) {
+    for (const [order, series] of request.series.entries()) {
+      const input = { request, series, period, interval, now: deps.now };
+      if (!hasBreakdown(request)) {
+        const ast = buildSeriesQuery(input);
+        hogql ??= printHogQL(ast);
+        runs.push({ series, order, period, previous, rows: await query(ast) });
+        continue;
+      }
+      const top = topBreakdownValues(await query(buildBreakdownValuesQuery(input)), breakdownLimit);
+      const ast = buildSeriesQuery(input, top);
+      hogql ??= printHogQL(ast);
+      if (top.values.length === 0) {
+        runs.push({ series, order, period, previous, rows: [], breakdownValues: [] });
+        continue;
+      }
+      hasMore ||= top.other;
+      runs.push({ series, order, period, previous, rows: await query(ast), breakdownValues: [...top.values, ...(top.other ? [BREAKDOWN_OTHER] : [])] });
+    }
+  }
+  timings.push({ k: './queries', t: seconds(started) });
+
+  let results = runs.flatMap((run) => {
+    const shaped = shapeSeries(run, request, interval, filterOf(request, run.period, interval));
+    return hasBreakdown(request) ? sortBreakdownResults(shaped) : shaped;
+  });
+  if (formula) results = applyFormula(results, formula, formulaText!, request.series.length, isTotalValue(request));
+  timings.push({ k: '.', t: seconds(started) });
+
+  return {
+    results,
+    hasMore,
+    hogql: hogql ?? '',
+    timings,
+    is_cached: false,
+    last_refresh: deps.now.toISOString(),
+    resolved_date_range: { date_from: current.from.toISOString(), date_to: new Date(current.to.getTime() - 1000).toISOString() },
+  };
+}

@@ -1,0 +1,189 @@
+import { loadHogQLParser, printHogQL, printQuery } from '@tributary/hogql';
+import { evaluateFormula, parseFormula } from './trends-formula.js';
+import {
+  BREAKDOWN_NULL,
+  BREAKDOWN_OTHER,
+  applyFormula,
+  buildBreakdownValuesQuery,
+  buildSeriesQuery,
+  bucketsOf,
+  formatDay,
+  formatLabel,
+  previousPeriod,
+  resolveDateRange,
+  shapeSeries,
+  sortBreakdownResults,
+  topBreakdownValues,
+  zeroFill,
+  type TrendsQueryRequest,
+} from './trends-query.js';
+
+beforeAll(() => loadHogQLParser());
+
+const now = new Date('2024-03-15T10:30:00Z');
+const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
+const request = (extra: Partial<TrendsQueryRequest> = {}): TrendsQueryRequest => ({ kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }], ...extra });
+
+describe('date ranges and buckets (UTC)', () => {
+  it('-7d by day is the seven days before today and today: eight buckets, the last one ending tonight', () => {
+    const period = resolveDateRange(undefined, 'day', now);
+    expect(period.from.toISOString()).toBe('2024-03-08T00:00:00.000Z');
+    expect(period.to.toISOString()).toBe('2024-03-16T00:00:00.000Z');
+    expect(period.buckets).toHaveLength(8);
+    expect(period.buckets.map((b) => formatDay(b, 'day'))).toEqual(['2024-03-08', '2024-03-09', '2024-03-10', '2024-03-11', '2024-03-12', '2024-03-13', '2024-03-14', '2024-03-15']);
+  });
+
+  it('an absolute date_to includes its whole day', () => {
+    const period = resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-03' }, 'day', now);
+    expect(period.from.toISOString()).toBe('2024-01-01T00:00:00.000Z');
+    expect(period.to.toISOString()).toBe('2024-01-04T00:00:00.000Z');
+    expect(period.buckets.map((b) => formatLabel(b, 'day'))).toEqual(['1-Jan-2024', '2-Jan-2024', '3-Jan-2024']);
+  });
+
+  it('mStart and yStart start the month and the year; all starts at the earliest event', () => {
+    expect(resolveDateRange({ date_from: 'mStart' }, 'day', now).from.toISOString()).toBe('2024-03-01T00:00:00.000Z');
+    expect(resolveDateRange({ date_from: 'yStart' }, 'month', now).buckets.map((b) => formatDay(b, 'month'))).toEqual(['2024-01-01', '2024-02-01', '2024-03-01']);
+    expect(resolveDateRange({ date_from: 'all' }, 'day', now, new Date('2024-03-13T17:00:00Z')).buckets).toHaveLength(3);
+  });
+
+  it('buckets weeks from Monday and hours by the hour, labelled as PostHog labels them', () => {
+    const weeks = bucketsOf(new Date('2024-01-03T00:00:00Z'), new Date('2024-01-16T00:00:00Z'), 'week');
+    expect(iso(weeks)).toEqual(['2024-01-01T00:00:00.000Z', '2024-01-08T00:00:00.000Z', '2024-01-15T00:00:00.000Z']);
+    const hours = resolveDateRange({ date_from: '-2h' }, 'hour', now);
+    expect(hours.buckets.map((b) => formatDay(b, 'hour'))).toEqual(['2024-03-15 08:00:00', '2024-03-15 09:00:00', '2024-03-15 10:00:00']);
+    expect(formatLabel(hours.buckets[0]!, 'hour')).toBe('15-Mar-2024 08:00');
+  });
+
+  it('the previous period has as many buckets and ends where the current one starts', () => {
+    const current = resolveDateRange({ date_from: '2024-01-08', date_to: '2024-01-14' }, 'day', now);
+    const previous = previousPeriod(current, 'day');
+    expect(previous.buckets.map((b) => formatDay(b, 'day'))).toEqual(['2024-01-01', '2024-01-02', '2024-01-03', '2024-01-04', '2024-01-05', '2024-01-06', '2024-01-07']);
+    expect(previous.to).toEqual(current.from);
+  });
+
+  it('refuses a date it cannot read, naming the field', () => {
+    expect(() => resolveDateRange({ date_from: 'last tuesday' }, 'day', now)).toThrow(/dateRange.date_from/);
+    expect(() => resolveDateRange({ date_from: '2024-02-01', date_to: '2024-01-01' }, 'day', now)).toThrow(/before/);
+  });
+});
+
+describe('zero fill', () => {
+  it('gives every bucket a value, 0 where ClickHouse returned no row, whatever form the bucket came in', () => {
+    const { buckets } = resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-04' }, 'day', now);
+    expect(zeroFill([{ bucket: '2024-01-02 00:00:00', value: 3 }, { bucket: '2024-01-04', value: 1 }, { bucket: '2023-12-31', value: 9 }], buckets)).toEqual([0, 3, 0, 1]);
+    expect(zeroFill([{ bucket: '2024-01-01T00:00:00Z', value: null }], buckets)).toEqual([0, 0, 0, 0]);
+  });
+});
+
+describe('formulas', () => {
+  it('evaluates numbers, series letters, + - * / and brackets', async () => {
+    const values = { A: 10, B: 4, C: 2 };
+    expect(evaluateFormula(await parseFormula('A/B*100', 3), values)).toBe(250);
+    expect(evaluateFormula(await parseFormula('(A + B) * C - 1', 3), values)).toBe(27);
+    expect(evaluateFormula(await parseFormula('a - -b', 3), values)).toBe(14);
+  });
+
+  it('answers 0 for a division by zero', async () => {
+    expect(evaluateFormula(await parseFormula('A / B', 2), { A: 1, B: 0 })).toBe(0);
+  });
+
+  it('refuses anything else: functions, fields, letters without a series', async () => {
+    await expect(parseFormula('sleep(1)', 1)).rejects.toThrow(/only numbers/);
+    await expect(parseFormula('properties.x', 1)).rejects.toThrow(/not a series letter/);
+    await expect(parseFormula('A + C', 2)).rejects.toThrow(/series C does not exist/);
+    await expect(parseFormula("'a'", 1)).rejects.toThrow(/only numbers/);
+  });
+
+  it('replaces the series by one result per bucket, labelled as PostHog labels it', () => {
+    const base = { days: ['2024-01-01', '2024-01-02'], filter: {}, label: 'x' };
+    const action = (order: number) => ({ order }) as never;
+    const results = applyFormula(
+      [
+        { ...base, action: action(0), data: [10, 0], count: 10 },
+        { ...base, action: action(1), data: [5, 0], count: 5 },
+      ],
+      { node: 'ArithmeticOperation', op: '/', left: { node: 'Field', chain: ['A'] }, right: { node: 'Field', chain: ['B'] } },
+      'A/B',
+      2,
+      false,
+    );
+    expect(results).toEqual([expect.objectContaining({ label: 'Formula (A/B)', action: null, data: [2, 0], count: 2 })]);
+  });
+});
+
+describe('series queries', () => {
+  const input = (extra: Partial<TrendsQueryRequest> = {}, series = request(extra).series[0]!) => ({ request: request(extra), series, period: resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-07' }, 'day', now), interval: 'day' as const, now });
+
+  it('counts per bucket in HogQL the printer guards to the project', () => {
+    const ast = buildSeriesQuery(input());
+    expect(printHogQL(ast)).toBe(
+      "SELECT toStartOfDay(timestamp) AS bucket, count() AS total FROM events WHERE (event = '$pageview') AND (timestamp >= toDateTime('2024-01-01T00:00:00.000Z')) AND (timestamp < toDateTime('2024-01-08T00:00:00.000Z')) GROUP BY bucket ORDER BY bucket ASC LIMIT 7",
+    );
+    expect(printQuery(ast, { teamId: 42 }).clickhouse).toContain('`events`.team_id = 42');
+  });
+
+  it.each([
+    ['dau', {}, 'uniq(person_id)'],
+    ['sum', { math_property: 'amount' }, "sum(toFloat(properties.amount))"],
+    ['p90', { math_property: 'amount' }, 'quantile(0.9)(toFloat(properties.amount))'],
+    ['unique_group', { math_group_type_index: 1 }, 'uniq($group_1)'],
+    ['weekly_active', {}, 'arrayJoin(arrayMap(i -> addDays(toDate(timestamp), i), range(7))) AS bucket'],
+  ] as const)('math %s', (math, extra, expected) => {
+    const ast = buildSeriesQuery(input({}, { kind: 'EventsNode', event: 'e', math, ...extra }));
+    expect(printHogQL(ast)).toContain(expected);
+    printQuery(ast, { teamId: 1 });
+  });
+
+  it('refuses a property math without a property', () => {
+    expect(() => buildSeriesQuery(input({}, { kind: 'EventsNode', event: 'e', math: 'avg' }))).toThrow(/math_property/);
+  });
+
+  it('a total-value display has no buckets', () => {
+    expect(printHogQL(buildSeriesQuery(input({ trendsFilter: { display: 'BoldNumber' } })))).toMatch(/^SELECT count\(\) AS total FROM events WHERE .* LIMIT 1$/);
+  });
+});
+
+describe('breakdowns', () => {
+  const breakdownFilter = { breakdown: '$browser', breakdown_limit: 1 };
+  const period = resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-02' }, 'day', now);
+  const req = request({ breakdownFilter });
+  const input = { request: req, series: req.series[0]!, period, interval: 'day' as const, now };
+
+  it('asks for one more value than the limit, and groups the values past it as "other"', () => {
+    expect(printHogQL(buildBreakdownValuesQuery(input))).toContain(`LIMIT 2`);
+    const top = topBreakdownValues([['Chrome', 5], ['Firefox', 2]], 1);
+    expect(top).toEqual({ values: ['Chrome'], other: true });
+    const hogql = printHogQL(buildSeriesQuery(input, top));
+    expect(hogql).toContain(`if(ifNull(properties.$browser, '${BREAKDOWN_NULL}') IN ('Chrome',), ifNull(properties.$browser, '${BREAKDOWN_NULL}'), '${BREAKDOWN_OTHER}') AS breakdown_value`);
+    printQuery(buildSeriesQuery(input, top), { teamId: 1 });
+  });
+
+  it('shapes one result per value, zero-filled, "other" last', () => {
+    const results = shapeSeries(
+      {
+        series: req.series[0]!,
+        order: 0,
+        period,
+        previous: false,
+        rows: [['2024-01-01 00:00:00', BREAKDOWN_OTHER, 4], ['2024-01-02 00:00:00', 'Chrome', 1]],
+        breakdownValues: ['Chrome', BREAKDOWN_OTHER],
+      },
+      req,
+      'day',
+      {},
+    );
+    expect(sortBreakdownResults(results).map((r) => [r.breakdown_value, r.label, r.data])).toEqual([
+      ['Chrome', 'Chrome', [0, 1]],
+      [BREAKDOWN_OTHER, BREAKDOWN_OTHER, [4, 0]],
+    ]);
+  });
+
+  it('breaks down by a person property through the person join, and refuses groups for now', () => {
+    const person = request({ breakdownFilter: { breakdown: 'plan', breakdown_type: 'person' } });
+    const sql = printQuery(buildBreakdownValuesQuery({ ...input, request: person }), { teamId: 7 }).clickhouse;
+    expect(sql).toContain('__person_properties');
+    expect(sql).toContain('`p`.team_id = 7');
+    const group = request({ breakdownFilter: { breakdown: 'name', breakdown_type: 'group', breakdown_group_type_index: 0 } });
+    expect(() => buildBreakdownValuesQuery({ ...input, request: group })).toThrow(/not supported yet/);
+  });
+});

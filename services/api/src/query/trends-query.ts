@@ -1,0 +1,507 @@
+import { sql } from '@tributary/clickhouse';
+import { MAX_LIMIT, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import type { StoredPropertyFilter } from '@tributary/property-filters';
+import { clickhousePropertyCondition } from '@tributary/property-filters/clickhouse';
+import { evaluateFormula, seriesLetter, type Formula } from './trends-formula.js';
+
+/**
+ * PostHog's `TrendsQuery`: one HogQL query per series (and per compared period), printed by the
+ * HogQL printer like any other query, so the tenant guard and limits are the printer's alone.
+ * Buckets are UTC: projects have no timezone setting yet, so days start at 00:00 UTC.
+ */
+export type TrendsInterval = 'hour' | 'day' | 'week' | 'month';
+
+export const TRENDS_MATHS = ['total', 'dau', 'weekly_active', 'monthly_active', 'unique_session', 'sum', 'avg', 'min', 'max', 'median', 'p90', 'p95', 'p99', 'unique_group'] as const;
+export type TrendsMath = (typeof TRENDS_MATHS)[number];
+const PROPERTY_MATHS = new Set<TrendsMath>(['sum', 'avg', 'min', 'max', 'median', 'p90', 'p95', 'p99']);
+
+export interface TrendsEventsNode {
+  kind: 'EventsNode';
+  event: string | null;
+  name?: string;
+  custom_name?: string;
+  math?: TrendsMath;
+  math_property?: string;
+  math_group_type_index?: number;
+  properties?: StoredPropertyFilter[];
+}
+
+export interface TrendsQueryRequest {
+  kind: 'TrendsQuery';
+  series: TrendsEventsNode[];
+  interval?: TrendsInterval;
+  dateRange?: { date_from?: string | null; date_to?: string | null };
+  properties?: StoredPropertyFilter[];
+  breakdownFilter?: { breakdown?: string | null; breakdown_type?: 'event' | 'person' | 'group' | null; breakdown_group_type_index?: number | null; breakdown_limit?: number };
+  compareFilter?: { compare?: boolean };
+  trendsFilter?: { formula?: string; display?: string };
+}
+
+export const BREAKDOWN_OTHER = '$$_posthog_breakdown_other_$$';
+export const BREAKDOWN_NULL = '$$_posthog_breakdown_null_$$';
+export const DEFAULT_BREAKDOWN_LIMIT = 25;
+
+/** PostHog's displays that show one number per series over the whole range rather than a line of buckets. */
+export const TOTAL_VALUE_DISPLAYS = new Set(['BoldNumber', 'ActionsPie', 'ActionsTable', 'ActionsBarValue', 'WorldMap']);
+export const isTotalValue = (request: TrendsQueryRequest): boolean => TOTAL_VALUE_DISPLAYS.has(request.trendsFilter?.display ?? '');
+
+// ---- Dates and buckets.
+
+/** A period of the chart: events in [from, to), shown in `buckets` (each one's start). */
+export interface Period {
+  from: Date;
+  to: Date;
+  buckets: Date[];
+}
+
+const DAY_MS = 86_400_000;
+
+export function bucketStart(date: Date, interval: TrendsInterval): Date {
+  const d = new Date(date.getTime());
+  if (interval === 'hour') {
+    d.setUTCMinutes(0, 0, 0);
+    return d;
+  }
+  d.setUTCHours(0, 0, 0, 0);
+  if (interval === 'week') d.setUTCDate(d.getUTCDate() - ((d.getUTCDay() + 6) % 7));
+  if (interval === 'month') d.setUTCDate(1);
+  return d;
+}
+
+export function addIntervals(date: Date, interval: TrendsInterval, n: number): Date {
+  const d = new Date(date.getTime());
+  if (interval === 'hour') d.setUTCHours(d.getUTCHours() + n);
+  else if (interval === 'day') d.setUTCDate(d.getUTCDate() + n);
+  else if (interval === 'week') d.setUTCDate(d.getUTCDate() + 7 * n);
+  else d.setUTCMonth(d.getUTCMonth() + n);
+  return d;
+}
+
+const RELATIVE = /^-(\d{1,5})([hdwmy])$/;
+
+/** `-7d`, `mStart`, `yStart`, `dStart` or an ISO date (time): the moment it names; `dateOnly` when it names a whole day. */
+function parseDate(value: string, now: Date, attr: string): { date: Date; dateOnly: boolean } {
+  const relative = RELATIVE.exec(value);
+  if (relative) {
+    const n = Number(relative[1]);
+    const d = new Date(now.getTime());
+    const unit = relative[2]!;
+    if (unit === 'h') d.setUTCHours(d.getUTCHours() - n);
+    else if (unit === 'd') d.setUTCDate(d.getUTCDate() - n);
+    else if (unit === 'w') d.setUTCDate(d.getUTCDate() - 7 * n);
+    else if (unit === 'm') d.setUTCMonth(d.getUTCMonth() - n);
+    else d.setUTCFullYear(d.getUTCFullYear() - n);
+    return { date: d, dateOnly: unit !== 'h' };
+  }
+  if (value === 'dStart') return { date: bucketStart(now, 'day'), dateOnly: true };
+  if (value === 'mStart') return { date: bucketStart(now, 'month'), dateOnly: true };
+  if (value === 'yStart') return { date: new Date(Date.UTC(now.getUTCFullYear(), 0, 1)), dateOnly: true };
+  const iso = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?)?$/.exec(value);
+  if (iso) {
+    // A time without an offset is UTC, as every bucket here is.
+    const date = new Date(iso[2] ? `${iso[1]}T${iso[2]}${iso[3] ?? 'Z'}` : `${iso[1]}T00:00:00Z`);
+    if (!Number.isNaN(date.getTime())) return { date, dateOnly: !iso[2] };
+  }
+  throw queryError(`${attr} must be a relative date such as -7d, mStart, yStart, all, or an ISO 8601 date: ${JSON.stringify(value)}`);
+}
+
+/**
+ * The chart's period as PostHog reads `dateRange`: from the start of `date_from`'s day (or hour),
+ * to the end of `date_to`'s day when it is a date, or to the end of the current bucket by default.
+ * `earliest` is the project's first matching event, for `date_from: 'all'`.
+ */
+export function resolveDateRange(dateRange: TrendsQueryRequest['dateRange'], interval: TrendsInterval, now: Date, earliest?: Date | null): Period {
+  const fromText = dateRange?.date_from ?? '-7d';
+  const toText = dateRange?.date_to ?? null;
+  let to: Date;
+  if (toText === null) to = addIntervals(bucketStart(now, interval), interval, 1);
+  else {
+    const parsed = parseDate(toText, now, 'dateRange.date_to');
+    to = parsed.dateOnly ? new Date(bucketStart(parsed.date, 'day').getTime() + DAY_MS) : new Date(parsed.date.getTime() + 1000);
+  }
+  let from: Date;
+  if (fromText === 'all') from = bucketStart(earliest ?? now, interval === 'hour' ? 'hour' : 'day');
+  else {
+    const parsed = parseDate(fromText, now, 'dateRange.date_from');
+    from = bucketStart(parsed.date, interval === 'hour' && !parsed.dateOnly ? 'hour' : 'day');
+  }
+  if (from >= to) throw queryError('dateRange: date_from must be before date_to');
+  return { from, to, buckets: bucketsOf(from, to, interval) };
+}
+
+/** A chart draws at most this many points: more is a range too long for its interval. */
+export const MAX_BUCKETS = 5_000;
+
+export function bucketsOf(from: Date, to: Date, interval: TrendsInterval): Date[] {
+  const buckets: Date[] = [];
+  for (let b = bucketStart(from, interval); b < to; b = addIntervals(b, interval, 1)) {
+    buckets.push(b);
+    if (buckets.length > MAX_BUCKETS) throw queryError(`dateRange: more than ${MAX_BUCKETS} ${interval}s; choose a longer interval or a shorter range`);
+  }
+  return buckets;
+}
+
+/** The period just before, of as many buckets: what `compareFilter.compare` sets beside the current one. */
+export function previousPeriod(period: Period, interval: TrendsInterval): Period {
+  const n = period.buckets.length;
+  const from = addIntervals(period.from, interval, -n);
+  const to = period.from;
+  return { from, to, buckets: bucketsOf(from, to, interval) };
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** PostHog's `days`: `2024-01-01`, or `2024-01-01 13:00:00` by the hour. */
+export function formatDay(date: Date, interval: TrendsInterval): string {
+  const day = date.toISOString().slice(0, 10);
+  return interval === 'hour' ? `${day} ${pad(date.getUTCHours())}:00:00` : day;
+}
+
+/** PostHog's `labels`: `1-Jan-2024`, or `1-Jan-2024 13:00` by the hour. */
+export function formatLabel(date: Date, interval: TrendsInterval): string {
+  const label = `${date.getUTCDate()}-${MONTHS[date.getUTCMonth()]}-${date.getUTCFullYear()}`;
+  return interval === 'hour' ? `${label} ${pad(date.getUTCHours())}:00` : label;
+}
+
+/** A bucket as ClickHouse returns it (`2024-01-01`, `2024-01-01 13:00:00`, or ISO) as its time. */
+export function bucketTime(value: unknown): number {
+  const text = String(value);
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return Date.parse(`${text}T00:00:00Z`);
+  if (/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(text)) return Date.parse(`${text.replace(' ', 'T')}Z`);
+  return Date.parse(text);
+}
+
+/** A numeric result as a number: NULL and NaN (an average of nothing) are 0, as PostHog charts them. */
+export const asNumber = (value: unknown): number => {
+  const n = typeof value === 'number' ? value : value === null || value === undefined ? 0 : Number(value);
+  return Number.isFinite(n) ? n : 0;
+};
+
+/** One value per bucket of the period, 0 where no row was returned; rows outside the period are dropped. */
+export function zeroFill(rows: readonly { bucket: unknown; value: unknown }[], buckets: readonly Date[]): number[] {
+  const byTime = new Map<number, number>();
+  for (const row of rows) byTime.set(bucketTime(row.bucket), asNumber(row.value));
+  return buckets.map((b) => byTime.get(b.getTime()) ?? 0);
+}
+
+// ---- Queries.
+
+const field = (...chain: (string | number)[]): Expr => ({ node: 'Field', chain });
+const constant = (value: string | number): Expr => ({ node: 'Constant', value });
+const call = (name: string, ...args: Expr[]): Expr => ({ node: 'Call', name, args });
+const compare = (op: string, left: Expr, right: Expr): Expr => ({ node: 'CompareOperation', op, left, right });
+const alias = (name: string, expr: Expr): Expr => ({ node: 'Alias', alias: name, expr });
+const and = (exprs: Expr[]): Expr => (exprs.length === 1 ? exprs[0]! : { node: 'And', exprs });
+const at = (date: Date): Expr => call('toDateTime', constant(date.toISOString()));
+
+const ACTIVE_DAYS: Partial<Record<TrendsMath, number>> = { weekly_active: 7, monthly_active: 30 };
+const QUANTILES: Partial<Record<TrendsMath, number>> = { p90: 0.9, p95: 0.95, p99: 0.99 };
+
+function groupField(series: TrendsEventsNode): Expr {
+  const index = series.math_group_type_index;
+  if (index === undefined || index === null || !Number.isInteger(index) || index < 0 || index > 4) throw queryError('series: math unique_group needs math_group_type_index from 0 to 4');
+  return field(`$group_${index}`);
+}
+
+/** The series' aggregate over the rows of one bucket (or of the whole range). */
+export function mathExpr(series: TrendsEventsNode): Expr {
+  const math = series.math ?? 'total';
+  if (PROPERTY_MATHS.has(math)) {
+    if (!series.math_property) throw queryError(`series: math ${math} needs a math_property`);
+    const value = call('toFloat', field('properties', series.math_property));
+    const quantile = QUANTILES[math];
+    if (quantile !== undefined) return { node: 'Call', name: 'quantile', params: [constant(quantile)], args: [value] };
+    return call(math, value);
+  }
+  switch (math) {
+    case 'total':
+      return call('count');
+    case 'dau':
+    case 'weekly_active':
+    case 'monthly_active':
+      return call('uniq', field('person_id'));
+    case 'unique_session':
+      return call('uniq', field('properties', '$session_id'));
+    case 'unique_group':
+      return call('uniq', groupField(series));
+    default:
+      throw queryError(`series: math ${String(math)} is not supported`);
+  }
+}
+
+function bucketOf(value: Expr, interval: TrendsInterval): Expr {
+  return call({ hour: 'toStartOfHour', day: 'toStartOfDay', week: 'toMonday', month: 'toStartOfMonth' }[interval], value);
+}
+
+/**
+ * The buckets an event counts toward for weekly/monthly active users: those whose last day falls
+ * within the `days` days starting on the event's day (each event is repeated, by arrayJoin, into
+ * every such bucket; 18.16 has no range join).
+ */
+function activeBucket(days: number, interval: TrendsInterval): Expr {
+  const day = field('d');
+  const covered = call('arrayMap', { node: 'Lambda', args: ['i'], expr: call('addDays', call('toDate', field('timestamp')), field('i')) }, call('range', constant(days)));
+  const isLastDay: Expr | null =
+    interval === 'week' ? compare('==', call('toDayOfWeek', day), constant(7)) : interval === 'month' ? compare('!=', call('toStartOfMonth', call('addDays', day, constant(1))), call('toStartOfMonth', day)) : null;
+  const lastDays = isLastDay ? call('arrayFilter', { node: 'Lambda', args: ['d'], expr: isLastDay }, covered) : covered;
+  const joined = call('arrayJoin', lastDays);
+  return interval === 'day' ? joined : call(interval === 'week' ? 'toMonday' : 'toStartOfMonth', joined);
+}
+
+/** Event and person property filters with the flag matcher's semantics, over the row's own columns (person properties as at the event). */
+function propertyConditions(filters: readonly StoredPropertyFilter[], now: Date): Expr[] {
+  return filters.map((filter) => {
+    const type = filter.type ?? 'event';
+    if (type !== 'event' && type !== 'person') throw queryError(`properties of type ${type} are not supported in a TrendsQuery yet`);
+    const column = type === 'event' ? sql`\`events\`.\`properties\`` : sql`\`events\`.\`person_properties\``;
+    return { node: 'TrustedSql', sql: clickhousePropertyCondition(column, filter, now).text };
+  });
+}
+
+/** The breakdown's value of a row: text, with NULL (absent, empty) as PostHog's null label. */
+export function breakdownValueExpr(filter: NonNullable<TrendsQueryRequest['breakdownFilter']>): Expr {
+  const key = filter.breakdown;
+  if (!key) throw queryError('breakdownFilter.breakdown must name a property');
+  const type = filter.breakdown_type ?? 'event';
+  let value: Expr;
+  if (type === 'event') value = field('properties', key);
+  else if (type === 'person') value = field('person', 'properties', key);
+  else throw queryError(`breakdownFilter.breakdown_type ${type} is not supported yet; use event or person`);
+  return call('ifNull', value, constant(BREAKDOWN_NULL));
+}
+
+export const hasBreakdown = (request: TrendsQueryRequest): boolean => Boolean(request.breakdownFilter?.breakdown);
+
+interface SeriesQueryInput {
+  request: TrendsQueryRequest;
+  series: TrendsEventsNode;
+  period: Period;
+  interval: TrendsInterval;
+  now: Date;
+}
+
+function whereOf({ request, series, period, now }: SeriesQueryInput): Expr {
+  const math = series.math ?? 'total';
+  const activeDays = ACTIVE_DAYS[math];
+  const total = isTotalValue(request);
+  let from = period.from;
+  // Active users of a bucket count the days before it too; over a whole range, the last days of it.
+  if (activeDays !== undefined) from = total ? new Date(Math.max(period.from.getTime(), period.to.getTime() - activeDays * DAY_MS)) : new Date(period.from.getTime() - (activeDays - 1) * DAY_MS);
+  const where: Expr[] = [compare('>=', field('timestamp'), at(from)), compare('<', field('timestamp'), at(period.to))];
+  if (series.event !== null && series.event !== undefined) where.unshift(compare('==', field('event'), constant(series.event)));
+  if (math === 'unique_group') where.push(call('notEmpty', groupField(series)));
+  if (math === 'unique_session') where.push(call('notEmpty', call('ifNull', field('properties', '$session_id'), constant(''))));
+  where.push(...propertyConditions([...(series.properties ?? []), ...(request.properties ?? [])], now));
+  return and(where);
+}
+
+/** The top breakdown values of a series over a period, by its aggregate, one more than the limit to tell whether an "other" is needed. */
+export function buildBreakdownValuesQuery(input: SeriesQueryInput): SelectQuery {
+  const filter = input.request.breakdownFilter!;
+  const limit = filter.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT;
+  return {
+    node: 'SelectQuery',
+    select: [alias('breakdown_value', breakdownValueExpr(filter)), alias('total', mathExpr(input.series))],
+    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
+    where: whereOf(input),
+    group_by: [field('breakdown_value')],
+    order_by: [
+      { node: 'OrderExpr', expr: field('total'), order: 'DESC' },
+      { node: 'OrderExpr', expr: field('breakdown_value'), order: 'ASC' },
+    ],
+    limit: constant(limit + 1),
+  };
+}
+
+/** The top `limit` values, and whether more were found (their rows go to the "other" series). */
+export function topBreakdownValues(rows: readonly unknown[][], limit: number): { values: string[]; other: boolean } {
+  const values = rows.map((r) => String(r[0]));
+  return { values: values.slice(0, limit), other: values.length > limit };
+}
+
+/**
+ * A series over a period: `bucket`, then `breakdown_value` when broken down, then `total`. The
+ * total-value displays have no bucket. Breakdown values past the top ones are grouped as "other".
+ */
+export function buildSeriesQuery(input: SeriesQueryInput, breakdown?: { values: string[]; other: boolean }): SelectQuery {
+  const { request, series, interval } = input;
+  const total = isTotalValue(request);
+  const select: Expr[] = [];
+  const groupBy: Expr[] = [];
+  let having: Expr | null = null;
+  if (!total) {
+    const activeDays = ACTIVE_DAYS[series.math ?? 'total'];
+    if (activeDays !== undefined && interval === 'hour') throw queryError(`series: math ${series.math} needs an interval of day, week or month`);
+    select.push(alias('bucket', activeDays !== undefined ? activeBucket(activeDays, interval) : bucketOf(field('timestamp'), interval)));
+    groupBy.push(field('bucket'));
+    // Events before the range count toward its first buckets only; the buckets they reach before it are dropped.
+    const day = (date: Date) => call('toDate', constant(date.toISOString().slice(0, 10)));
+    if (activeDays !== undefined) having = and([compare('>=', field('bucket'), day(input.period.buckets[0]!)), compare('<', field('bucket'), day(input.period.to))]);
+  }
+  if (breakdown) {
+    const value = breakdownValueExpr(request.breakdownFilter!);
+    const grouped: Expr = breakdown.other ? call('if', compare('in', value, { node: 'Tuple', exprs: breakdown.values.map(constant) }), value, constant(BREAKDOWN_OTHER)) : value;
+    select.push(alias('breakdown_value', grouped));
+    groupBy.push(field('breakdown_value'));
+  }
+  select.push(alias('total', mathExpr(series)));
+  // Every bucket and breakdown value fits in one answer, or the query is refused rather than cut short.
+  const rows = (total ? 1 : input.period.buckets.length) * (breakdown ? breakdown.values.length + 1 : 1);
+  if (rows > MAX_LIMIT) throw queryError(`The chart would have ${rows} points, more than ${MAX_LIMIT}: narrow the date range, lengthen the interval or lower breakdown_limit`);
+  return {
+    node: 'SelectQuery',
+    select,
+    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
+    where: whereOf(input),
+    ...(groupBy.length && { group_by: groupBy, order_by: groupBy.map((expr) => ({ node: 'OrderExpr' as const, expr, order: 'ASC' as const })) }),
+    ...(having && { having }),
+    limit: constant(rows),
+  };
+}
+
+// ---- Results.
+
+export interface TrendsAction {
+  days: string[];
+  id: string | null;
+  type: 'events';
+  order: number;
+  name: string;
+  custom_name: string | null;
+  math: string | null;
+  math_property: string | null;
+  math_hogql: null;
+  math_group_type_index: number | null;
+  properties: Record<string, never>;
+}
+
+export interface TrendsResult {
+  action: TrendsAction | null;
+  label: string;
+  count: number;
+  data: number[] | null;
+  labels?: string[];
+  days: string[];
+  breakdown_value?: string;
+  compare?: boolean;
+  compare_label?: 'current' | 'previous';
+  aggregated_value?: number;
+  filter: Record<string, unknown>;
+}
+
+/** One series' answer over one period, as rows of ClickHouse (`[bucket?, breakdown_value?, total]`). */
+export interface SeriesRun {
+  series: TrendsEventsNode;
+  order: number;
+  period: Period;
+  previous: boolean;
+  rows: unknown[][];
+  /** The breakdown values in the order found (top ones first), "other" last, when broken down. */
+  breakdownValues?: string[];
+}
+
+/** PostHog's echo of the query as a legacy filter. */
+export function filterOf(request: TrendsQueryRequest, period: Period, interval: TrendsInterval): Record<string, unknown> {
+  const filter: Record<string, unknown> = {
+    insight: 'TRENDS',
+    properties: request.properties ?? [],
+    date_from: period.from.toISOString(),
+    date_to: new Date(period.to.getTime() - 1000).toISOString(),
+    entity_type: 'events',
+    interval,
+    ...request.trendsFilter,
+    ...request.breakdownFilter,
+  };
+  return Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined && v !== null));
+}
+
+/** Shapes one series' rows into PostHog's results: one per breakdown value (or one), buckets zero-filled. */
+export function shapeSeries(run: SeriesRun, request: TrendsQueryRequest, interval: TrendsInterval, filter: Record<string, unknown>): TrendsResult[] {
+  const { series, period, rows } = run;
+  const total = isTotalValue(request);
+  const broken = hasBreakdown(request);
+  const days = period.buckets.map((b) => formatDay(b, interval));
+  const name = series.event ?? 'All events';
+  const action: TrendsAction = {
+    days,
+    id: series.event,
+    type: 'events',
+    order: run.order,
+    name,
+    custom_name: series.custom_name ?? null,
+    math: series.math ?? null,
+    math_property: series.math_property ?? null,
+    math_hogql: null,
+    math_group_type_index: series.math_group_type_index ?? null,
+    properties: {},
+  };
+  const groups: { value: string | undefined; rows: unknown[][] }[] = broken ? (run.breakdownValues ?? []).map((value) => ({ value, rows: [] })) : [{ value: undefined, rows }];
+  if (broken) {
+    const byValue = new Map(groups.map((g) => [g.value, g]));
+    for (const row of rows) byValue.get(String(row[total ? 0 : 1]))?.rows.push(row);
+  }
+  const seriesCount = request.series.length;
+  return groups.map(({ value, rows: groupRows }) => {
+    const result: TrendsResult = total
+      ? { data: [], days: [], count: 0, aggregated_value: asNumber(groupRows[0]?.at(-1)), label: name, filter, action }
+      : (() => {
+          const data = zeroFill(groupRows.map((r) => ({ bucket: r[0], value: r.at(-1) })), period.buckets);
+          return { data, labels: period.buckets.map((b) => formatLabel(b, interval)), days, count: data.reduce((a, b) => a + b, 0), label: name, filter, action };
+        })();
+    if (request.compareFilter?.compare) {
+      result.compare = true;
+      result.compare_label = run.previous ? 'previous' : 'current';
+    }
+    if (value !== undefined) {
+      result.breakdown_value = value;
+      result.label = seriesCount > 1 ? `${name} - ${value}` : value;
+    }
+    return result;
+  });
+}
+
+/** Orders a series' breakdown results as PostHog does: by size, the null value then "other" last. */
+export function sortBreakdownResults(results: TrendsResult[]): TrendsResult[] {
+  const rank = (r: TrendsResult) => (r.breakdown_value === BREAKDOWN_OTHER ? 2 : r.breakdown_value === BREAKDOWN_NULL ? 1 : 0);
+  const size = (r: TrendsResult) => r.aggregated_value ?? r.count;
+  return [...results].sort((a, b) => rank(a) - rank(b) || size(b) - size(a));
+}
+
+/**
+ * Replaces the series by the formula's result, per bucket (or over the total), per breakdown value
+ * and per compared period, as PostHog's `apply_formula`: a value a series lacks is 0.
+ */
+export function applyFormula(results: TrendsResult[], formula: Formula, formulaText: string, seriesCount: number, totalValue: boolean): TrendsResult[] {
+  const keyOf = (r: TrendsResult) => `${r.compare_label ?? ''}\u0000${r.breakdown_value ?? ''}`;
+  const groups = new Map<string, Map<number, TrendsResult>>();
+  for (const r of results) {
+    const key = keyOf(r);
+    if (!groups.has(key)) groups.set(key, new Map());
+    groups.get(key)!.set(r.action?.order ?? 0, r);
+  }
+  const out: TrendsResult[] = [];
+  for (const members of groups.values()) {
+    const base = [...members.values()][0]!;
+    const letters = (pick: (r: TrendsResult) => number) => {
+      const values: Record<string, number> = {};
+      for (let i = 0; i < seriesCount; i++) {
+        const r = members.get(i);
+        values[seriesLetter(i)] = r ? pick(r) : 0;
+      }
+      return values;
+    };
+    const result: TrendsResult = { ...base, action: null, label: `Formula (${formulaText})` };
+    if (totalValue) {
+      result.aggregated_value = evaluateFormula(formula, letters((r) => r.aggregated_value ?? 0));
+      result.data = null;
+      result.count = 0;
+    } else {
+      const length = base.data?.length ?? 0;
+      result.data = Array.from({ length }, (_, i) => evaluateFormula(formula, letters((r) => r.data?.[i] ?? 0)));
+      result.count = result.data.reduce((a, b) => a + b, 0);
+    }
+    out.push(result);
+  }
+  return out;
+}
