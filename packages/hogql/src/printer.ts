@@ -506,12 +506,12 @@ class Printer {
     if (query.having) clauses.push(`HAVING ${this.expr(query.having, scope).sql}`);
     if (query.order_by?.length) clauses.push(`ORDER BY ${query.order_by.map((o) => this.order(o, scope, byAlias)).join(', ')}`);
     if (query.limit_by) {
-      const n = this.integer(query.limit_by.n, scope, 'LIMIT BY');
-      const offset = query.limit_by.offset_value ? `${this.integer(query.limit_by.offset_value, scope, 'LIMIT BY OFFSET')}, ` : '';
+      const n = this.integer(query.limit_by.n, 'LIMIT BY');
+      const offset = query.limit_by.offset_value ? `${this.integer(query.limit_by.offset_value, 'LIMIT BY OFFSET')}, ` : '';
       clauses.push(`LIMIT ${offset}${n} BY ${query.limit_by.exprs.map((e) => this.expr(e, scope).sql).join(', ')}`);
     }
     if (!top) {
-      if (query.limit) clauses.push(`LIMIT ${query.offset ? `${this.integer(query.offset, scope, 'OFFSET')}, ` : ''}${this.integer(query.limit, scope, 'LIMIT')}`);
+      if (query.limit) clauses.push(`LIMIT ${query.offset ? `${this.integer(query.offset, 'OFFSET')}, ` : ''}${this.integer(query.limit, 'LIMIT')}`);
       else if (query.offset) throw queryError('OFFSET needs a LIMIT', span(query));
     }
 
@@ -535,9 +535,8 @@ class Printer {
     return `${byAlias(this.expr(o.expr, scope).sql)} ${o.order === 'DESC' ? 'DESC' : 'ASC'}`;
   }
 
-  integer(expr: Expr, scope: Scope | null, clause: string): number {
+  integer(expr: Expr, clause: string): number {
     const value = expr.node === 'Placeholder' ? this.placeholderValue(expr.expr, expr) : expr.node === 'Constant' ? expr.value : undefined;
-    void scope;
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw queryError(`${clause} must be a whole number`, span(expr));
     return value;
   }
@@ -659,8 +658,8 @@ export function printQuery(query: SelectLike, options: PrintOptions): PrintedQue
   const maxLimit = options.maxLimit ?? MAX_LIMIT;
   try {
     const top = query.node === 'SelectQuery' ? query : null;
-    const ownLimit = top?.limit ? printer.integer(top.limit, null, 'LIMIT') : null;
-    const offset = top?.offset ? printer.integer(top.offset, null, 'OFFSET') : 0;
+    const ownLimit = top?.limit ? printer.integer(top.limit, 'LIMIT') : null;
+    const offset = top?.offset ? printer.integer(top.offset, 'OFFSET') : 0;
     const limit = ownLimit === null ? defaultLimit : Math.min(ownLimit, maxLimit);
     // A query without a LIMIT of its own asks for one row more, to tell whether there are more.
     const fetched = ownLimit === null ? limit + 1 : limit;
