@@ -1,100 +1,10 @@
 import { Router } from 'express';
-import { MAX_QUERY_LENGTH } from '@tributary/hogql';
 import { badRequest, documented, validate } from '@tributary/http';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import type { QueryRequest, QueryService } from './query-service.js';
-import { TRENDS_MATHS } from './trends-query.js';
+import { QUERY_KINDS, QUERY_SCHEMAS } from './query-schemas.js';
 
-const KINDS = ['HogQLQuery', 'EventsQuery', 'TrendsQuery'] as const;
 const CLIENT_QUERY_ID = /^[A-Za-z0-9_-]{1,64}$/;
-
-const hogqlQuerySchema = {
-  type: 'object',
-  required: ['kind', 'query'],
-  properties: {
-    kind: { const: 'HogQLQuery' },
-    query: { type: 'string', minLength: 1, maxLength: MAX_QUERY_LENGTH },
-    values: { type: 'object' },
-    name: { type: 'string' },
-    modifiers: { type: 'object' },
-    tags: { type: 'object' },
-  },
-};
-
-const expressions = { type: 'array', items: { type: 'string', minLength: 1, maxLength: MAX_QUERY_LENGTH }, maxItems: 100 };
-const eventsQuerySchema = {
-  type: 'object',
-  required: ['kind', 'select'],
-  properties: {
-    kind: { const: 'EventsQuery' },
-    select: expressions,
-    where: expressions,
-    orderBy: expressions,
-    event: { type: ['string', 'null'] },
-    events: { type: ['array', 'null'], items: { type: 'string' } },
-    properties: {
-      type: 'array',
-      items: { type: 'object', required: ['key'], properties: { key: { type: 'string', minLength: 1 }, operator: { type: 'string' }, type: { type: 'string' } } },
-    },
-    after: { type: 'string' },
-    before: { type: 'string' },
-    limit: { type: 'integer', minimum: 1 },
-    offset: { type: 'integer', minimum: 0 },
-    personId: { type: 'string' },
-    modifiers: { type: 'object' },
-    tags: { type: 'object' },
-  },
-};
-
-const propertyFilters = {
-  type: 'array',
-  items: { type: 'object', required: ['key'], properties: { key: { type: 'string', minLength: 1 }, operator: { type: 'string' }, type: { type: 'string' } } },
-};
-const trendsQuerySchema = {
-  type: 'object',
-  required: ['kind', 'series'],
-  properties: {
-    kind: { const: 'TrendsQuery' },
-    series: {
-      type: 'array',
-      minItems: 1,
-      // Formulas name series by letter, A to Z.
-      maxItems: 26,
-      items: {
-        type: 'object',
-        required: ['kind'],
-        properties: {
-          kind: { const: 'EventsNode', description: 'must be EventsNode (actions and data warehouse series are not supported yet)' },
-          event: { type: ['string', 'null'] },
-          name: { type: ['string', 'null'] },
-          custom_name: { type: ['string', 'null'] },
-          math: { type: ['string', 'null'], enum: [...TRENDS_MATHS, null] },
-          math_property: { type: ['string', 'null'], minLength: 1 },
-          math_group_type_index: { type: ['integer', 'null'], minimum: 0, maximum: 4 },
-          properties: propertyFilters,
-        },
-      },
-    },
-    interval: { type: 'string', enum: ['hour', 'day', 'week', 'month'] },
-    dateRange: { type: 'object', properties: { date_from: { type: ['string', 'null'], maxLength: 64 }, date_to: { type: ['string', 'null'], maxLength: 64 } } },
-    properties: propertyFilters,
-    breakdownFilter: {
-      type: 'object',
-      properties: {
-        breakdown: { type: ['string', 'null'], maxLength: 400 },
-        breakdown_type: { type: ['string', 'null'], enum: ['event', 'person', 'group', null] },
-        breakdown_group_type_index: { type: ['integer', 'null'], minimum: 0, maximum: 4 },
-        breakdown_limit: { type: 'integer', minimum: 1, maximum: 1000 },
-      },
-    },
-    compareFilter: { type: 'object', properties: { compare: { type: ['boolean', 'null'] } } },
-    trendsFilter: { type: 'object', properties: { formula: { type: ['string', 'null'], maxLength: 1000 }, display: { type: ['string', 'null'] } } },
-    modifiers: { type: 'object' },
-    tags: { type: 'object' },
-  },
-};
-
-const SCHEMAS: Record<(typeof KINDS)[number], object> = { HogQLQuery: hogqlQuerySchema, EventsQuery: eventsQuerySchema, TrendsQuery: trendsQuerySchema };
 
 const bodySchema = {
   type: 'object',
@@ -140,10 +50,10 @@ export function queryRoutes(service: QueryService): Router {
     async (req, res) => {
       const body = req.body as { query: { kind: string }; client_query_id?: string };
       const kind = body.query.kind;
-      if (!(KINDS as readonly string[]).includes(kind)) {
-        throw badRequest(`Query kind ${JSON.stringify(kind)} is not supported; use one of ${KINDS.join(', ')}.`, 'query.kind', 'unsupported_query_kind');
+      if (!Object.hasOwn(QUERY_SCHEMAS, kind)) {
+        throw badRequest(`Query kind ${JSON.stringify(kind)} is not supported; use one of ${QUERY_KINDS.join(', ')}.`, 'query.kind', 'unsupported_query_kind');
       }
-      const request = validate<QueryRequest>(SCHEMAS[kind as (typeof KINDS)[number]], body.query, 'query');
+      const request = validate<QueryRequest>(QUERY_SCHEMAS[kind]!, body.query, 'query');
       // A client that goes away (a closed tab, a cancelled request) stops its query in ClickHouse.
       const clientGone = new AbortController();
       res.on('close', () => {

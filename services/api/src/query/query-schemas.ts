@@ -1,0 +1,92 @@
+import { MAX_QUERY_LENGTH } from '@tributary/hogql';
+import { TRENDS_MATHS } from './trends-query.js';
+
+const hogqlQuerySchema = {
+  type: 'object',
+  required: ['kind', 'query'],
+  properties: {
+    kind: { const: 'HogQLQuery' },
+    query: { type: 'string', minLength: 1, maxLength: MAX_QUERY_LENGTH },
+    values: { type: 'object' },
+    name: { type: 'string' },
+    modifiers: { type: 'object' },
+    tags: { type: 'object' },
+  },
+};
+
+const expressions = { type: 'array', items: { type: 'string', minLength: 1, maxLength: MAX_QUERY_LENGTH }, maxItems: 100 };
+const eventsQuerySchema = {
+  type: 'object',
+  required: ['kind', 'select'],
+  properties: {
+    kind: { const: 'EventsQuery' },
+    select: expressions,
+    where: expressions,
+    orderBy: expressions,
+    event: { type: ['string', 'null'] },
+    events: { type: ['array', 'null'], items: { type: 'string' } },
+    properties: {
+      type: 'array',
+      items: { type: 'object', required: ['key'], properties: { key: { type: 'string', minLength: 1 }, operator: { type: 'string' }, type: { type: 'string' } } },
+    },
+    after: { type: 'string' },
+    before: { type: 'string' },
+    limit: { type: 'integer', minimum: 1 },
+    offset: { type: 'integer', minimum: 0 },
+    personId: { type: 'string' },
+    modifiers: { type: 'object' },
+    tags: { type: 'object' },
+  },
+};
+
+const propertyFilters = {
+  type: 'array',
+  items: { type: 'object', required: ['key'], properties: { key: { type: 'string', minLength: 1 }, operator: { type: 'string' }, type: { type: 'string' } } },
+};
+const trendsQuerySchema = {
+  type: 'object',
+  required: ['kind', 'series'],
+  properties: {
+    kind: { const: 'TrendsQuery' },
+    series: {
+      type: 'array',
+      minItems: 1,
+      // Formulas name series by letter, A to Z.
+      maxItems: 26,
+      items: {
+        type: 'object',
+        required: ['kind'],
+        properties: {
+          kind: { const: 'EventsNode', description: 'must be EventsNode (actions and data warehouse series are not supported yet)' },
+          event: { type: ['string', 'null'] },
+          name: { type: ['string', 'null'] },
+          custom_name: { type: ['string', 'null'] },
+          math: { type: ['string', 'null'], enum: [...TRENDS_MATHS, null] },
+          math_property: { type: ['string', 'null'], minLength: 1 },
+          math_group_type_index: { type: ['integer', 'null'], minimum: 0, maximum: 4 },
+          properties: propertyFilters,
+        },
+      },
+    },
+    interval: { type: 'string', enum: ['hour', 'day', 'week', 'month'] },
+    dateRange: { type: 'object', properties: { date_from: { type: ['string', 'null'], maxLength: 64 }, date_to: { type: ['string', 'null'], maxLength: 64 } } },
+    properties: propertyFilters,
+    breakdownFilter: {
+      type: 'object',
+      properties: {
+        breakdown: { type: ['string', 'null'], maxLength: 400 },
+        breakdown_type: { type: ['string', 'null'], enum: ['event', 'person', 'group', null] },
+        breakdown_group_type_index: { type: ['integer', 'null'], minimum: 0, maximum: 4 },
+        breakdown_limit: { type: 'integer', minimum: 1, maximum: 1000 },
+      },
+    },
+    compareFilter: { type: 'object', properties: { compare: { type: ['boolean', 'null'] } } },
+    trendsFilter: { type: 'object', properties: { formula: { type: ['string', 'null'], maxLength: 1000 }, display: { type: ['string', 'null'] } } },
+    modifiers: { type: 'object' },
+    tags: { type: 'object' },
+  },
+};
+
+/** The query kinds the endpoint runs, each with the schema its request is held to. */
+export const QUERY_SCHEMAS: Record<string, object> = { HogQLQuery: hogqlQuerySchema, EventsQuery: eventsQuerySchema, TrendsQuery: trendsQuerySchema };
+export const QUERY_KINDS = Object.keys(QUERY_SCHEMAS);
