@@ -87,6 +87,69 @@ const trendsQuerySchema = {
   },
 };
 
+const dateRange = { type: 'object', properties: { date_from: { type: ['string', 'null'], maxLength: 64 }, date_to: { type: ['string', 'null'], maxLength: 64 } } };
+const eventsNode = {
+  type: 'object',
+  required: ['kind'],
+  properties: {
+    kind: { const: 'EventsNode', description: 'must be EventsNode (actions and data warehouse series are not supported yet)' },
+    event: { type: ['string', 'null'] },
+    name: { type: ['string', 'null'] },
+    custom_name: { type: ['string', 'null'] },
+    properties: propertyFilters,
+  },
+};
+
+/** Stickiness and lifecycle: a series of events over intervals of a date range. */
+function seriesQuerySchema(kind: string, intervals: string[], maxSeries: number) {
+  return {
+    type: 'object',
+    required: ['kind', 'series'],
+    properties: {
+      kind: { const: kind },
+      series: { type: 'array', minItems: 1, maxItems: maxSeries, items: eventsNode },
+      interval: { type: 'string', enum: intervals },
+      dateRange,
+      properties: propertyFilters,
+      modifiers: { type: 'object' },
+      tags: { type: 'object' },
+    },
+  };
+}
+
+const retentionEntity = {
+  type: 'object',
+  properties: { id: { type: ['string', 'null'] }, event: { type: ['string', 'null'] }, type: { const: 'events' }, kind: { const: 'EventsNode' }, name: { type: 'string' } },
+};
+const retentionQuerySchema = {
+  type: 'object',
+  required: ['kind', 'retentionFilter'],
+  properties: {
+    kind: { const: 'RetentionQuery' },
+    retentionFilter: {
+      type: 'object',
+      properties: {
+        targetEntity: retentionEntity,
+        returningEntity: retentionEntity,
+        retentionType: { type: 'string', enum: ['retention_first_time', 'retention_recurring'] },
+        totalIntervals: { type: 'integer', minimum: 1, maximum: 100 },
+        period: { type: 'string', enum: ['Day', 'Week', 'Month'] },
+      },
+    },
+    dateRange,
+    properties: propertyFilters,
+    modifiers: { type: 'object' },
+    tags: { type: 'object' },
+  },
+};
+
 /** The query kinds the endpoint runs, each with the schema its request is held to. */
-export const QUERY_SCHEMAS: Record<string, object> = { HogQLQuery: hogqlQuerySchema, EventsQuery: eventsQuerySchema, TrendsQuery: trendsQuerySchema };
+export const QUERY_SCHEMAS: Record<string, object> = {
+  HogQLQuery: hogqlQuerySchema,
+  EventsQuery: eventsQuerySchema,
+  TrendsQuery: trendsQuerySchema,
+  StickinessQuery: seriesQuerySchema('StickinessQuery', ['hour', 'day', 'week', 'month'], 26),
+  LifecycleQuery: seriesQuerySchema('LifecycleQuery', ['day', 'week', 'month'], 1),
+  RetentionQuery: retentionQuerySchema,
+};
 export const QUERY_KINDS = Object.keys(QUERY_SCHEMAS);

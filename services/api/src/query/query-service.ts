@@ -5,7 +5,11 @@ import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
 import { buildEventsQuery, isoDateTime, shapeValue, type ColumnShape, type EventsQueryRequest } from './events-query.js';
 import { queryClickHouseSettings, type QueryLimits } from './query-settings.js';
-import { runTrendsQuery, type TrendsQueryRequest, type TrendsQueryResponse } from './trends-query-runner.js';
+import type { InsightRunDeps } from './insight-series.js';
+import { runLifecycleQuery, type LifecycleQueryRequest } from './lifecycle-query.js';
+import { runRetentionQuery, type RetentionQueryRequest } from './retention-query.js';
+import { runStickinessQuery, type StickinessQueryRequest } from './stickiness-query.js';
+import { runTrendsQuery, type TrendsQueryRequest } from './trends-query-runner.js';
 
 export interface HogQLQueryRequest {
   kind: 'HogQLQuery';
@@ -13,7 +17,20 @@ export interface HogQLQueryRequest {
   values?: Record<string, unknown>;
 }
 
-export type QueryRequest = HogQLQueryRequest | EventsQueryRequest | TrendsQueryRequest;
+type InsightRequest = TrendsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest;
+export type QueryRequest = HogQLQueryRequest | EventsQueryRequest | InsightRequest;
+
+/**
+ * The insight kinds: each builds its HogQL trees and shapes its answer itself, and runs every
+ * statement through the same printer, settings, kill and concurrency limit as a HogQLQuery.
+ */
+const INSIGHTS: { [K in InsightRequest['kind']]: (request: Extract<InsightRequest, { kind: K }>, deps: InsightRunDeps) => Promise<object> } = {
+  TrendsQuery: runTrendsQuery,
+  StickinessQuery: runStickinessQuery,
+  LifecycleQuery: runLifecycleQuery,
+  RetentionQuery: runRetentionQuery,
+};
+const isInsight = (request: QueryRequest): request is InsightRequest => Object.hasOwn(INSIGHTS, request.kind);
 
 export interface QueryTiming {
   k: string;
@@ -73,7 +90,7 @@ export class QueryService {
   }
 
   /** `clientQueryId` (PostHog's `client_query_id`) names the statement in ClickHouse, under the project's prefix. */
-  async run(teamId: number, request: QueryRequest, signal: AbortSignal, clientQueryId?: string): Promise<QueryResponse | TrendsQueryResponse> {
+  async run(teamId: number, request: QueryRequest, signal: AbortSignal, clientQueryId?: string): Promise<QueryResponse | object> {
     const inFlight = this.running.get(teamId) ?? 0;
     if (inFlight >= this.deps.limits.queryConcurrencyPerProject) {
       throw new HttpError(429, 'throttled', 'concurrency_limit', `This project already runs ${inFlight} queries, the most it may run at once; try again when one finished.`, null, { 'Retry-After': '1' });
@@ -96,10 +113,11 @@ export class QueryService {
     await this.deps.clickhouse.kill(`${teamId}_${clientQueryId}_`);
   }
 
-  private async execute(teamId: number, request: QueryRequest, signal: AbortSignal, queryId: string): Promise<QueryResponse | TrendsQueryResponse> {
-    if (request.kind === 'TrendsQuery') {
+  private async execute(teamId: number, request: QueryRequest, signal: AbortSignal, queryId: string): Promise<QueryResponse | object> {
+    if (isInsight(request)) {
       // Each of its queries is printed for the project like any other, and runs one after another under the one query id.
-      return runTrendsQuery(request, { teamId, now: this.clock(), run: (statement) => this.runInClickHouse(statement, signal, queryId) });
+      const run = INSIGHTS[request.kind] as (request: InsightRequest, deps: InsightRunDeps) => Promise<object>;
+      return run(request, { teamId, now: this.clock(), run: (statement) => this.runInClickHouse(statement, signal, queryId) });
     }
     const started = performance.now();
     const timings: QueryTiming[] = [];

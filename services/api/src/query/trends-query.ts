@@ -80,7 +80,7 @@ export function addIntervals(date: Date, interval: TrendsInterval, n: number): D
 const RELATIVE = /^-(\d{1,5})([hdwmy])$/;
 
 /** `-7d`, `mStart`, `yStart`, `dStart` or an ISO date (time): the moment it names; `dateOnly` when it names a whole day. */
-function parseDate(value: string, now: Date, attr: string): { date: Date; dateOnly: boolean } {
+export function parseDate(value: string, now: Date, attr: string): { date: Date; dateOnly: boolean } {
   const relative = RELATIVE.exec(value);
   if (relative) {
     const n = Number(relative[1]);
@@ -187,13 +187,14 @@ export function zeroFill(rows: readonly { bucket: unknown; value: unknown }[], b
 
 // ---- Queries.
 
-const field = (...chain: (string | number)[]): Expr => ({ node: 'Field', chain });
-const constant = (value: string | number): Expr => ({ node: 'Constant', value });
-const call = (name: string, ...args: Expr[]): Expr => ({ node: 'Call', name, args });
-const compare = (op: string, left: Expr, right: Expr): Expr => ({ node: 'CompareOperation', op, left, right });
-const alias = (name: string, expr: Expr): Expr => ({ node: 'Alias', alias: name, expr });
-const and = (exprs: Expr[]): Expr => (exprs.length === 1 ? exprs[0]! : { node: 'And', exprs });
-const at = (date: Date): Expr => call('toDateTime', constant(date.toISOString()));
+// Small HogQL tree builders, shared by the other insight queries.
+export const field = (...chain: (string | number)[]): Expr => ({ node: 'Field', chain });
+export const constant = (value: string | number): Expr => ({ node: 'Constant', value });
+export const call = (name: string, ...args: Expr[]): Expr => ({ node: 'Call', name, args });
+export const compare = (op: string, left: Expr, right: Expr): Expr => ({ node: 'CompareOperation', op, left, right });
+export const alias = (name: string, expr: Expr): Expr => ({ node: 'Alias', alias: name, expr });
+export const and = (exprs: Expr[]): Expr => (exprs.length === 1 ? exprs[0]! : { node: 'And', exprs });
+export const at = (date: Date): Expr => call('toDateTime', constant(date.toISOString()));
 
 const ACTIVE_DAYS: Partial<Record<TrendsMath, number>> = { weekly_active: 7, monthly_active: 30 };
 const QUANTILES: Partial<Record<TrendsMath, number>> = { p90: 0.9, p95: 0.95, p99: 0.99 };
@@ -230,7 +231,7 @@ export function mathExpr(series: TrendsEventsNode): Expr {
   }
 }
 
-function bucketOf(value: Expr, interval: TrendsInterval): Expr {
+export function bucketOf(value: Expr, interval: TrendsInterval): Expr {
   return call({ hour: 'toStartOfHour', day: 'toStartOfDay', week: 'toMonday', month: 'toStartOfMonth' }[interval], value);
 }
 
@@ -250,10 +251,10 @@ function activeBucket(days: number, interval: TrendsInterval): Expr {
 }
 
 /** Event and person property filters with the flag matcher's semantics, over the row's own columns (person properties as at the event). */
-function propertyConditions(filters: readonly StoredPropertyFilter[], now: Date): Expr[] {
+export function propertyConditions(filters: readonly StoredPropertyFilter[], now: Date, kind = 'TrendsQuery'): Expr[] {
   return filters.map((filter) => {
     const type = filter.type ?? 'event';
-    if (type !== 'event' && type !== 'person') throw queryError(`properties of type ${type} are not supported in a TrendsQuery yet`);
+    if (type !== 'event' && type !== 'person') throw queryError(`properties of type ${type} are not supported in a ${kind} yet`);
     const column = type === 'event' ? sql`\`events\`.\`properties\`` : sql`\`events\`.\`person_properties\``;
     return { node: 'TrustedSql', sql: clickhousePropertyCondition(column, filter, now).text };
   });

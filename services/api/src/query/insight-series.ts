@@ -1,0 +1,58 @@
+import type { CompactResult } from '@tributary/clickhouse';
+import { queryError, type Expr } from '@tributary/hogql';
+import type { StoredPropertyFilter } from '@tributary/property-filters';
+import { and, at, compare, constant, field, propertyConditions, type TrendsInterval } from './trends-query.js';
+
+/**
+ * What the stickiness, lifecycle and retention queries share: their series (an `EventsNode`),
+ * the runner's dependencies, and the response envelope PostHog answers them in.
+ */
+export interface InsightEventsNode {
+  kind?: 'EventsNode';
+  event: string | null;
+  name?: string;
+  custom_name?: string;
+  properties?: StoredPropertyFilter[];
+}
+
+export interface InsightRunDeps {
+  teamId: number;
+  now: Date;
+  /** Runs one printed statement in ClickHouse with the query endpoint's settings. */
+  run: (statement: string) => Promise<CompactResult>;
+}
+
+export interface InsightResponse<Result> {
+  results: Result[];
+  /** The HogQL of the (first) query, as PostHog answers it. */
+  hogql: string;
+  timings: { k: string; t: number }[];
+  is_cached: false;
+  last_refresh: string;
+}
+
+export const seconds = (from: number): number => Number(((performance.now() - from) / 1000).toFixed(6));
+
+/** The interval of a query, refused by name when it is not one the query buckets by. */
+export function intervalOf<I extends TrendsInterval>(value: unknown, allowed: readonly I[], fallback: I, kind: string): I {
+  if (value === undefined || value === null) return fallback;
+  if (!allowed.includes(value as I)) throw queryError(`${kind}: interval must be one of ${allowed.join(', ')}`);
+  return value as I;
+}
+
+/** The series' event name (or every event), in [from, to), with its own and the query's property filters. */
+export function seriesWhere(series: InsightEventsNode, from: Date, to: Date, properties: readonly StoredPropertyFilter[] | undefined, now: Date, kind: string): Expr {
+  const where: Expr[] = [compare('>=', field('timestamp'), at(from)), compare('<', field('timestamp'), at(to))];
+  if (series.event !== null && series.event !== undefined) where.unshift(compare('==', field('event'), constant(series.event)));
+  where.push(...propertyConditions([...(series.properties ?? []), ...(properties ?? [])], now, kind));
+  return and(where);
+}
+
+/** The series' name as PostHog labels it. */
+export const seriesName = (series: InsightEventsNode): string => series.event ?? 'All events';
+
+/** The only series of a query that takes one. */
+export function singleSeries(series: readonly InsightEventsNode[] | undefined, kind: string): InsightEventsNode {
+  if (!Array.isArray(series) || series.length !== 1) throw queryError(`${kind}: series must hold exactly one EventsNode`);
+  return series[0]!;
+}

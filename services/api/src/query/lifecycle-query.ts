@@ -1,0 +1,144 @@
+import { printHogQL, printQuery, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import type { StoredPropertyFilter } from '@tributary/property-filters';
+import { intervalOf, seconds, seriesName, seriesWhere, singleSeries, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from './insight-series.js';
+import { addIntervals, alias, and, call, compare, constant, field, formatDay, formatLabel, resolveDateRange, zeroFill, type Period } from './trends-query.js';
+
+/**
+ * PostHog's `LifecycleQuery`: per interval, how many persons were new, returning, resurrecting, or
+ * went dormant (negative). As PostHog's runner: a person is new in the interval of their first
+ * event when it is also the interval their person was created in (`person.created_at`);
+ * returning when also active the interval before; resurrecting otherwise; dormant the interval
+ * after one they were active in, when not active again. Buckets are UTC days, Monday weeks, months.
+ */
+export type LifecycleInterval = 'day' | 'week' | 'month';
+export const LIFECYCLE_STATUSES = ['new', 'returning', 'resurrecting', 'dormant'] as const;
+export type LifecycleStatus = (typeof LIFECYCLE_STATUSES)[number];
+
+export interface LifecycleQueryRequest {
+  kind: 'LifecycleQuery';
+  series: InsightEventsNode[];
+  interval?: LifecycleInterval;
+  dateRange?: { date_from?: string | null; date_to?: string | null };
+  properties?: StoredPropertyFilter[];
+}
+
+export interface LifecycleResult {
+  action: { id: string | null; name: string; type: 'events'; order: 0; math: 'total' };
+  data: number[];
+  count: number;
+  labels: string[];
+  days: string[];
+  label: string;
+  status: LifecycleStatus;
+}
+
+const KIND = 'LifecycleQuery';
+
+export function lifecyclePeriod(request: LifecycleQueryRequest, now: Date): { period: Period; interval: LifecycleInterval } {
+  const interval = intervalOf(request.interval, ['day', 'week', 'month'], 'day', KIND);
+  if (request.dateRange?.date_from === 'all') throw queryError(`${KIND}: dateRange.date_from 'all' is not supported; give a date`);
+  return { period: resolveDateRange(request.dateRange, interval, now), interval };
+}
+
+/** An interval's first day, as a Date (not a DateTime), so buckets compare and step alike in every interval. */
+const bucketDate = (value: Expr, interval: LifecycleInterval): Expr => call({ day: 'toDate', week: 'toMonday', month: 'toStartOfMonth' }[interval], value);
+const step = (value: Expr, interval: LifecycleInterval, n: number): Expr => call({ day: 'addDays', week: 'addWeeks', month: 'addMonths' }[interval], value, constant(n));
+const lambda = (args: string[], expr: Expr): Expr => ({ node: 'Lambda', args, expr });
+const array = (...exprs: Expr[]): Expr => ({ node: 'Array', exprs });
+
+/**
+ * Rows `[start_of_period, status, persons]`. Per person (18.16 has no window functions): the
+ * sorted distinct intervals they were active in, from the interval before the range (so the
+ * first interval's status is known) to the range's last; each active interval is paired with its
+ * status, each interval after an active one not followed by activity with `dormant`; the pairs
+ * are counted per interval and status.
+ */
+export function buildLifecycleQuery(series: InsightEventsNode, request: LifecycleQueryRequest, period: Period, interval: LifecycleInterval, now: Date): SelectQuery {
+  const first = period.buckets[0]!;
+  const last = period.buckets.at(-1)!;
+  const activity = field('activity');
+  const perPerson: SelectQuery = {
+    node: 'SelectQuery',
+    select: [
+      alias('actor', field('person_id')),
+      alias('created', bucketDate(call('min', field('person', 'created_at')), interval)),
+      alias('activity', call('arraySort', call('groupUniqArray', bucketDate(field('timestamp'), interval)))),
+    ],
+    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
+    where: seriesWhere(series, addIntervals(first, interval, -1), addIntervals(last, interval, 1), request.properties, now, KIND),
+    group_by: [field('actor')],
+  };
+  // The interval before each active one: the creation interval before the first.
+  const previous = call('arrayConcat', array(field('created')), call('arraySlice', activity, constant(1), call('minus', call('length', activity), constant(1))));
+  // The interval after each active one: none after the last.
+  const following = call('arrayConcat', call('arraySlice', activity, constant(2)), array(call('toDate', constant('1970-01-01'))));
+  const statuses = call(
+    'arrayMap',
+    lambda(
+      ['p', 'c', 'i'],
+      call(
+        'tuple',
+        field('c'),
+        call('multiIf', compare('==', field('p'), field('c')), constant('new'), and([compare('==', step(field('p'), interval, 1), field('c')), compare('!=', field('i'), constant(1))]), constant('returning'), constant('resurrecting')),
+      ),
+    ),
+    previous,
+    activity,
+    call('arrayEnumerate', activity),
+  );
+  const dormant = call(
+    'arrayMap',
+    lambda(['c'], call('tuple', step(field('c'), interval, 1), constant('dormant'))),
+    call('arrayFilter', lambda(['c', 'n'], compare('!=', step(field('c'), interval, 1), field('n'))), activity, following),
+  );
+  const pairs: SelectQuery = {
+    node: 'SelectQuery',
+    select: [alias('pair', call('arrayJoin', call('arrayConcat', statuses, dormant)))],
+    select_from: { node: 'JoinExpr', table: perPerson },
+  };
+  const day = (date: Date) => call('toDate', constant(formatDay(date, 'day')));
+  return {
+    node: 'SelectQuery',
+    select: [alias('start_of_period', call('tupleElement', field('pair'), constant(1))), alias('status', call('tupleElement', field('pair'), constant(2))), alias('persons', call('count'))],
+    select_from: { node: 'JoinExpr', table: pairs },
+    group_by: [field('start_of_period'), field('status')],
+    having: and([compare('>=', field('start_of_period'), day(first)), compare('<=', field('start_of_period'), day(last))]),
+    order_by: [
+      { node: 'OrderExpr', expr: field('start_of_period'), order: 'ASC' },
+      { node: 'OrderExpr', expr: field('status'), order: 'ASC' },
+    ],
+    limit: constant(period.buckets.length * LIFECYCLE_STATUSES.length),
+  };
+}
+
+/** The four series PostHog answers, in its order, each zero-filled; dormant counts are negative. */
+export function shapeLifecycle(rows: readonly unknown[][], series: InsightEventsNode, period: Period, interval: LifecycleInterval): LifecycleResult[] {
+  const name = seriesName(series);
+  const days = period.buckets.map((b) => formatDay(b, interval));
+  const labels = period.buckets.map((b) => formatLabel(b, interval));
+  return LIFECYCLE_STATUSES.map((status) => {
+    const sign = status === 'dormant' ? -1 : 1;
+    const data = zeroFill(
+      rows.filter((r) => r[1] === status).map((r) => ({ bucket: r[0], value: r[2] })),
+      period.buckets,
+    ).map((v) => (v === 0 ? 0 : sign * v));
+    return {
+      action: { id: series.event, name, type: 'events', order: 0, math: 'total' },
+      data,
+      count: data.reduce((a, b) => a + b, 0),
+      labels,
+      days,
+      label: `${name} - ${status}`,
+      status,
+    };
+  });
+}
+
+export async function runLifecycleQuery(request: LifecycleQueryRequest, deps: InsightRunDeps): Promise<InsightResponse<LifecycleResult>> {
+  const started = performance.now();
+  const series = singleSeries(request.series, KIND);
+  const { period, interval } = lifecyclePeriod(request, deps.now);
+  const ast = buildLifecycleQuery(series, request, period, interval, deps.now);
+  const { data } = await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse);
+  return { results: shapeLifecycle(data, series, period, interval), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
+}

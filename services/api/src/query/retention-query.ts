@@ -1,0 +1,170 @@
+import { printHogQL, printQuery, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import type { StoredPropertyFilter } from '@tributary/property-filters';
+import { seconds, type InsightResponse, type InsightRunDeps } from './insight-series.js';
+import { addIntervals, alias, and, asNumber, at, bucketStart, call, compare, constant, field, parseDate, propertyConditions, type TrendsInterval } from './trends-query.js';
+
+/**
+ * PostHog's `RetentionQuery`, by person: one cohort per interval (the last `totalIntervals` ones
+ * up to `date_to`), of the persons who did the target event in it (`retention_recurring`) or did
+ * it for the first time ever in it (`retention_first_time`); then, for each later interval, how
+ * many of them did the returning event in it. Interval 0 is the cohort's size. UTC buckets.
+ */
+export type RetentionPeriod = 'Day' | 'Week' | 'Month';
+export interface RetentionEntity {
+  id?: string | null;
+  /** An EventsNode's name for the same thing. */
+  event?: string | null;
+  type?: 'events';
+  kind?: 'EventsNode';
+  name?: string;
+}
+
+export interface RetentionQueryRequest {
+  kind: 'RetentionQuery';
+  retentionFilter: {
+    targetEntity?: RetentionEntity;
+    returningEntity?: RetentionEntity;
+    retentionType?: 'retention_first_time' | 'retention_recurring';
+    totalIntervals?: number;
+    period?: RetentionPeriod;
+  };
+  dateRange?: { date_from?: string | null; date_to?: string | null };
+  properties?: StoredPropertyFilter[];
+}
+
+export interface RetentionResult {
+  date: string;
+  label: string;
+  values: { count: number; label: string }[];
+}
+
+const KIND = 'RetentionQuery';
+const PERIODS: Record<RetentionPeriod, Exclude<TrendsInterval, 'hour'>> = { Day: 'day', Week: 'week', Month: 'month' };
+export const DEFAULT_TOTAL_INTERVALS = 8;
+const MAX_TOTAL_INTERVALS = 100;
+
+export interface RetentionPlan {
+  period: RetentionPeriod;
+  interval: Exclude<TrendsInterval, 'hour'>;
+  total: number;
+  /** The first cohort's interval start, and the end of the last one. */
+  start: Date;
+  end: Date;
+  target: string | null;
+  returning: string | null;
+  firstTime: boolean;
+}
+
+const entityEvent = (entity: RetentionEntity | undefined, attr: string): string | null => {
+  if (!entity) return '$pageview';
+  const event = entity.id ?? entity.event ?? null;
+  if (event !== null && typeof event !== 'string') throw queryError(`${KIND}: retentionFilter.${attr}.id must be an event name`);
+  if (entity.type !== undefined && entity.type !== 'events') throw queryError(`${KIND}: retentionFilter.${attr} must be of type events`);
+  return event;
+};
+
+export function retentionPlan(request: RetentionQueryRequest, now: Date): RetentionPlan {
+  const filter = request.retentionFilter ?? {};
+  const period = filter.period ?? 'Day';
+  const interval = PERIODS[period];
+  if (!interval) throw queryError(`${KIND}: retentionFilter.period must be one of ${Object.keys(PERIODS).join(', ')}`);
+  const total = filter.totalIntervals ?? DEFAULT_TOTAL_INTERVALS;
+  if (!Number.isInteger(total) || total < 1 || total > MAX_TOTAL_INTERVALS) throw queryError(`${KIND}: retentionFilter.totalIntervals must be a whole number from 1 to ${MAX_TOTAL_INTERVALS}`);
+  const type = filter.retentionType ?? 'retention_recurring';
+  if (type !== 'retention_recurring' && type !== 'retention_first_time') throw queryError(`${KIND}: retentionFilter.retentionType must be retention_recurring or retention_first_time`);
+  const to = request.dateRange?.date_to ? parseDate(request.dateRange.date_to, now, 'dateRange.date_to').date : now;
+  const last = bucketStart(to, interval);
+  return {
+    period,
+    interval,
+    total,
+    start: addIntervals(last, interval, -(total - 1)),
+    end: addIntervals(last, interval, 1),
+    target: entityEvent(filter.targetEntity, 'targetEntity'),
+    returning: entityEvent(filter.returningEntity, 'returningEntity'),
+    firstTime: type === 'retention_first_time',
+  };
+}
+
+const isEvent = (event: string | null): Expr => (event === null ? { node: 'Constant', value: true } : compare('==', field('event'), constant(event)));
+const tsAfterStart = (plan: RetentionPlan) => compare('>=', field('timestamp'), at(plan.start));
+
+/** The interval a moment falls in, counted from the first cohort's (negative before it). */
+function intervalIndex(value: Expr, plan: RetentionPlan): Expr {
+  const start = call('toDate', constant(plan.start.toISOString().slice(0, 10)));
+  if (plan.interval === 'day') return call('dateDiff', constant('day'), start, call('toDate', value));
+  if (plan.interval === 'week') return call('intDiv', call('dateDiff', constant('day'), start, call('toMonday', value)), constant(7));
+  const months = plan.start.getUTCFullYear() * 12 + plan.start.getUTCMonth() + 1;
+  return call('minus', call('plus', call('multiply', call('toYear', value), constant(12)), call('toMonth', value)), constant(months));
+}
+
+const inRange = (index: Expr, plan: RetentionPlan): Expr => and([compare('>=', index, constant(0)), compare('<', index, constant(plan.total))]);
+
+/**
+ * Rows `[cohort, interval, persons]`. Per person (18.16: no window functions): the cohorts they
+ * start and the intervals they returned in; each start is paired with every later interval
+ * (two arrayJoins multiply), and persons counted where they returned, or at interval 0.
+ */
+export function buildRetentionQuery(plan: RetentionPlan, request: RetentionQueryRequest, now: Date): SelectQuery {
+  const timestampIndex = intervalIndex(field('timestamp'), plan);
+  let starts: Expr;
+  if (plan.firstTime) {
+    const first = intervalIndex(call('minIf', field('timestamp'), isEvent(plan.target)), plan);
+    starts = call('if', inRange(first, plan), { node: 'Array', exprs: [first] }, call('range', constant(0)));
+  } else {
+    starts = call('groupUniqArrayIf', timestampIndex, and([isEvent(plan.target), tsAfterStart(plan)]));
+  }
+  const returns = call('groupUniqArrayIf', timestampIndex, and([isEvent(plan.returning), tsAfterStart(plan)]));
+  // First-time cohorts need each person's first target event ever; recurring ones the range alone.
+  const targetWhere = plan.firstTime ? isEvent(plan.target) : and([isEvent(plan.target), tsAfterStart(plan)]);
+  const perPerson: SelectQuery = {
+    node: 'SelectQuery',
+    select: [alias('actor', field('person_id')), alias('starts', starts), alias('returns', returns)],
+    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
+    where: and([
+      compare('<', field('timestamp'), at(plan.end)),
+      { node: 'Or', exprs: [targetWhere, and([isEvent(plan.returning), tsAfterStart(plan)])] },
+      ...propertyConditions(request.properties ?? [], now, KIND),
+    ]),
+    group_by: [field('actor')],
+  };
+  const pairs: SelectQuery = {
+    node: 'SelectQuery',
+    select: [
+      alias('cohort', call('arrayJoin', field('starts'))),
+      alias('offset', call('arrayJoin', call('range', constant(plan.total)))),
+      alias('returned', call('has', field('returns'), call('plus', field('cohort'), field('offset')))),
+    ],
+    select_from: { node: 'JoinExpr', table: perPerson },
+  };
+  return {
+    node: 'SelectQuery',
+    select: [field('cohort'), field('offset'), alias('persons', call('countIf', { node: 'Or', exprs: [compare('==', field('offset'), constant(0)), field('returned')] }))],
+    select_from: { node: 'JoinExpr', table: pairs },
+    where: compare('<', call('plus', field('cohort'), field('offset')), constant(plan.total)),
+    group_by: [field('cohort'), field('offset')],
+    order_by: [
+      { node: 'OrderExpr', expr: field('cohort'), order: 'ASC' },
+      { node: 'OrderExpr', expr: field('offset'), order: 'ASC' },
+    ],
+    limit: constant(plan.total * plan.total),
+  };
+}
+
+/** PostHog's rows: one per cohort, with a value per interval from it to the last, 0 where none. */
+export function shapeRetention(rows: readonly unknown[][], plan: RetentionPlan): RetentionResult[] {
+  const counts = new Map(rows.map((r) => [`${asNumber(r[0])}:${asNumber(r[1])}`, asNumber(r[2])]));
+  return Array.from({ length: plan.total }, (_, cohort) => ({
+    date: addIntervals(plan.start, plan.interval, cohort).toISOString().replace('.000Z', 'Z'),
+    label: `${plan.period} ${cohort}`,
+    values: Array.from({ length: plan.total - cohort }, (_, offset) => ({ count: counts.get(`${cohort}:${offset}`) ?? 0, label: `${plan.period} ${offset}` })),
+  }));
+}
+
+export async function runRetentionQuery(request: RetentionQueryRequest, deps: InsightRunDeps): Promise<InsightResponse<RetentionResult>> {
+  const started = performance.now();
+  const plan = retentionPlan(request, deps.now);
+  const ast = buildRetentionQuery(plan, request, deps.now);
+  const { data } = await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse);
+  return { results: shapeRetention(data, plan), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
+}

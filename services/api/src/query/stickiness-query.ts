@@ -1,0 +1,89 @@
+import { printHogQL, printQuery, queryError, type SelectQuery } from '@tributary/hogql';
+import type { StoredPropertyFilter } from '@tributary/property-filters';
+import { intervalOf, seconds, seriesName, seriesWhere, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from './insight-series.js';
+import { alias, asNumber, bucketOf, call, constant, field, resolveDateRange, type Period, type TrendsInterval } from './trends-query.js';
+
+/**
+ * PostHog's `StickinessQuery`: per series, how many persons did the event on exactly 1, 2, ... N
+ * intervals of the range (N its number of intervals). Buckets are UTC, as the trends'.
+ */
+export interface StickinessQueryRequest {
+  kind: 'StickinessQuery';
+  series: InsightEventsNode[];
+  interval?: TrendsInterval;
+  dateRange?: { date_from?: string | null; date_to?: string | null };
+  properties?: StoredPropertyFilter[];
+}
+
+export interface StickinessResult {
+  action: { order: number; type: 'events'; name: string; id: string | null };
+  label: string;
+  count: number;
+  data: number[];
+  labels: string[];
+  days: number[];
+}
+
+const KIND = 'StickinessQuery';
+
+/** The range and its intervals; `date_from: 'all'` is not supported (it would need the first event first). */
+export function stickinessPeriod(request: StickinessQueryRequest, now: Date): { period: Period; interval: TrendsInterval } {
+  const interval = intervalOf(request.interval, ['hour', 'day', 'week', 'month'], 'day', KIND);
+  if (request.dateRange?.date_from === 'all') throw queryError(`${KIND}: dateRange.date_from 'all' is not supported; give a date`);
+  return { period: resolveDateRange(request.dateRange, interval, now), interval };
+}
+
+/**
+ * Rows `[num_intervals, persons]`: each person's count of distinct active intervals in the range,
+ * then how many persons have each count.
+ */
+export function buildStickinessQuery(series: InsightEventsNode, request: StickinessQueryRequest, period: Period, interval: TrendsInterval, now: Date): SelectQuery {
+  const perPerson: SelectQuery = {
+    node: 'SelectQuery',
+    select: [alias('actor', field('person_id')), alias('num_intervals', call('uniqExact', bucketOf(field('timestamp'), interval)))],
+    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
+    where: seriesWhere(series, period.from, period.to, request.properties, now, KIND),
+    group_by: [field('actor')],
+  };
+  return {
+    node: 'SelectQuery',
+    select: [field('num_intervals'), alias('persons', call('count'))],
+    select_from: { node: 'JoinExpr', table: perPerson },
+    group_by: [field('num_intervals')],
+    order_by: [{ node: 'OrderExpr', expr: field('num_intervals'), order: 'ASC' }],
+    limit: constant(period.buckets.length),
+  };
+}
+
+const plural = (n: number, interval: TrendsInterval) => `${n} ${interval}${n === 1 ? '' : 's'}`;
+
+/** One series' rows as PostHog's result: `data[i]` persons active on exactly i+1 intervals, for i+1 from 1 to N. */
+export function shapeStickiness(rows: readonly unknown[][], series: InsightEventsNode, order: number, intervals: number, interval: TrendsInterval): StickinessResult {
+  const byCount = new Map(rows.map((r) => [asNumber(r[0]), asNumber(r[1])]));
+  const days = Array.from({ length: intervals }, (_, i) => i + 1);
+  const data = days.map((d) => byCount.get(d) ?? 0);
+  const name = seriesName(series);
+  return {
+    action: { order, type: 'events', name, id: series.event },
+    label: name,
+    count: data.reduce((a, b) => a + b, 0),
+    data,
+    labels: days.map((d) => plural(d, interval)),
+    days,
+  };
+}
+
+export async function runStickinessQuery(request: StickinessQueryRequest, deps: InsightRunDeps): Promise<InsightResponse<StickinessResult>> {
+  const started = performance.now();
+  if (!Array.isArray(request.series) || request.series.length === 0) throw queryError(`${KIND}: series must hold at least one EventsNode`);
+  const { period, interval } = stickinessPeriod(request, deps.now);
+  const results: StickinessResult[] = [];
+  let hogql = '';
+  for (const [order, series] of request.series.entries()) {
+    const ast = buildStickinessQuery(series, request, period, interval, deps.now);
+    if (order === 0) hogql = printHogQL(ast);
+    const { data } = await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse);
+    results.push(shapeStickiness(data, series, order, period.buckets.length, interval));
+  }
+  return { results, hogql, timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
+}
