@@ -56,10 +56,21 @@ describe('the insight kinds on POST .../query/', () => {
     expect(body.results.map((r: { values: { count: number }[] }) => r.values.map((v) => v.count))).toEqual([[2, 1, 1], [1, 1], [1]]);
   });
 
+  it('FunnelsQuery counts the persons reaching each step, with their conversion times', async () => {
+    const { status, body } = await query({ kind: 'FunnelsQuery', series: [...series, ...series], dateRange: range, funnelsFilter: { funnelWindowInterval: 2, funnelWindowIntervalUnit: 'day' } });
+    expect(status).toBe(200);
+    // Only ann comes back (a day later); the other project's carol, every day, is not counted.
+    expect(body.results.map((step: { count: number }) => step.count)).toEqual([2, 1]);
+    expect(body.results[1]).toMatchObject({ order: 1, average_conversion_time: 86_400, median_conversion_time: 86_400 });
+  });
+
   it('refuses a request its kind does not take with a 400 naming the field', async () => {
     const { status, body } = await query({ kind: 'RetentionQuery', retentionFilter: { period: 'Fortnight' } });
     expect(status).toBe(400);
     expect(body.attr).toBe('query.retentionFilter.period');
     expect((await query({ kind: 'LifecycleQuery', series, interval: 'hour' })).status).toBe(400);
+    const oneStep = await query({ kind: 'FunnelsQuery', series });
+    expect(oneStep.status).toBe(400);
+    expect(oneStep.body.attr).toBe('query.series');
   });
 });

@@ -35,14 +35,14 @@ const responseSchema = {
   },
 };
 
-/** `/api/environments/:project_id/query/`: PostHog's query endpoint, HogQL, EventsQuery and TrendsQuery. */
+/** `/api/environments/:project_id/query/`: PostHog's query endpoint, for HogQL, EventsQuery and the insight kinds. */
 export function queryRoutes(service: QueryService): Router {
   const router = Router({ mergeParams: true });
   router.post(
     '/',
     requireScopes('query:read'),
     documented({
-      summary: 'Run a query: HogQLQuery (SQL over events, persons, person_distinct_ids, groups), EventsQuery or TrendsQuery',
+      summary: 'Run a query: HogQLQuery (SQL over events, persons, person_distinct_ids, groups), EventsQuery, or an insight (TrendsQuery, FunnelsQuery, StickinessQuery, LifecycleQuery, RetentionQuery)',
       description: 'Every table a query reads is limited to this project. Queries without LIMIT return 100 rows and say whether there are more; none returns more than 50,000.',
       body: bodySchema,
       responses: { '200': { description: 'The rows, with their columns and types, and the query as it ran', schema: responseSchema } },

@@ -143,11 +143,41 @@ const retentionQuerySchema = {
   },
 };
 
+const funnelsQuerySchema = {
+  type: 'object',
+  required: ['kind', 'series'],
+  properties: {
+    kind: { const: 'FunnelsQuery' },
+    series: { type: 'array', minItems: 2, maxItems: 20, items: eventsNode },
+    dateRange,
+    properties: propertyFilters,
+    breakdownFilter: trendsQuerySchema.properties.breakdownFilter,
+    funnelsFilter: {
+      type: 'object',
+      properties: {
+        funnelOrderType: { type: 'string', enum: ['ordered', 'strict', 'unordered'] },
+        funnelVizType: { type: 'string', enum: ['steps', 'trends', 'time_to_convert'] },
+        funnelWindowInterval: { type: 'integer', minimum: 1, maximum: 10_000 },
+        funnelWindowIntervalUnit: { type: 'string', enum: ['second', 'minute', 'hour', 'day', 'week', 'month'] },
+        exclusions: {
+          type: 'array',
+          maxItems: 20,
+          items: { type: 'object', required: ['funnelFromStep', 'funnelToStep'], properties: { kind: { const: 'EventsNode' }, event: { type: ['string', 'null'] }, funnelFromStep: { type: 'integer', minimum: 0 }, funnelToStep: { type: 'integer', minimum: 0 } } },
+        },
+      },
+    },
+    aggregation_group_type_index: { type: ['integer', 'null'] },
+    modifiers: { type: 'object' },
+    tags: { type: 'object' },
+  },
+};
+
 /** The query kinds the endpoint runs, each with the schema its request is held to. */
 export const QUERY_SCHEMAS: Record<string, object> = {
   HogQLQuery: hogqlQuerySchema,
   EventsQuery: eventsQuerySchema,
   TrendsQuery: trendsQuerySchema,
+  FunnelsQuery: funnelsQuerySchema,
   StickinessQuery: seriesQuerySchema('StickinessQuery', ['hour', 'day', 'week', 'month'], 26),
   LifecycleQuery: seriesQuerySchema('LifecycleQuery', ['day', 'week', 'month'], 1),
   RetentionQuery: retentionQuerySchema,

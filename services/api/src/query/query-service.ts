@@ -5,6 +5,7 @@ import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
 import { buildEventsQuery, isoDateTime, shapeValue, type ColumnShape, type EventsQueryRequest } from './events-query.js';
 import { queryClickHouseSettings, type QueryLimits } from './query-settings.js';
+import { runFunnelsQuery, type FunnelsQueryRequest } from './funnels-query-runner.js';
 import type { InsightRunDeps } from './insight-series.js';
 import { runLifecycleQuery, type LifecycleQueryRequest } from './lifecycle-query.js';
 import { runRetentionQuery, type RetentionQueryRequest } from './retention-query.js';
@@ -17,7 +18,7 @@ export interface HogQLQueryRequest {
   values?: Record<string, unknown>;
 }
 
-type InsightRequest = TrendsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest;
+type InsightRequest = TrendsQueryRequest | FunnelsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest;
 export type QueryRequest = HogQLQueryRequest | EventsQueryRequest | InsightRequest;
 
 /**
@@ -26,6 +27,7 @@ export type QueryRequest = HogQLQueryRequest | EventsQueryRequest | InsightReque
  */
 const INSIGHTS: { [K in InsightRequest['kind']]: (request: Extract<InsightRequest, { kind: K }>, deps: InsightRunDeps) => Promise<object> } = {
   TrendsQuery: runTrendsQuery,
+  FunnelsQuery: runFunnelsQuery,
   StickinessQuery: runStickinessQuery,
   LifecycleQuery: runLifecycleQuery,
   RetentionQuery: runRetentionQuery,

@@ -1,0 +1,109 @@
+import { HogQLError, loadHogQLParser, printHogQL, printQuery } from '@tributary/hogql';
+import {
+  buildFunnelBreakdownValuesQuery,
+  buildFunnelQuery,
+  funnelWindowSeconds,
+  shapeFunnelResults,
+  shapeFunnelRow,
+  validateFunnelsQuery,
+  type FunnelStepResult,
+  type FunnelsQueryRequest,
+} from './funnels-query.js';
+import { BREAKDOWN_NULL, BREAKDOWN_OTHER, resolveDateRange } from './trends-query.js';
+
+beforeAll(() => loadHogQLParser());
+
+const now = new Date('2024-02-01T12:00:00Z');
+const period = resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-31' }, 'day', now);
+const request = (extra: Partial<FunnelsQueryRequest> = {}): FunnelsQueryRequest => ({
+  kind: 'FunnelsQuery',
+  series: [{ kind: 'EventsNode', event: 'a' }, { kind: 'EventsNode', event: 'b', custom_name: 'Bought' }, { kind: 'EventsNode', event: null }],
+  ...extra,
+});
+
+describe('building the funnel query', () => {
+  it('is a HogQL tree the printer guards: every stored table read for the project alone', () => {
+    const sql = printQuery(buildFunnelQuery({ request: request(), period, now }), { teamId: 42 }).clickhouse;
+    expect(sql).toContain('`events`.team_id = 42');
+    expect(sql).toContain('`d`.team_id = 42');
+    expect(sql).not.toMatch(/team_id = (?!42)/);
+  });
+
+  it('reads events of the date range, one flag per step, and counts persons per step', () => {
+    const hogql = printHogQL(buildFunnelQuery({ request: request(), period, now }));
+    expect(hogql).toContain('person_id AS aggregation_target');
+    expect(hogql).toContain("toDateTime('2024-01-01T00:00:00.000Z')");
+    expect(hogql).toContain("toDateTime('2024-02-01T00:00:00.000Z')");
+    expect(hogql).toMatch(/countIf\(person_steps >= 3\) AS count_2/);
+    expect(hogql).toMatch(/medianIf\(person_conversion_time_2, person_steps >= 3\) AS median_2/);
+  });
+
+  it('gives the window in seconds, 14 days by default', () => {
+    expect(funnelWindowSeconds(undefined)).toBe(14 * 86_400);
+    expect(funnelWindowSeconds({ funnelWindowInterval: 2, funnelWindowIntervalUnit: 'hour' })).toBe(7_200);
+    expect(funnelWindowSeconds({ funnelWindowInterval: 1, funnelWindowIntervalUnit: 'week' })).toBe(604_800);
+    expect(printHogQL(buildFunnelQuery({ request: request({ funnelsFilter: { funnelWindowInterval: 5, funnelWindowIntervalUnit: 'minute' } }), period, now }))).toContain('+ 300');
+  });
+
+  it('a strict funnel reads every event of the person; ordered and unordered only the steps\'', () => {
+    const twoSteps = request({ series: [{ kind: 'EventsNode', event: 'a' }, { kind: 'EventsNode', event: 'b' }] });
+    const where = (r: FunnelsQueryRequest) => printHogQL(buildFunnelQuery({ request: r, period, now }));
+    expect(where(twoSteps)).toMatch(/\(\(event = 'a'\) OR \(event = 'b'\)\)/);
+    expect(where({ ...twoSteps, funnelsFilter: { funnelOrderType: 'strict' } })).not.toMatch(/\(\(event = 'a'\) OR \(event = 'b'\)\)/);
+  });
+
+  it('a breakdown maps values past the top ones to "other", and ranks values by persons doing the first step', () => {
+    const r = request({ breakdownFilter: { breakdown: '$browser' } });
+    const hogql = printHogQL(buildFunnelQuery({ request: r, period, now }, { values: ['Chrome'], other: true }));
+    expect(hogql).toContain(BREAKDOWN_OTHER);
+    expect(hogql).toContain('GROUP BY breakdown_value');
+    const values = printHogQL(buildFunnelBreakdownValuesQuery({ request: r, period, now }));
+    expect(values).toContain('uniq(person_id) AS total');
+    expect(values).toContain("event = 'a'");
+  });
+
+  it.each<[string, Partial<FunnelsQueryRequest>, RegExp]>([
+    ['one step', { series: [{ kind: 'EventsNode', event: 'a' }] }, /at least two steps/],
+    ['an actions step', { series: [{ kind: 'EventsNode', event: 'a' }, { kind: 'ActionsNode', id: 1 } as never] }, /only EventsNode/],
+    ['time to convert', { funnelsFilter: { funnelVizType: 'time_to_convert' } }, /not supported yet/],
+    ['trends', { funnelsFilter: { funnelVizType: 'trends' } }, /not supported yet/],
+    ['an unknown order', { funnelsFilter: { funnelOrderType: 'random' as never } }, /funnelOrderType/],
+    ['a window unit', { funnelsFilter: { funnelWindowIntervalUnit: 'fortnight' as never } }, /funnelWindowIntervalUnit/],
+    ['a window of 0', { funnelsFilter: { funnelWindowInterval: 0 } }, /funnelWindowInterval/],
+    ['an exclusion out of the funnel', { funnelsFilter: { exclusions: [{ kind: 'EventsNode', event: 'x', funnelFromStep: 1, funnelToStep: 3 }] } }, /exclusions\[0\]/],
+    ['an exclusion backwards', { funnelsFilter: { exclusions: [{ kind: 'EventsNode', event: 'x', funnelFromStep: 1, funnelToStep: 1 }] } }, /exclusions\[0\]/],
+    ['exclusions when unordered', { funnelsFilter: { funnelOrderType: 'unordered', exclusions: [{ kind: 'EventsNode', event: 'x', funnelFromStep: 0, funnelToStep: 1 }] } }, /unordered/],
+    ['groups', { aggregation_group_type_index: 0 }, /aggregation_group_type_index/],
+    ['cohort filters', { properties: [{ key: 'id', value: 1, type: 'cohort' } as never] }, /cohort/],
+  ])('refuses %s with a query error', (_, extra, message) => {
+    const build = () => buildFunnelQuery({ request: request(extra), period, now });
+    expect(build).toThrow(HogQLError);
+    expect(build).toThrow(message);
+  });
+
+  it('accepts a valid request', () => {
+    expect(() => validateFunnelsQuery(request({ funnelsFilter: { funnelOrderType: 'strict', exclusions: [{ kind: 'EventsNode', event: 'x', funnelFromStep: 0, funnelToStep: 2 }] } }))).not.toThrow();
+  });
+});
+
+describe("shaping results as PostHog's steps", () => {
+  it('one step per series, with counts, names and conversion times (null at the first step and where nobody converted)', () => {
+    const steps = shapeFunnelRow(request(), [10, 4, 0, 120.5, 60, Number.NaN, null]);
+    expect(steps).toEqual([
+      { action_id: 'a', name: 'a', custom_name: null, order: 0, people: [], count: 10, type: 'events', average_conversion_time: null, median_conversion_time: null },
+      { action_id: 'b', name: 'b', custom_name: 'Bought', order: 1, people: [], count: 4, type: 'events', average_conversion_time: 120.5, median_conversion_time: 60 },
+      { action_id: null, name: 'All events', custom_name: null, order: 2, people: [], count: 0, type: 'events', average_conversion_time: null, median_conversion_time: null },
+    ]);
+  });
+
+  it('no row (nobody in the funnel) is zeros', () => {
+    expect((shapeFunnelResults(request(), [], false) as FunnelStepResult[]).map((s) => s.count)).toEqual([0, 0, 0]);
+  });
+
+  it('a breakdown is a list of funnels, biggest first, the null value then "other" last, each step naming its value', () => {
+    const row = (value: string, first: number) => [value, first, 1, 0, 5, 5, null, null];
+    const funnels = shapeFunnelResults(request(), [row(BREAKDOWN_OTHER, 9), row('Chrome', 2), row(BREAKDOWN_NULL, 8), row('Safari', 3)], true) as FunnelStepResult[][];
+    expect(funnels.map((f) => f[0]!.breakdown_value)).toEqual([['Safari'], ['Chrome'], [BREAKDOWN_NULL], [BREAKDOWN_OTHER]]);
+    expect(funnels[0]![1]).toMatchObject({ breakdown: ['Safari'], breakdown_value: ['Safari'], count: 1, average_conversion_time: 5 });
+  });
+});

@@ -1,0 +1,366 @@
+import { MAX_LIMIT, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import type { StoredPropertyFilter } from '@tributary/property-filters';
+import {
+  BREAKDOWN_NULL,
+  BREAKDOWN_OTHER,
+  DEFAULT_BREAKDOWN_LIMIT,
+  alias,
+  and,
+  asNumber,
+  at,
+  breakdownValueExpr,
+  buildBreakdownValuesQuery,
+  call,
+  compare,
+  constant,
+  field,
+  propertyConditions,
+  type Period,
+  type TrendsQueryRequest,
+} from './trends-query.js';
+
+/**
+ * PostHog's `FunnelsQuery` (steps view), aggregated by person. Every query is a HogQL tree printed
+ * by the HogQL printer, so the tenant guard is the printer's alone.
+ *
+ * 18.16's `windowFunnel` takes no mode (no 'strict') and gives no step times, so the funnel is
+ * computed from each person's events as arrays, sorted by time:
+ * - ordered: from every step-1 event, each next step is the person's first matching event after the
+ *   previous step's event, within the window of the first step (greedy earliest matching, which
+ *   reaches as far as `windowFunnel` does). The person's funnel is the start reaching furthest,
+ *   the earliest such start on a tie; its step times give the conversion times.
+ * - strict: the same, but each next step must be the person's very next event (of any kind).
+ * - unordered: from every event of any step, the steps done within the window from it; the
+ *   conversion times are between the reached steps' first times, in time order. An event matching
+ *   two steps counts for both (approximation).
+ * - exclusions (ordered and strict): a person whose chosen funnel has an excluded event strictly
+ *   between its `funnelFromStep` and `funnelToStep` events (the later one reached) is dropped.
+ * - breakdown: the value of the funnel's first event (PostHog's first-touch attribution); a person
+ *   is counted once per value their funnels start with.
+ * Times are whole seconds (the stored timestamps'); events of one second sort by the earliest step they match.
+ */
+export type FunnelOrderType = 'ordered' | 'strict' | 'unordered';
+export type FunnelWindowUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month';
+
+export interface FunnelsEventsNode {
+  kind: 'EventsNode';
+  event: string | null;
+  name?: string;
+  custom_name?: string;
+  properties?: StoredPropertyFilter[];
+}
+
+export interface FunnelExclusion extends FunnelsEventsNode {
+  funnelFromStep: number;
+  funnelToStep: number;
+}
+
+export interface FunnelsQueryRequest {
+  kind: 'FunnelsQuery';
+  series: FunnelsEventsNode[];
+  dateRange?: { date_from?: string | null; date_to?: string | null };
+  properties?: StoredPropertyFilter[];
+  breakdownFilter?: TrendsQueryRequest['breakdownFilter'];
+  funnelsFilter?: {
+    funnelOrderType?: FunnelOrderType;
+    funnelVizType?: 'steps' | 'trends' | 'time_to_convert';
+    funnelWindowInterval?: number;
+    funnelWindowIntervalUnit?: FunnelWindowUnit;
+    exclusions?: FunnelExclusion[];
+  };
+  aggregation_group_type_index?: number | null;
+}
+
+export const MAX_FUNNEL_STEPS = 20;
+export const DEFAULT_FUNNEL_WINDOW_DAYS = 14;
+
+/** A month is 30 days: the window is a number of seconds, compared with the first step's time. */
+const UNIT_SECONDS: Record<FunnelWindowUnit, number> = { second: 1, minute: 60, hour: 3_600, day: 86_400, week: 604_800, month: 2_592_000 };
+
+export function funnelWindowSeconds(filter: FunnelsQueryRequest['funnelsFilter']): number {
+  const interval = filter?.funnelWindowInterval ?? DEFAULT_FUNNEL_WINDOW_DAYS;
+  const unit = filter?.funnelWindowIntervalUnit ?? 'day';
+  if (!Object.hasOwn(UNIT_SECONDS, unit)) throw queryError(`funnelsFilter.funnelWindowIntervalUnit must be one of ${Object.keys(UNIT_SECONDS).join(', ')}`);
+  if (!Number.isInteger(interval) || interval < 1 || interval > 100_000) throw queryError('funnelsFilter.funnelWindowInterval must be a whole number from 1');
+  return interval * UNIT_SECONDS[unit];
+}
+
+export const orderTypeOf = (request: FunnelsQueryRequest): FunnelOrderType => request.funnelsFilter?.funnelOrderType ?? 'ordered';
+export const hasFunnelBreakdown = (request: FunnelsQueryRequest): boolean => Boolean(request.breakdownFilter?.breakdown);
+
+/** Refuses what this implementation does not compute, with PostHog's field names. */
+export function validateFunnelsQuery(request: FunnelsQueryRequest): void {
+  const steps = request.series ?? [];
+  if (!Array.isArray(steps) || steps.length < 2) throw queryError('series: a funnel needs at least two steps');
+  if (steps.length > MAX_FUNNEL_STEPS) throw queryError(`series: a funnel takes at most ${MAX_FUNNEL_STEPS} steps`);
+  steps.forEach((step, i) => {
+    if (step?.kind !== 'EventsNode') throw queryError(`series[${i}]: only EventsNode steps are supported yet`);
+  });
+  const viz = request.funnelsFilter?.funnelVizType ?? 'steps';
+  if (viz !== 'steps') throw queryError(`funnelsFilter.funnelVizType ${String(viz)} is not supported yet; use steps`);
+  const order = orderTypeOf(request);
+  if (!['ordered', 'strict', 'unordered'].includes(order)) throw queryError('funnelsFilter.funnelOrderType must be ordered, strict or unordered');
+  if (request.aggregation_group_type_index !== undefined && request.aggregation_group_type_index !== null) throw queryError('aggregation_group_type_index is not supported yet: funnels count persons');
+  funnelWindowSeconds(request.funnelsFilter);
+  const exclusions = request.funnelsFilter?.exclusions ?? [];
+  if (exclusions.length && order === 'unordered') throw queryError('funnelsFilter.exclusions are not supported for unordered funnels');
+  exclusions.forEach((e, i) => {
+    const { funnelFromStep: from, funnelToStep: to } = e;
+    if (!Number.isInteger(from) || !Number.isInteger(to) || from < 0 || to <= from || to >= steps.length) {
+      throw queryError(`funnelsFilter.exclusions[${i}]: funnelFromStep and funnelToStep must be steps of the funnel, from before to`);
+    }
+  });
+  if (request.breakdownFilter?.breakdown !== undefined && request.breakdownFilter.breakdown !== null && typeof request.breakdownFilter.breakdown !== 'string') {
+    throw queryError('breakdownFilter.breakdown must name one property');
+  }
+}
+
+// ---- Queries.
+
+const lambda = (args: string[], expr: Expr): Expr => ({ node: 'Lambda', args, expr });
+const num = (n: number): Expr => constant(n);
+const ifElse = (cond: Expr, then: Expr, otherwise: Expr): Expr => call('if', cond, then, otherwise);
+const or = (exprs: Expr[]): Expr => (exprs.length === 1 ? exprs[0]! : { node: 'Or', exprs });
+const plus = (left: Expr, right: Expr): Expr => ({ node: 'ArithmeticOperation', op: '+', left, right });
+const minus = (left: Expr, right: Expr): Expr => ({ node: 'ArithmeticOperation', op: '-', left, right });
+const from = (table: string | SelectQuery): SelectQuery['select_from'] => ({ node: 'JoinExpr', table: typeof table === 'string' ? { node: 'Field', chain: [table] } : table });
+
+/** Whether an event is this step (or exclusion): its event name and its own property filters. */
+function stepCondition(step: FunnelsEventsNode, now: Date): Expr {
+  const conditions: Expr[] = [];
+  if (step.event !== null && step.event !== undefined) conditions.push(compare('==', field('event'), constant(step.event)));
+  conditions.push(...propertyConditions(step.properties ?? [], now, 'FunnelsQuery'));
+  return conditions.length ? and(conditions) : constant(1);
+}
+
+export interface FunnelQueryInput {
+  request: FunnelsQueryRequest;
+  period: Period;
+  now: Date;
+}
+
+/** The top breakdown values by persons doing the first step, one more than the limit (as trends' query, reused). */
+export function buildFunnelBreakdownValuesQuery({ request, period, now }: FunnelQueryInput): SelectQuery {
+  const first = request.series[0]!;
+  const trendsRequest: TrendsQueryRequest = {
+    kind: 'TrendsQuery',
+    series: [{ kind: 'EventsNode', event: first.event, math: 'dau', ...(first.properties && { properties: first.properties }) }],
+    ...(request.properties && { properties: request.properties }),
+    ...(request.breakdownFilter && { breakdownFilter: request.breakdownFilter }),
+  };
+  return buildBreakdownValuesQuery({ request: trendsRequest, series: trendsRequest.series[0]!, period, interval: 'day', now });
+}
+
+const stepAt = (k: number) => `step_${k}`;
+const flagsOf = (k: number) => `flags_${k}`;
+const exclusionAt = (e: number) => `exclusion_${e}`;
+const exclusionFlagsOf = (e: number) => `exclusion_flags_${e}`;
+const indexOf = (k: number) => `index_${k}`;
+const timeOf = (k: number) => `time_${k}`;
+const conversionOf = (k: number) => `conversion_time_${k}`;
+
+/**
+ * The whole funnel as one query: one row per breakdown value (one row when not broken down) with
+ * `breakdown_value?`, then per step `count_k`, and from the second step `average_k`, `median_k` (seconds).
+ */
+export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: string[]; other: boolean }): SelectQuery {
+  const { request, period, now } = input;
+  validateFunnelsQuery(request);
+  const steps = request.series;
+  const n = steps.length;
+  const order = orderTypeOf(request);
+  const exclusions = request.funnelsFilter?.exclusions ?? [];
+  const window = funnelWindowSeconds(request.funnelsFilter);
+  const broken = Boolean(breakdown);
+
+  // 1. The events that matter, one row each: the person, the time, which steps and exclusions it is.
+  const stepConditions = steps.map((s) => stepCondition(s, now));
+  const exclusionConditions = exclusions.map((e) => stepCondition(e, now));
+  const flag = (cond: Expr) => ifElse(cond, num(1), num(0));
+  const eventsSelect: Expr[] = [
+    alias('aggregation_target', field('person_id')),
+    alias('event_time', call('toUnixTimestamp', field('timestamp'))),
+    // Events of one second sort by the earliest step they are.
+    alias('event_rank', call('multiIf', ...stepConditions.flatMap((c, k) => [c, num(k)]), num(n))),
+    ...stepConditions.map((c, k) => alias(stepAt(k), flag(c))),
+    ...exclusionConditions.map((c, e) => alias(exclusionAt(e), flag(c))),
+  ];
+  if (breakdown) {
+    const value = breakdownValueExpr(request.breakdownFilter!);
+    eventsSelect.push(alias('event_breakdown', breakdown.other ? ifElse(compare('in', value, { node: 'Tuple', exprs: breakdown.values.map(constant) }), value, constant(BREAKDOWN_OTHER)) : value));
+  }
+  const where: Expr[] = [compare('>=', field('timestamp'), at(period.from)), compare('<', field('timestamp'), at(period.to)), ...propertyConditions(request.properties ?? [], now, 'FunnelsQuery')];
+  // Strict funnels see every event of the person: any other one between two steps breaks the funnel.
+  if (order !== 'strict') where.push(or([...stepConditions, ...exclusionConditions]));
+  const eventsQuery: SelectQuery = { node: 'SelectQuery', select: eventsSelect, select_from: from('events'), where: and(where) };
+
+  // 2. Each person's events, sorted by time, as parallel arrays.
+  const tupleOf = [field('event_time'), field('event_rank'), ...steps.map((_, k) => field(stepAt(k))), ...exclusions.map((_, e) => field(exclusionAt(e))), ...(broken ? [field('event_breakdown')] : [])];
+  const sorted = call('arraySort', call('groupArray', call('tuple', ...tupleOf)));
+  const element = (i: number) => call('arrayMap', lambda(['e'], call('tupleElement', field('e'), num(i))), field('sorted_events'));
+  const personQuery: SelectQuery = {
+    node: 'SelectQuery',
+    select: [field('aggregation_target'), alias('sorted_events', sorted)],
+    select_from: from(eventsQuery),
+    group_by: [field('aggregation_target')],
+  };
+  const arraysSelect: Expr[] = [
+    field('aggregation_target'),
+    alias('times', element(1)),
+    ...steps.map((_, k) => alias(flagsOf(k), element(3 + k))),
+    ...exclusions.map((_, e) => alias(exclusionFlagsOf(e), element(3 + n + e))),
+    ...(broken ? [alias('breakdowns', element(3 + n + exclusions.length))] : []),
+  ];
+  // Every event that can start the funnel: the first step's, or any step's when unordered.
+  const enumerate = call('arrayEnumerate', field('times'));
+  const startFlags = order === 'unordered' ? steps.map((_, k) => field(flagsOf(k))) : [field(flagsOf(0))];
+  const isStart = or(startFlags.map((_, j) => compare('==', field(`f${j}`), num(1))));
+  arraysSelect.push(alias('start_index', call('arrayJoin', call('arrayFilter', lambda(['i', ...startFlags.map((_, j) => `f${j}`)], isStart), enumerate, ...startFlags))));
+  const startsQuery: SelectQuery = { node: 'SelectQuery', select: arraysSelect, select_from: from(personQuery) };
+
+  // 3. Per start: the index of each step reached (0 when not), the steps reached, the conversion times.
+  const startTime = call('arrayElement', field('times'), field('start_index'));
+  const deadline = plus(startTime, num(window));
+  const chain: Expr[] = [field('aggregation_target')];
+  if (broken) chain.push(alias('breakdown_value', call('arrayElement', field('breakdowns'), field('start_index'))));
+  const firstFrom = (k: number, after: (i: Expr) => Expr) =>
+    call('arrayFirst', lambda(['i', 'f', 't'], and([compare('==', field('f'), num(1)), after(field('i')), compare('<=', field('t'), deadline)])), enumerate, field(flagsOf(k)), field('times'));
+  if (order === 'unordered') {
+    for (let k = 0; k < n; k++) {
+      chain.push(alias(indexOf(k), firstFrom(k, (i) => compare('>=', i, field('start_index')))));
+      chain.push(alias(timeOf(k), ifElse(compare('>', field(indexOf(k)), num(0)), call('arrayElement', field('times'), field(indexOf(k))), num(0))));
+    }
+    chain.push(alias('reached_times', call('arraySort', call('arrayFilter', lambda(['t'], compare('>', field('t'), num(0))), { node: 'Array', exprs: steps.map((_, k) => field(timeOf(k))) }))));
+    chain.push(alias('steps', call('length', field('reached_times'))));
+    for (let k = 1; k < n; k++) {
+      chain.push(alias(conversionOf(k), ifElse(compare('>', field('steps'), num(k)), minus(call('arrayElement', field('reached_times'), num(k + 1)), call('arrayElement', field('reached_times'), num(k))), num(0))));
+    }
+    chain.push(alias('excluded', num(0)));
+  } else {
+    chain.push(alias(indexOf(0), field('start_index')));
+    for (let k = 1; k < n; k++) {
+      const previous = field(indexOf(k - 1));
+      const next =
+        order === 'strict'
+          ? (() => {
+              const following = plus(previous, num(1));
+              const isNext = and([compare('==', call('arrayElement', field(flagsOf(k)), following), num(1)), compare('<=', call('arrayElement', field('times'), following), deadline)]);
+              return ifElse(isNext, following, num(0));
+            })()
+          : firstFrom(k, (i) => compare('>', i, previous));
+      chain.push(alias(indexOf(k), ifElse(compare('==', previous, num(0)), num(0), next)));
+    }
+    chain.push(alias('steps', steps.slice(1).reduce<Expr>((sum, _, j) => plus(sum, ifElse(compare('>', field(indexOf(j + 1)), num(0)), num(1), num(0))), num(1))));
+    for (let k = 1; k < n; k++) {
+      const time = (j: number) => call('arrayElement', field('times'), field(indexOf(j)));
+      chain.push(alias(conversionOf(k), ifElse(compare('>', field(indexOf(k)), num(0)), minus(time(k), time(k - 1)), num(0))));
+    }
+    const excludedBy = exclusions.map((x, e) =>
+      and([
+        compare('>', field(indexOf(x.funnelToStep)), num(0)),
+        call(
+          'arrayExists',
+          lambda(['i', 'x'], and([compare('==', field('x'), num(1)), compare('>', field('i'), field(indexOf(x.funnelFromStep))), compare('<', field('i'), field(indexOf(x.funnelToStep)))])),
+          enumerate,
+          field(exclusionFlagsOf(e)),
+        ),
+      ]),
+    );
+    chain.push(alias('excluded', excludedBy.length ? ifElse(or(excludedBy), num(1), num(0)) : num(0)));
+  }
+  chain.push(alias('start_key', minus(call('multiply', field('steps'), num(1_000_000_000)), field('start_index'))));
+  const chainQuery: SelectQuery = { node: 'SelectQuery', select: chain, select_from: from(startsQuery) };
+
+  // 4. Per person (and first-touch breakdown value): the start reaching furthest, the earliest on a tie.
+  const best = (name: string) => call('argMax', field(name), field('start_key'));
+  const personFunnel: SelectQuery = {
+    node: 'SelectQuery',
+    select: [
+      field('aggregation_target'),
+      ...(broken ? [field('breakdown_value')] : []),
+      alias('person_steps', call('max', field('steps'))),
+      alias('person_excluded', best('excluded')),
+      ...steps.slice(1).map((_, j) => alias(`person_${conversionOf(j + 1)}`, best(conversionOf(j + 1)))),
+    ],
+    select_from: from(chainQuery),
+    group_by: [field('aggregation_target'), ...(broken ? [field('breakdown_value')] : [])],
+  };
+
+  // 5. Per breakdown value: persons reaching each step, and the conversion times of those reaching it.
+  const reached = (k: number) => compare('>=', field('person_steps'), num(k + 1));
+  const select: Expr[] = [...(broken ? [field('breakdown_value')] : [])];
+  steps.forEach((_, k) => select.push(alias(`count_${k}`, call('countIf', reached(k)))));
+  for (let k = 1; k < n; k++) {
+    select.push(alias(`average_${k}`, call('avgIf', field(`person_${conversionOf(k)}`), reached(k))));
+    select.push(alias(`median_${k}`, call('medianIf', field(`person_${conversionOf(k)}`), reached(k))));
+  }
+  const rows = broken ? breakdown!.values.length + 1 : 1;
+  if (rows > MAX_LIMIT) throw queryError(`The funnel would have ${rows} breakdown values, more than ${MAX_LIMIT}: lower breakdown_limit`);
+  return {
+    node: 'SelectQuery',
+    select,
+    select_from: from(personFunnel),
+    where: compare('==', field('person_excluded'), num(0)),
+    ...(broken && { group_by: [field('breakdown_value')], order_by: [{ node: 'OrderExpr', expr: field('breakdown_value'), order: 'ASC' }] }),
+    limit: num(rows),
+  };
+}
+
+// ---- Results.
+
+export interface FunnelStepResult {
+  action_id: string | null;
+  name: string;
+  custom_name: string | null;
+  order: number;
+  people: never[];
+  count: number;
+  type: 'events';
+  average_conversion_time: number | null;
+  median_conversion_time: number | null;
+  breakdown?: string[];
+  breakdown_value?: string[];
+}
+
+/** A conversion time: NULL or NaN (an average over no person) is null, as PostHog gives it. */
+const timeOrNull = (value: unknown): number | null => {
+  if (value === null || value === undefined) return null;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : null;
+};
+
+/** One funnel's steps from one result row (`[breakdown_value?, count_0..count_n-1, average_1, median_1, ...]`). */
+export function shapeFunnelRow(request: FunnelsQueryRequest, row: readonly unknown[] | undefined, breakdownValue?: string): FunnelStepResult[] {
+  const steps = request.series;
+  const offset = breakdownValue === undefined ? 0 : 1;
+  const n = steps.length;
+  return steps.map((step, k) => {
+    const count = row ? asNumber(row[offset + k]) : 0;
+    const result: FunnelStepResult = {
+      action_id: step.event ?? null,
+      name: step.event ?? 'All events',
+      custom_name: step.custom_name ?? null,
+      order: k,
+      people: [],
+      count,
+      type: 'events',
+      average_conversion_time: k === 0 || !row || count === 0 ? null : timeOrNull(row[offset + n + 2 * (k - 1)]),
+      median_conversion_time: k === 0 || !row || count === 0 ? null : timeOrNull(row[offset + n + 2 * (k - 1) + 1]),
+    };
+    if (breakdownValue !== undefined) {
+      result.breakdown = [breakdownValue];
+      result.breakdown_value = [breakdownValue];
+    }
+    return result;
+  });
+}
+
+/** The funnel's results: one list of steps, or one per breakdown value, biggest first, the null value and "other" last. */
+export function shapeFunnelResults(request: FunnelsQueryRequest, rows: readonly unknown[][], broken: boolean): FunnelStepResult[] | FunnelStepResult[][] {
+  if (!broken) return shapeFunnelRow(request, rows[0]);
+  const funnels = rows.map((row) => shapeFunnelRow(request, row, String(row[0])));
+  const rank = (f: FunnelStepResult[]) => (f[0]!.breakdown_value![0] === BREAKDOWN_OTHER ? 2 : f[0]!.breakdown_value![0] === BREAKDOWN_NULL ? 1 : 0);
+  return funnels.filter((f) => f[0]!.count > 0).sort((a, b) => rank(a) - rank(b) || b[0]!.count - a[0]!.count || String(a[0]!.breakdown_value![0]).localeCompare(String(b[0]!.breakdown_value![0])));
+}
+
+export const funnelBreakdownLimit = (request: FunnelsQueryRequest): number => request.breakdownFilter?.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT;
