@@ -1,4 +1,4 @@
-import { quoteString } from '@tributary/clickhouse';
+import { Sql, propertyText, quoteString, sql } from '@tributary/clickhouse';
 import type { CTE, CompareOperation, Expr, Field, JoinExpr, OrderExpr, SelectLike, SelectQuery } from './ast.js';
 import { HogQLError, queryError, type Span } from './errors.js';
 import { lookupFunction } from './functions.js';
@@ -623,11 +623,9 @@ class Printer {
  * the value at each level in turn. `visitParam*` are what both 18.16 and current releases have.
  */
 function property(column: string, keys: string[]): string {
-  let json = column;
-  for (const key of keys.slice(0, -1)) json = `visitParamExtractRaw(${json}, ${quoteString(key)})`;
-  const key = quoteString(keys.at(-1)!);
-  const raw = `visitParamExtractRaw(${json}, ${key})`;
-  return `nullIf(nullIf(if(substring(${raw}, 1, 1) = '"', visitParamExtractString(${json}, ${key}), ${raw}), ''), 'null')`;
+  let json = Sql.trusted(column);
+  for (const key of keys.slice(0, -1)) json = sql`visitParamExtractRaw(${json}, ${key})`;
+  return `nullIf(nullIf(${propertyText(json, keys.at(-1)!).text}, ''), 'null')`;
 }
 
 function constant(value: unknown, node: Expr): string {

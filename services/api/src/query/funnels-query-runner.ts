@@ -1,4 +1,3 @@
-import type { CompactResult } from '@tributary/clickhouse';
 import { printHogQL, printQuery, type SelectQuery } from '@tributary/hogql';
 import {
   buildFunnelBreakdownValuesQuery,
@@ -10,31 +9,19 @@ import {
   type FunnelStepResult,
   type FunnelsQueryRequest,
 } from './funnels-query.js';
+import { seconds, type InsightResponse, type InsightRunDeps } from './insight-series.js';
 import { bucketTime, resolveDateRange, topBreakdownValues } from './trends-query.js';
 
 export type { FunnelsQueryRequest } from './funnels-query.js';
 
-export interface FunnelsQueryResponse {
+export interface FunnelsQueryResponse extends Omit<InsightResponse<never>, 'results'> {
+  /** One list of steps, or one per breakdown value. */
   results: FunnelStepResult[] | FunnelStepResult[][];
-  /** The HogQL of the funnel's query. */
-  hogql: string;
-  timings: { k: string; t: number }[];
-  is_cached: false;
-  last_refresh: string;
   resolved_date_range?: { date_from: string; date_to: string };
 }
 
-export interface FunnelsRunDeps {
-  teamId: number;
-  now: Date;
-  /** Runs one printed statement in ClickHouse with the query endpoint's settings. */
-  run: (statement: string) => Promise<CompactResult>;
-}
-
-const seconds = (from: number) => Number(((performance.now() - from) / 1000).toFixed(6));
-
 /** Runs a FunnelsQuery (steps): its queries are HogQL trees, printed for the project by the HogQL printer. */
-export async function runFunnelsQuery(request: FunnelsQueryRequest, deps: FunnelsRunDeps): Promise<FunnelsQueryResponse> {
+export async function runFunnelsQuery(request: FunnelsQueryRequest, deps: InsightRunDeps): Promise<FunnelsQueryResponse> {
   const started = performance.now();
   validateFunnelsQuery(request);
   const query = async (ast: SelectQuery) => (await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse)).data;

@@ -6,7 +6,7 @@ import { PropertyFilterError } from '@tributary/property-filters';
 import { buildEventsQuery, isoDateTime, shapeValue, type ColumnShape, type EventsQueryRequest } from './events-query.js';
 import { queryClickHouseSettings, type QueryLimits } from './query-settings.js';
 import { runFunnelsQuery, type FunnelsQueryRequest } from './funnels-query-runner.js';
-import type { InsightRunDeps } from './insight-series.js';
+import { seconds, type InsightRunDeps } from './insight-series.js';
 import { runLifecycleQuery, type LifecycleQueryRequest } from './lifecycle-query.js';
 import { runRetentionQuery, type RetentionQueryRequest } from './retention-query.js';
 import { runStickinessQuery, type StickinessQueryRequest } from './stickiness-query.js';
@@ -58,7 +58,6 @@ export interface QueryServiceDeps {
   clock?: () => Date;
 }
 
-const seconds = (from: number) => Number(((performance.now() - from) / 1000).toFixed(6));
 
 const isDateTime = (type: string) => /^(Nullable\()?DateTime(\('UTC'\))?\)?$/.test(type);
 

@@ -1,5 +1,5 @@
-import type { CompactResult } from '@tributary/clickhouse';
 import { printHogQL, printQuery, type SelectQuery } from '@tributary/hogql';
+import { seconds, type InsightResponse, type InsightRunDeps } from './insight-series.js';
 import { parseFormula } from './trends-formula.js';
 import {
   BREAKDOWN_OTHER,
@@ -24,28 +24,13 @@ import {
 
 export type { TrendsQueryRequest } from './trends-query.js';
 
-export interface TrendsQueryResponse {
-  results: TrendsResult[];
+export interface TrendsQueryResponse extends InsightResponse<TrendsResult> {
   hasMore: boolean;
-  /** The HogQL of the first series' query, as PostHog answers it. */
-  hogql: string;
-  timings: { k: string; t: number }[];
-  is_cached: false;
-  last_refresh: string;
   resolved_date_range: { date_from: string; date_to: string };
 }
 
-export interface TrendsRunDeps {
-  teamId: number;
-  now: Date;
-  /** Runs one printed statement in ClickHouse with the query endpoint's settings. */
-  run: (statement: string) => Promise<CompactResult>;
-}
-
-const seconds = (from: number) => Number(((performance.now() - from) / 1000).toFixed(6));
-
 /** Runs a TrendsQuery: its queries are HogQL trees, printed for the project by the HogQL printer, one per series and period. */
-export async function runTrendsQuery(request: TrendsQueryRequest, deps: TrendsRunDeps): Promise<TrendsQueryResponse> {
+export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightRunDeps): Promise<TrendsQueryResponse> {
   const started = performance.now();
   const timings: { k: string; t: number }[] = [];
   const interval = request.interval ?? 'day';
