@@ -1,7 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createClickHouse, type ClickHouse } from '@tributary/clickhouse';
-import { testConfig } from '@tributary/test-support';
+import { EVENT_ROW_COLUMNS, eventRow, testConfig, type EventRow } from '@tributary/test-support';
 import { parseSelect, printQuery, type PrintOptions } from '../src/index.js';
 
 /**
@@ -27,47 +27,8 @@ export const OTHER_TEAM_VALUES: readonly string[] = [MARKER, '2031-', '999999', 
 const CREATED = '2024-01-01 00:00:00';
 const OTHER_CREATED = '2031-05-05 00:00:00';
 
-interface EventRow {
-  uuid: string;
-  event: string;
-  properties: string;
-  timestamp: string;
-  timestamp_ms: number;
-  team_id: number;
-  distinct_id: string;
-  elements_chain: string;
-  created_at: string;
-  person_id: string;
-  person_properties: string;
-  person_created_at: string;
-  group_0: string;
-  group_1: string;
-  group_2: string;
-  group_3: string;
-  group_4: string;
-  inserted_at: string;
-}
-
-const event = (team: number, distinctId: string, name: string, timestamp: string, properties: object, personId: string, group0 = '', uuid = randomUUID()): EventRow => ({
-  uuid,
-  event: name,
-  properties: JSON.stringify(properties),
-  timestamp,
-  timestamp_ms: 0,
-  team_id: team,
-  distinct_id: distinctId,
-  elements_chain: '',
-  created_at: timestamp,
-  person_id: personId,
-  person_properties: '{}',
-  person_created_at: team === TEAM ? CREATED : OTHER_CREATED,
-  group_0: group0,
-  group_1: '',
-  group_2: '',
-  group_3: '',
-  group_4: '',
-  inserted_at: timestamp,
-});
+const event = (team: number, distinctId: string, name: string, timestamp: string, properties: object, personId: string, group0 = '', uuid = randomUUID()): EventRow =>
+  eventRow(team, distinctId, name, timestamp, properties, { uuid, person_id: personId, person_created_at: team === TEAM ? CREATED : OTHER_CREATED, group_0: group0 });
 
 /**
  * The project's eight events, in time order:
@@ -160,7 +121,7 @@ export async function insertTwoTeamFixture(): Promise<void> {
   const clickhouse: ClickHouse = createClickHouse(testConfig());
   try {
     const columns = <Row extends object>(rows: Row[]) => Object.keys(rows[0]!) as (keyof Row & string)[];
-    await clickhouse.insert('events', columns(events), events);
+    await clickhouse.insert('events', EVENT_ROW_COLUMNS, events);
     await clickhouse.insert('person', columns(persons), persons);
     await clickhouse.insert('person_distinct_id', columns(distinctIds), distinctIds);
     await clickhouse.insert('groups', columns(groups), groups);

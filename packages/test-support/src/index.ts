@@ -105,4 +105,40 @@ export function frontDoorApi(front: string, tenant: () => TestTenant, scope: 'en
   };
 }
 
+/** The columns of a stored events row (packages/clickhouse/migrations), for tests that write straight into ClickHouse. */
+export const EVENT_ROW_COLUMNS = [
+  'uuid', 'event', 'properties', 'timestamp', 'timestamp_ms', 'team_id', 'distinct_id', 'elements_chain', 'created_at', 'person_id',
+  'person_properties', 'person_created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'inserted_at',
+] as const;
+
+export type EventRow = Record<(typeof EVENT_ROW_COLUMNS)[number], string | number>;
+
+/**
+ * One event as ingest stores it, at `timestamp` (`YYYY-MM-DD hh:mm:ss`, UTC): created and inserted
+ * then, with no stored person or groups unless `overrides` give them.
+ */
+export function eventRow(teamId: number, distinctId: string, event: string, timestamp: string, properties: object = {}, overrides: Partial<EventRow> = {}): EventRow {
+  return {
+    uuid: randomUUID(),
+    event,
+    properties: JSON.stringify(properties),
+    timestamp,
+    timestamp_ms: 0,
+    team_id: teamId,
+    distinct_id: distinctId,
+    elements_chain: '',
+    created_at: timestamp,
+    person_id: '00000000-0000-0000-0000-000000000000',
+    person_properties: '{}',
+    person_created_at: timestamp,
+    group_0: '',
+    group_1: '',
+    group_2: '',
+    group_3: '',
+    group_4: '',
+    inserted_at: timestamp,
+    ...overrides,
+  };
+}
+
 export { AnswerDroppingRelay } from './answer-dropping-relay.js';

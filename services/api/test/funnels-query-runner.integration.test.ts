@@ -1,7 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { Sql, createClickHouse, type ClickHouse } from '@tributary/clickhouse';
+import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, Sql, createClickHouse, type ClickHouse } from '@tributary/clickhouse';
 import { loadHogQLParser } from '@tributary/hogql';
-import { testConfig } from '@tributary/test-support';
+import { EVENT_ROW_COLUMNS, eventRow, testConfig } from '@tributary/test-support';
 import { runFunnelsQuery, type FunnelsQueryRequest } from '../src/query/funnels-query-runner.js';
 import type { FunnelStepResult } from '../src/query/funnels-query.js';
 import { queryClickHouseSettings } from '../src/query/query-settings.js';
@@ -14,20 +14,6 @@ const TEAM = 800_000_000 + randomInt(90_000_000);
 const OTHER_TEAM = TEAM + 1 + randomInt(1_000_000);
 const config = testConfig();
 let clickhouse: ClickHouse;
-
-const ZERO = '00000000-0000-0000-0000-000000000000';
-const COLUMNS = [
-  'uuid', 'event', 'properties', 'timestamp', 'timestamp_ms', 'team_id', 'distinct_id', 'elements_chain', 'created_at', 'person_id',
-  'person_properties', 'person_created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'inserted_at',
-] as const;
-
-function eventRow(teamId: number, distinctId: string, event: string, timestamp: string, properties: Record<string, unknown> = {}) {
-  return {
-    uuid: randomUUID(), event, properties: JSON.stringify(properties), timestamp, timestamp_ms: 0, team_id: teamId, distinct_id: distinctId,
-    elements_chain: '', created_at: timestamp, person_id: ZERO, person_properties: '{}', person_created_at: timestamp,
-    group_0: '', group_1: '', group_2: '', group_3: '', group_4: '', inserted_at: timestamp,
-  };
-}
 
 /**
  * The project's people (steps a -> b -> c; x is the exclusion, z any other event):
@@ -71,16 +57,16 @@ const OTHER_EVENTS = ['ann', 'bob', 'dan', 'zed'].flatMap((d) => [
 
 async function insertPeople(teamId: number, people: Record<string, string[]>): Promise<void> {
   const ids = Object.fromEntries(Object.keys(people).map((p) => [p, randomUUID()]));
-  await clickhouse.insert('person', ['id', 'created_at', 'team_id', 'properties', 'is_identified', 'is_deleted', 'version'],
+  await clickhouse.insert('person', PERSON_COLUMNS,
     Object.keys(people).map((p) => ({ id: ids[p], created_at: '2023-12-01 00:00:00', team_id: teamId, properties: '{}', is_identified: 1, is_deleted: 0, version: 1 })));
-  await clickhouse.insert('person_distinct_id', ['team_id', 'distinct_id', 'person_id', 'is_deleted', 'version'],
+  await clickhouse.insert('person_distinct_id', DISTINCT_ID_COLUMNS,
     Object.entries(people).flatMap(([p, distinctIds]) => distinctIds.map((d) => ({ team_id: teamId, distinct_id: d, person_id: ids[p], is_deleted: 0, version: 1 }))));
 }
 
 beforeAll(async () => {
   await loadHogQLParser();
   clickhouse = createClickHouse(config);
-  await clickhouse.insert('events', COLUMNS, [...PROJECT_EVENTS, ...OTHER_EVENTS]);
+  await clickhouse.insert('events', EVENT_ROW_COLUMNS, [...PROJECT_EVENTS, ...OTHER_EVENTS]);
   await insertPeople(TEAM, { ann: ['ann'], bob: ['bob'], carl: ['carl'], dan: ['dan'], eve: ['eve'], frank: ['frank'], gil: ['gil-web', 'gil-phone'] });
   await insertPeople(OTHER_TEAM, { ann: ['ann'], bob: ['bob'], dan: ['dan'], zed: ['zed'] });
 });

@@ -1,23 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { createTestTenant, type TestTenant } from '@tributary/test-support';
+import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS } from '@tributary/clickhouse';
+import { EVENT_ROW_COLUMNS, createTestTenant, eventRow, type TestTenant } from '@tributary/test-support';
 import { useApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;
 let tenant: TestTenant;
 
-const COLUMNS = [
-  'uuid', 'event', 'properties', 'timestamp', 'timestamp_ms', 'team_id', 'distinct_id', 'elements_chain', 'created_at', 'person_id',
-  'person_properties', 'person_created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'inserted_at',
-] as const;
 const day = (d: number) => `2024-01-0${d} 12:00:00`;
-
-function row(teamId: number, distinctId: string, d: number) {
-  return {
-    uuid: randomUUID(), event: '$pageview', properties: '{}', timestamp: day(d), timestamp_ms: 0, team_id: teamId, distinct_id: distinctId,
-    elements_chain: '', created_at: day(d), person_id: '00000000-0000-0000-0000-000000000000', person_properties: '{}', person_created_at: day(1),
-    group_0: '', group_1: '', group_2: '', group_3: '', group_4: '', inserted_at: day(d),
-  };
-}
+const row = (teamId: number, distinctId: string, d: number) => eventRow(teamId, distinctId, '$pageview', day(d), {}, { person_created_at: day(1) });
 
 const query = (body: object) => api.request('POST', `/api/environments/${tenant.project.id}/query/`, tenant.personalApiKey, { query: body });
 const range = { date_from: '2024-01-01', date_to: '2024-01-03' };
@@ -30,10 +20,10 @@ beforeAll(async () => {
   // ann on days 1, 2 and 3; bob on day 1 only; the other project's carol every day.
   const rows = [row(tenant.project.id, 'ann', 1), row(tenant.project.id, 'ann', 2), row(tenant.project.id, 'ann', 3), row(tenant.project.id, 'bob', 1)];
   for (const d of [1, 2, 3]) rows.push(row(other.project.id, 'carol', d));
-  await api.clickhouse.insert('events', COLUMNS, rows);
+  await api.clickhouse.insert('events', EVENT_ROW_COLUMNS, rows);
   const people = [['ann', randomUUID()], ['bob', randomUUID()]] as const;
-  await api.clickhouse.insert('person', ['id', 'created_at', 'team_id', 'properties', 'is_identified', 'is_deleted', 'version'], people.map(([, id]) => ({ id, created_at: day(1), team_id: tenant.project.id, properties: '{}', is_identified: 1, is_deleted: 0, version: 1 })));
-  await api.clickhouse.insert('person_distinct_id', ['team_id', 'distinct_id', 'person_id', 'is_deleted', 'version'], people.map(([distinct_id, person_id]) => ({ team_id: tenant.project.id, distinct_id, person_id, is_deleted: 0, version: 1 })));
+  await api.clickhouse.insert('person', PERSON_COLUMNS, people.map(([, id]) => ({ id, created_at: day(1), team_id: tenant.project.id, properties: '{}', is_identified: 1, is_deleted: 0, version: 1 })));
+  await api.clickhouse.insert('person_distinct_id', DISTINCT_ID_COLUMNS, people.map(([distinct_id, person_id]) => ({ team_id: tenant.project.id, distinct_id, person_id, is_deleted: 0, version: 1 })));
 });
 
 describe('the insight kinds on POST .../query/', () => {

@@ -1,41 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from '@tributary/clickhouse';
-import { createKey, createTestTenant, waitFor, type TestTenant } from '@tributary/test-support';
+import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, sql } from '@tributary/clickhouse';
+import { EVENT_ROW_COLUMNS, createKey, createTestTenant, eventRow, waitFor, type TestTenant } from '@tributary/test-support';
 import { startApi, useApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;
 let tenant: TestTenant;
 let other: TestTenant;
 
-const COLUMNS = [
-  'uuid', 'event', 'properties', 'timestamp', 'timestamp_ms', 'team_id', 'distinct_id', 'elements_chain', 'created_at', 'person_id',
-  'person_properties', 'person_created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'inserted_at',
-] as const;
-
 const recent = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000).toISOString().slice(0, 19).replace('T', ' ');
-
-function eventRow(teamId: number, i: number, distinctId: string, event: string, properties: Record<string, unknown>) {
-  return {
-    uuid: randomUUID(),
-    event,
-    properties: JSON.stringify(properties),
-    timestamp: recent(60 - i),
-    timestamp_ms: 0,
-    team_id: teamId,
-    distinct_id: distinctId,
-    elements_chain: '',
-    created_at: recent(60 - i),
-    person_id: '00000000-0000-0000-0000-000000000000',
-    person_properties: '{}',
-    person_created_at: recent(60),
-    group_0: '',
-    group_1: '',
-    group_2: '',
-    group_3: '',
-    group_4: '',
-    inserted_at: recent(0),
-  };
-}
+const row = (teamId: number, i: number, distinctId: string, event: string, properties: object) => eventRow(teamId, distinctId, event, recent(60 - i), properties, { inserted_at: recent(0) });
 
 const query = (body: unknown, key: string | null = tenant.personalApiKey, project = tenant.project.id, scope = 'environments') =>
   api.request('POST', `/api/${scope}/${project}/query/`, key, body);
@@ -46,17 +19,17 @@ beforeAll(async () => {
   ({ api, tenant } = setup);
   other = await createTestTenant(api.pool, api.config);
   const mine = [
-    eventRow(tenant.project.id, 1, 'ann', '$pageview', { $browser: 'Chrome', amount: 5, paid: true }),
-    eventRow(tenant.project.id, 2, 'ann', 'signed up', { $browser: 'Chrome', amount: 20, paid: false }),
-    eventRow(tenant.project.id, 3, 'bob', '$pageview', { $browser: 'Firefox', amount: 12 }),
+    row(tenant.project.id, 1, 'ann', '$pageview', { $browser: 'Chrome', amount: 5, paid: true }),
+    row(tenant.project.id, 2, 'ann', 'signed up', { $browser: 'Chrome', amount: 20, paid: false }),
+    row(tenant.project.id, 3, 'bob', '$pageview', { $browser: 'Firefox', amount: 12 }),
   ];
-  const theirs = [eventRow(other.project.id, 1, 'other-team-secret', '$pageview', { $browser: 'Chrome', secret: 'other-team-secret' })];
-  await api.clickhouse.insert('events', COLUMNS, [...mine, ...theirs]);
+  const theirs = [row(other.project.id, 1, 'other-team-secret', '$pageview', { $browser: 'Chrome', secret: 'other-team-secret' })];
+  await api.clickhouse.insert('events', EVENT_ROW_COLUMNS, [...mine, ...theirs]);
   const personId = randomUUID();
-  await api.clickhouse.insert('person', ['id', 'created_at', 'team_id', 'properties', 'is_identified', 'is_deleted', 'version'], [
+  await api.clickhouse.insert('person', PERSON_COLUMNS, [
     { id: personId, created_at: recent(60), team_id: tenant.project.id, properties: JSON.stringify({ email: 'ann@example.com' }), is_identified: 1, is_deleted: 0, version: 1 },
   ]);
-  await api.clickhouse.insert('person_distinct_id', ['team_id', 'distinct_id', 'person_id', 'is_deleted', 'version'], [
+  await api.clickhouse.insert('person_distinct_id', DISTINCT_ID_COLUMNS, [
     { team_id: tenant.project.id, distinct_id: 'ann', person_id: personId, is_deleted: 0, version: 1 },
   ]);
 });

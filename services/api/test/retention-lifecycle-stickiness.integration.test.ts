@@ -1,7 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { Sql, createClickHouse, type ClickHouse } from '@tributary/clickhouse';
 import { loadHogQLParser } from '@tributary/hogql';
-import { testConfig } from '@tributary/test-support';
+import { EVENT_ROW_COLUMNS, eventRow, testConfig } from '@tributary/test-support';
 import { runLifecycleQuery } from '../src/query/lifecycle-query.js';
 import { queryClickHouseSettings } from '../src/query/query-settings.js';
 import { runRetentionQuery } from '../src/query/retention-query.js';
@@ -23,19 +23,13 @@ import { runStickinessQuery } from '../src/query/stickiness-query.js';
  */
 const TEAM = 800_000_000 + randomInt(90_000_000);
 const OTHER = TEAM + 1 + randomInt(1_000_000);
-const ZERO = '00000000-0000-0000-0000-000000000000';
 const now = new Date('2024-01-10T12:00:00Z');
 
 const config = testConfig();
 let clickhouse: ClickHouse;
 const deps = (teamId = TEAM) => ({ teamId, now, run: (statement: string) => clickhouse.queryCompact(Sql.trusted(statement), { settings: queryClickHouseSettings(config) }) });
 
-function event(team: number, distinctId: string, timestamp: string, name = '$pageview') {
-  return {
-    uuid: randomUUID(), event: name, properties: '{}', timestamp, timestamp_ms: 0, team_id: team, distinct_id: distinctId, elements_chain: '', created_at: timestamp,
-    person_id: ZERO, person_properties: '{}', person_created_at: timestamp, group_0: '', group_1: '', group_2: '', group_3: '', group_4: '', inserted_at: timestamp,
-  };
-}
+const event = (team: number, distinctId: string, timestamp: string, name = '$pageview') => eventRow(team, distinctId, name, timestamp);
 
 const PEOPLE: Record<string, { created: string; ids: string[]; days: string[] }> = {
   ann: { created: '2023-12-01', ids: ['ann'], days: ['2024-01-01', '2024-01-02', '2024-01-03', '2024-01-03', '2024-01-05'] },
@@ -51,7 +45,7 @@ beforeAll(async () => {
   const events = Object.values(PEOPLE).flatMap(({ ids, days }) => days.map((day, i) => event(TEAM, ids[Math.min(i, ids.length - 1)]!, `${day} 10:00:00`)));
   events.push(event(TEAM, 'ann', '2024-01-02 11:00:00', 'signed up'));
   for (const day of ['2024-01-01', '2024-01-02', '2024-01-03', '2024-01-04', '2024-01-05']) for (const d of ['ann', 'bob', 'zed']) events.push(event(OTHER, d, `${day} 09:00:00`));
-  await clickhouse.insert('events', Object.keys(events[0]!) as (keyof (typeof events)[0])[], events);
+  await clickhouse.insert('events', EVENT_ROW_COLUMNS, events);
   const ids = Object.fromEntries(Object.keys(PEOPLE).map((p) => [p, randomUUID()]));
   const persons = Object.entries(PEOPLE).map(([p, { created }]) => ({ id: ids[p]!, created_at: `${created} 00:00:00`, team_id: TEAM, properties: '{}', is_identified: 1, is_deleted: 0, version: 1 }));
   await clickhouse.insert('person', Object.keys(persons[0]!) as (keyof (typeof persons)[0])[], persons);

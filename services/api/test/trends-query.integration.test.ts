@@ -1,25 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { createTestTenant, type TestTenant } from '@tributary/test-support';
+import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS } from '@tributary/clickhouse';
+import { EVENT_ROW_COLUMNS, createTestTenant, eventRow, type TestTenant } from '@tributary/test-support';
 import { useApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;
 let tenant: TestTenant;
 let other: TestTenant;
 
-const COLUMNS = [
-  'uuid', 'event', 'properties', 'timestamp', 'timestamp_ms', 'team_id', 'distinct_id', 'elements_chain', 'created_at', 'person_id',
-  'person_properties', 'person_created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'inserted_at',
-] as const;
-
-const ZERO = '00000000-0000-0000-0000-000000000000';
-
-function eventRow(teamId: number, timestamp: string, distinctId: string, event: string, properties: Record<string, unknown>) {
-  return {
-    uuid: randomUUID(), event, properties: JSON.stringify(properties), timestamp, timestamp_ms: 0, team_id: teamId, distinct_id: distinctId,
-    elements_chain: '', created_at: timestamp, person_id: ZERO, person_properties: '{}', person_created_at: timestamp,
-    group_0: '', group_1: '', group_2: '', group_3: '', group_4: '', inserted_at: timestamp,
-  };
-}
+/** The shared event row, with the time first, as this file's table of events reads best. */
+const row = (teamId: number, timestamp: string, distinctId: string, event: string, properties: object) => eventRow(teamId, distinctId, event, timestamp, properties);
 
 const trends = (query: Record<string, unknown>, project = tenant.project.id) =>
   api.request('POST', `/api/environments/${project}/query/`, tenant.personalApiKey, { query: { kind: 'TrendsQuery', ...query } });
@@ -32,25 +21,25 @@ beforeAll(async () => {
   ({ api, tenant } = setup);
   other = await createTestTenant(api.pool, api.config);
   const t = tenant.project.id;
-  await api.clickhouse.insert('events', COLUMNS, [
-    eventRow(t, '2024-01-01 09:00:00', 'ann', '$pageview', { $browser: 'Chrome', amount: 10 }),
-    eventRow(t, '2024-01-01 10:00:00', 'ann', '$pageview', { $browser: 'Chrome', amount: 20 }),
-    eventRow(t, '2024-01-01 23:59:59', 'bob', '$pageview', { $browser: 'Firefox', amount: 5 }),
-    eventRow(t, '2024-01-02 00:00:00', 'bob', '$pageview', { $browser: 'Safari', amount: 3 }),
-    eventRow(t, '2024-01-01 12:00:00', 'ann', 'signed up', {}),
-    eventRow(t, '2024-01-02 12:00:00', 'carl', 'signed up', {}),
+  await api.clickhouse.insert('events', EVENT_ROW_COLUMNS, [
+    row(t, '2024-01-01 09:00:00', 'ann', '$pageview', { $browser: 'Chrome', amount: 10 }),
+    row(t, '2024-01-01 10:00:00', 'ann', '$pageview', { $browser: 'Chrome', amount: 20 }),
+    row(t, '2024-01-01 23:59:59', 'bob', '$pageview', { $browser: 'Firefox', amount: 5 }),
+    row(t, '2024-01-02 00:00:00', 'bob', '$pageview', { $browser: 'Safari', amount: 3 }),
+    row(t, '2024-01-01 12:00:00', 'ann', 'signed up', {}),
+    row(t, '2024-01-02 12:00:00', 'carl', 'signed up', {}),
     // The period before, for compare; and a day after the range, never counted.
-    eventRow(t, '2023-12-30 08:00:00', 'ann', '$pageview', { $browser: 'Chrome' }),
-    eventRow(t, '2023-12-30 09:00:00', 'ann', '$pageview', { $browser: 'Chrome' }),
-    eventRow(t, '2024-01-04 00:00:00', 'ann', '$pageview', { $browser: 'Chrome' }),
+    row(t, '2023-12-30 08:00:00', 'ann', '$pageview', { $browser: 'Chrome' }),
+    row(t, '2023-12-30 09:00:00', 'ann', '$pageview', { $browser: 'Chrome' }),
+    row(t, '2024-01-04 00:00:00', 'ann', '$pageview', { $browser: 'Chrome' }),
     // Another project's events in the same days: never counted.
-    ...Array.from({ length: 5 }, () => eventRow(other.project.id, '2024-01-01 09:00:00', 'ann', '$pageview', { $browser: 'Chrome', amount: 1000 })),
+    ...Array.from({ length: 5 }, () => row(other.project.id, '2024-01-01 09:00:00', 'ann', '$pageview', { $browser: 'Chrome', amount: 1000 })),
   ]);
   const people = { ann: { plan: 'pro' }, bob: { plan: 'free' }, carl: {} } as Record<string, Record<string, unknown>>;
   const ids = Object.fromEntries(Object.keys(people).map((d) => [d, randomUUID()]));
-  await api.clickhouse.insert('person', ['id', 'created_at', 'team_id', 'properties', 'is_identified', 'is_deleted', 'version'],
+  await api.clickhouse.insert('person', PERSON_COLUMNS,
     Object.entries(people).map(([d, properties]) => ({ id: ids[d], created_at: '2023-12-01 00:00:00', team_id: t, properties: JSON.stringify(properties), is_identified: 1, is_deleted: 0, version: 1 })));
-  await api.clickhouse.insert('person_distinct_id', ['team_id', 'distinct_id', 'person_id', 'is_deleted', 'version'],
+  await api.clickhouse.insert('person_distinct_id', DISTINCT_ID_COLUMNS,
     Object.keys(people).map((d) => ({ team_id: t, distinct_id: d, person_id: ids[d], is_deleted: 0, version: 1 })));
 });
 
