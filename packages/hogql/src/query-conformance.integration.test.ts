@@ -1,5 +1,4 @@
-import { MARKER, PERSON, createHogQLRunner, insertTwoTeamFixture, foreignValuesIn, unguardedReads, type HogQLRunner } from '../test/two-team-fixture.js';
-import { loadHogQLParser } from './index.js';
+import { MARKER, PERSON, foreignValuesIn, unguardedReads, useTwoTeamFixture, type HogQLRunner } from '../test/two-team-fixture.js';
 
 /**
  * HogQL queries and the exact rows ClickHouse (18.16 here) returns for them on the two-project
@@ -138,16 +137,10 @@ const clauses: Case[] = [
 
 const cases = { counting, properties, persons, tables, joins, subqueries, expressions, aggregates, clauses };
 
+const fixture = useTwoTeamFixture();
 let runner: HogQLRunner;
-
-beforeAll(async () => {
-  await loadHogQLParser();
-  await insertTwoTeamFixture();
-  runner = createHogQLRunner();
-});
-
-afterAll(async () => {
-  await runner.close();
+beforeAll(() => {
+  ({ runner } = fixture);
 });
 
 describe('HogQL answers on the two-project fixture', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { MARKER, OTHER_TEAM, PERSON, TEAM, createHogQLRunner, insertTwoTeamFixture, foreignValuesIn, unguardedReads, type HogQLRunner } from '../test/two-team-fixture.js';
-import { HogQLError, loadHogQLParser } from './index.js';
+import { MARKER, OTHER_TEAM, PERSON, TEAM, foreignValuesIn, unguardedReads, useTwoTeamFixture, type HogQLRunner } from '../test/two-team-fixture.js';
+import { HogQLError } from './index.js';
 
 /**
  * No HogQL query a project sends reads another project's rows: each either is refused with a
@@ -8,16 +8,10 @@ import { HogQLError, loadHogQLParser } from './index.js';
  * rows do not (`foreignValuesIn`: the other project's markers, and uuids and days not the project's).
  * First a list of escape attempts, then queries generated from a small grammar over both projects' values.
  */
+const fixture = useTwoTeamFixture();
 let runner: HogQLRunner;
-
-beforeAll(async () => {
-  await loadHogQLParser();
-  await insertTwoTeamFixture();
-  runner = createHogQLRunner();
-});
-
-afterAll(async () => {
-  await runner.close();
+beforeAll(() => {
+  ({ runner } = fixture);
 });
 
 type Outcome = { refused: HogQLError } | { rows: unknown[][]; sql: string };

@@ -2,7 +2,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createClickHouse, type ClickHouse } from '@tributary/clickhouse';
 import { EVENT_ROW_COLUMNS, eventRow, testConfig, type EventRow } from '@tributary/test-support';
-import { parseSelect, printQuery, type PrintOptions } from '../src/index.js';
+import { loadHogQLParser, parseSelect, printQuery, type PrintOptions } from '../src/index.js';
 
 /**
  * Two projects' rows written straight into the stored ClickHouse tables, for the HogQL layer's
@@ -155,6 +155,18 @@ export function createHogQLRunner(teamId = TEAM): HogQLRunner {
     },
     close: () => client.close(),
   };
+}
+
+/** The setup both HogQL suites share: the parser, both projects' rows, and a runner for `TEAM`, closed after the file. */
+export function useTwoTeamFixture(): { readonly runner: HogQLRunner } {
+  const context = {} as { runner: HogQLRunner };
+  beforeAll(async () => {
+    await loadHogQLParser();
+    await insertTwoTeamFixture();
+    context.runner = createHogQLRunner();
+  });
+  afterAll(() => context.runner.close());
+  return context;
 }
 
 const PROJECT_UUIDS = new Set([...events.filter((e) => e.team_id === TEAM).map((e) => e.uuid), ...Object.values(PERSON), '00000000-0000-0000-0000-000000000000']);
