@@ -1,6 +1,10 @@
 import { MAX_QUERY_LENGTH } from '@tributary/hogql';
 import { TRENDS_MATHS } from './trends-query.js';
 
+/** What every kind may carry that the endpoint takes and does not act on (PostHog's DataNode fields). */
+const dataNode = { modifiers: { type: 'object' }, tags: { type: 'object' } };
+const dateRange = { type: 'object', properties: { date_from: { type: ['string', 'null'], maxLength: 64 }, date_to: { type: ['string', 'null'], maxLength: 64 } } };
+
 const hogqlQuerySchema = {
   type: 'object',
   required: ['kind', 'query'],
@@ -9,8 +13,7 @@ const hogqlQuerySchema = {
     query: { type: 'string', minLength: 1, maxLength: MAX_QUERY_LENGTH },
     values: { type: 'object' },
     name: { type: 'string' },
-    modifiers: { type: 'object' },
-    tags: { type: 'object' },
+    ...dataNode,
   },
 };
 
@@ -34,8 +37,7 @@ const eventsQuerySchema = {
     limit: { type: 'integer', minimum: 1 },
     offset: { type: 'integer', minimum: 0 },
     personId: { type: 'string' },
-    modifiers: { type: 'object' },
-    tags: { type: 'object' },
+    ...dataNode,
   },
 };
 
@@ -69,7 +71,7 @@ const trendsQuerySchema = {
       },
     },
     interval: { type: 'string', enum: ['hour', 'day', 'week', 'month'] },
-    dateRange: { type: 'object', properties: { date_from: { type: ['string', 'null'], maxLength: 64 }, date_to: { type: ['string', 'null'], maxLength: 64 } } },
+    dateRange,
     properties: propertyFilters,
     breakdownFilter: {
       type: 'object',
@@ -82,12 +84,10 @@ const trendsQuerySchema = {
     },
     compareFilter: { type: 'object', properties: { compare: { type: ['boolean', 'null'] } } },
     trendsFilter: { type: 'object', properties: { formula: { type: ['string', 'null'], maxLength: 1000 }, display: { type: ['string', 'null'] } } },
-    modifiers: { type: 'object' },
-    tags: { type: 'object' },
+    ...dataNode,
   },
 };
 
-const dateRange = { type: 'object', properties: { date_from: { type: ['string', 'null'], maxLength: 64 }, date_to: { type: ['string', 'null'], maxLength: 64 } } };
 const eventsNode = {
   type: 'object',
   required: ['kind'],
@@ -111,8 +111,7 @@ function seriesQuerySchema(kind: string, intervals: string[], maxSeries: number)
       interval: { type: 'string', enum: intervals },
       dateRange,
       properties: propertyFilters,
-      modifiers: { type: 'object' },
-      tags: { type: 'object' },
+      ...dataNode,
     },
   };
 }
@@ -138,8 +137,7 @@ const retentionQuerySchema = {
     },
     dateRange,
     properties: propertyFilters,
-    modifiers: { type: 'object' },
-    tags: { type: 'object' },
+    ...dataNode,
   },
 };
 
@@ -167,8 +165,7 @@ const funnelsQuerySchema = {
       },
     },
     aggregation_group_type_index: { type: ['integer', 'null'] },
-    modifiers: { type: 'object' },
-    tags: { type: 'object' },
+    ...dataNode,
   },
 };
 
