@@ -30,6 +30,8 @@ export interface Project {
   organization_id: string;
   name: string;
   api_token: string;
+  /** IANA name; insights bucket days in it. */
+  timezone: string;
   created_at: Date;
 }
 
@@ -46,7 +48,7 @@ export interface PersonalApiKeyRecord {
 
 export const MEMBERSHIP_LEVEL = { member: 1, admin: 8, owner: 15 } as const;
 
-const PROJECT_COLUMNS = 'id, uuid, organization_id, name, api_token, created_at';
+const PROJECT_COLUMNS = 'id, uuid, organization_id, name, api_token, timezone, created_at';
 const KEY_COLUMNS = 'id, user_id, label, mask_value, scopes, scoped_projects, created_at, last_used_at';
 
 /** Postgres access for organizations, users, projects and personal API keys. */
