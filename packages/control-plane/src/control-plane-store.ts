@@ -99,6 +99,14 @@ export class ControlPlaneStore {
     return rows[0]!;
   }
 
+  async updateProject(id: number, changes: { name?: string; timezone?: string }): Promise<Project | null> {
+    const { rows } = await this.db.query<Project>(
+      `UPDATE projects SET name = COALESCE($2, name), timezone = COALESCE($3, timezone) WHERE id = $1 RETURNING ${PROJECT_COLUMNS}`,
+      [id, changes.name ?? null, changes.timezone ?? null],
+    );
+    return rows[0] ?? null;
+  }
+
   async findProjectByToken(token: string): Promise<Project | null> {
     const { rows } = await this.db.query<Project>(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE api_token = $1`, [token]);
     return rows[0] ?? null;

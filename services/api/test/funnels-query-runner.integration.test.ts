@@ -5,6 +5,7 @@ import { EVENT_ROW_COLUMNS, eventRow, testConfig } from '@tributary/test-support
 import { runFunnelsQuery, type FunnelsQueryRequest } from '../src/query/funnels-query-runner.js';
 import type { FunnelStepResult } from '../src/query/funnels-query.js';
 import { queryClickHouseSettings } from '../src/query/query-settings.js';
+import { InsightCalendar } from '../src/query/insight-calendar.js';
 
 /**
  * FunnelsQuery on fixture events written straight into ClickHouse for a fresh project, run the way
@@ -83,7 +84,7 @@ const ABC = [step('a'), step('b'), step('c')];
 const funnel = (extra: Partial<FunnelsQueryRequest> = {}, teamId = TEAM) =>
   runFunnelsQuery(
     { kind: 'FunnelsQuery', series: ABC, dateRange: JAN, ...extra },
-    { teamId, now, run: (statement) => clickhouse.queryCompact(Sql.trusted(statement), { settings: queryClickHouseSettings(config) }) },
+    { teamId, now, calendar: new InsightCalendar('UTC'), run: (statement) => clickhouse.queryCompact(Sql.trusted(statement), { settings: queryClickHouseSettings(config) }) },
   );
 
 const counts = (steps: FunnelStepResult[]) => steps.map((s) => s.count);
@@ -95,7 +96,7 @@ describe('runFunnelsQuery (steps), counting persons', () => {
     // ann, eve: a b c; bob, carl (c before b), frank, gil (two distinct ids, one person): a b; dan: b 19 days later.
     expect(counts(steps)).toEqual([7, 6, 2]);
     expect(steps[0]).toMatchObject({ action_id: 'a', name: 'a', custom_name: null, order: 0, type: 'events', people: [], average_conversion_time: null, median_conversion_time: null });
-    expect(response).toMatchObject({ is_cached: false, last_refresh: now.toISOString(), resolved_date_range: { date_from: '2024-01-01T00:00:00.000Z', date_to: '2024-01-31T23:59:59.000Z' } });
+    expect(response).toMatchObject({ is_cached: false, last_refresh: now.toISOString(), resolved_date_range: { date_from: '2024-01-01T00:00:00Z', date_to: '2024-01-31T23:59:59Z' } });
     expect(response.hogql).toContain('arrayFirst');
   });
 

@@ -6,6 +6,7 @@ import { runLifecycleQuery } from '../src/query/lifecycle-query.js';
 import { queryClickHouseSettings } from '../src/query/query-settings.js';
 import { runRetentionQuery } from '../src/query/retention-query.js';
 import { runStickinessQuery } from '../src/query/stickiness-query.js';
+import { InsightCalendar } from '../src/query/insight-calendar.js';
 
 /**
  * The stickiness, lifecycle and retention queries on a few persons over a few days, written
@@ -27,7 +28,7 @@ const now = new Date('2024-01-10T12:00:00Z');
 
 const config = testConfig();
 let clickhouse: ClickHouse;
-const deps = (teamId = TEAM) => ({ teamId, now, run: (statement: string) => clickhouse.queryCompact(Sql.trusted(statement), { settings: queryClickHouseSettings(config) }) });
+const deps = (teamId = TEAM) => ({ teamId, now, calendar: new InsightCalendar('UTC'), run: (statement: string) => clickhouse.queryCompact(Sql.trusted(statement), { settings: queryClickHouseSettings(config) }) });
 
 const event = (team: number, distinctId: string, timestamp: string, name = '$pageview') => eventRow(team, distinctId, name, timestamp);
 

@@ -57,7 +57,7 @@ describe('POST .../query/ with a TrendsQuery', () => {
       label: '$pageview',
       action: { id: '$pageview', type: 'events', order: 0, name: '$pageview', math: null },
     });
-    expect(body).toMatchObject({ is_cached: false, hasMore: false, hogql: expect.stringContaining('toStartOfDay(timestamp) AS bucket') });
+    expect(body).toMatchObject({ is_cached: false, hasMore: false, hogql: expect.stringContaining("toDate(timestamp, 'UTC') AS bucket") });
     expect(typeof body.last_refresh).toBe('string');
   });
 

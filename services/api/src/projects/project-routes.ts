@@ -1,7 +1,17 @@
-import { Router } from 'express';
+import { Router, type Request } from 'express';
 import type { ControlPlaneStore, Project } from '@tributary/control-plane';
-import { documented, forbidden, notFound } from '@tributary/http';
+import { badRequest, documented, forbidden, notFound, validate } from '@tributary/http';
+import { IANAZone } from 'luxon';
 import { principalOf, requireScopes } from '../auth/authenticate.js';
+
+const patchSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 200 },
+    timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA timezone name; insights bucket days, weeks and months in it' },
+  },
+} as const;
 
 function present(project: Project) {
   return {
@@ -10,12 +20,13 @@ function present(project: Project) {
     organization: project.organization_id,
     name: project.name,
     api_token: project.api_token,
+    timezone: project.timezone,
     created_at: project.created_at.toISOString(),
   };
 }
 
 /** `GET /api/projects/` and `/api/projects/:id/`: how clients discover project ids. */
-export function projectRoutes(store: Pick<ControlPlaneStore, 'projectsForUser' | 'findProject'>): Router {
+export function projectRoutes(store: Pick<ControlPlaneStore, 'projectsForUser' | 'findProject' | 'updateProject'>): Router {
   const router = Router();
   const visible = async (userId: number, scopedProjects: number[] | null) =>
     (await store.projectsForUser(userId)).filter((p) => scopedProjects === null || scopedProjects.includes(p.id));
@@ -26,18 +37,26 @@ export function projectRoutes(store: Pick<ControlPlaneStore, 'projectsForUser' |
     res.json({ count: results.length, next: null, previous: null, results });
   });
 
-  // 404 only when no such project exists, as for every project route; 403 when it exists out of reach.
-  router.get('/:id', requireScopes('project:read'), documented({ summary: 'Retrieve a project' }), async (req, res) => {
+  /** The project, if the key reaches it: 404 only when no such project exists, as for every project route; 403 when it exists out of reach. */
+  const reachable = async (req: Request): Promise<Project> => {
     const { key, userId } = principalOf(req);
     const raw = String(req.params.id);
     const id = /^\d{1,9}$/.test(raw) ? Number(raw) : Number.NaN;
     const project = (await visible(userId, key.scoped_projects)).find((p) => p.id === id);
-    if (project) {
-      res.json(present(project));
-      return;
-    }
+    if (project) return project;
     if (Number.isNaN(id) || !(await store.findProject(id))) throw notFound(`Project ${raw} does not exist.`);
     throw forbidden(`This personal API key cannot access project ${id}.`, 'project_forbidden');
+  };
+
+  router.get('/:id', requireScopes('project:read'), documented({ summary: 'Retrieve a project' }), async (req, res) => {
+    res.json(present(await reachable(req)));
+  });
+
+  router.patch('/:id', requireScopes('project:write'), documented({ summary: "Update a project's name or timezone", body: patchSchema }), async (req, res) => {
+    const project = await reachable(req);
+    const body = validate<{ name?: string; timezone?: string }>(patchSchema, req.body ?? {});
+    if (body.timezone !== undefined && !IANAZone.isValidZone(body.timezone)) throw badRequest(`timezone must be an IANA timezone name such as Europe/Berlin: ${JSON.stringify(body.timezone)}.`, 'timezone');
+    res.json(present((await store.updateProject(project.id, body))!));
   });
   return router;
 }

@@ -10,7 +10,8 @@ import {
   type FunnelsQueryRequest,
 } from './funnels-query.js';
 import { seconds, type InsightResponse, type InsightRunDeps } from './insight-series.js';
-import { bucketTime, resolveDateRange, topBreakdownValues } from './trends-query.js';
+import { firstEventQuery, momentOf } from './first-event.js';
+import { topBreakdownValues } from './trends-query.js';
 
 export type { FunnelsQueryRequest } from './funnels-query.js';
 
@@ -28,20 +29,11 @@ export async function runFunnelsQuery(request: FunnelsQueryRequest, deps: Insigh
 
   let earliest: Date | null = null;
   if (request.dateRange?.date_from === 'all') {
-    const first = request.series[0]!.event;
-    const ast: SelectQuery = {
-      node: 'SelectQuery',
-      select: [{ node: 'Call', name: 'min', args: [{ node: 'Field', chain: ['timestamp'] }] }],
-      select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
-      ...(first !== null && first !== undefined && { where: { node: 'CompareOperation', op: '==', left: { node: 'Field', chain: ['event'] }, right: { node: 'Constant', value: first } } }),
-    };
-    const [row] = await query(ast);
-    const time = row ? bucketTime(row[0]) : Number.NaN;
-    // min() over no rows is the epoch.
-    earliest = Number.isFinite(time) && time > 0 ? new Date(time) : null;
+    earliest = momentOf(await query(firstEventQuery([request.series[0]!.event ?? null])));
   }
-  const period = resolveDateRange(request.dateRange, 'day', deps.now, earliest);
-  const input = { request, period, now: deps.now };
+  const cal = deps.calendar;
+  const period = cal.resolveDateRange(request.dateRange, 'day', deps.now, earliest);
+  const input = { request, period, now: deps.now, cal };
 
   let results: FunnelsQueryResponse['results'];
   let hogql: string;
@@ -63,6 +55,6 @@ export async function runFunnelsQuery(request: FunnelsQueryRequest, deps: Insigh
     timings,
     is_cached: false,
     last_refresh: deps.now.toISOString(),
-    resolved_date_range: { date_from: period.from.toISOString(), date_to: new Date(period.to.getTime() - 1000).toISOString() },
+    resolved_date_range: { date_from: cal.iso(period.from), date_to: cal.iso(new Date(period.to.getTime() - 1000)) },
   };
 }

@@ -9,12 +9,14 @@ import {
   type FunnelStepResult,
   type FunnelsQueryRequest,
 } from './funnels-query.js';
-import { BREAKDOWN_NULL, BREAKDOWN_OTHER, resolveDateRange } from './trends-query.js';
+import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from './trends-query.js';
+import { InsightCalendar } from './insight-calendar.js';
 
+const cal = new InsightCalendar('UTC');
 beforeAll(() => loadHogQLParser());
 
 const now = new Date('2024-02-01T12:00:00Z');
-const period = resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-31' }, 'day', now);
+const period = cal.resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-31' }, 'day', now);
 const request = (extra: Partial<FunnelsQueryRequest> = {}): FunnelsQueryRequest => ({
   kind: 'FunnelsQuery',
   series: [{ kind: 'EventsNode', event: 'a' }, { kind: 'EventsNode', event: 'b', custom_name: 'Bought' }, { kind: 'EventsNode', event: null }],
@@ -23,14 +25,14 @@ const request = (extra: Partial<FunnelsQueryRequest> = {}): FunnelsQueryRequest 
 
 describe('building the funnel query', () => {
   it('is a HogQL tree the printer guards: every stored table read for the project alone', () => {
-    const sql = printQuery(buildFunnelQuery({ request: request(), period, now }), { teamId: 42 }).clickhouse;
+    const sql = printQuery(buildFunnelQuery({ request: request(), period, now, cal }), { teamId: 42 }).clickhouse;
     expect(sql).toContain('`events`.team_id = 42');
     expect(sql).toContain('`d`.team_id = 42');
     expect(sql).not.toMatch(/team_id = (?!42)/);
   });
 
   it('reads events of the date range, one flag per step, and counts persons per step', () => {
-    const hogql = printHogQL(buildFunnelQuery({ request: request(), period, now }));
+    const hogql = printHogQL(buildFunnelQuery({ request: request(), period, now, cal }));
     expect(hogql).toContain('person_id AS aggregation_target');
     expect(hogql).toContain("toDateTime('2024-01-01T00:00:00.000Z')");
     expect(hogql).toContain("toDateTime('2024-02-01T00:00:00.000Z')");
@@ -42,22 +44,22 @@ describe('building the funnel query', () => {
     expect(funnelWindowSeconds(undefined)).toBe(14 * 86_400);
     expect(funnelWindowSeconds({ funnelWindowInterval: 2, funnelWindowIntervalUnit: 'hour' })).toBe(7_200);
     expect(funnelWindowSeconds({ funnelWindowInterval: 1, funnelWindowIntervalUnit: 'week' })).toBe(604_800);
-    expect(printHogQL(buildFunnelQuery({ request: request({ funnelsFilter: { funnelWindowInterval: 5, funnelWindowIntervalUnit: 'minute' } }), period, now }))).toContain('+ 300');
+    expect(printHogQL(buildFunnelQuery({ request: request({ funnelsFilter: { funnelWindowInterval: 5, funnelWindowIntervalUnit: 'minute' } }), period, now, cal }))).toContain('+ 300');
   });
 
   it('a strict funnel reads every event of the person; ordered and unordered only the steps\'', () => {
     const twoSteps = request({ series: [{ kind: 'EventsNode', event: 'a' }, { kind: 'EventsNode', event: 'b' }] });
-    const where = (r: FunnelsQueryRequest) => printHogQL(buildFunnelQuery({ request: r, period, now }));
+    const where = (r: FunnelsQueryRequest) => printHogQL(buildFunnelQuery({ request: r, period, now, cal }));
     expect(where(twoSteps)).toMatch(/\(\(event = 'a'\) OR \(event = 'b'\)\)/);
     expect(where({ ...twoSteps, funnelsFilter: { funnelOrderType: 'strict' } })).not.toMatch(/\(\(event = 'a'\) OR \(event = 'b'\)\)/);
   });
 
   it('a breakdown maps values past the top ones to "other", and ranks values by persons doing the first step', () => {
     const r = request({ breakdownFilter: { breakdown: '$browser' } });
-    const hogql = printHogQL(buildFunnelQuery({ request: r, period, now }, { values: ['Chrome'], other: true }));
+    const hogql = printHogQL(buildFunnelQuery({ request: r, period, now, cal }, { values: ['Chrome'], other: true }));
     expect(hogql).toContain(BREAKDOWN_OTHER);
     expect(hogql).toContain('GROUP BY breakdown_value');
-    const values = printHogQL(buildFunnelBreakdownValuesQuery({ request: r, period, now }));
+    const values = printHogQL(buildFunnelBreakdownValuesQuery({ request: r, period, now, cal }));
     expect(values).toContain('uniq(person_id) AS total');
     expect(values).toContain("event = 'a'");
   });
@@ -76,7 +78,7 @@ describe('building the funnel query', () => {
     ['groups', { aggregation_group_type_index: 0 }, /aggregation_group_type_index/],
     ['cohort filters', { properties: [{ key: 'id', value: 1, type: 'cohort' } as never] }, /cohort/],
   ])('refuses %s with a query error', (_, extra, message) => {
-    const build = () => buildFunnelQuery({ request: request(extra), period, now });
+    const build = () => buildFunnelQuery({ request: request(extra), period, now, cal });
     expect(build).toThrow(HogQLError);
     expect(build).toThrow(message);
   });

@@ -18,6 +18,7 @@ import {
   type Period,
   type TrendsQueryRequest,
 } from './trends-query.js';
+import type { InsightCalendar } from './insight-calendar.js';
 
 /**
  * PostHog's `FunnelsQuery` (steps view), aggregated by person. Every query is a HogQL tree printed
@@ -137,10 +138,11 @@ export interface FunnelQueryInput {
   request: FunnelsQueryRequest;
   period: Period;
   now: Date;
+  cal: InsightCalendar;
 }
 
 /** The top breakdown values by persons doing the first step, one more than the limit (as trends' query, reused). */
-export function buildFunnelBreakdownValuesQuery({ request, period, now }: FunnelQueryInput): SelectQuery {
+export function buildFunnelBreakdownValuesQuery({ request, period, now, cal }: FunnelQueryInput): SelectQuery {
   const first = request.series[0]!;
   const trendsRequest: TrendsQueryRequest = {
     kind: 'TrendsQuery',
@@ -148,7 +150,7 @@ export function buildFunnelBreakdownValuesQuery({ request, period, now }: Funnel
     ...(request.properties && { properties: request.properties }),
     ...(request.breakdownFilter && { breakdownFilter: request.breakdownFilter }),
   };
-  return buildBreakdownValuesQuery({ request: trendsRequest, series: trendsRequest.series[0]!, period, interval: 'day', now });
+  return buildBreakdownValuesQuery({ request: trendsRequest, series: trendsRequest.series[0]!, period, interval: 'day', now, cal });
 }
 
 const stepAt = (k: number) => `step_${k}`;

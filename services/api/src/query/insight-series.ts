@@ -1,7 +1,8 @@
 import type { CompactResult } from '@tributary/clickhouse';
 import { queryError, type Expr } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
-import { and, at, compare, constant, field, propertyConditions, type TrendsInterval } from './trends-query.js';
+import type { InsightCalendar, TrendsInterval } from './insight-calendar.js';
+import { and, at, compare, constant, field, propertyConditions } from './trends-query.js';
 
 /**
  * What the stickiness, lifecycle and retention queries share: their series (an `EventsNode`),
@@ -18,6 +19,8 @@ export interface InsightEventsNode {
 export interface InsightRunDeps {
   teamId: number;
   now: Date;
+  /** The project's timezone, which buckets and dates follow. */
+  calendar: InsightCalendar;
   /** Runs one printed statement in ClickHouse with the query endpoint's settings. */
   run: (statement: string) => Promise<CompactResult>;
 }

@@ -1,6 +1,8 @@
 import { loadHogQLParser, printQuery } from '@tributary/hogql';
 import { buildLifecycleQuery, lifecyclePeriod, shapeLifecycle, type LifecycleQueryRequest } from './lifecycle-query.js';
+import { InsightCalendar } from './insight-calendar.js';
 
+const cal = new InsightCalendar('UTC');
 beforeAll(() => loadHogQLParser());
 
 const now = new Date('2024-01-10T12:00:00Z');
@@ -13,8 +15,8 @@ const request = (extra: Partial<LifecycleQueryRequest> = {}): LifecycleQueryRequ
 
 describe('LifecycleQuery', () => {
   it('reads from the interval before the range, so its first interval has a status, and guards every table', () => {
-    const { period, interval } = lifecyclePeriod(request(), now);
-    const sql = printQuery(buildLifecycleQuery(request().series[0]!, request(), period, interval, now), { teamId: 42 }).clickhouse;
+    const { period, interval } = lifecyclePeriod(request(), now, cal);
+    const sql = printQuery(buildLifecycleQuery(request().series[0]!, request(), period, interval, now, cal), { teamId: 42 }).clickhouse;
     expect(sql).toContain("'2023-12-31T00:00:00.000Z'");
     expect(sql).toContain("'2024-01-04T00:00:00.000Z'");
     expect(sql).toContain('`events`.team_id = 42');
@@ -23,14 +25,14 @@ describe('LifecycleQuery', () => {
   });
 
   it("answers the four statuses in PostHog's order, zero-filled, dormant negative", () => {
-    const { period, interval } = lifecyclePeriod(request(), now);
+    const { period, interval } = lifecyclePeriod(request(), now, cal);
     const rows = [
       ['2024-01-01', 'new', 2],
       ['2024-01-02', 'returning', 1],
       ['2024-01-02', 'dormant', 1],
       ['2024-01-03', 'resurrecting', 1],
     ];
-    const results = shapeLifecycle(rows, request().series[0]!, period, interval);
+    const results = shapeLifecycle(rows, request().series[0]!, period, interval, cal);
     expect(results.map((r) => [r.status, r.data, r.count])).toEqual([
       ['new', [2, 0, 0], 2],
       ['returning', [0, 1, 0], 1],
@@ -46,6 +48,6 @@ describe('LifecycleQuery', () => {
   });
 
   it('takes exactly one series, by day, week or month', () => {
-    expect(() => lifecyclePeriod(request({ interval: 'hour' as never }), now)).toThrow(/interval must be one of day, week, month/);
+    expect(() => lifecyclePeriod(request({ interval: 'hour' as never }), now, cal)).toThrow(/interval must be one of day, week, month/);
   });
 });

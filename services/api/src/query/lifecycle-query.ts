@@ -1,14 +1,16 @@
 import { printHogQL, printQuery, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { intervalOf, seconds, seriesName, seriesWhere, singleSeries, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from './insight-series.js';
-import { addIntervals, alias, and, call, compare, constant, field, formatDay, formatLabel, resolveDateRange, zeroFill, type Period } from './trends-query.js';
+import type { InsightCalendar, Period } from './insight-calendar.js';
+import { alias, and, call, compare, constant, field, zeroFill } from './trends-query.js';
 
 /**
  * PostHog's `LifecycleQuery`: per interval, how many persons were new, returning, resurrecting, or
  * went dormant (negative). As PostHog's runner: a person is new in the interval of their first
  * event when it is also the interval their person was created in (`person.created_at`);
  * returning when also active the interval before; resurrecting otherwise; dormant the interval
- * after one they were active in, when not active again. Buckets are UTC days, Monday weeks, months.
+ * after one they were active in, when not active again. Buckets are days, Monday weeks and months
+ * of the project's timezone.
  */
 export type LifecycleInterval = 'day' | 'week' | 'month';
 export const LIFECYCLE_STATUSES = ['new', 'returning', 'resurrecting', 'dormant'] as const;
@@ -34,14 +36,12 @@ export interface LifecycleResult {
 
 const KIND = 'LifecycleQuery';
 
-export function lifecyclePeriod(request: LifecycleQueryRequest, now: Date): { period: Period; interval: LifecycleInterval } {
+export function lifecyclePeriod(request: LifecycleQueryRequest, now: Date, cal: InsightCalendar): { period: Period; interval: LifecycleInterval } {
   const interval = intervalOf(request.interval, ['day', 'week', 'month'], 'day', KIND);
   if (request.dateRange?.date_from === 'all') throw queryError(`${KIND}: dateRange.date_from 'all' is not supported; give a date`);
-  return { period: resolveDateRange(request.dateRange, interval, now), interval };
+  return { period: cal.resolveDateRange(request.dateRange, interval, now), interval };
 }
 
-/** An interval's first day, as a Date (not a DateTime), so buckets compare and step alike in every interval. */
-const bucketDate = (value: Expr, interval: LifecycleInterval): Expr => call({ day: 'toDate', week: 'toMonday', month: 'toStartOfMonth' }[interval], value);
 const step = (value: Expr, interval: LifecycleInterval, n: number): Expr => call({ day: 'addDays', week: 'addWeeks', month: 'addMonths' }[interval], value, constant(n));
 const lambda = (args: string[], expr: Expr): Expr => ({ node: 'Lambda', args, expr });
 const array = (...exprs: Expr[]): Expr => ({ node: 'Array', exprs });
@@ -53,7 +53,7 @@ const array = (...exprs: Expr[]): Expr => ({ node: 'Array', exprs });
  * status, each interval after an active one not followed by activity with `dormant`; the pairs
  * are counted per interval and status.
  */
-export function buildLifecycleQuery(series: InsightEventsNode, request: LifecycleQueryRequest, period: Period, interval: LifecycleInterval, now: Date): SelectQuery {
+export function buildLifecycleQuery(series: InsightEventsNode, request: LifecycleQueryRequest, period: Period, interval: LifecycleInterval, now: Date, cal: InsightCalendar): SelectQuery {
   const first = period.buckets[0]!;
   const last = period.buckets.at(-1)!;
   const activity = field('activity');
@@ -61,11 +61,11 @@ export function buildLifecycleQuery(series: InsightEventsNode, request: Lifecycl
     node: 'SelectQuery',
     select: [
       alias('actor', field('person_id')),
-      alias('created', bucketDate(call('min', field('person', 'created_at')), interval)),
-      alias('activity', call('arraySort', call('groupUniqArray', bucketDate(field('timestamp'), interval)))),
+      alias('created', cal.bucketOf(call('min', field('person', 'created_at')), interval)),
+      alias('activity', call('arraySort', call('groupUniqArray', cal.bucketOf(field('timestamp'), interval)))),
     ],
     select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
-    where: seriesWhere(series, addIntervals(first, interval, -1), addIntervals(last, interval, 1), request.properties, now, KIND),
+    where: seriesWhere(series, cal.add(first, interval, -1), cal.add(last, interval, 1), request.properties, now, KIND),
     group_by: [field('actor')],
   };
   // The interval before each active one: the creation interval before the first.
@@ -96,13 +96,12 @@ export function buildLifecycleQuery(series: InsightEventsNode, request: Lifecycl
     select: [alias('pair', call('arrayJoin', call('arrayConcat', statuses, dormant)))],
     select_from: { node: 'JoinExpr', table: perPerson },
   };
-  const day = (date: Date) => call('toDate', constant(formatDay(date, 'day')));
   return {
     node: 'SelectQuery',
     select: [alias('start_of_period', call('tupleElement', field('pair'), constant(1))), alias('status', call('tupleElement', field('pair'), constant(2))), alias('persons', call('count'))],
     select_from: { node: 'JoinExpr', table: pairs },
     group_by: [field('start_of_period'), field('status')],
-    having: and([compare('>=', field('start_of_period'), day(first)), compare('<=', field('start_of_period'), day(last))]),
+    having: and([compare('>=', field('start_of_period'), cal.day(first)), compare('<=', field('start_of_period'), cal.day(last))]),
     order_by: [
       { node: 'OrderExpr', expr: field('start_of_period'), order: 'ASC' },
       { node: 'OrderExpr', expr: field('status'), order: 'ASC' },
@@ -112,15 +111,17 @@ export function buildLifecycleQuery(series: InsightEventsNode, request: Lifecycl
 }
 
 /** The four series PostHog answers, in its order, each zero-filled; dormant counts are negative. */
-export function shapeLifecycle(rows: readonly unknown[][], series: InsightEventsNode, period: Period, interval: LifecycleInterval): LifecycleResult[] {
+export function shapeLifecycle(rows: readonly unknown[][], series: InsightEventsNode, period: Period, interval: LifecycleInterval, cal: InsightCalendar): LifecycleResult[] {
   const name = seriesName(series);
-  const days = period.buckets.map((b) => formatDay(b, interval));
-  const labels = period.buckets.map((b) => formatLabel(b, interval));
+  const days = period.buckets.map((b) => cal.formatDay(b, interval));
+  const labels = period.buckets.map((b) => cal.formatLabel(b, interval));
   return LIFECYCLE_STATUSES.map((status) => {
     const sign = status === 'dormant' ? -1 : 1;
     const data = zeroFill(
       rows.filter((r) => r[1] === status).map((r) => ({ bucket: r[0], value: r[2] })),
       period.buckets,
+      interval,
+      cal,
     ).map((v) => (v === 0 ? 0 : sign * v));
     return {
       action: { id: series.event, name, type: 'events', order: 0, math: 'total' },
@@ -137,8 +138,8 @@ export function shapeLifecycle(rows: readonly unknown[][], series: InsightEvents
 export async function runLifecycleQuery(request: LifecycleQueryRequest, deps: InsightRunDeps): Promise<InsightResponse<LifecycleResult>> {
   const started = performance.now();
   const series = singleSeries(request.series, KIND);
-  const { period, interval } = lifecyclePeriod(request, deps.now);
-  const ast = buildLifecycleQuery(series, request, period, interval, deps.now);
+  const { period, interval } = lifecyclePeriod(request, deps.now, deps.calendar);
+  const ast = buildLifecycleQuery(series, request, period, interval, deps.now, deps.calendar);
   const { data } = await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse);
-  return { results: shapeLifecycle(data, series, period, interval), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
+  return { results: shapeLifecycle(data, series, period, interval, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
 }

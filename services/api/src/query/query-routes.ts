@@ -59,7 +59,7 @@ export function queryRoutes(service: QueryService): Router {
       res.on('close', () => {
         if (!res.writableEnded) clientGone.abort();
       });
-      const answer = await service.run(projectOf(req).id, request, clientGone.signal, body.client_query_id);
+      const answer = await service.run(projectOf(req), request, clientGone.signal, body.client_query_id);
       res.json(answer);
     },
   );

@@ -6,6 +6,7 @@ import { PropertyFilterError } from '@tributary/property-filters';
 import { buildEventsQuery, isoDateTime, shapeValue, type ColumnShape, type EventsQueryRequest } from './events-query.js';
 import { queryClickHouseSettings, type QueryLimits } from './query-settings.js';
 import { runFunnelsQuery, type FunnelsQueryRequest } from './funnels-query-runner.js';
+import { InsightCalendar } from './insight-calendar.js';
 import { seconds, type InsightRunDeps } from './insight-series.js';
 import { runLifecycleQuery, type LifecycleQueryRequest } from './lifecycle-query.js';
 import { runRetentionQuery, type RetentionQueryRequest } from './retention-query.js';
@@ -20,6 +21,12 @@ export interface HogQLQueryRequest {
 
 type InsightRequest = TrendsQueryRequest | FunnelsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest;
 export type QueryRequest = HogQLQueryRequest | EventsQueryRequest | InsightRequest;
+
+/** The project a query runs for: its rows only, its timezone for dates. */
+export interface QueryProject {
+  id: number;
+  timezone: string;
+}
 
 /**
  * The insight kinds: each builds its HogQL trees and shapes its answer itself, and runs every
@@ -91,7 +98,8 @@ export class QueryService {
   }
 
   /** `clientQueryId` (PostHog's `client_query_id`) names the statement in ClickHouse, under the project's prefix. */
-  async run(teamId: number, request: QueryRequest, signal: AbortSignal, clientQueryId?: string): Promise<QueryResponse | object> {
+  async run(project: QueryProject, request: QueryRequest, signal: AbortSignal, clientQueryId?: string): Promise<QueryResponse | object> {
+    const teamId = project.id;
     const inFlight = this.running.get(teamId) ?? 0;
     if (inFlight >= this.deps.limits.queryConcurrencyPerProject) {
       throw new HttpError(429, 'throttled', 'concurrency_limit', `This project already runs ${inFlight} queries, the most it may run at once; try again when one finished.`, null, { 'Retry-After': '1' });
@@ -99,7 +107,7 @@ export class QueryService {
     this.running.set(teamId, inFlight + 1);
     try {
       // As PostHog names them: the project, the client's id, and a part of its own, since a client may reuse its id.
-      return await this.execute(teamId, request, signal, `${teamId}_${clientQueryId ?? randomUUID()}_${randomUUID().slice(0, 8)}`);
+      return await this.execute(project, request, signal, `${teamId}_${clientQueryId ?? randomUUID()}_${randomUUID().slice(0, 8)}`);
     } catch (error) {
       throw clientError(error, this.deps.limits) ?? error;
     } finally {
@@ -114,11 +122,12 @@ export class QueryService {
     await this.deps.clickhouse.kill(`${teamId}_${clientQueryId}_`);
   }
 
-  private async execute(teamId: number, request: QueryRequest, signal: AbortSignal, queryId: string): Promise<QueryResponse | object> {
+  private async execute(project: QueryProject, request: QueryRequest, signal: AbortSignal, queryId: string): Promise<QueryResponse | object> {
+    const teamId = project.id;
     if (isInsight(request)) {
       // Each of its queries is printed for the project like any other, and runs one after another under the one query id.
       const run = INSIGHTS[request.kind] as (request: InsightRequest, deps: InsightRunDeps) => Promise<object>;
-      return run(request, { teamId, now: this.clock(), run: (statement) => this.runInClickHouse(statement, signal, queryId) });
+      return run(request, { teamId, now: this.clock(), calendar: new InsightCalendar(project.timezone), run: (statement) => this.runInClickHouse(statement, signal, queryId) });
     }
     const started = performance.now();
     const timings: QueryTiming[] = [];

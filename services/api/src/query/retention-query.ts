@@ -1,13 +1,15 @@
 import { printHogQL, printQuery, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { seconds, type InsightResponse, type InsightRunDeps } from './insight-series.js';
-import { addIntervals, alias, and, asNumber, at, bucketStart, call, compare, constant, field, parseDate, propertyConditions, type TrendsInterval } from './trends-query.js';
+import type { InsightCalendar, TrendsInterval } from './insight-calendar.js';
+import { alias, and, asNumber, at, call, compare, constant, field, propertyConditions } from './trends-query.js';
 
 /**
  * PostHog's `RetentionQuery`, by person: one cohort per interval (the last `totalIntervals` ones
  * up to `date_to`), of the persons who did the target event in it (`retention_recurring`) or did
  * it for the first time ever in it (`retention_first_time`); then, for each later interval, how
- * many of them did the returning event in it. Interval 0 is the cohort's size. UTC buckets.
+ * many of them did the returning event in it. Interval 0 is the cohort's size. Intervals are in
+ * the project's timezone.
  */
 export type RetentionPeriod = 'Day' | 'Week' | 'Month';
 export interface RetentionEntity {
@@ -63,7 +65,7 @@ const entityEvent = (entity: RetentionEntity | undefined, attr: string): string 
   return event;
 };
 
-export function retentionPlan(request: RetentionQueryRequest, now: Date): RetentionPlan {
+export function retentionPlan(request: RetentionQueryRequest, now: Date, cal: InsightCalendar): RetentionPlan {
   const filter = request.retentionFilter ?? {};
   const period = filter.period ?? 'Day';
   const interval = PERIODS[period];
@@ -72,14 +74,14 @@ export function retentionPlan(request: RetentionQueryRequest, now: Date): Retent
   if (!Number.isInteger(total) || total < 1 || total > MAX_TOTAL_INTERVALS) throw queryError(`${KIND}: retentionFilter.totalIntervals must be a whole number from 1 to ${MAX_TOTAL_INTERVALS}`);
   const type = filter.retentionType ?? 'retention_recurring';
   if (type !== 'retention_recurring' && type !== 'retention_first_time') throw queryError(`${KIND}: retentionFilter.retentionType must be retention_recurring or retention_first_time`);
-  const to = request.dateRange?.date_to ? parseDate(request.dateRange.date_to, now, 'dateRange.date_to').date : now;
-  const last = bucketStart(to, interval);
+  const to = request.dateRange?.date_to ? cal.parseDate(request.dateRange.date_to, now, 'dateRange.date_to').date : now;
+  const last = cal.bucketStart(to, interval);
   return {
     period,
     interval,
     total,
-    start: addIntervals(last, interval, -(total - 1)),
-    end: addIntervals(last, interval, 1),
+    start: cal.add(last, interval, -(total - 1)),
+    end: cal.add(last, interval, 1),
     target: entityEvent(filter.targetEntity, 'targetEntity'),
     returning: entityEvent(filter.returningEntity, 'returningEntity'),
     firstTime: type === 'retention_first_time',
@@ -90,12 +92,13 @@ const isEvent = (event: string | null): Expr => (event === null ? { node: 'Const
 const tsAfterStart = (plan: RetentionPlan) => compare('>=', field('timestamp'), at(plan.start));
 
 /** The interval a moment falls in, counted from the first cohort's (negative before it). */
-function intervalIndex(value: Expr, plan: RetentionPlan): Expr {
-  const start = call('toDate', constant(plan.start.toISOString().slice(0, 10)));
-  if (plan.interval === 'day') return call('dateDiff', constant('day'), start, call('toDate', value));
-  if (plan.interval === 'week') return call('intDiv', call('dateDiff', constant('day'), start, call('toMonday', value)), constant(7));
-  const months = plan.start.getUTCFullYear() * 12 + plan.start.getUTCMonth() + 1;
-  return call('minus', call('plus', call('multiply', call('toYear', value), constant(12)), call('toMonth', value)), constant(months));
+function intervalIndex(value: Expr, plan: RetentionPlan, cal: InsightCalendar): Expr {
+  const start = cal.day(plan.start);
+  if (plan.interval === 'day') return call('dateDiff', constant('day'), start, cal.dateOf(value));
+  if (plan.interval === 'week') return call('intDiv', call('dateDiff', constant('day'), start, cal.bucketOf(value, 'week')), constant(7));
+  const { year, month } = cal.yearMonth(plan.start);
+  const local = cal.bucketOf(value, 'month');
+  return call('minus', call('plus', call('multiply', call('toYear', local), constant(12)), call('toMonth', local)), constant(year * 12 + month));
 }
 
 const inRange = (index: Expr, plan: RetentionPlan): Expr => and([compare('>=', index, constant(0)), compare('<', index, constant(plan.total))]);
@@ -105,11 +108,11 @@ const inRange = (index: Expr, plan: RetentionPlan): Expr => and([compare('>=', i
  * start and the intervals they returned in; each start is paired with every later interval
  * (two arrayJoins multiply), and persons counted where they returned, or at interval 0.
  */
-export function buildRetentionQuery(plan: RetentionPlan, request: RetentionQueryRequest, now: Date): SelectQuery {
-  const timestampIndex = intervalIndex(field('timestamp'), plan);
+export function buildRetentionQuery(plan: RetentionPlan, request: RetentionQueryRequest, now: Date, cal: InsightCalendar): SelectQuery {
+  const timestampIndex = intervalIndex(field('timestamp'), plan, cal);
   let starts: Expr;
   if (plan.firstTime) {
-    const first = intervalIndex(call('minIf', field('timestamp'), isEvent(plan.target)), plan);
+    const first = intervalIndex(call('minIf', field('timestamp'), isEvent(plan.target)), plan, cal);
     starts = call('if', inRange(first, plan), { node: 'Array', exprs: [first] }, call('range', constant(0)));
   } else {
     starts = call('groupUniqArrayIf', timestampIndex, and([isEvent(plan.target), tsAfterStart(plan)]));
@@ -152,10 +155,10 @@ export function buildRetentionQuery(plan: RetentionPlan, request: RetentionQuery
 }
 
 /** PostHog's rows: one per cohort, with a value per interval from it to the last, 0 where none. */
-export function shapeRetention(rows: readonly unknown[][], plan: RetentionPlan): RetentionResult[] {
+export function shapeRetention(rows: readonly unknown[][], plan: RetentionPlan, cal: InsightCalendar): RetentionResult[] {
   const counts = new Map(rows.map((r) => [`${asNumber(r[0])}:${asNumber(r[1])}`, asNumber(r[2])]));
   return Array.from({ length: plan.total }, (_, cohort) => ({
-    date: addIntervals(plan.start, plan.interval, cohort).toISOString().replace('.000Z', 'Z'),
+    date: cal.iso(cal.add(plan.start, plan.interval, cohort)),
     label: `${plan.period} ${cohort}`,
     values: Array.from({ length: plan.total - cohort }, (_, offset) => ({ count: counts.get(`${cohort}:${offset}`) ?? 0, label: `${plan.period} ${offset}` })),
   }));
@@ -163,8 +166,8 @@ export function shapeRetention(rows: readonly unknown[][], plan: RetentionPlan):
 
 export async function runRetentionQuery(request: RetentionQueryRequest, deps: InsightRunDeps): Promise<InsightResponse<RetentionResult>> {
   const started = performance.now();
-  const plan = retentionPlan(request, deps.now);
-  const ast = buildRetentionQuery(plan, request, deps.now);
+  const plan = retentionPlan(request, deps.now, deps.calendar);
+  const ast = buildRetentionQuery(plan, request, deps.now, deps.calendar);
   const { data } = await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse);
-  return { results: shapeRetention(data, plan), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
+  return { results: shapeRetention(data, plan, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
 }

@@ -1,6 +1,8 @@
 import { loadHogQLParser, printQuery } from '@tributary/hogql';
 import { buildStickinessQuery, shapeStickiness, stickinessPeriod, type StickinessQueryRequest } from './stickiness-query.js';
+import { InsightCalendar } from './insight-calendar.js';
 
+const cal = new InsightCalendar('UTC');
 beforeAll(() => loadHogQLParser());
 
 const now = new Date('2024-01-10T12:00:00Z');
@@ -13,15 +15,15 @@ const request = (extra: Partial<StickinessQueryRequest> = {}): StickinessQueryRe
 
 describe('StickinessQuery', () => {
   it('counts the intervals of the range: three days are days 1 to 3', () => {
-    const { period, interval } = stickinessPeriod(request(), now);
+    const { period, interval } = stickinessPeriod(request(), now, cal);
     expect(interval).toBe('day');
     expect(period.buckets).toHaveLength(3);
   });
 
   it('counts each person\'s distinct active intervals, then persons per count, for the project alone', () => {
-    const { period, interval } = stickinessPeriod(request(), now);
-    const sql = printQuery(buildStickinessQuery(request().series[0]!, request(), period, interval, now), { teamId: 42 }).clickhouse;
-    expect(sql).toContain('uniqExact(toStartOfDay(');
+    const { period, interval } = stickinessPeriod(request(), now, cal);
+    const sql = printQuery(buildStickinessQuery(request().series[0]!, request(), period, interval, now, cal), { teamId: 42 }).clickhouse;
+    expect(sql).toContain("uniqExact(toDate(`events`.`timestamp`, 'UTC'))");
     expect(sql).toContain('`events`.team_id = 42');
     expect(sql).toContain("'$pageview'");
     expect(sql).toMatch(/GROUP BY `num_intervals`/);
@@ -41,6 +43,6 @@ describe('StickinessQuery', () => {
   });
 
   it('refuses an interval it does not know', () => {
-    expect(() => stickinessPeriod(request({ interval: 'fortnight' as never }), now)).toThrow(/interval must be one of/);
+    expect(() => stickinessPeriod(request({ interval: 'fortnight' as never }), now, cal)).toThrow(/interval must be one of/);
   });
 });

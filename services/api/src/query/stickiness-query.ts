@@ -1,11 +1,12 @@
 import { printHogQL, printQuery, queryError, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { intervalOf, seconds, seriesName, seriesWhere, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from './insight-series.js';
-import { alias, asNumber, bucketOf, call, constant, field, resolveDateRange, type Period, type TrendsInterval } from './trends-query.js';
+import type { InsightCalendar, Period, TrendsInterval } from './insight-calendar.js';
+import { alias, asNumber, call, constant, field } from './trends-query.js';
 
 /**
  * PostHog's `StickinessQuery`: per series, how many persons did the event on exactly 1, 2, ... N
- * intervals of the range (N its number of intervals). Buckets are UTC, as the trends'.
+ * intervals of the range (N its number of intervals). Buckets are in the project's timezone, as the trends'.
  */
 export interface StickinessQueryRequest {
   kind: 'StickinessQuery';
@@ -27,20 +28,20 @@ export interface StickinessResult {
 const KIND = 'StickinessQuery';
 
 /** The range and its intervals; `date_from: 'all'` is not supported (it would need the first event first). */
-export function stickinessPeriod(request: StickinessQueryRequest, now: Date): { period: Period; interval: TrendsInterval } {
+export function stickinessPeriod(request: StickinessQueryRequest, now: Date, cal: InsightCalendar): { period: Period; interval: TrendsInterval } {
   const interval = intervalOf(request.interval, ['hour', 'day', 'week', 'month'], 'day', KIND);
   if (request.dateRange?.date_from === 'all') throw queryError(`${KIND}: dateRange.date_from 'all' is not supported; give a date`);
-  return { period: resolveDateRange(request.dateRange, interval, now), interval };
+  return { period: cal.resolveDateRange(request.dateRange, interval, now), interval };
 }
 
 /**
  * Rows `[num_intervals, persons]`: each person's count of distinct active intervals in the range,
  * then how many persons have each count.
  */
-export function buildStickinessQuery(series: InsightEventsNode, request: StickinessQueryRequest, period: Period, interval: TrendsInterval, now: Date): SelectQuery {
+export function buildStickinessQuery(series: InsightEventsNode, request: StickinessQueryRequest, period: Period, interval: TrendsInterval, now: Date, cal: InsightCalendar): SelectQuery {
   const perPerson: SelectQuery = {
     node: 'SelectQuery',
-    select: [alias('actor', field('person_id')), alias('num_intervals', call('uniqExact', bucketOf(field('timestamp'), interval)))],
+    select: [alias('actor', field('person_id')), alias('num_intervals', call('uniqExact', cal.bucketOf(field('timestamp'), interval)))],
     select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
     where: seriesWhere(series, period.from, period.to, request.properties, now, KIND),
     group_by: [field('actor')],
@@ -76,11 +77,11 @@ export function shapeStickiness(rows: readonly unknown[][], series: InsightEvent
 export async function runStickinessQuery(request: StickinessQueryRequest, deps: InsightRunDeps): Promise<InsightResponse<StickinessResult>> {
   const started = performance.now();
   if (!Array.isArray(request.series) || request.series.length === 0) throw queryError(`${KIND}: series must hold at least one EventsNode`);
-  const { period, interval } = stickinessPeriod(request, deps.now);
+  const { period, interval } = stickinessPeriod(request, deps.now, deps.calendar);
   const results: StickinessResult[] = [];
   let hogql = '';
   for (const [order, series] of request.series.entries()) {
-    const ast = buildStickinessQuery(series, request, period, interval, deps.now);
+    const ast = buildStickinessQuery(series, request, period, interval, deps.now, deps.calendar);
     if (order === 0) hogql = printHogQL(ast);
     const { data } = await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse);
     results.push(shapeStickiness(data, series, order, period.buckets.length, interval));

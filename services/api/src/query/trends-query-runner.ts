@@ -1,18 +1,16 @@
 import { printHogQL, printQuery, type SelectQuery } from '@tributary/hogql';
+import { firstEventQuery, momentOf } from './first-event.js';
 import { seconds, type InsightResponse, type InsightRunDeps } from './insight-series.js';
 import { parseFormula } from './trends-formula.js';
 import {
   BREAKDOWN_OTHER,
   DEFAULT_BREAKDOWN_LIMIT,
   applyFormula,
-  bucketTime,
   buildBreakdownValuesQuery,
   buildSeriesQuery,
   filterOf,
   hasBreakdown,
   isTotalValue,
-  previousPeriod,
-  resolveDateRange,
   shapeSeries,
   sortBreakdownResults,
   topBreakdownValues,
@@ -32,6 +30,7 @@ export interface TrendsQueryResponse extends InsightResponse<TrendsResult> {
 /** Runs a TrendsQuery: its queries are HogQL trees, printed for the project by the HogQL printer, one per series and period. */
 export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightRunDeps): Promise<TrendsQueryResponse> {
   const started = performance.now();
+  const cal = deps.calendar;
   const timings: { k: string; t: number }[] = [];
   const interval = request.interval ?? 'day';
   const formulaText = request.trendsFilter?.formula?.trim() || null;
@@ -40,21 +39,11 @@ export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightR
 
   let earliest: Date | null = null;
   if (request.dateRange?.date_from === 'all') {
-    const events = request.series.map((s) => s.event);
-    const ast: SelectQuery = {
-      node: 'SelectQuery',
-      select: [{ node: 'Call', name: 'min', args: [{ node: 'Field', chain: ['timestamp'] }] }],
-      select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
-      ...(!events.includes(null) && { where: { node: 'CompareOperation', op: 'in', left: { node: 'Field', chain: ['event'] }, right: { node: 'Tuple', exprs: events.map((e) => ({ node: 'Constant' as const, value: e })) } } }),
-    };
-    const [row] = await query(ast);
-    const time = row ? bucketTime(row[0]) : Number.NaN;
-    // min() over no rows is the epoch.
-    earliest = Number.isFinite(time) && time > 0 ? new Date(time) : null;
+    earliest = momentOf(await query(firstEventQuery(request.series.map((s) => s.event))));
   }
-  const current = resolveDateRange(request.dateRange, interval, deps.now, earliest);
+  const current = cal.resolveDateRange(request.dateRange, interval, deps.now, earliest);
   const periods: [Period, boolean][] = [[current, false]];
-  if (request.compareFilter?.compare) periods.push([previousPeriod(current, interval), true]);
+  if (request.compareFilter?.compare) periods.push([cal.previousPeriod(current, interval), true]);
 
   const breakdownLimit = request.breakdownFilter?.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT;
   const runs: SeriesRun[] = [];
@@ -63,7 +52,7 @@ export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightR
   // As PostHog orders them: every series of the current period, then every series of the previous one.
   for (const [period, previous] of periods) {
     for (const [order, series] of request.series.entries()) {
-      const input = { request, series, period, interval, now: deps.now };
+      const input = { request, series, period, interval, now: deps.now, cal };
       if (!hasBreakdown(request)) {
         const ast = buildSeriesQuery(input);
         hogql ??= printHogQL(ast);
@@ -84,7 +73,7 @@ export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightR
   timings.push({ k: './queries', t: seconds(started) });
 
   let results = runs.flatMap((run) => {
-    const shaped = shapeSeries(run, request, interval, filterOf(request, run.period, interval));
+    const shaped = shapeSeries(run, request, interval, filterOf(request, run.period, interval, cal), cal);
     return hasBreakdown(request) ? sortBreakdownResults(shaped) : shaped;
   });
   if (formula) results = applyFormula(results, formula, formulaText!, request.series.length, isTotalValue(request));
@@ -97,6 +86,6 @@ export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightR
     timings,
     is_cached: false,
     last_refresh: deps.now.toISOString(),
-    resolved_date_range: { date_from: current.from.toISOString(), date_to: new Date(current.to.getTime() - 1000).toISOString() },
+    resolved_date_range: { date_from: cal.iso(current.from), date_to: cal.iso(new Date(current.to.getTime() - 1000)) },
   };
 }

@@ -6,74 +6,18 @@ import {
   applyFormula,
   buildBreakdownValuesQuery,
   buildSeriesQuery,
-  bucketsOf,
-  formatDay,
-  formatLabel,
-  previousPeriod,
-  resolveDateRange,
   shapeSeries,
   sortBreakdownResults,
   topBreakdownValues,
-  zeroFill,
   type TrendsQueryRequest,
 } from './trends-query.js';
+import { InsightCalendar } from './insight-calendar.js';
 
 beforeAll(() => loadHogQLParser());
 
 const now = new Date('2024-03-15T10:30:00Z');
-const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
+const cal = new InsightCalendar('UTC');
 const request = (extra: Partial<TrendsQueryRequest> = {}): TrendsQueryRequest => ({ kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }], ...extra });
-
-describe('date ranges and buckets (UTC)', () => {
-  it('-7d by day is the seven days before today and today: eight buckets, the last one ending tonight', () => {
-    const period = resolveDateRange(undefined, 'day', now);
-    expect(period.from.toISOString()).toBe('2024-03-08T00:00:00.000Z');
-    expect(period.to.toISOString()).toBe('2024-03-16T00:00:00.000Z');
-    expect(period.buckets).toHaveLength(8);
-    expect(period.buckets.map((b) => formatDay(b, 'day'))).toEqual(['2024-03-08', '2024-03-09', '2024-03-10', '2024-03-11', '2024-03-12', '2024-03-13', '2024-03-14', '2024-03-15']);
-  });
-
-  it('an absolute date_to includes its whole day', () => {
-    const period = resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-03' }, 'day', now);
-    expect(period.from.toISOString()).toBe('2024-01-01T00:00:00.000Z');
-    expect(period.to.toISOString()).toBe('2024-01-04T00:00:00.000Z');
-    expect(period.buckets.map((b) => formatLabel(b, 'day'))).toEqual(['1-Jan-2024', '2-Jan-2024', '3-Jan-2024']);
-  });
-
-  it('mStart and yStart start the month and the year; all starts at the earliest event', () => {
-    expect(resolveDateRange({ date_from: 'mStart' }, 'day', now).from.toISOString()).toBe('2024-03-01T00:00:00.000Z');
-    expect(resolveDateRange({ date_from: 'yStart' }, 'month', now).buckets.map((b) => formatDay(b, 'month'))).toEqual(['2024-01-01', '2024-02-01', '2024-03-01']);
-    expect(resolveDateRange({ date_from: 'all' }, 'day', now, new Date('2024-03-13T17:00:00Z')).buckets).toHaveLength(3);
-  });
-
-  it('buckets weeks from Monday and hours by the hour, labelled as PostHog labels them', () => {
-    const weeks = bucketsOf(new Date('2024-01-03T00:00:00Z'), new Date('2024-01-16T00:00:00Z'), 'week');
-    expect(iso(weeks)).toEqual(['2024-01-01T00:00:00.000Z', '2024-01-08T00:00:00.000Z', '2024-01-15T00:00:00.000Z']);
-    const hours = resolveDateRange({ date_from: '-2h' }, 'hour', now);
-    expect(hours.buckets.map((b) => formatDay(b, 'hour'))).toEqual(['2024-03-15 08:00:00', '2024-03-15 09:00:00', '2024-03-15 10:00:00']);
-    expect(formatLabel(hours.buckets[0]!, 'hour')).toBe('15-Mar-2024 08:00');
-  });
-
-  it('the previous period has as many buckets and ends where the current one starts', () => {
-    const current = resolveDateRange({ date_from: '2024-01-08', date_to: '2024-01-14' }, 'day', now);
-    const previous = previousPeriod(current, 'day');
-    expect(previous.buckets.map((b) => formatDay(b, 'day'))).toEqual(['2024-01-01', '2024-01-02', '2024-01-03', '2024-01-04', '2024-01-05', '2024-01-06', '2024-01-07']);
-    expect(previous.to).toEqual(current.from);
-  });
-
-  it('refuses a date it cannot read, naming the field', () => {
-    expect(() => resolveDateRange({ date_from: 'last tuesday' }, 'day', now)).toThrow(/dateRange.date_from/);
-    expect(() => resolveDateRange({ date_from: '2024-02-01', date_to: '2024-01-01' }, 'day', now)).toThrow(/before/);
-  });
-});
-
-describe('zero fill', () => {
-  it('gives every bucket a value, 0 where ClickHouse returned no row, whatever form the bucket came in', () => {
-    const { buckets } = resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-04' }, 'day', now);
-    expect(zeroFill([{ bucket: '2024-01-02 00:00:00', value: 3 }, { bucket: '2024-01-04', value: 1 }, { bucket: '2023-12-31', value: 9 }], buckets)).toEqual([0, 3, 0, 1]);
-    expect(zeroFill([{ bucket: '2024-01-01T00:00:00Z', value: null }], buckets)).toEqual([0, 0, 0, 0]);
-  });
-});
 
 describe('formulas', () => {
   it('evaluates numbers, series letters, + - * / and brackets', async () => {
@@ -112,12 +56,12 @@ describe('formulas', () => {
 });
 
 describe('series queries', () => {
-  const input = (extra: Partial<TrendsQueryRequest> = {}, series = request(extra).series[0]!) => ({ request: request(extra), series, period: resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-07' }, 'day', now), interval: 'day' as const, now });
+  const input = (extra: Partial<TrendsQueryRequest> = {}, series = request(extra).series[0]!) => ({ request: request(extra), series, period: cal.resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-07' }, 'day', now), interval: 'day' as const, now, cal });
 
   it('counts per bucket in HogQL the printer guards to the project', () => {
     const ast = buildSeriesQuery(input());
     expect(printHogQL(ast)).toBe(
-      "SELECT toStartOfDay(timestamp) AS bucket, count() AS total FROM events WHERE (event = '$pageview') AND (timestamp >= toDateTime('2024-01-01T00:00:00.000Z')) AND (timestamp < toDateTime('2024-01-08T00:00:00.000Z')) GROUP BY bucket ORDER BY bucket ASC LIMIT 7",
+      "SELECT toDate(timestamp, 'UTC') AS bucket, count() AS total FROM events WHERE (event = '$pageview') AND (timestamp >= toDateTime('2024-01-01T00:00:00.000Z')) AND (timestamp < toDateTime('2024-01-08T00:00:00.000Z')) GROUP BY bucket ORDER BY bucket ASC LIMIT 7",
     );
     expect(printQuery(ast, { teamId: 42 }).clickhouse).toContain('`events`.team_id = 42');
   });
@@ -127,7 +71,7 @@ describe('series queries', () => {
     ['sum', { math_property: 'amount' }, "sum(toFloat(properties.amount))"],
     ['p90', { math_property: 'amount' }, 'quantile(0.9)(toFloat(properties.amount))'],
     ['unique_group', { math_group_type_index: 1 }, 'uniq($group_1)'],
-    ['weekly_active', {}, 'arrayJoin(arrayMap(i -> addDays(toDate(timestamp), i), range(7))) AS bucket'],
+    ['weekly_active', {}, "arrayJoin(arrayMap(i -> addDays(toDate(timestamp, 'UTC'), i), range(7))) AS bucket"],
   ] as const)('math %s', (math, extra, expected) => {
     const ast = buildSeriesQuery(input({}, { kind: 'EventsNode', event: 'e', math, ...extra }));
     expect(printHogQL(ast)).toContain(expected);
@@ -145,9 +89,9 @@ describe('series queries', () => {
 
 describe('breakdowns', () => {
   const breakdownFilter = { breakdown: '$browser', breakdown_limit: 1 };
-  const period = resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-02' }, 'day', now);
+  const period = cal.resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-02' }, 'day', now);
   const req = request({ breakdownFilter });
-  const input = { request: req, series: req.series[0]!, period, interval: 'day' as const, now };
+  const input = { request: req, series: req.series[0]!, period, interval: 'day' as const, now, cal };
 
   it('asks for one more value than the limit, and groups the values past it as "other"', () => {
     expect(printHogQL(buildBreakdownValuesQuery(input))).toContain(`LIMIT 2`);
@@ -165,12 +109,13 @@ describe('breakdowns', () => {
         order: 0,
         period,
         previous: false,
-        rows: [['2024-01-01 00:00:00', BREAKDOWN_OTHER, 4], ['2024-01-02 00:00:00', 'Chrome', 1]],
+        rows: [['2024-01-01', BREAKDOWN_OTHER, 4], ['2024-01-02', 'Chrome', 1]],
         breakdownValues: ['Chrome', BREAKDOWN_OTHER],
       },
       req,
       'day',
       {},
+      cal,
     );
     expect(sortBreakdownResults(results).map((r) => [r.breakdown_value, r.label, r.data])).toEqual([
       ['Chrome', 'Chrome', [0, 1]],

@@ -2,14 +2,16 @@ import { sql } from '@tributary/clickhouse';
 import { MAX_LIMIT, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { clickhousePropertyCondition } from '@tributary/property-filters/clickhouse';
+import type { InsightCalendar, Period, TrendsInterval } from './insight-calendar.js';
 import { evaluateFormula, seriesLetter, type Formula } from './trends-formula.js';
+
+export type { Period, TrendsInterval } from './insight-calendar.js';
 
 /**
  * PostHog's `TrendsQuery`: one HogQL query per series (and per compared period), printed by the
  * HogQL printer like any other query, so the tenant guard and limits are the printer's alone.
- * Buckets are UTC: projects have no timezone setting yet, so days start at 00:00 UTC.
+ * Buckets are in the project's timezone (see insight-calendar.ts).
  */
-export type TrendsInterval = 'hour' | 'day' | 'week' | 'month';
 
 export const TRENDS_MATHS = ['total', 'dau', 'weekly_active', 'monthly_active', 'unique_session', 'sum', 'avg', 'min', 'max', 'median', 'p90', 'p95', 'p99', 'unique_group'] as const;
 export type TrendsMath = (typeof TRENDS_MATHS)[number];
@@ -45,133 +47,6 @@ export const DEFAULT_BREAKDOWN_LIMIT = 25;
 export const TOTAL_VALUE_DISPLAYS = new Set(['BoldNumber', 'ActionsPie', 'ActionsTable', 'ActionsBarValue', 'WorldMap']);
 export const isTotalValue = (request: TrendsQueryRequest): boolean => TOTAL_VALUE_DISPLAYS.has(request.trendsFilter?.display ?? '');
 
-// ---- Dates and buckets.
-
-/** A period of the chart: events in [from, to), shown in `buckets` (each one's start). */
-export interface Period {
-  from: Date;
-  to: Date;
-  buckets: Date[];
-}
-
-const DAY_MS = 86_400_000;
-
-export function bucketStart(date: Date, interval: TrendsInterval): Date {
-  const d = new Date(date.getTime());
-  if (interval === 'hour') {
-    d.setUTCMinutes(0, 0, 0);
-    return d;
-  }
-  d.setUTCHours(0, 0, 0, 0);
-  if (interval === 'week') d.setUTCDate(d.getUTCDate() - ((d.getUTCDay() + 6) % 7));
-  if (interval === 'month') d.setUTCDate(1);
-  return d;
-}
-
-export function addIntervals(date: Date, interval: TrendsInterval, n: number): Date {
-  const d = new Date(date.getTime());
-  if (interval === 'hour') d.setUTCHours(d.getUTCHours() + n);
-  else if (interval === 'day') d.setUTCDate(d.getUTCDate() + n);
-  else if (interval === 'week') d.setUTCDate(d.getUTCDate() + 7 * n);
-  else d.setUTCMonth(d.getUTCMonth() + n);
-  return d;
-}
-
-const RELATIVE = /^-(\d{1,5})([hdwmy])$/;
-
-/** `-7d`, `mStart`, `yStart`, `dStart` or an ISO date (time): the moment it names; `dateOnly` when it names a whole day. */
-export function parseDate(value: string, now: Date, attr: string): { date: Date; dateOnly: boolean } {
-  const relative = RELATIVE.exec(value);
-  if (relative) {
-    const n = Number(relative[1]);
-    const d = new Date(now.getTime());
-    const unit = relative[2]!;
-    if (unit === 'h') d.setUTCHours(d.getUTCHours() - n);
-    else if (unit === 'd') d.setUTCDate(d.getUTCDate() - n);
-    else if (unit === 'w') d.setUTCDate(d.getUTCDate() - 7 * n);
-    else if (unit === 'm') d.setUTCMonth(d.getUTCMonth() - n);
-    else d.setUTCFullYear(d.getUTCFullYear() - n);
-    return { date: d, dateOnly: unit !== 'h' };
-  }
-  if (value === 'dStart') return { date: bucketStart(now, 'day'), dateOnly: true };
-  if (value === 'mStart') return { date: bucketStart(now, 'month'), dateOnly: true };
-  if (value === 'yStart') return { date: new Date(Date.UTC(now.getUTCFullYear(), 0, 1)), dateOnly: true };
-  const iso = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?)?$/.exec(value);
-  if (iso) {
-    // A time without an offset is UTC, as every bucket here is.
-    const date = new Date(iso[2] ? `${iso[1]}T${iso[2]}${iso[3] ?? 'Z'}` : `${iso[1]}T00:00:00Z`);
-    if (!Number.isNaN(date.getTime())) return { date, dateOnly: !iso[2] };
-  }
-  throw queryError(`${attr} must be a relative date such as -7d, mStart, yStart, all, or an ISO 8601 date: ${JSON.stringify(value)}`);
-}
-
-/**
- * The chart's period as PostHog reads `dateRange`: from the start of `date_from`'s day (or hour),
- * to the end of `date_to`'s day when it is a date, or to the end of the current bucket by default.
- * `earliest` is the project's first matching event, for `date_from: 'all'`.
- */
-export function resolveDateRange(dateRange: TrendsQueryRequest['dateRange'], interval: TrendsInterval, now: Date, earliest?: Date | null): Period {
-  const fromText = dateRange?.date_from ?? '-7d';
-  const toText = dateRange?.date_to ?? null;
-  let to: Date;
-  if (toText === null) to = addIntervals(bucketStart(now, interval), interval, 1);
-  else {
-    const parsed = parseDate(toText, now, 'dateRange.date_to');
-    to = parsed.dateOnly ? new Date(bucketStart(parsed.date, 'day').getTime() + DAY_MS) : new Date(parsed.date.getTime() + 1000);
-  }
-  let from: Date;
-  if (fromText === 'all') from = bucketStart(earliest ?? now, interval === 'hour' ? 'hour' : 'day');
-  else {
-    const parsed = parseDate(fromText, now, 'dateRange.date_from');
-    from = bucketStart(parsed.date, interval === 'hour' && !parsed.dateOnly ? 'hour' : 'day');
-  }
-  if (from >= to) throw queryError('dateRange: date_from must be before date_to');
-  return { from, to, buckets: bucketsOf(from, to, interval) };
-}
-
-/** A chart draws at most this many points: more is a range too long for its interval. */
-export const MAX_BUCKETS = 5_000;
-
-export function bucketsOf(from: Date, to: Date, interval: TrendsInterval): Date[] {
-  const buckets: Date[] = [];
-  for (let b = bucketStart(from, interval); b < to; b = addIntervals(b, interval, 1)) {
-    buckets.push(b);
-    if (buckets.length > MAX_BUCKETS) throw queryError(`dateRange: more than ${MAX_BUCKETS} ${interval}s; choose a longer interval or a shorter range`);
-  }
-  return buckets;
-}
-
-/** The period just before, of as many buckets: what `compareFilter.compare` sets beside the current one. */
-export function previousPeriod(period: Period, interval: TrendsInterval): Period {
-  const n = period.buckets.length;
-  const from = addIntervals(period.from, interval, -n);
-  const to = period.from;
-  return { from, to, buckets: bucketsOf(from, to, interval) };
-}
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const pad = (n: number) => String(n).padStart(2, '0');
-
-/** PostHog's `days`: `2024-01-01`, or `2024-01-01 13:00:00` by the hour. */
-export function formatDay(date: Date, interval: TrendsInterval): string {
-  const day = date.toISOString().slice(0, 10);
-  return interval === 'hour' ? `${day} ${pad(date.getUTCHours())}:00:00` : day;
-}
-
-/** PostHog's `labels`: `1-Jan-2024`, or `1-Jan-2024 13:00` by the hour. */
-export function formatLabel(date: Date, interval: TrendsInterval): string {
-  const label = `${date.getUTCDate()}-${MONTHS[date.getUTCMonth()]}-${date.getUTCFullYear()}`;
-  return interval === 'hour' ? `${label} ${pad(date.getUTCHours())}:00` : label;
-}
-
-/** A bucket as ClickHouse returns it (`2024-01-01`, `2024-01-01 13:00:00`, or ISO) as its time. */
-export function bucketTime(value: unknown): number {
-  const text = String(value);
-  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return Date.parse(`${text}T00:00:00Z`);
-  if (/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(text)) return Date.parse(`${text.replace(' ', 'T')}Z`);
-  return Date.parse(text);
-}
-
 /** A numeric result as a number: NULL and NaN (an average of nothing) are 0, as PostHog charts them. */
 export const asNumber = (value: unknown): number => {
   const n = typeof value === 'number' ? value : value === null || value === undefined ? 0 : Number(value);
@@ -179,10 +54,10 @@ export const asNumber = (value: unknown): number => {
 };
 
 /** One value per bucket of the period, 0 where no row was returned; rows outside the period are dropped. */
-export function zeroFill(rows: readonly { bucket: unknown; value: unknown }[], buckets: readonly Date[]): number[] {
-  const byTime = new Map<number, number>();
-  for (const row of rows) byTime.set(bucketTime(row.bucket), asNumber(row.value));
-  return buckets.map((b) => byTime.get(b.getTime()) ?? 0);
+export function zeroFill(rows: readonly { bucket: unknown; value: unknown }[], buckets: readonly Date[], interval: TrendsInterval, cal: InsightCalendar): number[] {
+  const byDay = new Map<string, number>();
+  for (const row of rows) byDay.set(String(row.bucket), asNumber(row.value));
+  return buckets.map((b) => byDay.get(cal.formatDay(b, interval)) ?? 0);
 }
 
 // ---- Queries.
@@ -231,18 +106,14 @@ export function mathExpr(series: TrendsEventsNode): Expr {
   }
 }
 
-export function bucketOf(value: Expr, interval: TrendsInterval): Expr {
-  return call({ hour: 'toStartOfHour', day: 'toStartOfDay', week: 'toMonday', month: 'toStartOfMonth' }[interval], value);
-}
-
 /**
  * The buckets an event counts toward for weekly/monthly active users: those whose last day falls
  * within the `days` days starting on the event's day (each event is repeated, by arrayJoin, into
  * every such bucket; 18.16 has no range join).
  */
-function activeBucket(days: number, interval: TrendsInterval): Expr {
+function activeBucket(days: number, interval: TrendsInterval, cal: InsightCalendar): Expr {
   const day = field('d');
-  const covered = call('arrayMap', { node: 'Lambda', args: ['i'], expr: call('addDays', call('toDate', field('timestamp')), field('i')) }, call('range', constant(days)));
+  const covered = call('arrayMap', { node: 'Lambda', args: ['i'], expr: call('addDays', cal.dateOf(field('timestamp')), field('i')) }, call('range', constant(days)));
   const isLastDay: Expr | null =
     interval === 'week' ? compare('==', call('toDayOfWeek', day), constant(7)) : interval === 'month' ? compare('!=', call('toStartOfMonth', call('addDays', day, constant(1))), call('toStartOfMonth', day)) : null;
   const lastDays = isLastDay ? call('arrayFilter', { node: 'Lambda', args: ['d'], expr: isLastDay }, covered) : covered;
@@ -280,15 +151,16 @@ interface SeriesQueryInput {
   period: Period;
   interval: TrendsInterval;
   now: Date;
+  cal: InsightCalendar;
 }
 
-function whereOf({ request, series, period, now }: SeriesQueryInput): Expr {
+function whereOf({ request, series, period, now, cal }: SeriesQueryInput): Expr {
   const math = series.math ?? 'total';
   const activeDays = ACTIVE_DAYS[math];
   const total = isTotalValue(request);
   let from = period.from;
   // Active users of a bucket count the days before it too; over a whole range, the last days of it.
-  if (activeDays !== undefined) from = total ? new Date(Math.max(period.from.getTime(), period.to.getTime() - activeDays * DAY_MS)) : new Date(period.from.getTime() - (activeDays - 1) * DAY_MS);
+  if (activeDays !== undefined) from = total ? new Date(Math.max(period.from.getTime(), cal.add(period.to, 'day', -activeDays).getTime())) : cal.add(period.from, 'day', -(activeDays - 1));
   const where: Expr[] = [compare('>=', field('timestamp'), at(from)), compare('<', field('timestamp'), at(period.to))];
   if (series.event !== null && series.event !== undefined) where.unshift(compare('==', field('event'), constant(series.event)));
   if (math === 'unique_group') where.push(call('notEmpty', groupField(series)));
@@ -326,7 +198,7 @@ export function topBreakdownValues(rows: readonly unknown[][], limit: number): {
  * total-value displays have no bucket. Breakdown values past the top ones are grouped as "other".
  */
 export function buildSeriesQuery(input: SeriesQueryInput, breakdown?: { values: string[]; other: boolean }): SelectQuery {
-  const { request, series, interval } = input;
+  const { request, series, interval, cal } = input;
   const total = isTotalValue(request);
   const select: Expr[] = [];
   const groupBy: Expr[] = [];
@@ -334,11 +206,10 @@ export function buildSeriesQuery(input: SeriesQueryInput, breakdown?: { values: 
   if (!total) {
     const activeDays = ACTIVE_DAYS[series.math ?? 'total'];
     if (activeDays !== undefined && interval === 'hour') throw queryError(`series: math ${series.math} needs an interval of day, week or month`);
-    select.push(alias('bucket', activeDays !== undefined ? activeBucket(activeDays, interval) : bucketOf(field('timestamp'), interval)));
+    select.push(alias('bucket', activeDays !== undefined ? activeBucket(activeDays, interval, cal) : cal.bucketOf(field('timestamp'), interval)));
     groupBy.push(field('bucket'));
     // Events before the range count toward its first buckets only; the buckets they reach before it are dropped.
-    const day = (date: Date) => call('toDate', constant(date.toISOString().slice(0, 10)));
-    if (activeDays !== undefined) having = and([compare('>=', field('bucket'), day(input.period.buckets[0]!)), compare('<', field('bucket'), day(input.period.to))]);
+    if (activeDays !== undefined) having = and([compare('>=', field('bucket'), cal.day(input.period.buckets[0]!)), compare('<', field('bucket'), cal.day(input.period.to))]);
   }
   if (breakdown) {
     const value = breakdownValueExpr(request.breakdownFilter!);
@@ -403,12 +274,12 @@ export interface SeriesRun {
 }
 
 /** PostHog's echo of the query as a legacy filter. */
-export function filterOf(request: TrendsQueryRequest, period: Period, interval: TrendsInterval): Record<string, unknown> {
+export function filterOf(request: TrendsQueryRequest, period: Period, interval: TrendsInterval, cal: InsightCalendar): Record<string, unknown> {
   const filter: Record<string, unknown> = {
     insight: 'TRENDS',
     properties: request.properties ?? [],
-    date_from: period.from.toISOString(),
-    date_to: new Date(period.to.getTime() - 1000).toISOString(),
+    date_from: cal.iso(period.from),
+    date_to: cal.iso(new Date(period.to.getTime() - 1000)),
     entity_type: 'events',
     interval,
     ...request.trendsFilter,
@@ -418,11 +289,11 @@ export function filterOf(request: TrendsQueryRequest, period: Period, interval: 
 }
 
 /** Shapes one series' rows into PostHog's results: one per breakdown value (or one), buckets zero-filled. */
-export function shapeSeries(run: SeriesRun, request: TrendsQueryRequest, interval: TrendsInterval, filter: Record<string, unknown>): TrendsResult[] {
+export function shapeSeries(run: SeriesRun, request: TrendsQueryRequest, interval: TrendsInterval, filter: Record<string, unknown>, cal: InsightCalendar): TrendsResult[] {
   const { series, period, rows } = run;
   const total = isTotalValue(request);
   const broken = hasBreakdown(request);
-  const days = period.buckets.map((b) => formatDay(b, interval));
+  const days = period.buckets.map((b) => cal.formatDay(b, interval));
   const name = series.event ?? 'All events';
   const action: TrendsAction = {
     days,
@@ -447,8 +318,8 @@ export function shapeSeries(run: SeriesRun, request: TrendsQueryRequest, interva
     const result: TrendsResult = total
       ? { data: [], days: [], count: 0, aggregated_value: asNumber(groupRows[0]?.at(-1)), label: name, filter, action }
       : (() => {
-          const data = zeroFill(groupRows.map((r) => ({ bucket: r[0], value: r.at(-1) })), period.buckets);
-          return { data, labels: period.buckets.map((b) => formatLabel(b, interval)), days, count: data.reduce((a, b) => a + b, 0), label: name, filter, action };
+          const data = zeroFill(groupRows.map((r) => ({ bucket: r[0], value: r.at(-1) })), period.buckets, interval, cal);
+          return { data, labels: period.buckets.map((b) => cal.formatLabel(b, interval)), days, count: data.reduce((a, b) => a + b, 0), label: name, filter, action };
         })();
     if (request.compareFilter?.compare) {
       result.compare = true;
