@@ -31,6 +31,7 @@ import { PersonStore } from './persons/person-store.js';
 import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-routes.js';
 import { projectRoutes } from './projects/project-routes.js';
 import { queryRoutes } from './query/query-routes.js';
+import { InsightCache } from './query/insight-cache.js';
 import { QueryService } from './query/query-service.js';
 
 export interface ApiDeps {
@@ -58,7 +59,7 @@ export function apiDeps(
     store: new ControlPlaneStore(stores.pool, config.apiKeyPepper),
     flags: new FeatureFlagStore(stores.pool),
     clickhouse: stores.clickhouse,
-    query: new QueryService({ clickhouse: stores.queryClickhouse, limits: config }),
+    query: new QueryService({ clickhouse: stores.queryClickhouse, limits: config, cache: new InsightCache({ redis: stores.redis, clickhouse: stores.clickhouse, clock: () => new Date() }) }),
     pool: stores.pool,
     redis: stores.redis,
     personEvents: new PersonEventPublisher(stores.producer, topics.realtime, config.kafkaProduceTimeoutMs),

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { badRequest, documented, validate } from '@tributary/http';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
+import { refreshMode } from './insight-cache.js';
 import type { QueryRequest, QueryService } from './query-service.js';
 import { QUERY_KINDS, QUERY_SCHEMAS } from './query-schemas.js';
 
@@ -48,7 +49,7 @@ export function queryRoutes(service: QueryService): Router {
       responses: { '200': { description: 'The rows, with their columns and types, and the query as it ran', schema: responseSchema } },
     }),
     async (req, res) => {
-      const body = req.body as { query: { kind: string }; client_query_id?: string };
+      const body = req.body as { query: { kind: string }; client_query_id?: string; refresh?: unknown };
       const kind = body.query.kind;
       if (!Object.hasOwn(QUERY_SCHEMAS, kind)) {
         throw badRequest(`Query kind ${JSON.stringify(kind)} is not supported; use one of ${QUERY_KINDS.join(', ')}.`, 'query.kind', 'unsupported_query_kind');
@@ -59,7 +60,7 @@ export function queryRoutes(service: QueryService): Router {
       res.on('close', () => {
         if (!res.writableEnded) clientGone.abort();
       });
-      const answer = await service.run(projectOf(req), request, clientGone.signal, body.client_query_id);
+      const answer = await service.run(projectOf(req), request, clientGone.signal, { clientQueryId: body.client_query_id, refresh: refreshMode(body.refresh, 'blocking') });
       res.json(answer);
     },
   );

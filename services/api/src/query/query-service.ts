@@ -6,6 +6,7 @@ import { PropertyFilterError } from '@tributary/property-filters';
 import { buildEventsQuery, isoDateTime, shapeValue, type ColumnShape, type EventsQueryRequest } from './events-query.js';
 import { queryClickHouseSettings, type QueryLimits } from './query-settings.js';
 import { runFunnelsQuery, type FunnelsQueryRequest } from './funnels-query-runner.js';
+import type { InsightCache, RefreshMode } from './insight-cache.js';
 import { InsightCalendar } from './insight-calendar.js';
 import { seconds, type InsightRunDeps } from './insight-series.js';
 import { runLifecycleQuery, type LifecycleQueryRequest } from './lifecycle-query.js';
@@ -62,7 +63,15 @@ export interface QueryResponse {
 export interface QueryServiceDeps {
   clickhouse: ClickHouse;
   limits: QueryLimits & { queryConcurrencyPerProject: number };
+  /** Insight answers (not HogQL or events lists, whose answers follow now()). */
+  cache: InsightCache;
   clock?: () => Date;
+}
+
+export interface RunOptions {
+  /** PostHog's `client_query_id`: names the statement in ClickHouse, under the project's prefix. */
+  clientQueryId?: string;
+  refresh?: RefreshMode;
 }
 
 
@@ -97,8 +106,16 @@ export class QueryService {
     this.clock = deps.clock ?? (() => new Date());
   }
 
-  /** `clientQueryId` (PostHog's `client_query_id`) names the statement in ClickHouse, under the project's prefix. */
-  async run(project: QueryProject, request: QueryRequest, signal: AbortSignal, clientQueryId?: string): Promise<QueryResponse | object> {
+  /** The answer; an insight's from the cache by `refresh` (`blocking` by default), with `results: null` when `force_cache` finds none. */
+  async run(project: QueryProject, request: QueryRequest, signal: AbortSignal, options: RunOptions = {}): Promise<QueryResponse | object> {
+    if (!isInsight(request)) return this.gated(project, request, signal, options.clientQueryId);
+    const answer = await this.deps.cache.answer(project, request, options.refresh ?? 'blocking', () => this.gated(project, request, signal, options.clientQueryId));
+    if ('answer' in answer) return { results: null, is_cached: false, last_refresh: null, cache_key: answer.cache_key };
+    return answer;
+  }
+
+  /** Runs the query within the project's concurrency limit. */
+  private async gated(project: QueryProject, request: QueryRequest, signal: AbortSignal, clientQueryId: string | undefined): Promise<QueryResponse | object> {
     const teamId = project.id;
     const inFlight = this.running.get(teamId) ?? 0;
     if (inFlight >= this.deps.limits.queryConcurrencyPerProject) {
