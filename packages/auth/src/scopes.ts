@@ -10,6 +10,8 @@ export const SCOPES = [
   'feature_flag:write',
   'dashboard:read',
   'dashboard:write',
+  'insight:read',
+  'insight:write',
   'organization_member:read',
   'organization_member:write',
   'project:read',

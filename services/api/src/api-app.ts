@@ -12,6 +12,7 @@ import { authenticate, projectAccess } from './auth/authenticate.js';
 import { rateLimit } from './auth/rate-limit.js';
 import { cohortRoutes } from './cohorts/cohort-routes.js';
 import { dashboardRoutes } from './dashboards/dashboard-routes.js';
+import { insightRoutes } from './insights/insight-routes.js';
 import { eventRoutes } from './events/event-routes.js';
 import { explicitMemberRoutes } from './explicit-members/explicit-member-routes.js';
 import { ProjectRoles } from './explicit-members/project-roles.js';
@@ -57,7 +58,7 @@ export function apiDeps(
   const topics = topicNames(config.kafkaTopicPrefix);
   return {
     store: new ControlPlaneStore(stores.pool, config.apiKeyPepper),
-    flags: new FeatureFlagStore(stores.pool),
+    flags: new FeatureFlagStore(stores.pool, stores.redis),
     clickhouse: stores.clickhouse,
     query: new QueryService({ clickhouse: stores.queryClickhouse, limits: config, cache: new InsightCache({ redis: stores.redis, clickhouse: stores.clickhouse, clock: () => new Date() }) }),
     pool: stores.pool,
@@ -89,7 +90,7 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
   app.use('/api/organizations', organizationRoutes(deps));
   const persons = new PersonStore(deps.pool);
   const activity = new PersonActivityLog(deps.pool);
-  const cohorts = new CohortStore(deps.pool);
+  const cohorts = new CohortStore(deps.pool, deps.redis);
   const copies = new PersonCopies(deps.clickhouse, new PersonCache(deps.redis));
   const personService = new PersonService({ pool: deps.pool, clickhouse: deps.clickhouse, persons, activity, cohorts, copies, events: deps.personEvents });
   const roles = new ProjectRoles(deps.pool);
@@ -100,7 +101,8 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
     project.use('/events', eventRoutes({ ...deps, cohorts, persons }));
     project.use('/query', queryRoutes(deps.query));
     project.use('/feature_flags', featureFlagRoutes({ ...deps, ...access }));
-    project.use('/dashboards', dashboardRoutes({ ...deps, ...access }));
+    project.use('/dashboards', dashboardRoutes({ ...deps, ...access, queries: deps.query }));
+    project.use('/insights', insightRoutes({ ...deps, queries: deps.query }));
     project.use('/explicit_members', explicitMemberRoutes({ pool: deps.pool, roles }));
     project.use('/cohorts', cohortRoutes({ ...deps, cohorts }));
     project.use('/persons', personRoutes({ persons, activity, service: personService, publicUrl: deps.publicUrl }));

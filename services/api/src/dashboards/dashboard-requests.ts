@@ -1,4 +1,6 @@
 import { badRequest, validate } from '@tributary/http';
+import { insightSource } from '../insights/insight-requests.js';
+import { BUILT_IN_TEMPLATE_NAMES, builtInTemplate } from './built-in-templates.js';
 
 /** PostHog's restriction levels: 21 everyone in the project can edit, 37 only collaborators. */
 export const RESTRICTION_LEVEL = { everyoneCanEdit: 21, onlyCollaboratorsCanEdit: 37 } as const;
@@ -116,16 +118,24 @@ export const patchDashboardSchema = {
   },
 };
 
-/** The create_from_template_json body, or a 400 naming the first field that is wrong. */
-export function parseCreateBody(raw: unknown): CreateDashboardBody {
+/**
+ * A create body, or a 400 naming the first field that is wrong. `use_template` names a built-in
+ * template, whose tiles become `template`. `needsSource`: create_from_template_json makes nothing
+ * without a template or a dashboard to copy; `POST /dashboards/` makes an empty dashboard.
+ */
+export function parseCreateBody(raw: unknown, needsSource: boolean): CreateDashboardBody {
   const body = validate<CreateDashboardBody>(createDashboardSchema, structuredClone(raw ?? {}));
   if (body.deleted) throw badRequest('A dashboard cannot be created deleted.', 'deleted');
-  // Built-in templates live in PostHog's cloud; a self-hosted server only has the JSON it is sent.
-  if (body.use_template !== '') throw badRequest('Built-in templates are not available: send the template JSON in template.', 'use_template');
-  if (body.template && body.use_dashboard !== undefined) throw badRequest('Give either template or use_dashboard, not both.', 'use_dashboard');
-  if (!body.template && body.use_dashboard === undefined) throw badRequest('template is required (or use_dashboard, to copy an existing dashboard).', 'template');
+  if (body.use_template !== '') {
+    if (body.template) throw badRequest('Give either template or use_template, not both.', 'use_template');
+    body.template = builtInTemplate(body.use_template);
+    if (!body.template) throw badRequest(`use_template must name a built-in template (${BUILT_IN_TEMPLATE_NAMES.join(', ')}), or send the template JSON in template.`, 'use_template');
+  }
+  if (body.template && body.use_dashboard !== undefined) throw badRequest('Give either a template or use_dashboard, not both.', 'use_dashboard');
+  if (needsSource && !body.template && body.use_dashboard === undefined) throw badRequest('template is required (or use_dashboard, to copy an existing dashboard).', 'template');
   body.template?.tiles.forEach((tile, i) => {
     if (!tile.query && !tile.filters) throw badRequest(`template.tiles[${i}] needs a query or filters.`, `template.tiles[${i}].query`);
+    if (tile.query) insightSource(tile.query, `template.tiles[${i}].query`);
   });
   return body;
 }
@@ -134,6 +144,3 @@ export function parsePatchBody(raw: unknown): PatchDashboardBody {
   const body = validate<PatchDashboardBody>(patchDashboardSchema, structuredClone(raw ?? {}));
   return body;
 }
-
-/** Tags are a set: surrounding blanks and repeats are dropped. */
-export const normaliseTags = (tags: string[]): string[] => [...new Set(tags.map((t) => t.trim()).filter(Boolean))];

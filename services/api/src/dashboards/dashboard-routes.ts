@@ -1,15 +1,21 @@
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { PAGE_SCHEMA, badRequest, documented, forbidden, notFound, pageOf } from '@tributary/http';
 import type { Pool } from '@tributary/postgres';
 import { accessControlRoutes } from '../access-controls/access-control-routes.js';
 import type { AccessControls, ProtectedResource } from '../access-controls/access-controls.js';
 import type { AccessLevel } from '../access-controls/access-level.js';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
-import { pageLinks } from '../http/responses.js';
+import { clientSignal, pageLinks } from '../http/responses.js';
 import type { OrganizationMemberStore } from '../organizations/organization-member-store.js';
 import { presentUser, type UserColumns } from '../organizations/organization-user.js';
-import { createDashboardSchema, normaliseTags, parseCreateBody, parsePatchBody, patchDashboardSchema, RESTRICTION_LEVEL } from './dashboard-requests.js';
-import { DashboardStore, type DashboardRow, type TileRow } from './dashboard-store.js';
+import { normaliseTags } from '../http/tags.js';
+import { tileResult } from '../insights/insight-results.js';
+import { presentInsight } from '../insights/insight-routes.js';
+import { InsightStore } from '../insights/insight-store.js';
+import { refreshMode, type RefreshMode } from '../query/insight-cache.js';
+import type { QueryService } from '../query/query-service.js';
+import { createDashboardSchema, parseCreateBody, parsePatchBody, patchDashboardSchema, RESTRICTION_LEVEL } from './dashboard-requests.js';
+import { DashboardStore, type DashboardRow } from './dashboard-store.js';
 
 function presentDashboard(row: DashboardRow) {
   return {
@@ -29,22 +35,6 @@ function presentDashboard(row: DashboardRow) {
   };
 }
 
-function presentTile(tile: TileRow) {
-  return {
-    id: tile.id,
-    layouts: tile.layouts,
-    color: tile.color,
-    insight: {
-      id: tile.insight_id,
-      short_id: tile.short_id,
-      name: tile.name,
-      description: tile.description,
-      query: tile.query,
-      filters: tile.filters,
-      created_at: tile.created_at.toISOString(),
-    },
-  };
-}
 
 /** Restricting a dashboard to collaborators leaves everyone without an entry of their own a viewer. */
 const asProtected = (row: DashboardRow): ProtectedResource => ({
@@ -58,10 +48,15 @@ function dashboardId(raw: unknown): number {
   return Number(raw);
 }
 
-/** `/dashboards/`: dashboards built from template JSON or copied from another, behind access controls. */
-export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: AccessControls; members: OrganizationMemberStore }): Router {
+/**
+ * `/dashboards/`: dashboards, empty, from a built-in template (`use_template`), from template
+ * JSON, or copied from another, behind access controls. A dashboard read answers every tile's
+ * insight with its results, computing those not fresh in the cache (`refresh=blocking`, the default).
+ */
+export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: AccessControls; members: OrganizationMemberStore; queries: QueryService }): Router {
   const router = Router({ mergeParams: true });
   const dashboards = new DashboardStore(deps.pool);
+  const insights = new InsightStore(deps.pool);
   const { access } = deps;
 
   /** The live dashboard, if the caller has at least `needed` access to it. */
@@ -71,11 +66,29 @@ export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: A
     return { row, level: await access.require(req, 'dashboard', asProtected(row), needed, 'Dashboard') };
   };
 
-  const full = async (row: DashboardRow, level: AccessLevel) => ({
-    ...presentDashboard(row),
-    user_access_level: level,
-    tiles: (await dashboards.tiles(row.id)).map(presentTile),
-  });
+  /** The dashboard with its tiles; each tile's insight with its results by `refresh` (none when not given). */
+  const full = async (req: Request, res: Response, row: DashboardRow, level: AccessLevel, refresh?: RefreshMode) => {
+    const tiles = await dashboards.tiles(row.id);
+    const byId = await insights.getMany(row.team_id, tiles.map((t) => t.insight_id));
+    const signal = clientSignal(res);
+    const presented = [];
+    // One tile after another: the project's query concurrency limit is for people, not for one dashboard.
+    for (const tile of tiles) {
+      const insight = byId.get(tile.insight_id)!;
+      const results = refresh ? await tileResult(deps.queries, projectOf(req), insight.query, refresh, signal) : undefined;
+      presented.push({
+        id: tile.id,
+        layouts: tile.layouts,
+        color: tile.color,
+        text: null,
+        deleted: false,
+        is_cached: results?.is_cached ?? false,
+        last_refresh: results?.last_refresh ?? null,
+        insight: presentInsight(insight, results),
+      });
+    }
+    return { ...presentDashboard(row), user_access_level: level, tiles: presented };
+  };
 
   router.get('/', requireScopes('dashboard:read'), documented({ summary: 'List dashboards', query: PAGE_SCHEMA }), async (req, res) => {
     const page = pageOf(req);
@@ -83,19 +96,19 @@ export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: A
     res.json({ count, ...pageLinks(deps.publicUrl, req, page, count), results: results.map(presentDashboard) });
   });
 
-  router.post('/create_from_template_json', requireScopes('dashboard:write'), documented({ summary: 'Create a dashboard from a JSON template', body: createDashboardSchema }), async (req, res) => {
-    const body = parseCreateBody(req.body);
+  const create = async (req: Request, res: Response, needsSource: boolean) => {
+    const body = parseCreateBody(req.body, needsSource);
     const teamId = projectOf(req).id;
     const userId = principalOf(req).userId;
     const { template } = body;
     // The copied dashboard, when there is no template to take the defaults from.
-    const source = template ? null : await dashboards.get(teamId, body.use_dashboard!);
-    if (!template && (!source || (await access.levelOf(req, 'dashboard', asProtected(source))) === 'none')) {
+    const source = body.use_dashboard === undefined ? null : await dashboards.get(teamId, body.use_dashboard);
+    if (body.use_dashboard !== undefined && (!source || (await access.levelOf(req, 'dashboard', asProtected(source))) === 'none')) {
       throw badRequest(`Dashboard ${body.use_dashboard} does not exist.`, 'use_dashboard');
     }
     const origin = template
       ? { name: template.template_name, description: template.dashboard_description, filters: template.dashboard_filters, tags: template.tags }
-      : source!;
+      : (source ?? { name: 'New dashboard', description: '', filters: {}, tags: [] });
     const fields = {
       name: body.name ?? origin.name,
       description: body.description ?? origin.description,
@@ -104,13 +117,21 @@ export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: A
       tags: normaliseTags(body.tags ?? origin.tags),
       restriction_level: body.restriction_level,
     };
-    const created = template ? await dashboards.createFromTemplate(teamId, fields, template.tiles, userId) : await dashboards.duplicate(teamId, fields, source!.id, userId);
-    res.status(200).json(await full(created, 'editor'));
+    const created = source ? await dashboards.duplicate(teamId, fields, source.id, userId) : await dashboards.createFromTemplate(teamId, fields, template?.tiles ?? null, userId);
+    return full(req, res, created, 'editor');
+  };
+
+  router.post('/', requireScopes('dashboard:write'), documented({ summary: 'Create a dashboard: empty, from a built-in template (use_template), or a copy (use_dashboard)', body: createDashboardSchema }), async (req, res) => {
+    res.status(201).json(await create(req, res, false));
   });
 
-  router.get('/:id', requireScopes('dashboard:read'), documented({ summary: 'Retrieve a dashboard' }), async (req, res) => {
+  router.post('/create_from_template_json', requireScopes('dashboard:write'), documented({ summary: 'Create a dashboard from a JSON template', body: createDashboardSchema }), async (req, res) => {
+    res.status(200).json(await create(req, res, true));
+  });
+
+  router.get('/:id', requireScopes('dashboard:read'), documented({ summary: "Retrieve a dashboard with every tile's results (refresh: force_cache, blocking (default), force_blocking)" }), async (req, res) => {
     const { row, level } = await reachable(req, dashboardId(req.params.id), 'viewer');
-    res.json(await full(row, level));
+    res.json(await full(req, res, row, level, refreshMode(req.query.refresh, 'blocking')));
   });
 
   router.patch('/:id', requireScopes('dashboard:write'), documented({ summary: 'Update a dashboard', body: patchDashboardSchema }), async (req, res) => {
@@ -125,10 +146,10 @@ export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: A
     if (!updated) throw notFound(`Dashboard ${id} does not exist.`);
     if (body.deleted) {
       await dashboards.softDelete(teamId, id, body.delete_insights);
-      res.json({ ...(await full(updated, level)), deleted: true });
+      res.json({ ...(await full(req, res, updated, level)), deleted: true });
       return;
     }
-    res.json(await full(updated, level));
+    res.json(await full(req, res, updated, level));
   });
 
   router.delete('/:id', requireScopes('dashboard:write'), documented({ summary: 'Delete a dashboard' }), async (req, res) => {

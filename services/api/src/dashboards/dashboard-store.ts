@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { withTransaction, type Pool, type PoolClient } from '@tributary/postgres';
+import { InsightStore } from '../insights/insight-store.js';
 import { USER_COLUMNS, type UserColumns } from '../organizations/organization-user.js';
 import type { TemplateTile } from './dashboard-requests.js';
 
@@ -15,7 +15,7 @@ export interface DashboardFields {
 export interface DashboardRow extends Partial<UserColumns>, DashboardFields {
   id: number;
   team_id: number;
-  creation_mode: 'template' | 'duplicate';
+  creation_mode: 'default' | 'template' | 'duplicate';
   deleted: boolean;
   created_by: number | null;
   created_at: Date;
@@ -27,27 +27,21 @@ export interface TileRow {
   layouts: Record<string, unknown>;
   color: string | null;
   insight_id: number;
-  short_id: string;
-  name: string;
-  description: string;
-  query: Record<string, unknown> | null;
-  filters: Record<string, unknown>;
-  created_at: Date;
 }
 
 const SELECT = `SELECT d.id, d.team_id, d.name, d.description, d.pinned, d.filters, d.tags, d.restriction_level, d.creation_mode,
   d.deleted, d.created_by, d.created_at, d.updated_at, ${USER_COLUMNS}
   FROM dashboards d LEFT JOIN users u ON u.id = d.created_by`;
 
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-/** PostHog's 8-character insight short ids, as used in `/insights/<short_id>` links. */
-const shortId = () => [...randomBytes(8)].map((b) => ALPHABET[b % ALPHABET.length]).join('');
-
 type Db = Pool | PoolClient;
 
 /** Dashboards, their tiles and the insights on them. */
 export class DashboardStore {
-  constructor(private readonly pool: Pool) {}
+  private readonly insights: InsightStore;
+
+  constructor(private readonly pool: Pool) {
+    this.insights = new InsightStore(pool);
+  }
 
   /** `hidden`: ids the caller may not see, unless they created them. */
   async list(teamId: number, limit: number, offset: number, hidden: { ids: number[]; exceptCreatedBy: number }): Promise<{ count: number; results: DashboardRow[] }> {
@@ -68,7 +62,7 @@ export class DashboardStore {
   /** Tiles whose insight is still live, in the order they were added. */
   async tiles(dashboardId: number, db: Db = this.pool): Promise<TileRow[]> {
     const { rows } = await db.query<TileRow>(
-      `SELECT t.id, t.layouts, t.color, i.id AS insight_id, i.short_id, i.name, i.description, i.query, i.filters, i.created_at
+      `SELECT t.id, t.layouts, t.color, t.insight_id
        FROM dashboard_tiles t JOIN insights i ON i.id = t.insight_id AND NOT i.deleted
        WHERE t.dashboard_id = $1 ORDER BY t.id`,
       [dashboardId],
@@ -76,16 +70,18 @@ export class DashboardStore {
     return rows;
   }
 
-  /** The dashboard, one new insight per template tile and the tiles, all or nothing. */
-  async createFromTemplate(teamId: number, fields: DashboardFields, tiles: TemplateTile[], createdBy: number): Promise<DashboardRow> {
+  /** The dashboard, one new insight per template tile and the tiles, all or nothing; no template is an empty dashboard. */
+  async createFromTemplate(teamId: number, fields: DashboardFields, tiles: TemplateTile[] | null, createdBy: number): Promise<DashboardRow> {
     return withTransaction(this.pool, async (client) => {
-      const id = await this.insert(client, teamId, fields, 'template', createdBy);
-      for (const tile of tiles) {
-        const { rows } = await client.query<{ id: number }>(
-          'INSERT INTO insights (short_id, team_id, name, description, query, filters, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id',
-          [shortId(), teamId, tile.name, tile.description, tile.query ?? null, tile.filters ?? {}, createdBy],
+      const id = await this.insert(client, teamId, fields, tiles ? 'template' : 'default', createdBy);
+      for (const tile of tiles ?? []) {
+        const insightId = await this.insights.insert(
+          client,
+          teamId,
+          { name: tile.name, description: tile.description, query: tile.query ?? null, filters: tile.filters ?? {}, tags: [], favorited: false, saved: true },
+          createdBy,
         );
-        await client.query('INSERT INTO dashboard_tiles (dashboard_id, insight_id, layouts, color) VALUES ($1, $2, $3, $4)', [id, rows[0]!.id, tile.layouts, tile.color]);
+        await client.query('INSERT INTO dashboard_tiles (dashboard_id, insight_id, layouts, color) VALUES ($1, $2, $3, $4)', [id, insightId, tile.layouts, tile.color]);
       }
       return (await this.get(teamId, id, client))!;
     });

@@ -21,3 +21,12 @@ export function pageLinks(publicUrl: string, req: Request, page: { limit: number
 export function sendCsv(res: Response, columns: readonly string[], rows: readonly (readonly unknown[])[]): void {
   res.type('text/csv').send(stringify([[...columns], ...rows.map((row) => row.map((v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : v)))]));
 }
+
+/** Aborted when the client goes away before the answer was sent, to stop the queries it started. */
+export function clientSignal(res: Response): AbortSignal {
+  const gone = new AbortController();
+  res.on('close', () => {
+    if (!res.writableEnded) gone.abort();
+  });
+  return gone.signal;
+}

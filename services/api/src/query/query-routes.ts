@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { badRequest, documented, validate } from '@tributary/http';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
+import { clientSignal } from '../http/responses.js';
 import { refreshMode } from './insight-cache.js';
 import type { QueryRequest, QueryService } from './query-service.js';
 import { QUERY_KINDS, QUERY_SCHEMAS } from './query-schemas.js';
@@ -56,11 +57,7 @@ export function queryRoutes(service: QueryService): Router {
       }
       const request = validate<QueryRequest>(QUERY_SCHEMAS[kind]!, body.query, 'query');
       // A client that goes away (a closed tab, a cancelled request) stops its query in ClickHouse.
-      const clientGone = new AbortController();
-      res.on('close', () => {
-        if (!res.writableEnded) clientGone.abort();
-      });
-      const answer = await service.run(projectOf(req), request, clientGone.signal, { clientQueryId: body.client_query_id, refresh: refreshMode(body.refresh, 'blocking') });
+      const answer = await service.run(projectOf(req), request, clientSignal(res), { clientQueryId: body.client_query_id, refresh: refreshMode(body.refresh, 'blocking') });
       res.json(answer);
     },
   );

@@ -108,7 +108,11 @@ export class QueryService {
 
   /** The answer; an insight's from the cache by `refresh` (`blocking` by default), with `results: null` when `force_cache` finds none. */
   async run(project: QueryProject, request: QueryRequest, signal: AbortSignal, options: RunOptions = {}): Promise<QueryResponse | object> {
-    if (!isInsight(request)) return this.gated(project, request, signal, options.clientQueryId);
+    if (!isInsight(request)) {
+      // Lists and SQL follow now() and every table, so they are never cached: force_cache finds nothing.
+      if (options.refresh === 'force_cache') return { results: null, is_cached: false, last_refresh: null };
+      return { ...(await this.gated(project, request, signal, options.clientQueryId)), is_cached: false, last_refresh: this.clock().toISOString() };
+    }
     const answer = await this.deps.cache.answer(project, request, options.refresh ?? 'blocking', () => this.gated(project, request, signal, options.clientQueryId));
     if ('answer' in answer) return { results: null, is_cached: false, last_refresh: null, cache_key: answer.cache_key };
     return answer;

@@ -1,0 +1,111 @@
+import { Router, type Request, type Response } from 'express';
+import { PAGE_PROPERTIES, badRequest, documented, notFound, validateQuery, type Page } from '@tributary/http';
+import type { Pool } from '@tributary/postgres';
+import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
+import { clientSignal, pageLinks } from '../http/responses.js';
+import { presentUser, type UserColumns } from '../organizations/organization-user.js';
+import { refreshMode, type RefreshMode } from '../query/insight-cache.js';
+import type { QueryService } from '../query/query-service.js';
+import { createInsightSchema, listInsightsSchema, parseCreateInsight, parsePatchInsight, patchInsightSchema } from './insight-requests.js';
+import { insightResult, type InsightResultFields } from './insight-results.js';
+import { InsightStore, type InsightRow } from './insight-store.js';
+
+/** A saved insight as PostHog answers it; `results` when its query was run (or looked up in the cache). */
+export function presentInsight(row: InsightRow, results?: InsightResultFields) {
+  return {
+    id: row.id,
+    short_id: row.short_id,
+    name: row.name,
+    derived_name: null,
+    description: row.description,
+    query: row.query,
+    filters: row.filters,
+    order: null,
+    deleted: row.deleted,
+    saved: row.saved,
+    favorited: row.favorited,
+    tags: row.tags,
+    dashboards: row.dashboards,
+    dashboard_tiles: row.tiles.map((t) => ({ id: t.id, dashboard_id: t.dashboard_id, deleted: false })),
+    created_at: row.created_at.toISOString(),
+    created_by: row.user_id == null ? null : presentUser(row as UserColumns),
+    updated_at: row.updated_at.toISOString(),
+    last_modified_at: row.last_modified_at.toISOString(),
+    is_sample: false,
+    effective_restriction_level: 21,
+    effective_privilege_level: 37,
+    user_access_level: 'editor',
+    ...results,
+  };
+}
+
+const LIST_QUERY = { properties: { ...PAGE_PROPERTIES, ...listInsightsSchema.properties } };
+
+function insightId(raw: unknown): number {
+  if (!/^\d{1,9}$/.test(String(raw))) throw notFound(`Insight ${String(raw)} does not exist.`);
+  return Number(raw);
+}
+
+/**
+ * `/insights/`: saved queries, PostHog's shape. Reads answer from the cache by default
+ * (`refresh=force_cache`); `blocking` computes what is not fresh, `force_blocking` everything.
+ * Deleting is a soft delete, as `PATCH {deleted: true}` is.
+ */
+export function insightRoutes(deps: { pool: Pool; publicUrl: string; queries: QueryService }): Router {
+  const router = Router({ mergeParams: true });
+  const insights = new InsightStore(deps.pool);
+
+  const withResults = async (req: Request, res: Response, row: InsightRow, refresh: RefreshMode) =>
+    presentInsight(row, await insightResult(deps.queries, projectOf(req), row.query, refresh, clientSignal(res)));
+
+  const checkDashboards = async (teamId: number, ids: number[] | undefined) => {
+    const missing = await insights.missingDashboards(teamId, ids ?? []);
+    if (missing.length) throw badRequest(`Dashboard ${missing[0]} does not exist.`, 'dashboards');
+  };
+
+  router.get('/', requireScopes('insight:read'), documented({ summary: 'List saved insights', query: LIST_QUERY }), async (req, res) => {
+    const params = validateQuery<Page & { short_id?: string; favorited?: boolean; saved?: boolean; search?: string; basic: boolean; refresh?: string }>(
+      LIST_QUERY,
+      req,
+    );
+    const refresh = refreshMode(params.refresh, 'force_cache');
+    const filter = { shortId: params.short_id, favorited: params.favorited, saved: params.saved, search: params.search };
+    const { count, results } = await insights.list(projectOf(req).id, filter, params.limit, params.offset);
+    const page = { limit: params.limit, offset: params.offset };
+    const presented = params.basic ? results.map((row) => presentInsight(row)) : await Promise.all(results.map((row) => withResults(req, res, row, refresh)));
+    res.json({ count, ...pageLinks(deps.publicUrl, req, page, count), results: presented });
+  });
+
+  router.post('/', requireScopes('insight:write'), documented({ summary: 'Create a saved insight', body: createInsightSchema }), async (req, res) => {
+    const body = parseCreateInsight(req.body);
+    const teamId = projectOf(req).id;
+    await checkDashboards(teamId, body.dashboards);
+    const { dashboards, ...fields } = body;
+    const row = await insights.create(teamId, { ...fields, filters: {} }, dashboards, principalOf(req).userId);
+    res.status(201).json(presentInsight(row));
+  });
+
+  router.get('/:id', requireScopes('insight:read'), documented({ summary: 'Retrieve a saved insight with its results (refresh: force_cache, blocking, force_blocking)' }), async (req, res) => {
+    const row = await insights.get(projectOf(req).id, insightId(req.params.id));
+    if (!row) throw notFound(`Insight ${req.params.id} does not exist.`);
+    res.json(await withResults(req, res, row, refreshMode(req.query.refresh, 'force_cache')));
+  });
+
+  router.patch('/:id', requireScopes('insight:write'), documented({ summary: 'Update a saved insight (deleted: true deletes it)', body: patchInsightSchema }), async (req, res) => {
+    const body = parsePatchInsight(req.body);
+    const teamId = projectOf(req).id;
+    await checkDashboards(teamId, body.dashboards);
+    const { dashboards, ...changes } = body;
+    const row = await insights.update(teamId, insightId(req.params.id), changes, dashboards, principalOf(req).userId);
+    if (!row) throw notFound(`Insight ${req.params.id} does not exist.`);
+    res.json(presentInsight(row));
+  });
+
+  router.delete('/:id', requireScopes('insight:write'), documented({ summary: 'Delete a saved insight' }), async (req, res) => {
+    const row = await insights.update(projectOf(req).id, insightId(req.params.id), { deleted: true }, undefined, principalOf(req).userId);
+    if (!row) throw notFound(`Insight ${req.params.id} does not exist.`);
+    res.status(204).end();
+  });
+
+  return router;
+}
