@@ -214,6 +214,7 @@ const FUNCTIONS: Record<string, FunctionSpec> = {
   array: fn('array', 0, MANY),
   tuple: fn('tuple', 1, MANY),
   tupleElement: fn('tupleElement', 2),
+  transform: fn('transform', 3, 4),
   has: fn('has', 2),
   hasAll: fn('hasAll', 2),
   hasAny: fn('hasAny', 2),

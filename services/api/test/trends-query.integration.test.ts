@@ -96,6 +96,34 @@ describe('POST .../query/ with a TrendsQuery', () => {
     ]);
   });
 
+  it("breaks down by a property of the event's group, read from the project's groups", async () => {
+    const t = tenant.project.id;
+    const org = (key: string) => ({ group_0: key });
+    await api.clickhouse.insert('events', EVENT_ROW_COLUMNS, [
+      eventRow(t, 'ann', 'paid', '2024-01-01 09:00:00', {}, org('acme')),
+      eventRow(t, 'bob', 'paid', '2024-01-02 09:00:00', {}, org('acme')),
+      eventRow(t, 'bob', 'paid', '2024-01-02 10:00:00', {}, org('globex')),
+      eventRow(t, 'carl', 'paid', '2024-01-03 09:00:00', {}, org('initech')),
+      eventRow(t, 'carl', 'paid', '2024-01-03 10:00:00'),
+    ]);
+    const group = (key: string, properties: object, version: number, team = t) => ({ group_type_index: 0, group_key: key, created_at: '2024-01-01 00:00:00', team_id: team, group_properties: JSON.stringify(properties), version });
+    // globex's later version renamed its industry; initech has none; another project's acme says otherwise.
+    await api.clickhouse.insert('groups', ['group_type_index', 'group_key', 'created_at', 'team_id', 'group_properties', 'version'], [
+      group('acme', { industry: 'retail' }, 1),
+      group('globex', { industry: 'energy' }, 1),
+      group('globex', { industry: 'tech' }, 2),
+      group('initech', {}, 1),
+      group('acme', { industry: 'spying' }, 9, other.project.id),
+    ]);
+    const { status, body } = await trends({ series: [{ kind: 'EventsNode', event: 'paid' }], dateRange: JAN, breakdownFilter: { breakdown: 'industry', breakdown_type: 'group', breakdown_group_type_index: 0 } });
+    expect(status).toBe(200);
+    expect(body.results.map((r: { breakdown_value: string; data: number[] }) => [r.breakdown_value, r.data])).toEqual([
+      ['retail', [1, 1, 0]],
+      ['tech', [0, 1, 0]],
+      ['$$_posthog_breakdown_null_$$', [0, 0, 2]],
+    ]);
+  });
+
   it('compares with the previous period, each with its own days', async () => {
     const { body } = await trends({ series: [pageviews], dateRange: JAN, compareFilter: { compare: true } });
     expect(body.results).toHaveLength(2);

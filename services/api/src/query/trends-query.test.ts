@@ -123,12 +123,16 @@ describe('breakdowns', () => {
     ]);
   });
 
-  it('breaks down by a person property through the person join, and refuses groups for now', () => {
+  it('breaks down by a person property through the person join, and by a group property through the project\'s groups', () => {
     const person = request({ breakdownFilter: { breakdown: 'plan', breakdown_type: 'person' } });
     const sql = printQuery(buildBreakdownValuesQuery({ ...input, request: person }), { teamId: 7 }).clickhouse;
     expect(sql).toContain('__person_properties');
     expect(sql).toContain('`p`.team_id = 7');
     const group = request({ breakdownFilter: { breakdown: 'name', breakdown_type: 'group', breakdown_group_type_index: 0 } });
-    expect(() => buildBreakdownValuesQuery({ ...input, request: group })).toThrow(/not supported yet/);
+    const grouped = printQuery(buildBreakdownValuesQuery({ ...input, request: group }), { teamId: 7 }).clickhouse;
+    expect(grouped).toContain('transform(`events`.`group_0`');
+    expect(grouped).toContain('`g`.team_id = 7');
+    const noIndex = request({ breakdownFilter: { breakdown: 'name', breakdown_type: 'group' } });
+    expect(() => buildBreakdownValuesQuery({ ...input, request: noIndex })).toThrow(/breakdown_group_type_index/);
   });
 });
