@@ -10,35 +10,25 @@
  *
  * The events (the shape of `realisticEvent`, spread over the 30 days before the load, 10,000
  * distinct ids) and one person per distinct id go straight into ClickHouse with INSERT ... SELECT
- * over `numbers()`, into a project made with the CLI on the first run; its id and key are kept in
- * .tributary/query-bench.json (one project per event count) and the data reused while it is
- * complete and under a day old (QUERY_BENCH_RELOAD=1 loads it again).
+ * over `numbers()` (bench/bench-dataset.ts), into a project made with the CLI on the first run;
+ * its id and key are kept in .tributary/query-bench.json (one project per event count) and the
+ * data reused while it is complete and under a day old (QUERY_BENCH_RELOAD=1 loads it again).
  * Each query runs once to warm up, then QUERY_BENCH_ROUNDS times (default 5) each way, the
  * order swapped every round. QUERY_BENCH_DIRECT_ONLY=1 runs without the endpoint (no RESULT).
  * Run: npx tsx bench/query.ts
  */
-import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import { loadConfig } from '@tributary/config';
-import { createClickHouse, ident, sql, Sql } from '@tributary/clickhouse';
+import { createClickHouse } from '@tributary/clickhouse';
 import { loadHogQLParser, parseSelect, printQuery } from '@tributary/hogql';
-import { createPool } from '@tributary/postgres';
 import { queryClickHouseSettings } from '../services/api/src/query/query-settings.js';
-import { readCredentialsOrExit, realisticEvent } from './events.js';
-import { STATE_DIR, median, percentile, table } from './lib.js';
+import { benchProject, type BenchProject, type Dataset } from './bench-dataset.js';
+import { readCredentialsOrExit } from './events.js';
+import { median, percentile, table } from './lib.js';
 
 const total = Number(process.env.QUERY_BENCH_EVENTS ?? 5_000_000);
 const rounds = Number(process.env.QUERY_BENCH_ROUNDS ?? 5);
 const parseIterations = Number(process.env.QUERY_BENCH_PARSE_ITERATIONS ?? 200);
 const directOnly = Boolean(process.env.QUERY_BENCH_DIRECT_ONLY);
-const DISTINCT_IDS = 10_000;
-const DAY_S = 86_400;
-const SPAN_S = 30 * DAY_S;
-const MAX_AGE_MS = DAY_S * 1000;
-const INSERT_BATCH = 1_000_000;
-const STATE_FILE = `${STATE_DIR}/query-bench.json`;
-const OWNER_EMAIL = 'query-bench@example.test';
 
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
 const { TRIBUTARY_URL } = await readCredentialsOrExit();
@@ -61,153 +51,17 @@ const QUERIES: [string, string][] = [
   ['newest 100 events', 'SELECT uuid, event, timestamp, distinct_id, properties.$current_url AS url FROM events ORDER BY timestamp DESC LIMIT 100'],
 ];
 
-// ---- The project and its data ------------------------------------------------------------
-
-interface BenchProject {
-  projectId: number;
-  personalApiKey: string;
-  /** When the events were loaded (ms): they span the 30 days before it. */
-  loadedAt: number;
-}
-
-const readState = async (): Promise<Record<string, BenchProject>> => JSON.parse(await readFile(STATE_FILE, 'utf8').catch(() => '{}')) as Record<string, BenchProject>;
-
-const saveProject = async (project: BenchProject) => writeFile(STATE_FILE, `${JSON.stringify({ ...(await readState()), [total]: project }, null, 2)}\n`);
-
-/** Runs the CLI as an operator would and returns the JSON it prints last. */
-async function cli(...args: string[]): Promise<Record<string, unknown>> {
-  const { stdout } = await promisify(execFile)('npx', ['tributary', ...args], { env: { ...process.env, LOG_LEVEL: 'warn' } });
-  const line = stdout.trim().split('\n').reverse().find((l) => l.startsWith('{'));
-  if (!line) throw new Error(`tributary ${args[0]} printed no JSON: ${stdout}`);
-  return JSON.parse(line) as Record<string, unknown>;
-}
-
-async function createProject(): Promise<Omit<BenchProject, 'loadedAt'>> {
-  const project = await cli('projects:create', '--name', `query bench ${total}`, '--owner-email', OWNER_EMAIL);
-  const key = await cli('keys:create', '--email', OWNER_EMAIL, '--scopes', '*', '--projects', String(project.id), '--label', 'query bench');
-  return { projectId: Number(project.id), personalApiKey: String(key.key) };
-}
-
-const countOf = async (table: 'events' | 'person' | 'person_distinct_id', team: number) =>
-  Number((await clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM ${ident(table)} WHERE team_id = ${team}`))[0]!.n);
-
-/** The event properties `realisticEvent(number)` has, built by ClickHouse (checked against it below). */
-const PROPERTIES_SQL = `concat(
-  '{"$current_url":"https://example.com', arrayElement(['/', '/pricing', '/docs/start', '/blog/launch', '/signup'], (number % 5) + 1), '?ref=', toString(number % 7),
-  '","$pathname":"', arrayElement(['/', '/pricing', '/docs/start', '/blog/launch', '/signup'], (number % 5) + 1),
-  '","$host":"example.com","$browser":"', arrayElement(['Chrome', 'Firefox', 'Safari', 'Edge'], (number % 4) + 1),
-  '","$browser_version":', toString(120 + number % 5),
-  ',"$os":"', if(number % 2 = 1, 'Mac OS X', 'Windows'),
-  '","$device_type":"Desktop","$screen_height":1080,"$screen_width":1920,"$lib":"web","$lib_version":"1.200.0","$referrer":"https://www.google.com/","$referring_domain":"www.google.com","$session_id":"session-', toString(intDiv(number, 20)),
-  '"', if(number % 3 = 0, '', ',"utm_source":"newsletter"'),
-  ',"button":"cta-', toString(number % 11), '","plan":"', if(number % 4 = 0, 'pro', 'free'), '"}')`;
-
-/** A person's id, the same in every table: the project and the person's number in hex. */
-const personUuidSql = (team: number, n: string) =>
-  `toUUID(concat(substring(hex(toUInt64(${team}) + 0x100000000), 3), '-0000-4000-8000-', substring(hex(toUInt64(${n}) + 0x1000000000000), 3)))`;
-const personPropertiesSql = (n: string) => `concat('{"email":"user-', toString(${n}), '@example.com","plan":"', if(${n} % 4 = 0, 'pro', 'free'), '"}')`;
-
-async function checkPropertiesShape(): Promise<void> {
-  const rows = await clickhouse.query<{ p: string }>(Sql.trusted(`SELECT ${PROPERTIES_SQL} AS p FROM numbers(60)`));
-  rows.forEach((row, i) => {
-    const expected = JSON.stringify(realisticEvent(i).properties);
-    if (row.p !== expected) throw new Error(`the generated properties drifted from realisticEvent(${i}):\n  ${row.p}\n  ${expected}`);
-  });
-}
-
-async function waitForMutations(): Promise<void> {
-  for (;;) {
-    const [row] = await clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM system.mutations WHERE database = ${config.clickhouseDatabase} AND is_done = 0`);
-    if (Number(row!.n) === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-  }
-}
-
-/** Waits (up to 10 minutes) for ClickHouse to finish merging the parts the load made, so merges do not run under the timings. */
-async function waitForMerges(): Promise<void> {
-  const deadline = Date.now() + 600_000;
-  while (Date.now() < deadline) {
-    const [row] = await clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM system.merges WHERE database = ${config.clickhouseDatabase} AND table = 'events'`);
-    if (Number(row!.n) === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-  }
-  console.log('merges still running after 10 minutes; timing anyway');
-}
-
-async function load(team: number): Promise<number> {
-  await checkPropertiesShape();
-  const loadedAt = Date.now();
-  const end = Math.floor(loadedAt / 1000);
-  const started = Date.now();
-  for (let start = 0; start < total; start += INSERT_BATCH) {
-    const rows = Math.min(INSERT_BATCH, total - start);
-    // Events as realisticEvent(i) makes them, but the event name drawn by a hash of i (one in
-    // five a $pageview, as there) so every user has both steps of the funnel.
-    await clickhouse.command(
-      Sql.trusted(
-        `INSERT INTO events (uuid, event, properties, timestamp, timestamp_ms, team_id, distinct_id, elements_chain, created_at,
-                             person_id, person_properties, person_created_at, group_0, group_1, group_2, group_3, group_4, inserted_at)
-         SELECT generateUUIDv4(), if(intHash32(number) % 5 = 0, '$pageview', 'button clicked'), ${PROPERTIES_SQL},
-                toDateTime(${end - SPAN_S}) + intDiv(number * ${SPAN_S}, ${total}), number % 1000, ${team},
-                concat('user-', toString(number % ${DISTINCT_IDS})), '', now(),
-                ${personUuidSql(team, `number % ${DISTINCT_IDS}`)}, ${personPropertiesSql(`number % ${DISTINCT_IDS}`)}, toDateTime(${end - SPAN_S - DAY_S}),
-                '', '', '', '', '', now()
-         FROM (SELECT number + ${start} AS number FROM numbers(${rows}))`,
-      ),
-    );
-    process.stdout.write(`\rinserted ${(start + rows).toLocaleString('en')} of ${total.toLocaleString('en')} events`);
-  }
-  await clickhouse.command(
-    Sql.trusted(
-      `INSERT INTO person (id, created_at, team_id, properties, is_identified, is_deleted, version)
-       SELECT ${personUuidSql(team, 'number')}, toDateTime(${end - SPAN_S - DAY_S}), ${team}, ${personPropertiesSql('number')}, 1, 0, 0 FROM numbers(${DISTINCT_IDS})`,
-    ),
-  );
-  await clickhouse.command(
-    Sql.trusted(
-      `INSERT INTO person_distinct_id (team_id, distinct_id, person_id, is_deleted, version)
-       SELECT ${team}, concat('user-', toString(number)), ${personUuidSql(team, 'number')}, 0, 0 FROM numbers(${DISTINCT_IDS})`,
-    ),
-  );
-  console.log(`, and ${DISTINCT_IDS.toLocaleString('en')} persons, in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  return loadedAt;
-}
-
-/** The bench project for this event count, its data loaded (or reused) and merged. */
-async function benchProject(): Promise<BenchProject> {
-  const state = await readState();
-  let project = state[total];
-  if (project) {
-    const pool = createPool(config, { max: 1 });
-    const { rowCount } = await pool.query('SELECT 1 FROM projects WHERE id = $1', [project.projectId]).finally(() => pool.end());
-    if (!rowCount) project = undefined;
-  }
-  if (!project) {
-    const created = await createProject();
-    console.log(`created project ${created.projectId} with the CLI`);
-    project = { ...created, loadedAt: 0 };
-    // Kept before loading, so a run stopped mid-load leaves no project behind: the next one clears and fills it.
-    await saveProject(project);
-  }
-  const team = project.projectId;
-  const events = await countOf('events', team);
-  const fresh = Date.now() - project.loadedAt < MAX_AGE_MS;
-  if (events === total && (await countOf('person', team)) === DISTINCT_IDS && fresh && !process.env.QUERY_BENCH_RELOAD) {
-    console.log(`reusing project ${team}: ${events.toLocaleString('en')} events loaded ${((Date.now() - project.loadedAt) / 3_600_000).toFixed(1)} h ago`);
-  } else {
-    if (events > 0 || (await countOf('person', team)) > 0) {
-      console.log(`removing project ${team}'s ${events.toLocaleString('en')} old events (${process.env.QUERY_BENCH_RELOAD ? 'QUERY_BENCH_RELOAD is set' : fresh ? 'incomplete' : 'older than a day'}) and persons`);
-      for (const table of ['events', 'person', 'person_distinct_id']) {
-        await clickhouse.command(Sql.trusted(`ALTER TABLE ${table} DELETE WHERE team_id = ${team}`));
-      }
-      await waitForMutations();
-    }
-    project.loadedAt = await load(team);
-    await saveProject(project);
-  }
-  await waitForMerges();
-  return project;
-}
+/** The events: `realisticEvent`'s, the event name drawn by a hash (one in five a $pageview, as there) so every user has both steps of the funnel. */
+const DATASET: Dataset = {
+  slug: 'query-bench',
+  events: total,
+  spanDays: 30,
+  distinctIds: 10_000,
+  eventSql: "if(intHash32(number) % 5 = 0, '$pageview', 'button clicked')",
+  distinctIdSql: 'number % 10000',
+  personSql: (n) => n,
+  reload: Boolean(process.env.QUERY_BENCH_RELOAD),
+};
 
 // ---- Timing ---------------------------------------------------------------------------------
 
@@ -297,7 +151,7 @@ async function parsePrintTimes(team: number, cold: boolean): Promise<number[][]>
 // ---- The run ------------------------------------------------------------------------------------
 
 await loadHogQLParser();
-const project = await benchProject();
+const project = await benchProject(DATASET, { clickhouse, config });
 const team = project.projectId;
 const printed = await Promise.all(QUERIES.map(async ([, hogql]) => printQuery(await parseSelect(hogql), { teamId: team }).clickhouse));
 const viaEndpoint = endpoint(project);
