@@ -501,7 +501,10 @@ class Printer {
       : '';
     const conditions: string[] = [];
     const prewhere = query.prewhere ? this.expr(query.prewhere, scope).sql : null;
-    if (query.where) conditions.push(this.expr(query.where, scope).sql);
+    // Top-level conjuncts stay top-level: 18.16 moves only those to PREWHERE, reading the large
+    // columns (properties) only for the rows the small ones (event, timestamp) let through.
+    const conjuncts = (e: Expr): Expr[] => (e.node === 'And' ? e.exprs.flatMap(conjuncts) : [e]);
+    if (query.where) conditions.push(...conjuncts(query.where).map((e) => this.expr(e, scope).sql));
     if (query.group_by?.length) clauses.push(`GROUP BY ${query.group_by.map((e) => byAlias(this.expr(e, scope).sql)).join(', ')}`);
     if (query.having) clauses.push(`HAVING ${this.expr(query.having, scope).sql}`);
     if (query.order_by?.length) clauses.push(`ORDER BY ${query.order_by.map((o) => this.order(o, scope, byAlias)).join(', ')}`);

@@ -12,7 +12,7 @@ describe('property filters', () => {
   });
 
   it('defaults to exact on event properties', () => {
-    expect(compile([{ key: 'plan', value: 'pro' }])).toContain("visitParamExtractString(properties, 'plan')");
+    expect(compile([{ key: 'plan', value: 'pro' }])).toContain("visitParamExtractRaw(properties, 'plan')");
   });
 
   it('reads person properties for type person', () => {
