@@ -53,7 +53,7 @@ function flagSet(): FeatureFlagInput[] {
   return flags;
 }
 
-const store = new FeatureFlagStore(pool);
+const store = new FeatureFlagStore(pool, redis);
 const definitions = [];
 for (const input of flagSet()) definitions.push(await store.create(team, input, tenant.user.id));
 await pool.query('INSERT INTO group_type_mappings (team_id, group_type, group_type_index) VALUES ($1, $2, 0)', [team, 'company']);

@@ -119,6 +119,8 @@ export interface ClickHouse {
   queryCompact(statement: Sql, options?: CompactQueryOptions): Promise<CompactResult>;
   /** Stops the running statements whose `queryId` starts with `prefix`, whoever's connections run them. */
   kill(prefix: string): Promise<void>;
+  /** A statement's rows as they arrive, a chunk at a time, for results too large to hold at once. */
+  stream<Row>(statement: Sql, options?: CompactQueryOptions): AsyncIterable<Row[]>;
   command(statement: Sql): Promise<void>;
   insert<Row extends object>(table: string, columns: readonly (keyof Row & string)[], rows: readonly Row[]): Promise<void>;
   /** Rows already encoded (see TabSeparatedRows); the high-volume path. */
@@ -172,6 +174,20 @@ export function createClickHouse(config: ClickHouseConfig, options: { requestTim
         });
         const { meta, data } = await result.json<unknown[]>();
         return { meta: meta ?? [], data };
+      } catch (error) {
+        throw wrapError(error);
+      }
+    },
+    async *stream<Row>(statement: Sql, options: CompactQueryOptions = {}): AsyncIterable<Row[]> {
+      assertParsable(statement);
+      try {
+        const result = await client.query({
+          query: statement.text,
+          format: 'JSONEachRow',
+          ...(options.settings && { clickhouse_settings: options.settings }),
+          ...(options.queryId && { query_id: options.queryId }),
+        });
+        for await (const rows of result.stream<Row>()) yield rows.map((row) => row.json<Row>());
       } catch (error) {
         throw wrapError(error);
       }

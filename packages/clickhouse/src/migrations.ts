@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Sql, sql } from './sql.js';
-import { ensureDatabase, createClickHouse, type ClickHouseConfig } from './client.js';
+import { ClickHouseError, ensureDatabase, createClickHouse, type ClickHouse, type ClickHouseConfig } from './client.js';
 
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../migrations');
 
@@ -33,9 +33,22 @@ export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
   return migrations;
 }
 
+const ADD_COLUMN = /^ALTER TABLE \w+ ADD COLUMN /;
+const DUPLICATE_COLUMN = 44;
+
+/** 18.16 has no ADD COLUMN IF NOT EXISTS: a column a run that died half-way added already counts as added. */
+async function runStatement(clickhouse: ClickHouse, statement: string): Promise<void> {
+  try {
+    await clickhouse.command(Sql.trusted(statement));
+  } catch (error) {
+    if (!(ADD_COLUMN.test(statement) && error instanceof ClickHouseError && error.code === DUPLICATE_COLUMN)) throw error;
+  }
+}
+
 /**
  * Applies numbered migrations not yet recorded in `schema_migrations`. Statements are written
- * with IF NOT EXISTS, so a run that died half-way can simply run again.
+ * to be re-runnable (IF NOT EXISTS, or see runStatement), so a run that died half-way can simply
+ * run again.
  */
 export async function migrateClickHouse(config: ClickHouseConfig, dir = MIGRATIONS_DIR): Promise<string[]> {
   await ensureDatabase(config);
@@ -48,7 +61,7 @@ export async function migrateClickHouse(config: ClickHouseConfig, dir = MIGRATIO
     const ran: string[] = [];
     for (const migration of await loadMigrations(dir)) {
       if (applied.has(migration.version)) continue;
-      for (const statement of migration.statements) await clickhouse.command(Sql.trusted(statement));
+      for (const statement of migration.statements) await runStatement(clickhouse, statement);
       await clickhouse.insert('schema_migrations', ['version', 'name', 'applied_at'], [
         { version: migration.version, name: migration.name, applied_at: new Date().toISOString() },
       ]);

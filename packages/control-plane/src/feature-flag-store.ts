@@ -1,4 +1,6 @@
-import type { Pool, PoolClient } from '@tributary/postgres';
+import type { Pool } from '@tributary/postgres';
+import type { Redis } from '@tributary/redis';
+import { announceFlagChange } from './flag-changes.js';
 
 export interface FeatureFlagRecord {
   id: number;
@@ -27,15 +29,16 @@ const COLUMNS = 'id, team_id, key, name, filters, active, deleted, ensure_experi
 
 export class DuplicateFlagKeyError extends Error {}
 
-/** Redis channel on which flag changes are announced to every decide replica. */
-export const FLAGS_CHANGED_CHANNEL = 'tributary:flags-changed';
-
 function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string }).code === '23505';
 }
 
+/** Flag definitions in Postgres; every change is announced to decide (see announceFlagChange). */
 export class FeatureFlagStore {
-  constructor(private readonly db: Pool | PoolClient) {}
+  constructor(
+    private readonly db: Pool,
+    private readonly redis: Pick<Redis, 'publish'>,
+  ) {}
 
   /** `hidden`: flags the caller's access controls leave out, except the ones they created. */
   async list(teamId: number, limit: number, offset: number, hidden: { ids: number[]; exceptCreatedBy: number }): Promise<{ count: number; results: FeatureFlagRecord[] }> {
@@ -66,6 +69,7 @@ export class FeatureFlagStore {
          VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
         [teamId, input.key, input.name, input.filters, input.active, input.ensure_experience_continuity, createdBy],
       );
+      await announceFlagChange(this.redis, teamId);
       return rows[0]!;
     } catch (error) {
       if (isUniqueViolation(error)) throw new DuplicateFlagKeyError(`There is already a feature flag with the key "${input.key}" in this project.`);
@@ -83,6 +87,7 @@ export class FeatureFlagStore {
          WHERE team_id = $1 AND id = $2 AND NOT deleted RETURNING ${COLUMNS}`,
         [teamId, id, changes.key ?? null, changes.name ?? null, changes.filters ?? null, changes.active ?? null, changes.ensure_experience_continuity ?? null],
       );
+      if (rows[0]) await announceFlagChange(this.redis, teamId);
       return rows[0] ?? null;
     } catch (error) {
       if (isUniqueViolation(error)) throw new DuplicateFlagKeyError(`There is already a feature flag with the key "${changes.key}" in this project.`);
@@ -92,6 +97,8 @@ export class FeatureFlagStore {
 
   async softDelete(teamId: number, id: number): Promise<boolean> {
     const result = await this.db.query('UPDATE feature_flags SET deleted = true, version = version + 1, updated_at = now() WHERE team_id = $1 AND id = $2 AND NOT deleted', [teamId, id]);
-    return result.rowCount === 1;
+    if (result.rowCount !== 1) return false;
+    await announceFlagChange(this.redis, teamId);
+    return true;
   }
 }

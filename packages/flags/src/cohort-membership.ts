@@ -1,6 +1,6 @@
 import { matchProperty } from '@tributary/property-filters';
 import type { CohortFilterGroup, PropertyFilter } from './definition.js';
-import type { EvaluationContext } from './evaluate-flag.js';
+import type { EvaluationContext } from './evaluation-context.js';
 
 const isFilterGroup = (value: CohortFilterGroup | PropertyFilter): value is CohortFilterGroup => !('key' in value);
 

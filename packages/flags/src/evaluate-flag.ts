@@ -1,47 +1,8 @@
-import type { CohortDefinition, FlagDefinition } from './definition.js';
+import type { FlagDefinition } from './definition.js';
+import type { EvaluationContext } from './evaluation-context.js';
 import { planFor, type ConditionPlan, type FlagPlan, type MatchOutcomes } from './flag-plan.js';
+import type { FlagResult } from './flag-result.js';
 import { holdoutHash, prefixedHash } from './hash.js';
-
-export { isCohortMember } from './cohort-membership.js';
-
-export type ReasonCode =
-  | 'condition_match'
-  | 'no_condition_match'
-  | 'out_of_rollout_bound'
-  | 'no_group_type'
-  | 'flag_disabled'
-  | 'super_condition_value'
-  | 'holdout_condition_value';
-
-/**
- * One flag's answer. Frozen and shared: every evaluation with the same outcome (flag definition,
- * reason, condition and variant) returns the same object, so a caller may key what it derives
- * from a result (its JSON, say) on the object.
- */
-export interface FlagResult {
-  readonly key: string;
-  readonly enabled: boolean;
-  readonly variant: string | null;
-  readonly payload: unknown;
-  readonly reason: { readonly code: ReasonCode; readonly condition_index: number | null; readonly description: string };
-}
-
-export interface EvaluationContext {
-  distinctId: string;
-  personProperties: Record<string, unknown>;
-  /** Group type name -> group key, from the request. */
-  groups: Record<string, string>;
-  /** Group type name -> properties of the request's group of that type. */
-  groupProperties: Record<string, Record<string, unknown>>;
-  /** Group type index -> group type name. */
-  groupTypeMapping: Record<number, string>;
-  cohorts?: ReadonlyMap<number, CohortDefinition>;
-  /** Static cohorts the person belongs to. */
-  staticCohortIds?: ReadonlySet<number>;
-  /** Flag key -> the distinct id to hash instead (experience continuity). */
-  hashKeyOverrides?: Record<string, string>;
-  now: Date;
-}
 
 const hasOwn = Object.prototype.hasOwnProperty;
 

@@ -1,4 +1,5 @@
-import { evaluateFlag, type EvaluationContext } from './evaluate-flag.js';
+import { evaluateFlag } from './evaluate-flag.js';
+import type { EvaluationContext } from './evaluation-context.js';
 import type { FlagDefinition } from './definition.js';
 import { planFor } from './flag-plan.js';
 

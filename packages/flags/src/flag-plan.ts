@@ -1,7 +1,8 @@
 import { CompiledPropertyFilter } from '@tributary/property-filters';
 import { matchCohort } from './cohort-membership.js';
 import type { ConditionGroup, FlagDefinition, PropertyFilter, Variant } from './definition.js';
-import type { EvaluationContext, FlagResult, ReasonCode } from './evaluate-flag.js';
+import type { EvaluationContext } from './evaluation-context.js';
+import type { FlagResult, ReasonCode } from './flag-result.js';
 
 /**
  * A flag definition prepared for evaluation: decide evaluates every flag of a project on every

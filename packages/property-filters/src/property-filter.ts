@@ -1,3 +1,5 @@
+import { rowId } from '@tributary/postgres/row-id';
+
 /**
  * PostHog's property filter, the one model every reader of filters shares: flag conditions,
  * cohort definitions, and the `properties` parameter of the events and persons APIs.
@@ -79,9 +81,8 @@ const numeric = new RegExp(NUMERIC_PATTERN);
 export const isNumeric = (value: unknown): boolean =>
   (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && numeric.test(value) && Number.isFinite(Number(value)));
 
-/** A cohort id as filters hold it: a positive integer of at most nine digits, as a number or its text (the ids are Postgres integers). */
-export const isCohortId = (value: unknown): boolean =>
-  (typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= 999_999_999) || (typeof value === 'string' && /^\d{1,9}$/.test(value));
+/** A cohort id as filters hold it: a number or its text (see rowId). */
+export const isCohortId = (value: unknown): boolean => rowId(value) !== null;
 
 /** A value as the text every backend compares: strings as they are, anything else as JSON. */
 export const asText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));

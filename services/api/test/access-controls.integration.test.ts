@@ -7,7 +7,7 @@ let tenant: TestTenant;
 let member: TestMember;
 
 const base = () => `/api/environments/${tenant.project.id}`;
-const template = { template_name: 'Board', tiles: [{ name: 'Views', query: { kind: 'TrendsQuery', series: [] } }] };
+const template = { template_name: 'Board', tiles: [{ name: 'Views', query: { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }] } } }] };
 
 /** One access-controlled resource of each kind the mixin is mounted on, created by the tenant's owner. */
 const resources = {

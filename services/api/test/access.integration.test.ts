@@ -154,6 +154,7 @@ describe('GET /api/projects/', () => {
         organization: tenant.organizationId,
         name: tenant.project.name,
         api_token: tenant.project.api_token,
+        timezone: 'UTC',
         created_at: tenant.project.created_at.toISOString(),
       },
       expect.objectContaining({ id: sibling.id, name: sibling.name }),

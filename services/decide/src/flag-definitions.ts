@@ -28,9 +28,10 @@ interface CacheEntry {
 }
 
 /**
- * Flag definitions per project, held in memory. A change made through the api is announced on
- * a Redis channel and drops the project's entry at once on every replica (and every worker);
- * entries are also reloaded after `maxAgeMs`, in case an announcement was missed while Redis was away.
+ * Flag definitions per project, held in memory. The store that writes a change announces it on a
+ * Redis channel (see announceFlagChange), which drops the project's entry at once on every
+ * replica (and every worker); entries are also reloaded after `maxAgeMs`, in case an
+ * announcement was missed while Redis was away.
  */
 export class FlagDefinitions {
   private readonly cache = new Map<number, CacheEntry>();
@@ -39,7 +40,7 @@ export class FlagDefinitions {
   private subscriber: Redis | null = null;
 
   constructor(
-    private readonly deps: { pool: Pool; flags: FeatureFlagStore; logger: Logger; metrics?: DecideMetrics },
+    private readonly deps: { pool: Pool; flags: Pick<FeatureFlagStore, 'liveForTeam'>; logger: Logger; metrics?: DecideMetrics },
     private readonly maxAgeMs = 30_000,
     private readonly clock: () => number = Date.now,
   ) {}

@@ -1,5 +1,5 @@
 import type { ProjectFlags } from './flag-definitions.js';
-import { RememberedAnswers, type RememberedAnswer } from './remembered-answers.js';
+import { RememberedAnswers, mayRemember, type AnswerSources, type RememberedAnswer } from './remembered-answers.js';
 
 const request = (overrides: Partial<Parameters<RememberedAnswers['keyOf']>[0]> = {}) => ({
   contentType: 'application/json',
@@ -37,14 +37,46 @@ describe('RememberedAnswers', () => {
     expect(new RememberedAnswers(10).keyOf(request({ body: Buffer.alloc(4097, 'a') }))).toBeNull();
   });
 
-  it('keeps at most its number of answers, forgetting the oldest first', () => {
+  it('keeps at most its number of answers, forgetting the least recently used first', () => {
     const answers = new RememberedAnswers(2);
     answers.remember('a', answer('a'));
     answers.remember('b', answer('b'));
     answers.remember('b', answer('b2'));
     expect(answers.get('a')?.distinctId).toBe('a');
     answers.remember('c', answer('c'));
-    expect(answers.get('a')).toBeUndefined();
-    expect([answers.get('b')?.distinctId, answers.get('c')?.distinctId]).toEqual(['b2', 'c']);
+    expect(answers.get('b')).toBeUndefined();
+    expect([answers.get('a')?.distinctId, answers.get('c')?.distinctId]).toEqual(['a', 'c']);
+  });
+});
+
+describe('mayRemember: an answer is remembered only when all it read besides the request is seen to change', () => {
+  const sources = (overrides: Partial<AnswerSources> = {}, needs: Partial<ProjectFlags['needs']> = {}, continuityKeys: string[] = []): AnswerSources => ({
+    personFromCopy: true,
+    storeFailed: false,
+    readStoredGroups: false,
+    definitions: { needs: { staticCohorts: false, groupKeys: new Map(), clock: false, ...needs }, continuityKeys },
+    ...overrides,
+  });
+
+  it('remembers an answer from the person copy, the definitions and the request alone', () => {
+    expect(mayRemember(sources())).toBe(true);
+  });
+
+  it('not when the person came from Redis or Postgres, whose changes this process does not see', () => {
+    expect(mayRemember(sources({ personFromCopy: false }))).toBe(false);
+  });
+
+  it('not when a store failed, as the answer then leaves flags out', () => {
+    expect(mayRemember(sources({ storeFailed: true }))).toBe(false);
+  });
+
+  it('not when it read stored group properties, static cohorts or continuity overrides', () => {
+    expect(mayRemember(sources({ readStoredGroups: true }))).toBe(false);
+    expect(mayRemember(sources({}, { staticCohorts: true }))).toBe(false);
+    expect(mayRemember(sources({}, {}, ['checkout']))).toBe(false);
+  });
+
+  it('not when a flag compares a date, which may be relative to now', () => {
+    expect(mayRemember(sources({}, { clock: true }))).toBe(false);
   });
 });

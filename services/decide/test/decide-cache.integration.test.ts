@@ -1,21 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { ControlPlaneStore, FeatureFlagStore, PersonCache, TokenResolver } from '@tributary/control-plane';
+import { PersonCache } from '@tributary/control-plane';
 import { startServiceRuntime } from '@tributary/http';
 import { createLogger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
-import { createRedis } from '@tributary/redis';
-import { createPool, testConfig, waitFor } from '@tributary/test-support';
+import { testConfig, waitFor } from '@tributary/test-support';
 import { useApi } from '../../api/test/api-harness.js';
-import { flagRoutes } from '../src/decide-routes.js';
-import { EvaluationData } from '../src/evaluation-data.js';
-import { FlagDefinitions } from '../src/flag-definitions.js';
-import { RememberedAnswers } from '../src/remembered-answers.js';
+import { buildDecide } from '../src/decide-app.js';
 
 /**
  * Decide's hot path: flag definitions and cohorts come from each process's memory, persons from
  * one Redis read, and Postgres only when a flag needs what nothing else holds. A change made
  * through the api reaches every decide process through Redis pub/sub. Two decide processes are
- * built here as main.ts builds one, each counting the statements it sends to Postgres.
+ * built here by main.ts's builder, each counting the statements it sends to Postgres.
  */
 const config = testConfig();
 const logger = createLogger('decide-cache-test', config.logLevel);
@@ -46,39 +42,17 @@ function counting(pool: Pool, statements: string[]): Pool {
   });
 }
 
-async function startDecide(evaluation: { unknownTtlMs?: number; clock?: () => number } = {}): Promise<Decide> {
-  const pool = createPool(config, { max: 2 });
+async function startDecide(unknownIds: { ttlMs?: number; clock?: () => number } = {}): Promise<Decide> {
   const statements: string[] = [];
   const lookups: string[] = [];
   const metrics = { evaluated: () => undefined, cacheLookup: (cache: string, hit: boolean) => lookups.push(`${cache}:${hit ? 'hit' : 'miss'}`) };
-  const counted = counting(pool, statements);
-  const redis = createRedis(config);
-  const store = new ControlPlaneStore(counted, config.apiKeyPepper);
-  const definitions = new FlagDefinitions({ pool: counted, flags: new FeatureFlagStore(counted), logger, metrics });
-  await definitions.subscribe(createRedis(config, { forQueues: true }));
-  const personReader = createRedis(config);
-  const personCache = new PersonCache(personReader, { localCopies: { maxEntries: 1_000, maxAgeMs: 60_000 }, countCopyLookup: (hit) => metrics.cacheLookup('person_copies', hit) });
-  await personCache.untilLocalCopies();
-  const data = new EvaluationData({ pool: counted, personCache, logger, metrics, unknownTtlMs: 60_000, ...evaluation });
-  const runtime = await startServiceRuntime(
-    {
-      name: 'decide-test',
-      logger,
-      host: '127.0.0.1',
-      port: 0,
-      shutdownTimeoutMs: 1_000,
-      direct: flagRoutes({ tokens: new TokenResolver(store, redis), store, definitions, data, logger, metrics, answers: new RememberedAnswers(1_000) }),
-      dependencies: {},
-      stop: async () => {
-        await definitions.close();
-        await pool.end();
-        personCache.close();
-        personReader.disconnect();
-        redis.disconnect();
-      },
-    },
-    false,
-  );
+  const { options, stores } = await buildDecide(testConfig({ decidePort: 0, host: '127.0.0.1', decidePersonCopies: 1_000, decideRememberedAnswers: 1_000 }), logger, {
+    pool: (pool) => counting(pool, statements),
+    metrics,
+    unknownIds: { ttlMs: 60_000, ...unknownIds },
+  });
+  await stores.personCache.untilLocalCopies();
+  const runtime = await startServiceRuntime({ ...options, name: 'decide-test', shutdownTimeoutMs: 1_000 }, false);
   return { url: `http://127.0.0.1:${runtime.port}`, statements, lookups, close: () => runtime.shutdown('test finished') };
 }
 
@@ -116,7 +90,7 @@ beforeAll(async () => {
   ];
   for (const flag of flags) expect((await api.request('POST', flagsPath(), tenant.personalApiKey, flag)).status).toBe(201);
   decides = [await startDecide(), await startDecide()];
-  late = await startDecide({ unknownTtlMs: 5_000, clock: () => lateNow });
+  late = await startDecide({ ttlMs: 5_000, clock: () => lateNow });
 });
 
 afterAll(async () => {

@@ -24,7 +24,7 @@ afterAll(async () => {
 
 test('a reload that fails after an announcement answers with the definitions loaded before', async () => {
   const tenant = await createTestTenant(pool, config);
-  await new FeatureFlagStore(pool).create(tenant.project.id, { key: 'kept', name: 'kept', filters: { groups: [{ properties: [], rollout_percentage: 100 }] }, active: true, ensure_experience_continuity: false }, tenant.user.id);
+  await new FeatureFlagStore(pool, publisher).create(tenant.project.id, { key: 'kept', name: 'kept', filters: { groups: [{ properties: [], rollout_percentage: 100 }] }, active: true, ensure_experience_continuity: false }, tenant.user.id);
   let away = false;
   const current = (): Pool => (away ? awayPool : pool);
   const lookups: boolean[] = [];
@@ -34,7 +34,7 @@ test('a reload that fails after an announcement answers with the definitions loa
       return current();
     },
     get flags() {
-      return new FeatureFlagStore(current());
+      return new FeatureFlagStore(current(), publisher);
     },
     logger,
   });
@@ -62,8 +62,8 @@ test('a reload that fails after an announcement answers with the definitions loa
 
 test('held definitions are given without waiting; before their first load and after an announcement, forProject must load them', async () => {
   const tenant = await createTestTenant(pool, config);
-  await new FeatureFlagStore(pool).create(tenant.project.id, { key: 'held', name: 'held', filters: { groups: [{ properties: [], rollout_percentage: 100 }] }, active: true, ensure_experience_continuity: false }, tenant.user.id);
-  const definitions = new FlagDefinitions({ pool, flags: new FeatureFlagStore(pool), logger });
+  await new FeatureFlagStore(pool, publisher).create(tenant.project.id, { key: 'held', name: 'held', filters: { groups: [{ properties: [], rollout_percentage: 100 }] }, active: true, ensure_experience_continuity: false }, tenant.user.id);
+  const definitions = new FlagDefinitions({ pool, flags: new FeatureFlagStore(pool, publisher), logger });
   await definitions.subscribe(createRedis(config, { forQueues: true }));
   try {
     expect(definitions.loaded(tenant.project.id)).toBeUndefined();
@@ -79,7 +79,7 @@ test('held definitions are given without waiting; before their first load and af
 
 test('held definitions past their age are still given, while one reload replaces them', async () => {
   const tenant = await createTestTenant(pool, config);
-  const flags = new FeatureFlagStore(pool);
+  const flags = new FeatureFlagStore(pool, publisher);
   await flags.create(tenant.project.id, { key: 'first', name: 'first', filters: { groups: [] }, active: true, ensure_experience_continuity: false }, tenant.user.id);
   let now = 0;
   const definitions = new FlagDefinitions({ pool, flags, logger }, 1_000, () => now);
@@ -88,4 +88,24 @@ test('held definitions past their age are still given, while one reload replaces
   now = 5_000;
   expect(definitions.loaded(tenant.project.id)).toBe(before);
   await waitFor(async () => definitions.loaded(tenant.project.id)?.flags.length === 2, { what: 'the reloaded definitions', timeoutMs: 10_000 });
+});
+
+test('the store that writes a flag announces it, so a write from outside the api reaches decide too', async () => {
+  const tenant = await createTestTenant(pool, config);
+  const flags = new FeatureFlagStore(pool, publisher);
+  const created = await flags.create(tenant.project.id, { key: 'written', name: 'written', filters: { groups: [] }, active: true, ensure_experience_continuity: false }, tenant.user.id);
+  const definitions = new FlagDefinitions({ pool, flags, logger });
+  await definitions.subscribe(createRedis(config, { forQueues: true }));
+  try {
+    const dropped = async (write: () => Promise<unknown>) => {
+      await definitions.forProject(tenant.project.id);
+      await write();
+      await waitFor(async () => definitions.loaded(tenant.project.id) === undefined, { what: 'the held definitions dropped', timeoutMs: 10_000 });
+    };
+    await dropped(() => flags.update(tenant.project.id, created.id, { active: false }));
+    await dropped(() => flags.softDelete(tenant.project.id, created.id));
+    await dropped(() => flags.create(tenant.project.id, { key: 'another', name: 'another', filters: { groups: [] }, active: true, ensure_experience_continuity: false }, tenant.user.id));
+  } finally {
+    await definitions.close();
+  }
 });

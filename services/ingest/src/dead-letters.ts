@@ -1,7 +1,17 @@
-import { CompressionTypes, type Message } from 'kafkajs';
+import { CompressionTypes, type KafkaMessage, type Message } from 'kafkajs';
 import type { RenewingProducer } from '@tributary/kafka';
 import type { RefusedRow } from './clickhouse-writer.js';
-import type { DeadLetter } from './ingest-consumer.js';
+
+export interface DeadLetter {
+  /**
+   * The failed event as a message of its own (see EventProcessor), with its source offset; or a
+   * row ClickHouse refused, as its TabSeparated line, with the offset of its chunk's first message.
+   */
+  message: Pick<KafkaMessage, 'key' | 'value' | 'offset'>;
+  reason: string;
+  /** For a row ClickHouse refused: its table, and the offset of its chunk's last message (the row came from a message between the two). */
+  refusedRow?: { table: string; lastOffset?: string };
+}
 
 /** Where dead letters come from: a partition's chunk, or the person outbox, whose copies belong to no partition. */
 export type DeadLetterSource = { topic: string; partition: number } | 'person outbox';

@@ -11,7 +11,8 @@ import { RowWriter } from './clickhouse-writer.js';
 import { refusedRowLetter, sendDeadLetters } from './dead-letters.js';
 import { EventProcessor } from './event-processor.js';
 import { GroupStore } from './groups/group-store.js';
-import { IngestConsumer, type MessageProcessor } from './ingest-consumer.js';
+import { IngestConsumer } from './ingest-consumer.js';
+import type { MessageProcessor } from './message-processor.js';
 import { PersonOutbox } from './persons/person-outbox.js';
 import type { IngestMetrics } from './ingest-metrics.js';
 

@@ -1,31 +1,12 @@
-import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import type { Consumer, Kafka } from 'kafkajs';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { RenewingProducer, TopicNames } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import type { RowBuffer } from './clickhouse-rows.js';
 import type { RefusedRow } from './clickhouse-writer.js';
-import { sendDeadLetters } from './dead-letters.js';
+import { sendDeadLetters, type DeadLetter } from './dead-letters.js';
+import type { MessageProcessor } from './message-processor.js';
 import { PartitionPipeline } from './partition-pipeline.js';
-
-export interface DeadLetter {
-  /**
-   * The failed event as a message of its own (see EventProcessor), with its source offset; or a
-   * row ClickHouse refused, as its TabSeparated line, with the offset of its chunk's first message.
-   */
-  message: Pick<KafkaMessage, 'key' | 'value' | 'offset'>;
-  reason: string;
-  /** For a row ClickHouse refused: its table, and the offset of its chunk's last message (the row came from a message between the two). */
-  refusedRow?: { table: string; lastOffset?: string };
-}
-
-/**
- * Applies a run of one partition's messages, in order: adds their events' rows to the buffer, or
- * a dead letter for an event that can never succeed (one per event, also when its message
- * carried several). Throws when a store is away, to be retried.
- */
-export interface MessageProcessor {
-  processBatch(messages: readonly KafkaMessage[], rows: RowBuffer, deadLetters: DeadLetter[]): Promise<void>;
-}
 
 export interface IngestConsumerOptions {
   kafka: Kafka;

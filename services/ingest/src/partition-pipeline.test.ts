@@ -4,7 +4,7 @@ import { createLogger } from '@tributary/logger';
 import pLimit from 'p-limit';
 import type { RowBuffer } from './clickhouse-rows.js';
 import type { RefusedRow } from './clickhouse-writer.js';
-import type { DeadLetter } from './ingest-consumer.js';
+import type { DeadLetter } from './dead-letters.js';
 import { PartitionPipeline } from './partition-pipeline.js';
 
 const event = (i: number): CaptureMessage => ({

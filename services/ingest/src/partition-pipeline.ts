@@ -3,8 +3,8 @@ import { eventsInMessage } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import { RowBuffer } from './clickhouse-rows.js';
 import type { RefusedRow } from './clickhouse-writer.js';
-import { refusedRowLetter } from './dead-letters.js';
-import type { DeadLetter, MessageProcessor } from './ingest-consumer.js';
+import { refusedRowLetter, type DeadLetter } from './dead-letters.js';
+import type { MessageProcessor } from './message-processor.js';
 
 export interface PartitionPipelineDeps {
   topic: string;

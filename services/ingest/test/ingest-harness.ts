@@ -8,7 +8,8 @@ import { createTestTenant, testConfig, uniqueName, waitFor, type TestTenant } fr
 import type { Config } from '@tributary/config';
 import type { Kafka } from 'kafkajs';
 import { buildIngestConsumer } from '../src/ingest-app.js';
-import type { IngestConsumer, MessageProcessor } from '../src/ingest-consumer.js';
+import type { IngestConsumer } from '../src/ingest-consumer.js';
+import type { MessageProcessor } from '../src/message-processor.js';
 
 export interface StoredEventRow {
   uuid: string;

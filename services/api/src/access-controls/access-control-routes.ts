@@ -2,6 +2,7 @@ import { Router, type Request } from 'express';
 import type { Scope } from '@tributary/auth';
 import { badRequest, documented, forbidden, notFound, validateBody } from '@tributary/http';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
+import { idParam } from '../http/id-param.js';
 import { UUID_PATTERN } from '../http/uuid.js';
 import type { OrganizationMemberStore } from '../organizations/organization-member-store.js';
 import type { AccessControlRow, ResourceKind } from './access-control-store.js';
@@ -49,9 +50,8 @@ export function accessControlRoutes(deps: { access: AccessControls; members: Org
   const { access } = deps;
 
   const visible = async (req: Request): Promise<ProtectedResource> => {
-    const raw = String(req.params.id);
-    const found = /^\d{1,9}$/.test(raw) ? await resource.find(projectOf(req).id, Number(raw)) : null;
-    if (!found) throw notFound(`${resource.label} ${raw} does not exist.`);
+    const found = await resource.find(projectOf(req).id, idParam(req, resource.label));
+    if (!found) throw notFound(`${resource.label} ${req.params.id} does not exist.`);
     await access.require(req, resource.kind, found, 'viewer', resource.label);
     return found;
   };

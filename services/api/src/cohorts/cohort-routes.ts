@@ -1,8 +1,7 @@
 import { Router, type Request } from 'express';
-import { FLAGS_CHANGED_CHANNEL } from '@tributary/control-plane';
 import { PAGE_SCHEMA, badRequest, documented, notFound, pageOf, validateBody } from '@tributary/http';
-import type { Redis } from '@tributary/redis';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
+import { idParam } from '../http/id-param.js';
 import { pageLinks } from '../http/responses.js';
 import { checkFilterValues, createSchema, patchSchema, type CohortCreateBody, type CohortFilters } from './cohort-filters.js';
 import type { CohortRecord, CohortStore } from './cohort-store.js';
@@ -22,23 +21,17 @@ export function presentCohort(cohort: CohortRecord) {
   };
 }
 
-function cohortId(req: Request): number {
-  const raw = String(req.params.id);
-  if (!/^\d{1,9}$/.test(raw)) throw notFound(`Cohort ${raw} does not exist.`);
-  return Number(raw);
-}
+const cohortId = (req: Request) => idParam(req, 'Cohort');
 
 const hasConditions = (filters: CohortFilters | undefined) => (filters?.properties.values ?? []).length > 0;
 
 /**
  * `/api/projects/:project_id/cohorts/`: static cohorts (a list of persons, given by distinct id)
- * and dynamic ones (person-property filters). Flags target them by id, so every change is
- * announced on the flags channel and decide replicas reload the project's definitions.
+ * and dynamic ones (person-property filters).
  */
-export function cohortRoutes(deps: { cohorts: CohortStore; redis: Redis; publicUrl: string }): Router {
+export function cohortRoutes(deps: { cohorts: CohortStore; publicUrl: string }): Router {
   const router = Router({ mergeParams: true });
   const { cohorts } = deps;
-  const announce = (teamId: number) => deps.redis.publish(FLAGS_CHANGED_CHANNEL, String(teamId)).catch(() => 0);
 
   router.get('/', requireScopes('cohort:read'), documented({ summary: 'List cohorts', query: PAGE_SCHEMA }), async (req, res) => {
     const page = pageOf(req);
@@ -66,7 +59,6 @@ export function cohortRoutes(deps: { cohorts: CohortStore; redis: Redis; publicU
       body.distinct_ids,
       principalOf(req).userId,
     );
-    await announce(teamId);
     res.status(201).json(presentCohort(cohort));
   });
 
@@ -90,14 +82,12 @@ export function cohortRoutes(deps: { cohorts: CohortStore; redis: Redis; publicU
     if (!existing.is_static && body.filters) checkFilterValues(body.filters.properties, new Date());
     const cohort = await cohorts.update(teamId, id, { name: body.name, description: body.description, filters: body.filters }, body.distinct_ids);
     if (!cohort) throw notFound(`Cohort ${req.params.id} does not exist.`);
-    await announce(teamId);
     res.json(presentCohort(cohort));
   });
 
   router.delete('/:id', requireScopes('cohort:write'), documented({ summary: 'Delete a cohort' }), async (req, res) => {
     const teamId = projectOf(req).id;
     if (!(await cohorts.softDelete(teamId, cohortId(req)))) throw notFound(`Cohort ${req.params.id} does not exist.`);
-    await announce(teamId);
     res.status(204).end();
   });
   return router;

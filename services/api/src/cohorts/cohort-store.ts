@@ -1,4 +1,6 @@
+import { announceFlagChange } from '@tributary/control-plane';
 import { withTransaction, type Pool, type PoolClient } from '@tributary/postgres';
+import type { Redis } from '@tributary/redis';
 import type { CohortFilters } from './cohort-filters.js';
 
 export interface CohortRecord {
@@ -27,9 +29,15 @@ const COLUMNS = `c.id, c.team_id, c.name, c.description, c.is_static, c.filters,
   CASE WHEN c.is_static THEN (SELECT count(*)::int FROM cohort_people p WHERE p.cohort_id = c.id) END AS count`;
 const SELECT = `SELECT ${COLUMNS} FROM cohorts c`;
 
-/** Cohorts and static cohort membership in Postgres, where decide and the events API read them. */
+/**
+ * Cohorts and static cohort membership in Postgres, where decide and the events API read them.
+ * Flags target cohorts, so every change is announced to decide as a change of the project's flags.
+ */
 export class CohortStore {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly redis: Pick<Redis, 'publish'>,
+  ) {}
 
   async list(teamId: number, limit: number, offset: number): Promise<{ count: number; results: CohortRecord[] }> {
     const [{ rows }, count] = await Promise.all([
@@ -46,7 +54,7 @@ export class CohortStore {
 
   /** `distinctIds` sets a static cohort's members; ids no person has are skipped, as PostHog's CSV upload does. */
   async create(teamId: number, input: CohortInput, distinctIds: string[] | undefined, createdBy: number | null): Promise<CohortRecord> {
-    return withTransaction(this.pool, async (client) => {
+    const created = await withTransaction(this.pool, async (client) => {
       const { rows } = await client.query<{ id: number }>(
         'INSERT INTO cohorts (team_id, name, description, is_static, filters, created_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
         [teamId, input.name, input.description, input.is_static, input.filters, createdBy],
@@ -55,11 +63,13 @@ export class CohortStore {
       if (distinctIds) await this.setMembers(client, teamId, id, distinctIds);
       return (await this.get(teamId, id, client))!;
     });
+    await announceFlagChange(this.redis, teamId);
+    return created;
   }
 
   /** `distinctIds` replaces a static cohort's members, so one field both adds and removes persons. */
   async update(teamId: number, id: number, changes: Partial<Omit<CohortInput, 'is_static'>>, distinctIds: string[] | undefined): Promise<CohortRecord | null> {
-    return withTransaction(this.pool, async (client) => {
+    const updated = await withTransaction(this.pool, async (client) => {
       const result = await client.query(
         `UPDATE cohorts SET name = COALESCE($3, name), description = COALESCE($4, description), filters = COALESCE($5, filters), updated_at = now()
          WHERE team_id = $1 AND id = $2 AND NOT deleted`,
@@ -72,6 +82,8 @@ export class CohortStore {
       }
       return this.get(teamId, id, client);
     });
+    if (updated) await announceFlagChange(this.redis, teamId);
+    return updated;
   }
 
   /** Every live cohort, oldest first, with whether the person is listed in it (static membership). */
@@ -101,7 +113,9 @@ export class CohortStore {
 
   async softDelete(teamId: number, id: number): Promise<boolean> {
     const result = await this.pool.query('UPDATE cohorts SET deleted = true, updated_at = now() WHERE team_id = $1 AND id = $2 AND NOT deleted', [teamId, id]);
-    return result.rowCount === 1;
+    if (result.rowCount !== 1) return false;
+    await announceFlagChange(this.redis, teamId);
+    return true;
   }
 
   private async setMembers(client: PoolClient, teamId: number, cohortId: number, distinctIds: string[]): Promise<void> {

@@ -1,4 +1,4 @@
-import type { DashboardTemplate, TemplateTile } from './dashboard-requests.js';
+import type { DashboardTemplate, TemplateTile } from './dashboard-template.js';
 
 const pageviews = { kind: 'EventsNode', event: '$pageview', name: '$pageview' };
 const layout = (x: number, y: number) => ({ sm: { x, y, w: 6, h: 5, minW: 3, minH: 5 } });

@@ -1,28 +1,10 @@
 import { badRequest, validate } from '@tributary/http';
 import { insightSource } from '../insights/insight-requests.js';
 import { BUILT_IN_TEMPLATE_NAMES, builtInTemplate } from './built-in-templates.js';
+import type { DashboardTemplate } from './dashboard-template.js';
 
 /** PostHog's restriction levels: 21 everyone in the project can edit, 37 only collaborators. */
 export const RESTRICTION_LEVEL = { everyoneCanEdit: 21, onlyCollaboratorsCanEdit: 37 } as const;
-
-export interface TemplateTile {
-  type: 'INSIGHT';
-  name: string;
-  description: string;
-  query?: Record<string, unknown>;
-  filters?: Record<string, unknown>;
-  layouts: Record<string, unknown>;
-  color: string | null;
-}
-
-/** A PostHog dashboard template, as the template JSON export writes it. */
-export interface DashboardTemplate {
-  template_name: string;
-  dashboard_description: string;
-  dashboard_filters: Record<string, unknown>;
-  tags: string[];
-  tiles: TemplateTile[];
-}
 
 export interface CreateDashboardBody {
   name?: string;

@@ -1,7 +1,7 @@
 import { withTransaction, type Pool, type PoolClient } from '@tributary/postgres';
 import { InsightStore } from '../insights/insight-store.js';
 import { USER_COLUMNS, type UserColumns } from '../organizations/organization-user.js';
-import type { TemplateTile } from './dashboard-requests.js';
+import type { TemplateTile } from './dashboard-template.js';
 
 export interface DashboardFields {
   name: string;

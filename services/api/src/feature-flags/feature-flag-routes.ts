@@ -1,11 +1,11 @@
 import { Router, type Request } from 'express';
-import type { Redis } from '@tributary/redis';
 import { validateFlagDefinition } from '@tributary/flags';
-import { DuplicateFlagKeyError, FLAGS_CHANGED_CHANNEL, type FeatureFlagInput, type FeatureFlagRecord, type FeatureFlagStore } from '@tributary/control-plane';
+import { DuplicateFlagKeyError, type FeatureFlagInput, type FeatureFlagRecord, type FeatureFlagStore } from '@tributary/control-plane';
 import { PAGE_SCHEMA, badRequest, documented, notFound, pageOf, validateBody } from '@tributary/http';
 import { accessControlRoutes } from '../access-controls/access-control-routes.js';
 import type { AccessControls } from '../access-controls/access-controls.js';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
+import { idParam } from '../http/id-param.js';
 import { pageLinks } from '../http/responses.js';
 import type { OrganizationMemberStore } from '../organizations/organization-member-store.js';
 
@@ -53,20 +53,14 @@ export function presentFlag(flag: FeatureFlagRecord) {
   };
 }
 
-/** Ids are Postgres integers: anything longer would be a database error, not a missing flag. */
-function flagId(req: Request): number {
-  const raw = String(req.params.id);
-  if (!/^\d{1,9}$/.test(raw)) throw notFound(`Feature flag ${raw} does not exist.`);
-  return Number(raw);
-}
+const flagId = (req: Request) => idParam(req, 'Feature flag');
 
 /**
- * PostHog-shaped flag definitions; every change is announced so decide replicas reload within a
- * second. Access controls limit who may see and change a flag here, never what decide answers.
+ * PostHog-shaped flag definitions. Access controls limit who may see and change a flag here,
+ * never what decide answers.
  */
-export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis; publicUrl: string; access: AccessControls; members: OrganizationMemberStore }): Router {
+export function featureFlagRoutes(deps: { flags: FeatureFlagStore; publicUrl: string; access: AccessControls; members: OrganizationMemberStore }): Router {
   const router = Router({ mergeParams: true });
-  const announce = (teamId: number) => deps.redis.publish(FLAGS_CHANGED_CHANNEL, String(teamId)).catch(() => 0);
   /** The live flag, if the caller has at least `needed` access to it. */
   const reachable = async (req: Request, needed: 'viewer' | 'editor'): Promise<FeatureFlagRecord> => {
     const flag = await deps.flags.get(projectOf(req).id, flagId(req));
@@ -87,7 +81,6 @@ export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis;
     checkFilters(body.filters);
     try {
       const flag = await deps.flags.create(projectOf(req).id, body, principalOf(req).userId);
-      await announce(flag.team_id);
       res.status(201).json(presentFlag(flag));
     } catch (error) {
       if (error instanceof DuplicateFlagKeyError) throw badRequest(error.message, 'key', 'unique');
@@ -106,7 +99,6 @@ export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis;
     try {
       const flag = await deps.flags.update(projectOf(req).id, flagId(req), body);
       if (!flag) throw notFound(`Feature flag ${req.params.id} does not exist.`);
-      await announce(flag.team_id);
       res.json(presentFlag(flag));
     } catch (error) {
       if (error instanceof DuplicateFlagKeyError) throw badRequest(error.message, 'key', 'unique');
@@ -118,7 +110,6 @@ export function featureFlagRoutes(deps: { flags: FeatureFlagStore; redis: Redis;
     const teamId = projectOf(req).id;
     await reachable(req, 'editor');
     if (!(await deps.flags.softDelete(teamId, flagId(req)))) throw notFound(`Feature flag ${req.params.id} does not exist.`);
-    await announce(teamId);
     res.status(204).end();
   });
 

@@ -4,6 +4,7 @@ import { parseIdList, personDisplayName } from '@tributary/persons';
 import { propertyFilterProblem, type PropertyFilter } from '@tributary/property-filters';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { presentCohort } from '../cohorts/cohort-routes.js';
+import { idParam } from '../http/id-param.js';
 import { pageLinks, sendCsv } from '../http/responses.js';
 import type { PersonActivityLog } from './person-activity.js';
 import type { Actor, PersonService } from './person-service.js';
@@ -62,11 +63,7 @@ async function regexOfFilters<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-function personId(req: Request): number {
-  const raw = String(req.params.id);
-  if (!/^\d{1,15}$/.test(raw)) throw notFound(`Person ${raw} does not exist.`);
-  return Number(raw);
-}
+const personId = (req: Request) => idParam(req, 'Person', 'bigint');
 
 const PERSON_FIELDS = ['id', 'name', 'distinct_ids', 'properties', 'created_at', 'uuid'] as const;
 

@@ -1,5 +1,6 @@
 import { PERSON_RECORD_COLUMNS, type PersonRecord as StoredPerson } from '@tributary/persons';
 import type { Pool, PoolClient } from '@tributary/postgres';
+import { rowId } from '@tributary/postgres/row-id';
 import type { PropertyFilter } from '@tributary/property-filters';
 import { postgresPropertyConditions } from '@tributary/property-filters/postgres';
 
@@ -74,7 +75,7 @@ export class PersonStore {
 
   /** Person ids for a mix of integer ids, person uuids and distinct ids; unknown ones are left out. */
   async resolveIds(teamId: number, ids: readonly string[], distinctIds: readonly string[]): Promise<number[]> {
-    const numeric = ids.filter((id) => /^\d{1,15}$/.test(id)).map(Number);
+    const numeric = ids.map((id) => rowId(id, 'bigint')).filter((id) => id !== null);
     const uuids = ids.filter((id) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id));
     const { rows } = await this.pool.query<{ id: number }>(
       `SELECT p.id FROM persons p WHERE p.team_id = $1 AND (p.id = ANY($2::bigint[]) OR p.uuid = ANY($3::uuid[])
