@@ -316,7 +316,7 @@ async function bare(phase: Phase, producer: RenewingProducer): Promise<Timed & {
           rows.events.add({
             uuid: decoded.message.uuid, event: event.event, properties: JSON.stringify(event.properties ?? {}), timestamp: now, timestamp_ms: 0,
             team_id: teamId, distinct_id: event.distinct_id, elements_chain: '', created_at: now, person_id: personlessPersonId(teamId, event.distinct_id),
-            person_properties: '{}', person_created_at: now, group_0: '', group_1: '', group_2: '', group_3: '', group_4: '', inserted_at: now,
+            person_properties: '{}', person_created_at: now, group_0: '', group_1: '', group_2: '', group_3: '', group_4: '',
           });
         }
       },

@@ -6,3 +6,4 @@ source "$(dirname "$0")/lib.sh"
 "$ROOT/infra/services.sh" stop
 "$ROOT/infra/clickhouse/clickhouse.sh" stop
 "$ROOT/infra/kafka/kafka.sh" stop
+"$ROOT/infra/s3proxy/s3proxy.sh" stop

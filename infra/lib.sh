@@ -50,3 +50,14 @@ ensure_command() {
   if ((APT_UPDATED == 0)); then apt-get update -qq; APT_UPDATED=1; fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
+
+# fetch_maven_jars NAME POM LIBS: Java 17 and Maven, then (once) the jars the pom names, into LIBS.
+fetch_maven_jars() {
+  ensure_command java openjdk-17-jre-headless
+  ensure_command mvn maven
+  if [[ ! -f "$3/.complete" ]]; then
+    log "fetching $1 jars from Maven Central"
+    mvn -q -B -f "$2" dependency:copy-dependencies -DoutputDirectory="$3"
+    touch "$3/.complete"
+  fi
+}

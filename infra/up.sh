@@ -5,6 +5,7 @@ cd "$ROOT"
 
 "$ROOT/infra/stores.sh"
 "$ROOT/infra/kafka/kafka.sh" start
+"$ROOT/infra/s3proxy/s3proxy.sh" start
 "$ROOT/infra/clickhouse/clickhouse.sh" start
 npx tributary migrate
 npx tributary kafka:topics

@@ -14,13 +14,7 @@ CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-9093}
 ADVERTISED_PORT=${KAFKA_ADVERTISED_PORT:-$PORT}
 
 install() {
-  ensure_command java openjdk-17-jre-headless
-  ensure_command mvn maven
-  if [[ ! -f "$LIBS/.complete" ]]; then
-    log "fetching Apache Kafka jars from Maven Central"
-    mvn -q -B -f "$ROOT/infra/kafka/pom.xml" dependency:copy-dependencies -DoutputDirectory="$LIBS"
-    touch "$LIBS/.complete"
-  fi
+  fetch_maven_jars "Apache Kafka" "$ROOT/infra/kafka/pom.xml" "$LIBS"
 }
 
 start() {

@@ -12,6 +12,8 @@ export const SCOPES = [
   'dashboard:write',
   'insight:read',
   'insight:write',
+  'batch_export:read',
+  'batch_export:write',
   'organization_member:read',
   'organization_member:write',
   'project:read',

@@ -38,9 +38,9 @@ export interface RunRow {
   data_interval_start: Date;
   data_interval_end: Date;
   status: RunStatus;
-  records_completed: string;
-  records_total_count: string | null;
-  bytes_exported: string;
+  records_completed: number;
+  records_total_count: number | null;
+  bytes_exported: number;
   parts_completed: number;
   cursor: RunCursor | null;
   attempts: number;

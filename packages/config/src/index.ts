@@ -137,12 +137,36 @@ export interface Config {
   queryConcurrencyPerProject: number;
   /** KAFKA_PRODUCE_TIMEOUT_MS: how long capture waits for Kafka's acknowledgement before answering 503. */
   kafkaProduceTimeoutMs: number;
+  /** BATCH_EXPORT_TICK_MS: how often the worker looks for due export windows and waiting runs. */
+  batchExportTickMs: number;
+  /** BATCH_EXPORT_SETTLE_S: how long after a window ends its run starts, for inserts stored in it to be visible. */
+  batchExportSettleS: number;
+  /** BATCH_EXPORT_PART_RECORDS: rows an export writes, and records as done, at once. */
+  batchExportPartRecords: number;
+  /** BATCH_EXPORT_LEASE_MS: how long a worker holds a run without progress before another resumes it. */
+  batchExportLeaseMs: number;
+  /** BATCH_EXPORT_ATTEMPTS, BATCH_EXPORT_BACKOFF_MS: attempts of a failing run before it fails, the first this far apart, doubling. */
+  batchExportAttempts: number;
+  batchExportBackoffMs: number;
+  /** BATCH_EXPORT_CONCURRENCY: runs one worker process runs at once. */
+  batchExportConcurrency: number;
+  /** QUEUE_PREFIX: the Redis key prefix of the worker's BullMQ queues, so test runs can keep theirs apart. */
+  queuePrefix: string;
   /**
    * SERVICE_URLS: where the status page reaches each service's `/_health` and `/_ready`, as
    * `name=url` pairs separated by commas (`capture=http://capture:8010,...`); a service not named
    * is at `http://127.0.0.1:<its port>`, as on one machine.
    */
   serviceUrls: Record<ServiceName, string>;
+  /**
+   * S3_ENDPOINT: the S3-compatible server that batch-export tests and benchmarks write to; `make up`
+   * runs S3Proxy there (port 8333, as ClickHouse's native protocol holds 9000). Exports to real S3
+   * carry their own `endpoint_url` in their destination config.
+   */
+  s3Endpoint: string;
+  /** S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY: S3Proxy's fixed development identity (infra/s3proxy/s3proxy.sh). */
+  s3AccessKeyId: string;
+  s3SecretAccessKey: string;
 }
 
 export const SERVICE_NAMES = ['capture', 'decide', 'api', 'ingest', 'worker'] as const;
@@ -191,7 +215,18 @@ export const ENV_VARIABLES = {
   queryMaxMemoryBytes: ['QUERY_MAX_MEMORY_BYTES', String(2 * 1024 * 1024 * 1024)],
   queryMaxThreads: ['QUERY_MAX_THREADS', '0'],
   queryConcurrencyPerProject: ['QUERY_CONCURRENCY_PER_PROJECT', '4'],
+  batchExportTickMs: ['BATCH_EXPORT_TICK_MS', '5000'],
+  batchExportSettleS: ['BATCH_EXPORT_SETTLE_S', '60'],
+  batchExportPartRecords: ['BATCH_EXPORT_PART_RECORDS', '10000'],
+  batchExportLeaseMs: ['BATCH_EXPORT_LEASE_MS', '60000'],
+  batchExportAttempts: ['BATCH_EXPORT_ATTEMPTS', '8'],
+  batchExportBackoffMs: ['BATCH_EXPORT_BACKOFF_MS', '5000'],
+  batchExportConcurrency: ['BATCH_EXPORT_CONCURRENCY', '2'],
+  queuePrefix: ['QUEUE_PREFIX', 'bull'],
   serviceUrls: ['SERVICE_URLS', ''],
+  s3Endpoint: ['S3_ENDPOINT', 'http://127.0.0.1:8333'],
+  s3AccessKeyId: ['S3_ACCESS_KEY_ID', 'tributary'],
+  s3SecretAccessKey: ['S3_SECRET_ACCESS_KEY', 'tributary-secret'],
 } as const satisfies Record<keyof Config, readonly [string, string]>;
 
 type RawConfig = Omit<Config, 'kafkaBrokers' | 'serviceUrls'> & { kafkaBrokers: string; serviceUrls: string };
@@ -243,7 +278,18 @@ const schema: JSONSchemaType<RawConfig> = {
     queryMaxMemoryBytes: { type: 'integer', minimum: 1048576 },
     queryMaxThreads: { type: 'integer', minimum: 0 },
     queryConcurrencyPerProject: { type: 'integer', minimum: 1 },
+    batchExportTickMs: { type: 'integer', minimum: 100 },
+    batchExportSettleS: { type: 'integer', minimum: 0 },
+    batchExportPartRecords: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+    batchExportLeaseMs: { type: 'integer', minimum: 1000 },
+    batchExportAttempts: { type: 'integer', minimum: 1, maximum: 100 },
+    batchExportBackoffMs: { type: 'integer', minimum: 0 },
+    batchExportConcurrency: { type: 'integer', minimum: 1, maximum: 64 },
+    queuePrefix: { type: 'string', pattern: '^[A-Za-z0-9_-]+$' },
     serviceUrls: { type: 'string', pattern: `^((${SERVICE_NAMES.join('|')})=https?://[^,=\\s]+(,|$))*$` },
+    s3Endpoint: { type: 'string', pattern: '^https?://' },
+    s3AccessKeyId: { type: 'string', minLength: 1 },
+    s3SecretAccessKey: { type: 'string', minLength: 1 },
   },
 };
 

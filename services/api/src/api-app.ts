@@ -11,6 +11,7 @@ import { AccessControls } from './access-controls/access-controls.js';
 import { authenticate, projectAccess } from './auth/authenticate.js';
 import { rateLimit } from './auth/rate-limit.js';
 import { cohortRoutes } from './cohorts/cohort-routes.js';
+import { batchExportRoutes } from './batch-exports/batch-export-routes.js';
 import { dashboardRoutes } from './dashboards/dashboard-routes.js';
 import { insightRoutes } from './insights/insight-routes.js';
 import { eventRoutes } from './events/event-routes.js';
@@ -103,6 +104,7 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
     project.use('/feature_flags', featureFlagRoutes({ ...deps, ...access }));
     project.use('/dashboards', dashboardRoutes({ ...deps, ...access, queries: deps.query }));
     project.use('/insights', insightRoutes({ ...deps, queries: deps.query }));
+    project.use('/batch_exports', batchExportRoutes(deps));
     project.use('/explicit_members', explicitMemberRoutes({ pool: deps.pool, roles }));
     project.use('/cohorts', cohortRoutes({ ...deps, cohorts }));
     project.use('/persons', personRoutes({ persons, activity, service: personService, publicUrl: deps.publicUrl }));

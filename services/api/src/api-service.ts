@@ -37,7 +37,7 @@ export async function apiService(config: Config, logger: Logger): Promise<{ opti
   // The status report's: Kafka offsets, and the deletion schedule the worker registered.
   const admin = kafka.admin();
   const queueConnection = createRedis(config, { forQueues: true });
-  const deletionQueue = new Queue(DELETION_QUEUE, { connection: queueConnection });
+  const deletionQueue = new Queue(DELETION_QUEUE, { connection: queueConnection, prefix: config.queuePrefix });
   // As the worker's (see startDeletionScheduler): a lost Redis connection is an 'error' event, logged here rather than printed raw by BullMQ.
   deletionQueue.on('error', (error) => logger.warn({ err: error }, 'deletion queue: Redis error; BullMQ reconnects'));
   const kafkaReachable = kafkaReachability(kafka);

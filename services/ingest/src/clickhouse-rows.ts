@@ -11,7 +11,6 @@ export interface EventRowOut {
   distinct_id: string;
   elements_chain: string;
   created_at: string;
-  inserted_at: string;
   person_id: string;
   /** Ingest encodes it as soon as the event is applied (see EventProcessor). */
   person_properties: string | EncodedField;
@@ -23,9 +22,13 @@ export interface EventRowOut {
   group_4: string;
 }
 
-/** The columns of an event row known before its person is: ingest encodes them first (see RowHeads). */
+/**
+ * The columns of an event row known before its person is: ingest encodes them first (see RowHeads).
+ * `inserted_at` is not written: ClickHouse sets it to when it stored the row (its DEFAULT now()),
+ * which is what batch exports cut their windows by.
+ */
 export const EVENT_HEAD_COLUMNS = [
-  'uuid', 'event', 'properties', 'timestamp', 'timestamp_ms', 'team_id', 'distinct_id', 'elements_chain', 'created_at', 'inserted_at',
+  'uuid', 'event', 'properties', 'timestamp', 'timestamp_ms', 'team_id', 'distinct_id', 'elements_chain', 'created_at',
 ] as const satisfies readonly (keyof EventRowOut)[];
 
 export const EVENT_COLUMNS = [

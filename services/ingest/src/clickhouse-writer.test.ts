@@ -19,7 +19,7 @@ describe('RowWriter', () => {
 
 const eventRow = (name: string): EventRowOut => ({
   uuid: '0190f3c0-0000-7000-8000-000000000000', event: name, properties: '{}', timestamp: '2026-01-02 03:04:05', timestamp_ms: 0, team_id: 1,
-  distinct_id: 'd', elements_chain: '', created_at: '2026-01-02 03:04:05', inserted_at: '2026-01-02 03:04:05', person_id: '0190f3c0-0000-7000-8000-000000000000',
+  distinct_id: 'd', elements_chain: '', created_at: '2026-01-02 03:04:05', person_id: '0190f3c0-0000-7000-8000-000000000000',
   person_properties: '{}', person_created_at: '2026-01-02 03:04:05', group_0: '', group_1: '', group_2: '', group_3: '', group_4: '',
 });
 

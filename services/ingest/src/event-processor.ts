@@ -256,7 +256,6 @@ export class EventProcessor implements MessageProcessor {
         distinct_id: event.distinct_id,
         elements_chain: elementsChainOf(event),
         created_at: processedAt,
-        inserted_at: processedAt,
       }),
       groups: event.properties.$groups,
       person: chunkEventOf(event, computed.timestamp),

@@ -6,7 +6,7 @@ import { ingestMetrics } from './ingest-metrics.js';
 
 const row = (uuid: string): EventRowOut => ({
   uuid, event: 'e', properties: '{}', timestamp: '2026-01-02 03:04:05', timestamp_ms: 0, team_id: 1, distinct_id: 'd', elements_chain: '',
-  created_at: '2026-01-02 03:04:05', inserted_at: '2026-01-02 03:04:05', person_id: uuid, person_properties: '{}', person_created_at: '2026-01-02 03:04:05',
+  created_at: '2026-01-02 03:04:05', person_id: uuid, person_properties: '{}', person_created_at: '2026-01-02 03:04:05',
   group_0: '', group_1: '', group_2: '', group_3: '', group_4: '',
 });
 

@@ -29,7 +29,7 @@ function eventRow(uuid: string, timestamp: string): EventRowOut {
   return {
     uuid, event: 'written alone', properties: '{}', timestamp, timestamp_ms: 0, team_id: teamId, distinct_id: 'row-writer', elements_chain: '',
     created_at: now, person_id: randomUUID(), person_properties: '{}', person_created_at: now,
-    group_0: '', group_1: '', group_2: '', group_3: '', group_4: '', inserted_at: now,
+    group_0: '', group_1: '', group_2: '', group_3: '', group_4: '',
   };
 }
 

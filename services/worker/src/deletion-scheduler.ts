@@ -3,12 +3,9 @@ import type { ClickHouse } from '@tributary/clickhouse';
 import { DELETION_JOB, DELETION_QUEUE, DELETION_SCHEDULE, runDeletionBatch } from '@tributary/deletions';
 import type { Logger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
+import { superviseQueue, type RunningQueue } from './queue-lifecycle.js';
 
-export interface DeletionScheduler {
-  queue: Queue;
-  worker: Worker;
-  close: () => Promise<void>;
-}
+export type DeletionScheduler = RunningQueue;
 
 /**
  * Registers the weekly job scheduler (an upsert keyed by id, so every replica and restart
@@ -31,21 +28,5 @@ export async function startDeletionScheduler(deps: {
     { ...options, concurrency: 1 },
   );
   worker.on('failed', (job, error) => deps.logger.error({ err: error, job: job?.id }, 'deletion batch failed; its requests stay queued'));
-  // BullMQ reports a lost Redis connection (it reconnects by itself) as an 'error' event; with
-  // no listener it prints the error raw with console.error, outside the one logger, and one such
-  // error surfaced in a test run as unhandled.
-  worker.on('error', (error) => deps.logger.warn({ err: error }, 'deletion worker: Redis error; BullMQ reconnects'));
-  queue.on('error', (error) => deps.logger.warn({ err: error }, 'deletion queue: Redis error; BullMQ reconnects'));
-  // Started once connected: a worker closed while its blocking connection was still connecting
-  // had that connection's failed start reported after the listeners above were gone, as an
-  // unhandled 'error' (seen in a test run that closed a scheduler right after starting it).
-  await worker.waitUntilReady();
-  return {
-    queue,
-    worker,
-    close: async () => {
-      await worker.close();
-      await queue.close();
-    },
-  };
+  return superviseQueue(queue, worker, deps.logger, 'deletion');
 }

@@ -4,6 +4,9 @@ import { createRedis, redisAnswers } from '@tributary/redis';
 import { createPool, postgresAnswers } from '@tributary/postgres';
 import { createClickHouse } from '@tributary/clickhouse';
 import { createMetrics, startServiceRuntime } from '@tributary/http';
+import { BatchExportStore, createDestination } from '@tributary/batch-exports';
+import { startExportQueue } from './batch-exports/export-queue.js';
+import { exportMetrics } from './batch-exports/export-metrics.js';
 import { startDeletionScheduler } from './deletion-scheduler.js';
 import { queueMetrics } from './worker-metrics.js';
 
@@ -12,10 +15,33 @@ const logger = createLogger('worker', config.logLevel);
 const redis = createRedis(config);
 const pool = createPool(config, { max: 3 });
 const clickhouse = createClickHouse(config, { requestTimeoutMs: 120_000 });
+// An export streams a whole window in one response, for as long as its destination takes.
+const exportClickhouse = createClickHouse(config, { requestTimeoutMs: 6 * 3_600_000 });
 const connection = createRedis(config, { forQueues: true });
-const scheduler = await startDeletionScheduler({ connection, pool, clickhouse, database: config.clickhouseDatabase, logger });
+const scheduler = await startDeletionScheduler({ connection, pool, clickhouse, database: config.clickhouseDatabase, logger, prefix: config.queuePrefix });
 const metrics = createMetrics('worker');
 queueMetrics(metrics, { queue: scheduler.queue, worker: scheduler.worker, logger });
+const exports = await startExportQueue(
+  {
+    store: new BatchExportStore(pool),
+    clickhouse: exportClickhouse,
+    createDestination,
+    logger,
+    partRecords: config.batchExportPartRecords,
+    leaseMs: config.batchExportLeaseMs,
+    observe: exportMetrics(metrics),
+  },
+  {
+    connection,
+    prefix: config.queuePrefix,
+    tickMs: config.batchExportTickMs,
+    settleMs: config.batchExportSettleS * 1000,
+    attempts: config.batchExportAttempts,
+    backoffMs: config.batchExportBackoffMs,
+    concurrency: config.batchExportConcurrency,
+  },
+);
+queueMetrics(metrics, { queue: exports.queue, worker: exports.worker, logger });
 
 await startServiceRuntime({
   name: 'worker',
@@ -26,15 +52,17 @@ await startServiceRuntime({
   shutdownTimeoutMs: config.shutdownTimeoutMs,
   // The queue lives in Redis; Postgres and ClickHouse are needed only while the weekly batch runs.
   dependencies: {
-    redis: { check: async () => (await redisAnswers(redis)) && scheduler.worker.isRunning(), required: true },
+    redis: { check: async () => (await redisAnswers(redis)) && scheduler.worker.isRunning() && exports.worker.isRunning(), required: true },
     postgres: { check: () => postgresAnswers(pool), required: false },
     clickhouse: { check: () => clickhouse.ping(), required: false },
   },
   stop: async () => {
     await scheduler.close();
+    await exports.close();
     connection.disconnect();
     await pool.end();
     await clickhouse.close();
+    await exportClickhouse.close();
     redis.disconnect();
   },
 });

@@ -1,0 +1,41 @@
+/** What a batch export exports: PostHog's `events` and `persons` models. */
+export type ExportModel = 'events' | 'persons';
+
+/**
+ * One exported row, times as ISO strings, JSON columns as objects.
+ *
+ * - events: `uuid`, `event`, `properties`, `distinct_id`, `team_id`, `timestamp`, `created_at`,
+ *   `elements_chain`, `person_id`, `person_properties`, `inserted_at`.
+ * - persons: one row per distinct id, as PostHog's persons model (its `persons_batch_export`
+ *   query): `team_id`, `distinct_id`, `person_id`, `properties`, `person_version`,
+ *   `person_distinct_id_version`, `created_at`, `is_deleted`, `inserted_at`. The two versions say
+ *   which of two rows for one distinct id is newer.
+ */
+export type ExportRecord = Record<string, unknown>;
+
+export interface ExportPart {
+  /** The batch export's uuid. */
+  exportId: string;
+  /** The run's uuid. */
+  runId: string;
+  teamId: number;
+  model: ExportModel;
+  /** The run's data interval, by inserted_at: [start, end). */
+  window: { start: Date; end: Date };
+  /** 0-based, deterministic: the same window always splits into the same parts with the same records in the same order. */
+  index: number;
+  records: ExportRecord[];
+}
+
+export interface WriteResult {
+  /** Records written, after the destination's event filter. */
+  records: number;
+  /** Bytes sent to the destination. */
+  bytes: number;
+}
+
+export interface Destination {
+  /** Writes one part. Idempotent: writing a part again (a retried or resumed run) leaves the destination as if it had been written once. */
+  write(part: ExportPart): Promise<WriteResult>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,77 @@
+import type { ExportModel, ExportRecord } from './export-part.js';
+
+/**
+ * The columns of an S3 export file. Events carry PostHog's S3 default fields (its
+ * `s3_default_fields`: no team_id, set or set_once, for backwards compatibility); persons carry
+ * its persons model. Both end with `_inserted_at`, the time that placed the row in its window.
+ */
+type Kind = 'string' | 'json' | 'time' | 'integer' | 'boolean';
+interface Column {
+  name: string;
+  from: string;
+  kind: Kind;
+}
+
+const column = (name: string, kind: Kind, from = name): Column => ({ name, from, kind });
+
+const S3_COLUMNS: Record<ExportModel, Column[]> = {
+  events: [
+    column('uuid', 'string'),
+    column('event', 'string'),
+    column('properties', 'json'),
+    column('distinct_id', 'string'),
+    column('timestamp', 'time'),
+    column('created_at', 'time'),
+    column('elements_chain', 'string'),
+    column('person_id', 'string'),
+    column('person_properties', 'json'),
+    column('_inserted_at', 'time', 'inserted_at'),
+  ],
+  persons: [
+    column('team_id', 'integer'),
+    column('distinct_id', 'string'),
+    column('person_id', 'string'),
+    column('properties', 'json'),
+    column('person_version', 'integer'),
+    column('person_distinct_id_version', 'integer'),
+    column('created_at', 'time'),
+    column('is_deleted', 'boolean'),
+    column('_inserted_at', 'time', 'inserted_at'),
+  ],
+};
+
+const isMissing = (value: unknown) => value === undefined || value === null;
+/** JSON columns are objects in a record, but a string holding JSON is accepted as it is. */
+const asObject = (value: unknown) => (typeof value === 'string' ? (JSON.parse(value) as unknown) : value);
+
+/** A record as one JSON line: JSON columns as objects, times as the record's ISO strings. */
+export function jsonLineRow(model: ExportModel, record: ExportRecord): Record<string, unknown> {
+  const row: Record<string, unknown> = {};
+  for (const { name, from, kind } of S3_COLUMNS[model]) {
+    const value = record[from];
+    row[name] = isMissing(value) ? null : kind === 'json' ? asObject(value) : value;
+  }
+  return row;
+}
+
+const PARQUET_TYPES = { string: 'STRING', json: 'JSON', time: 'TIMESTAMP', integer: 'INT64', boolean: 'BOOLEAN' } as const;
+
+/** The Parquet columns of a model: JSON columns as JSON text, times as millisecond timestamps, integers as INT64. */
+export function parquetColumns(model: ExportModel): { name: string; type: (typeof PARQUET_TYPES)[Kind] }[] {
+  return S3_COLUMNS[model].map(({ name, kind }) => ({ name, type: PARQUET_TYPES[kind] }));
+}
+
+/** A record as one Parquet row, each value as its column's type asks. */
+export function parquetRow(model: ExportModel, record: ExportRecord): Record<string, unknown> {
+  const row: Record<string, unknown> = {};
+  for (const { name, from, kind } of S3_COLUMNS[model]) {
+    const value = record[from];
+    if (isMissing(value)) row[name] = null;
+    else if (kind === 'json') row[name] = typeof value === 'string' ? value : JSON.stringify(value);
+    else if (kind === 'time') row[name] = new Date(String(value));
+    else if (kind === 'integer') row[name] = BigInt(String(value));
+    else if (kind === 'boolean') row[name] = Boolean(value);
+    else row[name] = String(value);
+  }
+  return row;
+}

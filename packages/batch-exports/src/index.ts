@@ -1,0 +1,17 @@
+export { BatchExportStore, type BackfillRow, type BatchExportRow, type DestinationType, type NewBatchExport, type RunCursor, type RunRow, type RunStatus } from './batch-export-store.js';
+export { EXPORT_INTERVALS, backfillWindows, dueWindows, intervalMs, windowStart, type ExportInterval, type ExportWindow } from './windows.js';
+export {
+  DESTINATION_CONFIG_SCHEMAS,
+  ExportError,
+  NonRetryableExportError,
+  createDestination,
+  type Destination,
+  type DestinationSpec,
+  type ExportModel,
+  type ExportPart,
+  type ExportRecord,
+  type HttpDestinationConfig,
+  type PostgresDestinationConfig,
+  type S3DestinationConfig,
+  type WriteResult,
+} from './destinations/destination.js';

@@ -1,0 +1,75 @@
+import type { ClickHouse } from '@tributary/clickhouse';
+import { NonRetryableExportError, type BatchExportStore, type Destination, type DestinationSpec, type ExportRecord, type RunCursor } from '@tributary/batch-exports';
+import type { Logger } from '@tributary/logger';
+import { countEventsWindow, readEventsWindow, readPersonsWindow } from './window-reader.js';
+
+export interface RunExecutorDeps {
+  store: BatchExportStore;
+  clickhouse: ClickHouse;
+  createDestination: (spec: DestinationSpec) => Destination;
+  logger: Logger;
+  /** Records per part: what is written, and remembered as done, at once. */
+  partRecords: number;
+  /** How long a claimed run is the claimer's without news: past it, another worker resumes it. */
+  leaseMs: number;
+  /** Told of every part written and every run finished, for the metrics. */
+  observe?: (event: { kind: 'part'; records: number; bytes: number } | { kind: 'finished'; status: 'Completed' | 'Failed' | 'FailedRetryable' }) => void;
+}
+
+export type RunOutcome = 'completed' | 'busy';
+
+/**
+ * Runs one export run: claims it, reads its window after its cursor, and writes it part by part,
+ * recording after each part where the next one starts. A worker killed mid-part leaves the part
+ * unrecorded; the next attempt writes it again where it was written before (destinations are
+ * idempotent per part), so the destination gets each row once. A failure is retryable unless the
+ * destination said otherwise; `lastAttempt` makes it final.
+ */
+export async function executeRun(runId: string, deps: RunExecutorDeps, lastAttempt: boolean): Promise<RunOutcome> {
+  const claimed = await deps.store.claim(runId, deps.leaseMs);
+  if (!claimed) return 'busy';
+  const { run, export: batchExport } = claimed;
+  const window = { teamId: run.team_id, start: run.data_interval_start, end: run.data_interval_end };
+  let destination: Destination | null = null;
+  let index = run.parts_completed;
+  let records: ExportRecord[] = [];
+  let cursor: RunCursor | null = run.cursor;
+
+  const flush = async () => {
+    const { bytes } = await destination!.write({ exportId: batchExport.id, runId: run.id, teamId: run.team_id, model: batchExport.model, window, index, records });
+    await deps.store.partWritten(run.id, { cursor: cursor!, records: records.length, bytes }, deps.leaseMs);
+    deps.observe?.({ kind: 'part', records: records.length, bytes });
+    index += 1;
+    records = [];
+  };
+
+  try {
+    // The config was checked against its type's schema when saved; createDestination checks it again.
+    destination = deps.createDestination({ type: batchExport.destination_type, config: batchExport.destination_config } as unknown as DestinationSpec);
+    const events = batchExport.model === 'events';
+    if (events && run.records_total_count === null) await deps.store.setTotal(run.id, await countEventsWindow(deps.clickhouse, window));
+    const read = events ? readEventsWindow : readPersonsWindow;
+    for await (const chunk of read(deps.clickhouse, { ...window, cursor: run.cursor })) {
+      for (const row of chunk) {
+        records.push(row.record);
+        cursor = row.cursor;
+        if (records.length >= deps.partRecords) await flush();
+      }
+    }
+    if (records.length > 0) await flush();
+    await deps.store.finish(run.id, 'Completed', null);
+    deps.observe?.({ kind: 'finished', status: 'Completed' });
+    return 'completed';
+  } catch (error) {
+    const final = lastAttempt || error instanceof NonRetryableExportError;
+    const status = final ? 'Failed' : 'FailedRetryable';
+    const message = error instanceof Error ? error.message : String(error);
+    deps.logger.warn({ err: error, run: run.id, batchExport: batchExport.id, status }, 'batch export run failed');
+    await deps.store.finish(run.id, status, message);
+    deps.observe?.({ kind: 'finished', status });
+    if (final) return 'completed';
+    throw error;
+  } finally {
+    await destination?.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,20 @@
+/**
+ * One worker process running one export run, for the test that kills a worker mid-run:
+ * `node --import tsx services/worker/test/run-export-child.ts <run id>`. Exits 0 when the run
+ * completed, 3 when another worker holds it.
+ */
+import { BatchExportStore, createDestination } from '@tributary/batch-exports';
+import { createClickHouse } from '@tributary/clickhouse';
+import { loadConfig } from '@tributary/config';
+import { createLogger } from '@tributary/logger';
+import { createPool } from '@tributary/postgres';
+import { executeRun } from '../src/batch-exports/run-executor.js';
+
+const config = loadConfig();
+const pool = createPool(config, { max: 2 });
+const clickhouse = createClickHouse(config, { requestTimeoutMs: 600_000 });
+const deps = { store: new BatchExportStore(pool), clickhouse, createDestination, logger: createLogger('export-child', config.logLevel), partRecords: config.batchExportPartRecords, leaseMs: config.batchExportLeaseMs };
+const outcome = await executeRun(process.argv[2]!, deps, false);
+await pool.end();
+await clickhouse.close();
+process.exit(outcome === 'completed' ? 0 : 3);
