@@ -167,3 +167,51 @@ describe('runFunnelsQuery (steps), counting persons', () => {
     expect(counts((await funnel({ dateRange: { date_from: '2024-01-10', date_to: '2024-01-10' } }, OTHER_TEAM)).results as FunnelStepResult[])).toEqual([4, 4, 4]);
   });
 });
+
+/**
+ * A second project for the paths of PostHog's `aggregate_funnel` UDF (steps a -> b -> c, x excluded):
+ * | person | events                                              |
+ * | hal    | a 01-10 00:00, a 01-10 23:59:59, b 01-11 10:00      |
+ * | ivy    | a 01-12 10:00, x 10:30 (never b)                    |
+ * | jon    | a 01-13 10:00, b 10:05, b 10:10, c 10:20            |
+ */
+const PATHS_TEAM = OTHER_TEAM + 1 + randomInt(1_000_000);
+const PATHS_EVENTS = [
+  eventRow(PATHS_TEAM, 'hal', 'a', '2024-01-10 00:00:00'),
+  eventRow(PATHS_TEAM, 'hal', 'a', '2024-01-10 23:59:59'),
+  eventRow(PATHS_TEAM, 'hal', 'b', '2024-01-11 10:00:00'),
+  eventRow(PATHS_TEAM, 'ivy', 'a', '2024-01-12 10:00:00'),
+  eventRow(PATHS_TEAM, 'ivy', 'x', '2024-01-12 10:30:00'),
+  eventRow(PATHS_TEAM, 'jon', 'a', '2024-01-13 10:00:00'),
+  eventRow(PATHS_TEAM, 'jon', 'b', '2024-01-13 10:05:00'),
+  eventRow(PATHS_TEAM, 'jon', 'b', '2024-01-13 10:10:00'),
+  eventRow(PATHS_TEAM, 'jon', 'c', '2024-01-13 10:20:00'),
+];
+
+describe("runFunnelsQuery follows the paths of PostHog's funnel UDF", () => {
+  beforeAll(async () => {
+    await clickhouse.insert('events', EVENT_ROW_COLUMNS, PATHS_EVENTS);
+    await insertPeople(PATHS_TEAM, { hal: ['hal'], ivy: ['ivy'], jon: ['jon'] });
+  });
+
+  const paths = (extra: Partial<FunnelsQueryRequest>) => funnel(extra, PATHS_TEAM).then((r) => r.results as FunnelStepResult[]);
+
+  it('times a step from the latest first-step event before it: each one restarts the path', async () => {
+    const steps = await paths({ series: [step('a'), step('b')] });
+    expect(counts(steps)).toEqual([3, 2]);
+    // hal from 23:59:59 (36001 s, not 122400 from midnight), jon 300.
+    expect(steps[1]!.average_conversion_time).toBe((36_001 + 300) / 2);
+  });
+
+  it('drops a person whose path meets an excluded event, even when the next step never comes', async () => {
+    const exclusions = [{ kind: 'EventsNode' as const, event: 'x', funnelFromStep: 0, funnelToStep: 1 }];
+    expect(counts(await paths({ series: [step('a'), step('b')], funnelsFilter: { exclusions } }))).toEqual([2, 2]);
+  });
+
+  it('a strict funnel waits through repeats of the step reached, and breaks at any other event', async () => {
+    const steps = await paths({ funnelsFilter: { funnelOrderType: 'strict' } });
+    // jon's second b does not break a b c; ivy's x breaks her funnel at a.
+    expect(counts(steps)).toEqual([3, 2, 1]);
+    expect(steps[2]!.average_conversion_time).toBe(900);
+  });
+});

@@ -20,7 +20,6 @@ const exportClickhouse = createClickHouse(config, { requestTimeoutMs: 6 * 3_600_
 const connection = createRedis(config, { forQueues: true });
 const scheduler = await startDeletionScheduler({ connection, pool, clickhouse, database: config.clickhouseDatabase, logger, prefix: config.queuePrefix });
 const metrics = createMetrics('worker');
-queueMetrics(metrics, { queue: scheduler.queue, worker: scheduler.worker, logger });
 const exports = await startExportQueue(
   {
     store: new BatchExportStore(pool),
@@ -41,7 +40,7 @@ const exports = await startExportQueue(
     concurrency: config.batchExportConcurrency,
   },
 );
-queueMetrics(metrics, { queue: exports.queue, worker: exports.worker, logger });
+queueMetrics(metrics, { queues: [scheduler, exports], logger });
 
 await startServiceRuntime({
   name: 'worker',

@@ -5,21 +5,23 @@ import type { Logger } from '@tributary/logger';
 const STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
 
 /**
- * A queue's jobs by state (asked of Redis when scraped) and its worker's job outcomes and
+ * Each queue's jobs by state (asked of Redis when scraped) and its worker's job outcomes and
  * durations, counted as they happen.
  */
-export function queueMetrics(registry: Registry, { queue, worker, logger }: { queue: Queue; worker: Worker; logger: Logger }): void {
+export function queueMetrics(registry: Registry, { queues, logger }: { queues: { queue: Queue; worker: Worker }[]; logger: Logger }): void {
   new Gauge({
     name: 'tributary_worker_queue_jobs',
     help: 'Jobs in a BullMQ queue, by state.',
     labelNames: ['queue', 'state'] as const,
     registers: [registry],
     async collect() {
-      try {
-        const counts = await queue.getJobCounts(...STATES);
-        for (const state of STATES) this.set({ queue: queue.name, state }, counts[state] ?? 0);
-      } catch (error) {
-        logger.warn({ err: error }, 'queue depth unavailable');
+      for (const { queue } of queues) {
+        try {
+          const counts = await queue.getJobCounts(...STATES);
+          for (const state of STATES) this.set({ queue: queue.name, state }, counts[state] ?? 0);
+        } catch (error) {
+          logger.warn({ err: error, queue: queue.name }, 'queue depth unavailable');
+        }
       }
     },
   });
@@ -31,11 +33,13 @@ export function queueMetrics(registry: Registry, { queue, worker, logger }: { qu
     buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
     registers: [registry],
   });
-  const finished = (outcome: 'completed' | 'failed', job: { processedOn?: number | undefined; finishedOn?: number | undefined } | undefined) => {
-    const labels = { queue: queue.name, outcome };
-    outcomes.inc(labels);
-    if (job?.processedOn && job.finishedOn) duration.observe(labels, (job.finishedOn - job.processedOn) / 1000);
-  };
-  worker.on('completed', (job) => finished('completed', job));
-  worker.on('failed', (job) => finished('failed', job));
+  for (const { queue, worker } of queues) {
+    const finished = (outcome: 'completed' | 'failed', job: { processedOn?: number | undefined; finishedOn?: number | undefined } | undefined) => {
+      const labels = { queue: queue.name, outcome };
+      outcomes.inc(labels);
+      if (job?.processedOn && job.finishedOn) duration.observe(labels, (job.finishedOn - job.processedOn) / 1000);
+    };
+    worker.on('completed', (job) => finished('completed', job));
+    worker.on('failed', (job) => finished('failed', job));
+  }
 }

@@ -24,21 +24,27 @@ import type { InsightCalendar } from './insight-calendar.js';
  * PostHog's `FunnelsQuery` (steps view), aggregated by person. Every query is a HogQL tree printed
  * by the HogQL printer, so the tenant guard is the printer's alone.
  *
- * 18.16's `windowFunnel` takes no mode (no 'strict') and gives no step times, so the funnel is
- * computed from each person's events as arrays, sorted by time:
+ * 18.16's `windowFunnel` takes no mode (no 'strict') and gives no step times, and 18.16 has no
+ * `arrayFold` to replay PostHog's `aggregate_funnel` UDF event by event, so the funnel is computed
+ * from each person's events as arrays, sorted by time, with the UDF's outcome:
  * - ordered: from every step-1 event, each next step is the person's first matching event after the
- *   previous step's event, within the window of the first step (greedy earliest matching, which
- *   reaches as far as `windowFunnel` does). The person's funnel is the start reaching furthest,
- *   the earliest such start on a tie; its step times give the conversion times.
- * - strict: the same, but each next step must be the person's very next event (of any kind).
- * - unordered: from every event of any step, the steps done within the window from it; the
- *   conversion times are between the reached steps' first times, in time order. An event matching
- *   two steps counts for both (approximation).
- * - exclusions (ordered and strict): a person whose chosen funnel has an excluded event strictly
- *   between its `funnelFromStep` and `funnelToStep` events (the later one reached) is dropped.
- * - breakdown: the value of the funnel's first event (PostHog's first-touch attribution); a person
- *   is counted once per value their funnels start with.
- * Times are whole seconds (the stored timestamps'); events of one second sort by the earliest step they match.
+ *   previous step's, within the window of the start. The UDF restarts the path at every step-1
+ *   event, so where several starts reach a step at the same event, its path is the latest start's
+ *   (views at 00:00 and 23:59:59, then a sign-up: it converts from 23:59:59). The person's
+ *   funnel is the first path to reach the furthest step, and its step times are the conversion times.
+ * - strict: the same, but the events between two steps may only repeat the earlier step.
+ * - unordered (not the UDF's): from every event of any step, the steps done within the window from
+ *   it; the conversion times are between the reached steps' first times, in time order. The start
+ *   reaching most steps counts, the earliest on a tie; an event matching two steps counts for both.
+ * - exclusions (ordered and strict): an excluded event within the window while a path waits at a
+ *   step of the exclusion's range (reached it, not yet the next) excludes that path, even when the
+ *   next step never comes. An excluded path may still take that next step, no further; a person
+ *   whose furthest path is excluded (and no clean path reaches as far) is dropped.
+ * - breakdown: step-0 attribution: a person counts once per value of their first-step events, each
+ *   time with the paths starting from events of that value only.
+ * Times are whole seconds (the stored timestamps'); events of one second sort by the earliest step
+ * they match, and are not given the UDF's treatment of one moment's different events (it ignores
+ * exclusions among them, and strict funnels do not break on them).
  */
 export type FunnelOrderType = 'ordered' | 'strict' | 'unordered';
 export type FunnelWindowUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month';
@@ -153,6 +159,13 @@ export function buildFunnelBreakdownValuesQuery({ request, period, now, cal }: F
   return buildBreakdownValuesQuery({ request: trendsRequest, series: trendsRequest.series[0]!, period, interval: 'day', now, cal });
 }
 
+/**
+ * A path's rank as one Int64, ordered as the tuple (steps, clean, -last index, start index) would be
+ * (argMax by a tuple is several times slower): a person's funnel events are fewer than 10^8.
+ */
+const rank = (steps: Expr, clean: Expr, lastIndex: Expr, start: Expr): Expr =>
+  plus(minus(plus(call('multiply', steps, num(1e17)), call('multiply', clean, num(1e16))), call('multiply', lastIndex, num(1e8))), start);
+
 const stepAt = (k: number) => `step_${k}`;
 const flagsOf = (k: number) => `flags_${k}`;
 const exclusionAt = (e: number) => `exclusion_${e}`;
@@ -185,7 +198,8 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
     // Events of one second sort by the earliest step they are.
     alias('event_rank', call('multiIf', ...stepConditions.flatMap((c, k) => [c, num(k)]), num(n))),
     ...stepConditions.map((c, k) => alias(stepAt(k), flag(c))),
-    ...exclusionConditions.map((c, e) => alias(exclusionAt(e), flag(c))),
+    // An event that is a step is not an exclusion (PostHog refuses exclusions that are steps anyway).
+    ...exclusionConditions.map((c, e) => alias(exclusionAt(e), flag(and([c, { node: 'Not', expr: or(stepConditions) }])))),
   ];
   if (breakdown) {
     const value = breakdownValueExpr(request.breakdownFilter!);
@@ -223,7 +237,7 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
   // 3. Per start: the index of each step reached (0 when not), the steps reached, the conversion times.
   const startTime = call('arrayElement', field('times'), field('start_index'));
   const deadline = plus(startTime, num(window));
-  const chain: Expr[] = [field('aggregation_target')];
+  const chain: Expr[] = [field('aggregation_target'), field('start_index')];
   if (broken) chain.push(alias('breakdown_value', call('arrayElement', field('breakdowns'), field('start_index'))));
   const firstFrom = (k: number, after: (i: Expr) => Expr) =>
     call('arrayFirst', lambda(['i', 'f', 't'], and([compare('==', field('f'), num(1)), after(field('i')), compare('<=', field('t'), deadline)])), enumerate, field(flagsOf(k)), field('times'));
@@ -238,6 +252,8 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
       chain.push(alias(conversionOf(k), ifElse(compare('>', field('steps'), num(k)), minus(call('arrayElement', field('reached_times'), num(k + 1)), call('arrayElement', field('reached_times'), num(k))), num(0))));
     }
     chain.push(alias('excluded', num(0)));
+    chain.push(alias('funnel_steps', field('steps')));
+    chain.push(alias('funnel_key', rank(field('steps'), num(1), num(0), minus(num(0), field('start_index')))));
   } else {
     chain.push(alias(indexOf(0), field('start_index')));
     for (let k = 1; k < n; k++) {
@@ -245,9 +261,17 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
       const next =
         order === 'strict'
           ? (() => {
-              const following = plus(previous, num(1));
-              const isNext = and([compare('==', call('arrayElement', field(flagsOf(k)), following), num(1)), compare('<=', call('arrayElement', field('times'), following), deadline)]);
-              return ifElse(isNext, following, num(0));
+              // PostHog's strict funnel clears every step an event is not: the path waits through
+              // repeats of its step, and the first other event must be the next step.
+              const decisive = call(
+                'arrayFirst',
+                lambda(['i', 'f', 'p'], and([compare('>', field('i'), previous), or([compare('==', field('f'), num(1)), compare('==', field('p'), num(0))])])),
+                enumerate,
+                field(flagsOf(k)),
+                field(flagsOf(k - 1)),
+              );
+              const isNext = and([compare('>', decisive, num(0)), compare('==', call('arrayElement', field(flagsOf(k)), decisive), num(1)), compare('<=', call('arrayElement', field('times'), decisive), deadline)]);
+              return ifElse(isNext, decisive, num(0));
             })()
           : firstFrom(k, (i) => compare('>', i, previous));
       chain.push(alias(indexOf(k), ifElse(compare('==', previous, num(0)), num(0), next)));
@@ -257,44 +281,70 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
       const time = (j: number) => call('arrayElement', field('times'), field(indexOf(j)));
       chain.push(alias(conversionOf(k), ifElse(compare('>', field(indexOf(k)), num(0)), minus(time(k), time(k - 1)), num(0))));
     }
-    const excludedBy = exclusions.map((x, e) =>
-      and([
-        compare('>', field(indexOf(x.funnelToStep)), num(0)),
-        call(
-          'arrayExists',
-          lambda(['i', 'x'], and([compare('==', field('x'), num(1)), compare('>', field('i'), field(indexOf(x.funnelFromStep))), compare('<', field('i'), field(indexOf(x.funnelToStep)))])),
-          enumerate,
-          field(exclusionFlagsOf(e)),
-        ),
-      ]),
-    );
-    chain.push(alias('excluded', excludedBy.length ? ifElse(or(excludedBy), num(1), num(0)) : num(0)));
+    // An excluded event within the window while the path waits at step j excludes it; it may still
+    // take step j + 1 (which can be the person's furthest), no further.
+    const excludedAt: [number, Expr][] = [];
+    for (let j = 0; j < n - 1; j++) {
+      const covering = exclusions.flatMap((x, e) => (x.funnelFromStep <= j && j < x.funnelToStep ? [e] : []));
+      if (!covering.length) continue;
+      const waiting = and([
+        or(covering.map((e) => compare('==', field(`x${e}`), num(1)))),
+        compare('>', field('i'), field(indexOf(j))),
+        or([compare('==', field(indexOf(j + 1)), num(0)), compare('<', field('i'), field(indexOf(j + 1)))]),
+        compare('<=', field('t'), deadline),
+      ]);
+      const exists = call('arrayExists', lambda(['i', 't', ...covering.map((e) => `x${e}`)], waiting), enumerate, field('times'), ...covering.map((e) => field(exclusionFlagsOf(e))));
+      excludedAt.push([j, and([compare('>', field(indexOf(j)), num(0)), exists])]);
+    }
+    chain.push(alias('excluded', excludedAt.length ? ifElse(or(excludedAt.map(([, cond]) => cond)), num(1), num(0)) : num(0)));
+    const cappedSteps = excludedAt.length ? call('multiIf', ...excludedAt.flatMap(([j, cond]) => [cond, call('least', field('steps'), num(j + 2))]), field('steps')) : field('steps');
+    chain.push(alias('funnel_steps', cappedSteps));
+    chain.push(alias('last_index', call('arrayElement', { node: 'Array', exprs: steps.map((_, k) => field(indexOf(k))) }, field('funnel_steps'))));
+    // The person's funnel is the first path to reach the furthest step (a clean one before an
+    // excluded one); of the starts reaching it at one event, the latest is PostHog's path.
+    if (!exclusions.length) chain.push(alias('funnel_key', rank(field('funnel_steps'), num(1), field('last_index'), field('start_index'))));
   }
-  chain.push(alias('start_key', minus(call('multiply', field('steps'), num(1_000_000_000)), field('start_index'))));
   const chainQuery: SelectQuery = { node: 'SelectQuery', select: chain, select_from: from(startsQuery) };
 
-  // 4. Per person (and first-touch breakdown value): the start reaching furthest, the earliest on a tie.
-  const best = (name: string) => call('argMax', field(name), field('start_key'));
+  // 4. Per person (and breakdown value of the start): the path the key ranks first. With exclusions,
+  // the paths reaching a step at one event are first made one, the latest start's: the earlier ones
+  // are paths PostHog's UDF already replaced, whose exclusions do not count.
+  const conversionNames = steps.slice(1).map((_, j) => conversionOf(j + 1));
+  const prefix = exclusions.length ? 'path_' : '';
+  const latest = (name: string) => alias(`${prefix}${name}`, call('argMax', field(name), field('start_index')));
+  const brokenBy = broken ? [field('breakdown_value')] : [];
+  const paths: SelectQuery = exclusions.length
+    ? {
+        node: 'SelectQuery',
+        select: [field('aggregation_target'), ...brokenBy, field('funnel_steps'), field('last_index'), latest('excluded'), ...conversionNames.map(latest)],
+        select_from: from(chainQuery),
+        group_by: [field('aggregation_target'), ...brokenBy, field('funnel_steps'), field('last_index')],
+      }
+    : chainQuery;
+  const key = exclusions.length ? rank(field('funnel_steps'), minus(num(1), field('path_excluded')), field('last_index'), num(0)) : field('funnel_key');
+  const best = (name: string) => call('argMax', field(`${prefix}${name}`), key);
   const personFunnel: SelectQuery = {
     node: 'SelectQuery',
     select: [
       field('aggregation_target'),
-      ...(broken ? [field('breakdown_value')] : []),
-      alias('person_steps', call('max', field('steps'))),
+      ...brokenBy,
+      alias('person_steps', call('max', field('funnel_steps'))),
       alias('person_excluded', best('excluded')),
-      ...steps.slice(1).map((_, j) => alias(`person_${conversionOf(j + 1)}`, best(conversionOf(j + 1)))),
+      ...conversionNames.map((name) => alias(`person_${name}`, best(name))),
     ],
-    select_from: from(chainQuery),
-    group_by: [field('aggregation_target'), ...(broken ? [field('breakdown_value')] : [])],
+    select_from: from(paths),
+    group_by: [field('aggregation_target'), ...brokenBy],
   };
 
-  // 5. Per breakdown value: persons reaching each step, and the conversion times of those reaching it.
+  // 5. Per breakdown value: persons reaching each step, and the conversion times of those reaching
+  // it, zero times left out as PostHog leaves them.
   const reached = (k: number) => compare('>=', field('person_steps'), num(k + 1));
+  const timed = (k: number) => and([reached(k), compare('>', field(`person_${conversionOf(k)}`), num(0))]);
   const select: Expr[] = [...(broken ? [field('breakdown_value')] : [])];
   steps.forEach((_, k) => select.push(alias(`count_${k}`, call('countIf', reached(k)))));
   for (let k = 1; k < n; k++) {
-    select.push(alias(`average_${k}`, call('avgIf', field(`person_${conversionOf(k)}`), reached(k))));
-    select.push(alias(`median_${k}`, call('medianIf', field(`person_${conversionOf(k)}`), reached(k))));
+    select.push(alias(`average_${k}`, call('avgIf', field(`person_${conversionOf(k)}`), timed(k))));
+    select.push(alias(`median_${k}`, call('medianIf', field(`person_${conversionOf(k)}`), timed(k))));
   }
   const rows = broken ? breakdown!.values.length + 1 : 1;
   if (rows > MAX_LIMIT) throw queryError(`The funnel would have ${rows} breakdown values, more than ${MAX_LIMIT}: lower breakdown_limit`);
