@@ -116,7 +116,6 @@ describe('a batch export run', () => {
   });
 
   it('exports persons changed in the window, one record per distinct id', async () => {
-    const receiver = await batchReceiver();
     const database = uniqueName('export_persons').toLowerCase().replace(/[^a-z0-9_]/g, '_');
     const destination = await destinationDatabase(database);
     const now = new Date();
@@ -129,16 +128,15 @@ describe('a batch export run', () => {
       { team_id: tenant.project.id, distinct_id: 'p-a', person_id: person, is_deleted: 0, version: 1 },
       { team_id: tenant.project.id, distinct_id: 'p-b', person_id: person, is_deleted: 0, version: 2 },
     ]);
-    const row = await store.create(tenant.project.id, { name: 'persons', model: 'persons', destination: { type: 'Postgres', config: { ...destination, table_name: 'persons' } }, interval: 'hour', paused: true, start_at: null, end_at: null }, now);
-    await store.createBackfill(row, new Date(now.getTime() - 3_600_000), now);
-    const runs = (await store.runs(row.id, 10, 0)).results;
-    for (const run of runs) await executeRun(run.id, executorDeps(), false);
+    // The rows above were stored (their _timestamp) within the minute before this window ends.
+    const window = { start: new Date(now.getTime() - 3_600_000), end: new Date(now.getTime() + 60_000) };
+    const { runId } = await exportWithRun(tenant.project.id, 'Postgres', { ...destination, table_name: 'persons' }, 'persons', window);
+    expect(await executeRun(runId, executorDeps(), false)).toBe('completed');
     const client = new pg.Client({ connectionString: config.databaseUrl.replace(/\/[^/]+$/, `/${database}`) });
     await client.connect();
     const { rows } = await client.query('SELECT distinct_id, person_id::text AS person_id, properties FROM persons ORDER BY distinct_id');
     await client.end();
     expect(rows.map((r) => [r.distinct_id, r.person_id, r.properties.plan])).toEqual([['p-a', person, 'pro'], ['p-b', person, 'pro']]);
-    await receiver.close();
   });
 });
 
