@@ -8,13 +8,27 @@ export function nextGroupTypeIndex(taken: readonly number[]): number | null {
   return null;
 }
 
-/** `$groups: {type: key}` as the event's `$group_0..4` columns; unknown types are left out. */
+/** The `{type: key}` pairs of `$groups` that link the event to a group: a key must be a string or a number. */
+function groupLinks(groups: unknown): [string, string][] {
+  if (groups === null || typeof groups !== 'object' || Array.isArray(groups)) return [];
+  const links: [string, string][] = [];
+  for (const [type, key] of Object.entries(groups as Record<string, unknown>)) {
+    if (type !== '' && (typeof key === 'string' || typeof key === 'number')) links.push([type, String(key)]);
+  }
+  return links;
+}
+
+/** The group types an event's `$groups` links it through, in the order the event names them. */
+export function groupTypesOf(groups: unknown): string[] {
+  return groupLinks(groups).map(([type]) => type);
+}
+
+/** `$groups: {type: key}` as the event's `$group_0..4` columns; types without an index are left out. */
 export function groupColumns(groups: unknown, mapping: ReadonlyMap<string, number>): GroupColumns {
   const columns: GroupColumns = ['', '', '', '', ''];
-  if (groups === null || typeof groups !== 'object' || Array.isArray(groups)) return columns;
-  for (const [type, key] of Object.entries(groups as Record<string, unknown>)) {
+  for (const [type, key] of groupLinks(groups)) {
     const index = mapping.get(type);
-    if (index !== undefined && (typeof key === 'string' || typeof key === 'number')) columns[index] = String(key);
+    if (index !== undefined) columns[index] = key;
   }
   return columns;
 }

@@ -10,7 +10,7 @@ export {
 } from './person-property-updates.js';
 export { planMerge, mergeIdsOf, IDENTIFYING_EVENTS, type MergePlan, type MergeRequest, type PersonSnapshot } from './merge-plan.js';
 export { personlessPersonId, processesPersonProfile, stripPersonUpdates, PERSON_EVENTS } from './personless.js';
-export { nextGroupTypeIndex, groupColumns, readGroupIdentify, mergeGroupProperties, MAX_GROUP_TYPES, type GroupColumns, type GroupIdentify } from './groups.js';
+export { nextGroupTypeIndex, groupColumns, groupTypesOf, readGroupIdentify, mergeGroupProperties, MAX_GROUP_TYPES, type GroupColumns, type GroupIdentify } from './groups.js';
 export { parseEvent, surveyWarning, type ParsedEvent, type RawEvent } from './parse-event.js';
 export { planSplit, splitPersonUuid } from './split-plan.js';
 export { groupByPersons, type GroupableEvent } from './person-groups.js';

@@ -3,6 +3,7 @@ import {
   computeTimestamp,
   extractPersonUpdates,
   groupColumns,
+  groupTypesOf,
   initialPersonProperties,
   isIllegalDistinctId,
   mergeGroupProperties,
@@ -219,6 +220,11 @@ describe('groups', () => {
   it('maps $groups to the $group_N columns, leaving out unknown types', () => {
     expect(groupColumns({ company: 'acme', team: 7, unknown: 'x' }, new Map([['company', 0], ['team', 3]]))).toEqual(['acme', '', '', '7', '']);
     expect(groupColumns('nope', new Map())).toEqual(['', '', '', '', '']);
+  });
+
+  it('reads the group types $groups links through, in order, skipping keys that are not strings or numbers', () => {
+    expect(groupTypesOf({ team: 7, company: 'acme', broken: { a: 1 }, none: null })).toEqual(['team', 'company']);
+    expect(groupTypesOf(['company'])).toEqual([]);
   });
 
   it('$groupidentify needs a type and a key', () => {

@@ -251,3 +251,57 @@ describe('pages across look-back windows', () => {
     expect(pages.map((p) => p.next === null)).toEqual([false, false, true]);
   });
 });
+
+describe('stored event fields', () => {
+  let other: TestTenant;
+  const get = (id: string) => api.request('GET', `/api/environments/${other.project.id}/events/${id}/`, other.personalApiKey);
+  const listOther = (query: string) => api.request('GET', `/api/environments/${other.project.id}/events/${query}`, other.personalApiKey);
+  beforeAll(async () => {
+    other = await createTestTenant(api.pool, api.config);
+  });
+
+  it('elements are the elements_chain read as PostHog reads it, innermost first', async () => {
+    const chain = 'button.btn.primary:attr__data-attr="save"attr_id="save"nth-child="2"nth-of-type="1"text="Save";form:nth-child="1"nth-of-type="1"';
+    const autocapture = row(200, { team_id: other.project.id, event: '$autocapture', elements_chain: chain });
+    const plain = row(201, { team_id: other.project.id });
+    await api.clickhouse.insert('events', COLUMNS, [autocapture, plain]);
+    const { body } = await get(autocapture.uuid);
+    expect(body.elements_chain).toBe(chain);
+    expect(JSON.parse(body.elements)).toEqual([
+      { text: 'Save', tag_name: 'button', attr_class: ['btn', 'primary'], href: null, attr_id: 'save', nth_child: 2, nth_of_type: 1, attributes: { 'attr__data-attr': 'save' }, order: 0 },
+      { text: null, tag_name: 'form', attr_class: null, href: null, attr_id: null, nth_child: 1, nth_of_type: 1, attributes: {}, order: 1 },
+    ]);
+    expect(JSON.parse((await get(plain.uuid)).body.elements)).toEqual([]);
+  });
+
+  it('person is the distinct id’s current person: a pageview sent before identify names the merged person', async () => {
+    // The pageview's row recorded the anonymous person; identify merged it into the user's since.
+    const anonymousPerson = randomUUID();
+    const merged = randomUUID();
+    const pageview = row(202, { team_id: other.project.id, distinct_id: 'anon-1', person_id: anonymousPerson, person_properties: '{"$browser":"Chrome"}' });
+    const personless = row(203, { team_id: other.project.id, distinct_id: 'personless-1', person_id: randomUUID(), person_properties: '{}' });
+    await api.clickhouse.insert('events', COLUMNS, [pageview, personless]);
+    const person = await api.pool.query<{ id: number }>(
+      `INSERT INTO persons (uuid, team_id, properties, is_identified, created_at) VALUES ($1, $2, $3, true, now()) RETURNING id`,
+      [merged, other.project.id, { email: 'ann@example.com', $browser: 'Chrome' }],
+    );
+    await api.pool.query(`INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, 'ann', $2), ($1, 'anon-1', $2)`, [other.project.id, person.rows[0]!.id]);
+
+    const shown = JSON.parse((await get(pageview.uuid)).body.person);
+    expect(shown).toEqual({ id: merged, distinct_ids: ['anon-1'], properties: { email: 'ann@example.com', $browser: 'Chrome' } });
+    const byPerson = await listOther(q({ person_id: String(person.rows[0]!.id) }));
+    expect(byPerson.body.results.map((e: { id: string; person: string }) => [e.id, JSON.parse(e.person).id])).toEqual([[pageview.uuid, merged]]);
+    // A distinct id without a person (a personless event's) shows the person recorded on the row.
+    expect(JSON.parse((await get(personless.uuid)).body.person)).toMatchObject({ id: personless.person_id, properties: {} });
+  });
+
+  it('$screen events, the mobile page view, are listed with their $screen_name and filter by it', async () => {
+    const home = row(204, { team_id: other.project.id, event: '$screen', properties: JSON.stringify({ $screen_name: 'Home', $lib: 'posthog-ios' }) });
+    const settings = row(205, { team_id: other.project.id, event: '$screen', properties: JSON.stringify({ $screen_name: 'Settings', $lib: 'posthog-ios' }) });
+    await api.clickhouse.insert('events', COLUMNS, [home, settings]);
+    const screens = await listOther(q({ event: '$screen' }));
+    expect(screens.body.results.map((e: { properties: string }) => JSON.parse(e.properties).$screen_name)).toEqual(['Settings', 'Home']);
+    const named = await listOther(q({ event: '$screen', properties: JSON.stringify([{ key: '$screen_name', value: 'Home', operator: 'exact', type: 'event' }]) }));
+    expect(named.body.results.map((e: { id: string }) => e.id)).toEqual([home.uuid]);
+  });
+});

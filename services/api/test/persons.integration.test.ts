@@ -149,6 +149,24 @@ describe('reading persons', () => {
     expect((await call('GET', 'activity/', undefined, personsOnly)).status).toBe(403);
     expect((await call('PATCH', `${ann.id}/`, { properties: { a: 1 } }, personsOnly)).status).toBe(403);
   });
+
+  it('requires person:write to delete, split, update_property, delete_property and bulk_delete, changing nothing without it', async () => {
+    const readOnly = await createKey(api.pool, api.config, tenant.user.id, ['person:read']);
+    const refused = await Promise.all([
+      call('DELETE', `${ann.id}/`, undefined, readOnly),
+      call('POST', `${ann.id}/split/`, {}, readOnly),
+      call('POST', `${ann.id}/update_property/?key=plan&value=free`, {}, readOnly),
+      call('POST', `${ann.id}/delete_property/?$unset=plan`, {}, readOnly),
+      call('POST', `bulk_delete/?ids=${ann.id}`, {}, readOnly),
+    ]);
+    for (const { status, body } of refused) {
+      expect(status).toBe(403);
+      expect(body.detail).toMatch(/person:write/);
+    }
+    const after = await call('GET', `${ann.id}/`);
+    expect(after.status).toBe(200);
+    expect(after.body).toMatchObject({ uuid: ann.uuid, distinct_ids: ann.distinct_ids, properties: { plan: 'pro' } });
+  });
 });
 
 describe('changing properties through ingestion', () => {

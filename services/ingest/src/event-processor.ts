@@ -10,6 +10,7 @@ import {
   computeTimestamp,
   groupByPersons,
   groupColumns,
+  groupTypesOf,
   mergeGroupProperties,
   parseEvent,
   processesPersonProfile,
@@ -161,10 +162,9 @@ export class EventProcessor implements MessageProcessor {
       }
     }
     const outcomes = await this.persons(prepared, rows, deadLetters, personFields);
-    await this.groupIdentifies(prepared.filter((_, i) => outcomes[i]), rows);
-    // Looked up once per project, not awaited once per event.
-    const groupTypes = new Map<number, Map<string, number>>();
-    for (const teamId of new Set(prepared.map((p) => p.teamId))) groupTypes.set(teamId, await this.deps.groups.mapping(teamId));
+    const kept = prepared.filter((_, i) => outcomes[i]);
+    await this.groupIdentifies(kept, rows);
+    const groupTypes = await this.groupTypes(kept);
     for (let i = 0; i < prepared.length; i += 1) {
       const outcome = outcomes[i];
       if (outcome) this.eventRow(prepared[i]!, outcome, groupTypes.get(prepared[i]!.teamId)!, heads, personFields, rows);
@@ -203,6 +203,24 @@ export class EventProcessor implements MessageProcessor {
         version: group.version,
       });
     }
+  }
+
+  /**
+   * Each project's group types once the chunk's `$groups` are read: a type new to its project is
+   * given the next free index on first use, as PostHog does, so an event can name a group before
+   * any `$groupidentify` of its type. A project's mapping is looked up once, not once per event.
+   */
+  private async groupTypes(prepared: readonly Prepared[]): Promise<Map<number, Map<string, number>>> {
+    const groupTypes = new Map<number, Map<string, number>>();
+    for (const p of prepared) {
+      let mapping = groupTypes.get(p.teamId) ?? (await this.deps.groups.mapping(p.teamId));
+      for (const type of groupTypesOf(p.groups)) {
+        // A sixth type gets no index; its link is dropped with a warning when the row is written.
+        if (!mapping.has(type) && (await this.deps.groups.indexFor(p.teamId, type)) !== null) mapping = await this.deps.groups.mapping(p.teamId);
+      }
+      groupTypes.set(p.teamId, mapping);
+    }
+    return groupTypes;
   }
 
   /** Parsing, project and timestamp: everything about an event that needs no person. */
@@ -341,8 +359,11 @@ export class EventProcessor implements MessageProcessor {
   private eventRow(p: Prepared, outcome: Outcome, groupTypes: Map<string, number>, heads: EventHeads, personFields: EncodedJsonFields, rows: RowBuffer): void {
     const { teamId, processedAt } = p;
     const person = outcome.person;
-    const warnings = outcome.warnings.length === 0 ? p.warnings : [...p.warnings, ...outcome.warnings];
+    let warnings: readonly Warning[] = outcome.warnings.length === 0 ? p.warnings : [...p.warnings, ...outcome.warnings];
     const groups = groupColumns(p.groups, groupTypes);
+    for (const groupType of groupTypesOf(p.groups)) {
+      if (!groupTypes.has(groupType)) warnings = [...warnings, { type: 'group_type_limit_reached', details: { groupType } }];
+    }
     for (const w of warnings) {
       rows.addWarning({ team_id: teamId, source: 'ingest', type: w.type, details: JSON.stringify({ ...w.details, eventUuid: p.uuid }), timestamp: processedAt });
     }

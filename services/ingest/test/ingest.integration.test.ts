@@ -170,11 +170,36 @@ describe('groups, timestamps and warnings', () => {
   it('$groupidentify creates the group and $groups fills the $group_N column', async () => {
     const user = id('user');
     await h.send([{ event: '$groupidentify', distinct_id: user, properties: { $group_type: 'company', $group_key: 'acme', $group_set: { name: 'Acme' } } }]);
-    const [event] = await h.send([{ event: 'used', distinct_id: user, properties: { $groups: { company: 'acme', unknown: 'x' } } }]);
+    const [event] = await h.send([{ event: 'used', distinct_id: user, properties: { $groups: { company: 'acme' } } }]);
     const row = await eventByUuid(event!);
     expect(row.group_0).toBe('acme');
     const { rows } = await h.pool.query<{ properties: Record<string, unknown> }>('SELECT properties FROM groups WHERE team_id = $1 AND group_key = $2', [h.tenant.project.id, 'acme']);
     expect(rows[0]!.properties).toEqual({ name: 'Acme' });
+  });
+
+  it('$groups of a type no $groupidentify registered registers it, up to five per project; past five the link is dropped with a warning', async () => {
+    const user = id('grouped');
+    const registered = async () =>
+      (await h.pool.query<{ group_type: string; group_type_index: number }>('SELECT group_type, group_type_index FROM group_type_mappings WHERE team_id = $1', [h.tenant.project.id])).rows;
+    // Other tests of the project may have registered types: fill the remaining slots, then one more.
+    const room = 5 - (await registered()).length;
+    const types = Array.from({ length: room + 1 }, (_, i) => `${user}-type-${i}`);
+    const [event] = await h.send([{ event: 'used', distinct_id: user, properties: { $groups: Object.fromEntries(types.map((type, i) => [type, `key-${i}`])) } }]);
+    await eventByUuid(event!);
+    const indexes = new Map((await registered()).map((r) => [r.group_type, r.group_type_index]));
+    expect(indexes.size).toBe(5);
+    const sixth = types.pop()!;
+    expect(indexes.has(sixth)).toBe(false);
+    const [columns] = await h.clickhouse.query<Record<string, string>>(
+      sql`SELECT group_0, group_1, group_2, group_3, group_4 FROM events WHERE team_id = ${h.tenant.project.id} AND toString(uuid) = ${event!} LIMIT 1`,
+    );
+    types.forEach((type, i) => expect(columns![`group_${indexes.get(type)}`]).toBe(`key-${i}`));
+    expect(Object.values(columns!)).not.toContain(`key-${room}`);
+    // Registering a type is not creating a group: `$groups` alone never does.
+    const { rows: groups } = await h.pool.query('SELECT 1 FROM groups WHERE team_id = $1 AND group_key LIKE $2', [h.tenant.project.id, 'key-%']);
+    expect(groups).toEqual([]);
+    const limit = await waitFor(async () => (await warnings('group_type_limit_reached')).find((w) => w.details.includes(event!)), { what: 'group type limit warning' });
+    expect(JSON.parse(limit.details)).toMatchObject({ groupType: sixth, eventUuid: event });
   });
 
   it('corrects clock skew with sent_at and records an invalid timestamp as a warning', async () => {

@@ -113,6 +113,12 @@ async function pageInWidening(clickhouse: ClickHouse, filters: EventFilters, lim
   return clickhouse.query<{ id: string; ts: string }>(pageOfEventsQuery(filters, limit, offset));
 }
 
+/** Rows as stored events, each naming its distinct id's current person. */
+async function storedEvents(persons: PersonStore, teamId: number, rows: readonly EventRow[]): Promise<StoredEvent[]> {
+  const current = await persons.ofDistinctIds(teamId, rows.map((row) => row.distinct_id));
+  return rows.map((row) => toStoredEvent(row, current.get(row.distinct_id)));
+}
+
 /** The full rows of a page of ids, in the page's order. */
 async function eventsOfPage(clickhouse: ClickHouse, teamId: number, page: readonly { id: string; ts: string }[]): Promise<EventRow[]> {
   if (page.length === 0) return [];
@@ -174,7 +180,7 @@ export function eventRoutes(deps: EventRouteDeps): Router {
     }
     const page = await clientQuery(() => pageInWidening(deps.clickhouse, filters, query.limit, query.offset, now));
     const rows = await clientQuery(() => eventsOfPage(deps.clickhouse, teamId, page.slice(0, query.limit)));
-    const results = rows.map(toStoredEvent);
+    const results = await storedEvents(deps.persons, teamId, rows);
     if (query.format === 'csv') return sendCsv(res, STORED_EVENT_FIELDS, results.map((e) => STORED_EVENT_FIELDS.map((f) => e[f])));
     res.json({ next: next(page.length), results });
   });
@@ -191,10 +197,11 @@ export function eventRoutes(deps: EventRouteDeps): Router {
   });
 
   router.get('/:id', requireScopes('query:read'), documented({ summary: 'Retrieve one stored event' }), async (req, res) => {
-    const rows = await deps.clickhouse.query<EventRow>(listEventsQuery({ teamId: projectOf(req).id, uuid: String(req.params.id) }, 1, 0));
+    const teamId = projectOf(req).id;
+    const rows = await deps.clickhouse.query<EventRow>(listEventsQuery({ teamId, uuid: String(req.params.id) }, 1, 0));
     const row = rows[0];
     if (!row) throw notFound(`Event ${req.params.id} does not exist in this project.`);
-    const event = toStoredEvent(row);
+    const event = (await storedEvents(deps.persons, teamId, [row]))[0]!;
     if (req.query.format === 'csv') return sendCsv(res, STORED_EVENT_FIELDS, [STORED_EVENT_FIELDS.map((f) => event[f])]);
     res.json(event);
   });

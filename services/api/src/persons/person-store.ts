@@ -73,6 +73,17 @@ export class PersonStore {
     return rows[0] ?? null;
   }
 
+  /** The person each of these distinct ids belongs to now; ids without a person are left out. */
+  async ofDistinctIds(teamId: number, distinctIds: readonly string[]): Promise<Map<string, StoredPerson>> {
+    if (distinctIds.length === 0) return new Map();
+    const { rows } = await this.pool.query<StoredPerson & { distinct_id: string }>(
+      `SELECT d.distinct_id, ${PERSON_RECORD_COLUMNS} FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+        WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[])`,
+      [teamId, [...new Set(distinctIds)]],
+    );
+    return new Map(rows.map(({ distinct_id, ...person }) => [distinct_id, person]));
+  }
+
   /** Person ids for a mix of integer ids, person uuids and distinct ids; unknown ones are left out. */
   async resolveIds(teamId: number, ids: readonly string[], distinctIds: readonly string[]): Promise<number[]> {
     const numeric = ids.map((id) => rowId(id, 'bigint')).filter((id) => id !== null);
