@@ -233,6 +233,7 @@ const FUNCTIONS: Record<string, FunctionSpec> = {
   arrayAll: lambda('arrayAll', 1),
   arrayCount: lambda('arrayCount', 1),
   arraySum: lambda('arraySum', 1),
+  arrayCumSum: lambda('arrayCumSum', 1),
   arrayFirst: lambda('arrayFirst', 2),
   arraySort: lambda('arraySort', 1),
 

@@ -97,7 +97,8 @@ describe('runFunnelsQuery (steps), counting persons', () => {
     expect(counts(steps)).toEqual([7, 6, 2]);
     expect(steps[0]).toMatchObject({ action_id: 'a', name: 'a', custom_name: null, order: 0, type: 'events', people: [], average_conversion_time: null, median_conversion_time: null });
     expect(response).toMatchObject({ is_cached: false, last_refresh: now.toISOString(), resolved_date_range: { date_from: '2024-01-01T00:00:00Z', date_to: '2024-01-31T23:59:59Z' } });
-    expect(response.hogql).toContain('arrayFirst');
+    expect(response.hogql).toContain('arrayCumSum');
+    expect(response.timings.map((t) => t.k)).toEqual(['./clickhouse_execute/0', './query', '.']);
   });
 
   it('gives the average and median time between each step and the one before, in seconds', async () => {

@@ -85,6 +85,20 @@ describe('POST .../query/ with a TrendsQuery', () => {
       ['$$_posthog_breakdown_other_$$', [1, 1, 0]],
     ]);
     expect(body.hasMore).toBe(true);
+    // A count needs one statement: "other" is what the top values leave of every value's count.
+    expect(body.timings.filter((t: { k: string }) => t.k.startsWith('./clickhouse_execute/'))).toHaveLength(1);
+  });
+
+  it('breaks a total value down in one statement for a count, and in two for unique users', async () => {
+    const breakdownFilter = { breakdown: '$browser', breakdown_limit: 1 };
+    const counted = await trends({ series: [pageviews], dateRange: JAN, breakdownFilter, trendsFilter: { display: 'ActionsPie' } });
+    expect(counted.body.results.map((r: { breakdown_value: string; aggregated_value: number }) => [r.breakdown_value, r.aggregated_value])).toEqual([
+      ['Chrome', 2],
+      ['$$_posthog_breakdown_other_$$', 2],
+    ]);
+    const users = await trends({ series: [{ ...pageviews, math: 'dau' }], dateRange: JAN, breakdownFilter });
+    expect(users.status).toBe(200);
+    expect(users.body.timings.filter((t: { k: string }) => t.k.startsWith('./clickhouse_execute/'))).toHaveLength(2);
   });
 
   it('breaks down by a person property through the distinct id', async () => {

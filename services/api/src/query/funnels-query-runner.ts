@@ -9,7 +9,7 @@ import {
   type FunnelStepResult,
   type FunnelsQueryRequest,
 } from './funnels-query.js';
-import { seconds, type InsightResponse, type InsightRunDeps } from './insight-series.js';
+import { seconds, timedRun, type InsightResponse, type InsightRunDeps } from './insight-series.js';
 import { firstEventQuery, momentOf } from './first-event.js';
 import { topBreakdownValues } from './trends-query.js';
 
@@ -25,7 +25,9 @@ export interface FunnelsQueryResponse extends Omit<InsightResponse<never>, 'resu
 export async function runFunnelsQuery(request: FunnelsQueryRequest, deps: InsightRunDeps): Promise<FunnelsQueryResponse> {
   const started = performance.now();
   validateFunnelsQuery(request);
-  const query = async (ast: SelectQuery) => (await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse)).data;
+  const timings: { k: string; t: number }[] = [];
+  const run = timedRun(deps, timings);
+  const query = async (ast: SelectQuery) => (await run(printQuery(ast, { teamId: deps.teamId }).clickhouse)).data;
 
   let earliest: Date | null = null;
   if (request.dateRange?.date_from === 'all') {
@@ -47,7 +49,7 @@ export async function runFunnelsQuery(request: FunnelsQueryRequest, deps: Insigh
     hogql = printHogQL(ast);
     results = shapeFunnelResults(request, await query(ast), false);
   }
-  const timings = [{ k: './query', t: seconds(started) }, { k: '.', t: seconds(started) }];
+  timings.push({ k: './query', t: seconds(started) }, { k: '.', t: seconds(started) });
 
   return {
     results,

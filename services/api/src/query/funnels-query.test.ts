@@ -76,6 +76,7 @@ describe('building the funnel query', () => {
     ['an exclusion out of the funnel', { funnelsFilter: { exclusions: [{ kind: 'EventsNode', event: 'x', funnelFromStep: 1, funnelToStep: 3 }] } }, /exclusions\[0\]/],
     ['an exclusion backwards', { funnelsFilter: { exclusions: [{ kind: 'EventsNode', event: 'x', funnelFromStep: 1, funnelToStep: 1 }] } }, /exclusions\[0\]/],
     ['exclusions when unordered', { funnelsFilter: { funnelOrderType: 'unordered', exclusions: [{ kind: 'EventsNode', event: 'x', funnelFromStep: 0, funnelToStep: 1 }] } }, /unordered/],
+    ['more steps and exclusions than the sort key has flags for', { series: Array.from({ length: 20 }, (_, k) => ({ kind: 'EventsNode' as const, event: `s${k}` })), funnelsFilter: { exclusions: Array.from({ length: 8 }, () => ({ kind: 'EventsNode' as const, event: 'x', funnelFromStep: 0, funnelToStep: 1 })) } }, /at most 27/],
     ['groups', { aggregation_group_type_index: 0 }, /aggregation_group_type_index/],
     ['cohort filters', { properties: [{ key: 'id', value: 1, type: 'cohort' } as never] }, /cohort/],
   ])('refuses %s with a query error', (_, extra, message) => {

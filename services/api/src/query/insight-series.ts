@@ -36,6 +36,17 @@ export interface InsightResponse<Result> {
 
 export const seconds = (from: number): number => Number(((performance.now() - from) / 1000).toFixed(6));
 
+/** Runs statements as `deps.run` does, adding each one's time to `timings` as `./clickhouse_execute/<n>`, to tell which one is slow. */
+export function timedRun(deps: InsightRunDeps, timings: { k: string; t: number }[]): (statement: string) => Promise<CompactResult> {
+  let statements = 0;
+  return async (statement) => {
+    const started = performance.now();
+    const result = await deps.run(statement);
+    timings.push({ k: `./clickhouse_execute/${statements++}`, t: seconds(started) });
+    return result;
+  };
+}
+
 /** The interval of a query, refused by name when it is not one the query buckets by. */
 export function intervalOf<I extends TrendsInterval>(value: unknown, allowed: readonly I[], fallback: I, kind: string): I {
   if (value === undefined || value === null) return fallback;

@@ -1,11 +1,14 @@
 import { printHogQL, printQuery, type SelectQuery } from '@tributary/hogql';
 import { firstEventQuery, momentOf } from './first-event.js';
-import { seconds, type InsightResponse, type InsightRunDeps } from './insight-series.js';
+import { seconds, timedRun, type InsightResponse, type InsightRunDeps } from './insight-series.js';
 import { parseFormula } from './trends-formula.js';
 import {
   BREAKDOWN_OTHER,
   DEFAULT_BREAKDOWN_LIMIT,
   applyFormula,
+  breakdownCountRows,
+  buildBreakdownCountQuery,
+  countsInOnePass,
   buildBreakdownValuesQuery,
   buildSeriesQuery,
   filterOf,
@@ -35,7 +38,8 @@ export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightR
   const interval = request.interval ?? 'day';
   const formulaText = request.trendsFilter?.formula?.trim() || null;
   const formula = formulaText ? await parseFormula(formulaText, request.series.length) : null;
-  const query = async (ast: SelectQuery) => (await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse)).data;
+  const run = timedRun(deps, timings);
+  const query = async (ast: SelectQuery) => (await run(printQuery(ast, { teamId: deps.teamId }).clickhouse)).data;
 
   let earliest: Date | null = null;
   if (request.dateRange?.date_from === 'all') {
@@ -57,6 +61,14 @@ export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightR
         const ast = buildSeriesQuery(input);
         hogql ??= printHogQL(ast);
         runs.push({ series, order, period, previous, rows: await query(ast) });
+        continue;
+      }
+      if (countsInOnePass(series)) {
+        const ast = buildBreakdownCountQuery(input);
+        hogql ??= printHogQL(ast);
+        const { rows, values, other } = breakdownCountRows(await query(ast), breakdownLimit, input);
+        hasMore ||= other;
+        runs.push({ series, order, period, previous, rows, breakdownValues: values });
         continue;
       }
       const top = topBreakdownValues(await query(buildBreakdownValuesQuery(input)), breakdownLimit);

@@ -4,7 +4,10 @@ import {
   BREAKDOWN_NULL,
   BREAKDOWN_OTHER,
   applyFormula,
+  breakdownCountRows,
+  buildBreakdownCountQuery,
   buildBreakdownValuesQuery,
+  countsInOnePass,
   buildSeriesQuery,
   shapeSeries,
   sortBreakdownResults,
@@ -100,6 +103,27 @@ describe('breakdowns', () => {
     const hogql = printHogQL(buildSeriesQuery(input, top));
     expect(hogql).toContain(`if(ifNull(properties.$browser, '${BREAKDOWN_NULL}') IN ('Chrome',), ifNull(properties.$browser, '${BREAKDOWN_NULL}'), '${BREAKDOWN_OTHER}') AS breakdown_value`);
     printQuery(buildSeriesQuery(input, top), { teamId: 1 });
+  });
+
+  it('counts in one statement: "other" is what the top values leave of every value\'s count, per bucket', () => {
+    expect(countsInOnePass(req.series[0]!)).toBe(true);
+    expect(countsInOnePass({ kind: 'EventsNode', event: 'e', math: 'dau' })).toBe(false);
+    const hogql = printHogQL(buildBreakdownCountQuery(input));
+    expect(hogql).toContain('arrayJoin([1, 0]) AS is_value');
+    expect(hogql).toMatch(/ORDER BY is_value ASC, total DESC, value ASC LIMIT 3$/);
+    printQuery(buildBreakdownCountQuery(input), { teamId: 1 });
+    const rows = [
+      [0, '', 9, ['2024-01-01', '2024-01-02'], [6, 3]],
+      [1, 'Chrome', 5, ['2024-01-01', '2024-01-02'], [3, 2]],
+      [1, 'Firefox', 4, ['2024-01-01', '2024-01-02'], [3, 1]],
+    ];
+    expect(breakdownCountRows(rows, 1, input)).toEqual({
+      rows: [['2024-01-01', 'Chrome', 3], ['2024-01-02', 'Chrome', 2], ['2024-01-01', BREAKDOWN_OTHER, 3], ['2024-01-02', BREAKDOWN_OTHER, 1]],
+      values: ['Chrome', BREAKDOWN_OTHER],
+      other: true,
+    });
+    expect(breakdownCountRows(rows, 2, input)).toMatchObject({ values: ['Chrome', 'Firefox'], other: false });
+    expect(breakdownCountRows([], 2, input)).toEqual({ rows: [], values: [], other: false });
   });
 
   it('shapes one result per value, zero-filled, "other" last', () => {

@@ -165,7 +165,7 @@ export function breakdownValueExpr(filter: NonNullable<TrendsQueryRequest['break
 
 export const hasBreakdown = (request: TrendsQueryRequest): boolean => Boolean(request.breakdownFilter?.breakdown);
 
-interface SeriesQueryInput {
+export interface SeriesQueryInput {
   request: TrendsQueryRequest;
   series: TrendsEventsNode;
   period: Period;
@@ -207,6 +207,10 @@ export function buildBreakdownValuesQuery(input: SeriesQueryInput): SelectQuery 
   };
 }
 
+function checkPoints(points: number): void {
+  if (points > MAX_LIMIT) throw queryError(`The chart would have ${points} points, more than ${MAX_LIMIT}: narrow the date range, lengthen the interval or lower breakdown_limit`);
+}
+
 /** The top `limit` values, and whether more were found (their rows go to the "other" series). */
 export function topBreakdownValues(rows: readonly unknown[][], limit: number): { values: string[]; other: boolean } {
   const values = rows.map((r) => String(r[0]));
@@ -240,7 +244,7 @@ export function buildSeriesQuery(input: SeriesQueryInput, breakdown?: { values: 
   select.push(alias('total', mathExpr(series)));
   // Every bucket and breakdown value fits in one answer, or the query is refused rather than cut short.
   const rows = (total ? 1 : input.period.buckets.length) * (breakdown ? breakdown.values.length + 1 : 1);
-  if (rows > MAX_LIMIT) throw queryError(`The chart would have ${rows} points, more than ${MAX_LIMIT}: narrow the date range, lengthen the interval or lower breakdown_limit`);
+  checkPoints(rows);
   return {
     node: 'SelectQuery',
     select,
@@ -250,6 +254,86 @@ export function buildSeriesQuery(input: SeriesQueryInput, breakdown?: { values: 
     ...(having && { having }),
     limit: constant(rows),
   };
+}
+
+/**
+ * A count can be broken down in one scan: "other" is every value's count less the top values'.
+ * A unique count cannot (a person may be in several values), nor a sum of floats exactly.
+ */
+export const countsInOnePass = (series: TrendsEventsNode): boolean => (series.math ?? 'total') === 'total';
+
+/**
+ * A count broken down in one statement: per value, `is_value` 1, the value, its total, and its
+ * buckets with their counts as two arrays, the top values first (one more than the limit, to tell
+ * whether an "other" is needed); before them one row with `is_value` 0 holding every value's.
+ */
+export function buildBreakdownCountQuery(input: SeriesQueryInput): SelectQuery {
+  const { request, interval, cal } = input;
+  const totalValue = isTotalValue(request);
+  const limit = request.breakdownFilter!.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT;
+  const bucket = totalValue ? [] : [alias('bucket', cal.bucketOf(field('timestamp'), interval))];
+  const byBucket = totalValue ? [] : [field('bucket')];
+  const counts: SelectQuery = {
+    node: 'SelectQuery',
+    select: [...bucket, alias('breakdown_value', breakdownValueExpr(request.breakdownFilter!)), alias('n', call('count'))],
+    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
+    where: whereOf(input),
+    group_by: [...byBucket, field('breakdown_value')],
+  };
+  // Each value's row, and again as part of the all-values row, summed per bucket.
+  const doubled: SelectQuery = {
+    node: 'SelectQuery',
+    select: [
+      alias('is_value', call('arrayJoin', { node: 'Array', exprs: [constant(1), constant(0)] })),
+      alias('value', call('if', compare('==', field('is_value'), constant(1)), field('breakdown_value'), constant(''))),
+      ...byBucket,
+      alias('n', call('sum', field('n'))),
+    ],
+    select_from: { node: 'JoinExpr', table: counts },
+    group_by: [field('is_value'), field('value'), ...byBucket],
+  };
+  return {
+    node: 'SelectQuery',
+    select: [
+      field('is_value'),
+      field('value'),
+      alias('total', call('sum', field('n'))),
+      alias('buckets', call('groupArray', totalValue ? constant(0) : field('bucket'))),
+      alias('counts', call('groupArray', field('n'))),
+    ],
+    select_from: { node: 'JoinExpr', table: doubled },
+    group_by: [field('is_value'), field('value')],
+    order_by: [
+      { node: 'OrderExpr', expr: field('is_value'), order: 'ASC' },
+      { node: 'OrderExpr', expr: field('total'), order: 'DESC' },
+      { node: 'OrderExpr', expr: field('value'), order: 'ASC' },
+    ],
+    limit: constant(limit + 2),
+  };
+}
+
+/** The one-statement count's rows as the series query's (`[bucket?, breakdown_value, total]`), with the values found, "other" last. */
+export function breakdownCountRows(rows: readonly unknown[][], limit: number, input: SeriesQueryInput): { rows: unknown[][]; values: string[]; other: boolean } {
+  const totalValue = isTotalValue(input.request);
+  const cells = (row: unknown[] | undefined) => {
+    const [buckets, counts] = [(row?.[3] ?? []) as unknown[], (row?.[4] ?? []) as unknown[]];
+    return buckets.map((bucket, i): [string, number] => [String(bucket), asNumber(counts[i])]);
+  };
+  const all = rows.find((row) => Number(row[0]) === 0);
+  const valueRows = rows.filter((row) => Number(row[0]) === 1);
+  const top = valueRows.slice(0, limit);
+  const other = valueRows.length > limit;
+  checkPoints((totalValue ? 1 : input.period.buckets.length) * (top.length + 1));
+  const out: unknown[][] = [];
+  const rest = new Map(cells(all));
+  for (const row of top) {
+    for (const [bucket, n] of cells(row)) {
+      out.push(totalValue ? [row[1], n] : [bucket, row[1], n]);
+      rest.set(bucket, (rest.get(bucket) ?? 0) - n);
+    }
+  }
+  if (other) for (const [bucket, n] of rest) if (n > 0) out.push(totalValue ? [BREAKDOWN_OTHER, n] : [bucket, BREAKDOWN_OTHER, n]);
+  return { rows: out, values: [...top.map((row) => String(row[1])), ...(other ? [BREAKDOWN_OTHER] : [])], other };
 }
 
 // ---- Results.
