@@ -13,6 +13,15 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** HOST: interface the HTTP services bind to. */
   host: string;
+  /**
+   * TRUSTED_PROXIES: the proxies whose X-Forwarded-For gives a client's address (GeoIP, an
+   * event's `ip`), comma-separated: addresses, CIDR ranges, or `loopback`, `linklocal`,
+   * `uniquelocal`, as Express's `trust proxy` takes them. The default trusts the address nginx
+   * connects from on one machine, and no other, not even the rest of 127/8; a load balancer in
+   * front of it must be added, or every client gets the proxy's address. A proxy not listed
+   * cannot set a client's address.
+   */
+  trustedProxies: string[];
   /** CAPTURE_PORT, DECIDE_PORT, API_PORT, INGEST_PORT, WORKER_PORT: health and HTTP ports. */
   capturePort: number;
   decidePort: number;
@@ -177,6 +186,7 @@ export const ENV_VARIABLES = {
   env: ['TRIBUTARY_ENV', 'development'],
   logLevel: ['LOG_LEVEL', 'info'],
   host: ['HOST', '127.0.0.1'],
+  trustedProxies: ['TRUSTED_PROXIES', '127.0.0.1,::1'],
   capturePort: ['CAPTURE_PORT', '8010'],
   decidePort: ['DECIDE_PORT', '8011'],
   apiPort: ['API_PORT', '8012'],
@@ -229,7 +239,7 @@ export const ENV_VARIABLES = {
   s3SecretAccessKey: ['S3_SECRET_ACCESS_KEY', 'tributary-secret'],
 } as const satisfies Record<keyof Config, readonly [string, string]>;
 
-type RawConfig = Omit<Config, 'kafkaBrokers' | 'serviceUrls'> & { kafkaBrokers: string; serviceUrls: string };
+type RawConfig = Omit<Config, 'kafkaBrokers' | 'serviceUrls' | 'trustedProxies'> & { kafkaBrokers: string; serviceUrls: string; trustedProxies: string };
 
 const port = { type: 'integer', minimum: 1, maximum: 65535 } as const;
 const schema: JSONSchemaType<RawConfig> = {
@@ -240,6 +250,7 @@ const schema: JSONSchemaType<RawConfig> = {
     env: { type: 'string', enum: ['development', 'test', 'production'] },
     logLevel: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     host: { type: 'string', minLength: 1 },
+    trustedProxies: { type: 'string', pattern: '^\\s*[0-9A-Za-z.:/]+\\s*(,\\s*[0-9A-Za-z.:/]+\\s*)*$' },
     capturePort: port,
     decidePort: port,
     apiPort: port,
@@ -314,9 +325,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrid
   }
   const typed = raw as unknown as RawConfig;
   const kafkaBrokers = typed.kafkaBrokers.split(',').map((b) => b.trim()).filter(Boolean);
+  const trustedProxies = typed.trustedProxies.split(',').map((p) => p.trim());
   const named = new Map(typed.serviceUrls.split(',').filter(Boolean).map((pair) => pair.split('=') as [string, string]));
   const serviceUrls = Object.fromEntries(SERVICE_NAMES.map((name) => [name, named.get(name) ?? `http://127.0.0.1:${typed[`${name}Port`]}`])) as Record<ServiceName, string>;
   const captureWorkers = typed.captureWorkers || availableParallelism();
   const decideWorkers = typed.decideWorkers || availableParallelism();
-  return { ...typed, kafkaBrokers, serviceUrls, captureWorkers, decideWorkers, ...overrides };
+  return { ...typed, kafkaBrokers, trustedProxies, serviceUrls, captureWorkers, decideWorkers, ...overrides };
 }

@@ -5,14 +5,15 @@ import type { Logger } from '@tributary/logger';
 import { afterBody, carriesBody } from './after-body.js';
 import { writeError } from './error-handler.js';
 import { methodNotAllowed } from './errors.js';
+import { formatProblem } from './response-format.js';
 import { inAllowOrder } from './method-not-allowed.js';
 import { unmatchedRoute, type ObserveRequest } from './observability.js';
 import { withDoc, type OperationDoc } from './openapi.js';
 import type { RequestTarget } from './request-target.js';
 import type { MountedRoute } from './route-table.js';
 
-/** Which proxies' X-Forwarded-For is believed: the front door (nginx) is on loopback. Express is told the same. */
-export const TRUST_PROXY = 'loopback';
+/** Which proxies' X-Forwarded-For is believed unless the service is told otherwise: the front door's (nginx's), on loopback. */
+export const DEFAULT_TRUSTED_PROXIES: readonly string[] = ['127.0.0.1', '::1'];
 
 export type DirectMethod = 'GET' | 'POST' | 'OPTIONS';
 
@@ -75,7 +76,11 @@ const MAX_ADDRESS_PAIRS = 10_000;
 class ClientAddresses {
   private readonly known = new Map<string, Map<string, string | undefined>>();
   private size = 0;
-  private readonly trust = proxyAddr.compile(TRUST_PROXY);
+  private readonly trust: ReturnType<typeof proxyAddr.compile>;
+
+  constructor(trustedProxies: readonly string[]) {
+    this.trust = proxyAddr.compile([...trustedProxies]);
+  }
 
   of(req: IncomingMessage): string | undefined {
     const socket = req.socket.remoteAddress;
@@ -97,20 +102,27 @@ class ClientAddresses {
   }
 }
 
+const DIRECT_FORMATS = ['json'] as const;
+
 const matchKey = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase();
 
 /**
  * A request handler for the direct routes: answers a request whose path one of them takes and
  * returns true, or returns false and leaves the request to Express.
  */
-export function directDispatcher(routes: readonly DirectRoute[], observe: ObserveRequest, logger: Logger): (req: IncomingMessage, res: ServerResponse, target: RequestTarget) => boolean {
+export function directDispatcher(
+  routes: readonly DirectRoute[],
+  observe: ObserveRequest,
+  logger: Logger,
+  trustedProxies: readonly string[] = DEFAULT_TRUSTED_PROXIES,
+): (req: IncomingMessage, res: ServerResponse, target: RequestTarget) => boolean {
   const byPath = new Map<string, { route: DirectRoute; allow: string[]; served: () => string }>();
   for (const route of routes) {
     const allow = inAllowOrder(new Set(route.methods.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]))));
     // Made once here rather than per request: what the observer labels a request with.
     for (const pattern of route.paths) byPath.set(matchKey(pattern), { route, allow, served: () => pattern });
   }
-  const addresses = new ClientAddresses();
+  const addresses = new ClientAddresses(trustedProxies);
   return (req, res, { path, query }) => {
     const found = byPath.get(matchKey(path));
     if (!found) return false;
@@ -130,7 +142,14 @@ export function directDispatcher(routes: readonly DirectRoute[], observe: Observ
         }
         return;
       }
-      const request = new Request(req, res, (method === 'HEAD' ? 'GET' : method) as DirectMethod, path, parseQuery(query), addresses);
+      const parsed = parseQuery(query);
+      // The SDK endpoints answer JSON only.
+      const refused = formatProblem(parsed.format, DIRECT_FORMATS);
+      if (refused) {
+        writeError(res, refused, logger, { method, path });
+        return;
+      }
+      const request = new Request(req, res, (method === 'HEAD' ? 'GET' : method) as DirectMethod, path, parsed, addresses);
       route.handle(request).catch((error: unknown) => writeError(res, error, logger, { method, path }));
     };
     // Only a POST's body is read (a GET's data comes in its query): any other is let through

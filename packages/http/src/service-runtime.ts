@@ -3,13 +3,14 @@ import express, { type Express } from 'express';
 import type { Logger } from '@tributary/logger';
 import { answerClientErrors } from './client-error.js';
 import { afterBody, carriesBody } from './after-body.js';
-import { TRUST_PROXY, directDispatcher, type DirectRoute } from './direct-routes.js';
+import { DEFAULT_TRUSTED_PROXIES, directDispatcher, type DirectRoute } from './direct-routes.js';
 import { errorHandler, notFoundHandler, writeError } from './error-handler.js';
 import { notFound } from './errors.js';
 import { methodNotAllowedHandler } from './method-not-allowed.js';
 import { createMetrics, requestObservability, requestObserver, unmatchedRoute, type Registry } from './observability.js';
 import { assessReadiness, type Dependencies } from './readiness.js';
 import { requestTarget } from './request-target.js';
+import { formatProblem } from './response-format.js';
 import { scrapeMetrics } from './workers.js';
 
 export interface ServiceRuntimeOptions {
@@ -22,6 +23,12 @@ export interface ServiceRuntimeOptions {
   metrics?: Registry;
   /** Mounts the service's own routes; health and readiness come before them, the 405, 404 and error handlers after. */
   routes?: (app: Express) => void;
+  /**
+   * Proxies whose X-Forwarded-For is believed for the client's address (`req.ip`, a direct
+   * route's `ip()`): addresses, CIDR ranges or Express's names (`loopback`), as its `trust proxy`
+   * takes them. nginx's address on one machine when not given.
+   */
+  trustedProxies?: readonly string[];
   /** Routes served by plain node:http ahead of Express (see `DirectRoute`); paths they take never reach Express. */
   direct?: readonly DirectRoute[];
   /** The stores the service uses, for `/_ready`: required ones decide whether it takes traffic. */
@@ -40,6 +47,7 @@ export interface ServiceRuntime {
 }
 
 const BODILESS_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const EXPRESS_FORMATS = ['json', 'csv'] as const;
 
 /**
  * Starts an HTTP service with `/_health` (the process is alive), `/_ready` (its stores
@@ -51,13 +59,16 @@ export async function startServiceRuntime(options: ServiceRuntimeOptions, handle
   const { logger } = options;
   const app = express();
   app.disable('x-powered-by');
-  // The front door (nginx) is on loopback; trusting it makes req.ip the client's address.
-  app.set('trust proxy', TRUST_PROXY);
+  const trustedProxies = options.trustedProxies ?? DEFAULT_TRUSTED_PROXIES;
+  // Trusting the front door makes req.ip the client's address.
+  app.set('trust proxy', [...trustedProxies]);
   const metrics = options.metrics ?? createMetrics(options.name);
   const observe = requestObserver(metrics, logger);
   app.use(requestObservability(app, observe));
   // No route reads the body of a GET, HEAD or OPTIONS: it is let through before the answer (see afterBody).
   app.use((req, _res, next) => (BODILESS_METHODS.has(req.method) && carriesBody(req) ? afterBody(req, () => next()) : next()));
+  // CSV where a route writes it (`format=csv`); JSON everywhere.
+  app.use((req, _res, next) => next(formatProblem(req.query.format, EXPRESS_FORMATS) ?? undefined));
   app.get('/_health', (_req, res) => {
     res.json({ status: 'ok', service: options.name });
   });
@@ -73,7 +84,7 @@ export async function startServiceRuntime(options: ServiceRuntimeOptions, handle
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
 
-  const direct = options.direct?.length ? directDispatcher(options.direct, observe, logger) : null;
+  const direct = options.direct?.length ? directDispatcher(options.direct, observe, logger, trustedProxies) : null;
   const server = http.createServer((req, res) => {
     // Express's router answers a target it cannot parse with its final handler's HTML page, past
     // every middleware of the app: answered here, it gets the one error shape and its log line.

@@ -50,6 +50,7 @@ export async function apiService(config: Config, logger: Logger): Promise<{ opti
       host: config.host,
       port: config.apiPort,
       shutdownTimeoutMs: config.shutdownTimeoutMs,
+      trustedProxies: config.trustedProxies,
       routes: (app) => mountApiRoutes(app, apiDeps(config, stores)),
       // Kafka carries only person edits and Redis only rate limits and the deletion queue: the
       // rest of the API works without them.

@@ -1,11 +1,9 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import cors from 'cors';
-import getRawBody from 'raw-body';
-import { BATCH_ENVELOPE_SCHEMA, CAPTURE_EVENT_SCHEMA, CAPTURE_PATHS, decodeBody, eventUuid, parseCaptureRequest } from '@tributary/payload';
+import { BATCH_ENVELOPE_SCHEMA, CAPTURE_EVENT_SCHEMA, CAPTURE_PATHS, eventUuid, parseCaptureRequest } from '@tributary/payload';
 import type { CaptureMessage } from '@tributary/kafka';
 import type { TokenResolver } from '@tributary/control-plane';
-import { badRequest, jsonProblem, payloadTooLarge, serviceUnavailable, unauthorized, type DirectRequest, type DirectRoute, type OperationDoc } from '@tributary/http';
+import { badRequest, serviceUnavailable, unauthorized, type DirectRequest, type DirectRoute, type OperationDoc } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
+import { answeredByCors, decodeSdkPayload, readSdkBody, sdkQuery } from '@tributary/sdk-edge';
 import type { CaptureMetrics } from './capture-metrics.js';
 import { PublishError, type EventPublisher } from './event-publisher.js';
 
@@ -17,26 +15,6 @@ export interface CaptureDeps {
   maxEventBytes: number;
   clock?: () => Date;
   metrics?: CaptureMetrics;
-}
-
-/** Reads the body while it streams, stopping at the limit instead of buffering all of it. */
-async function readBody(req: IncomingMessage, path: string, limit: number): Promise<Buffer> {
-  try {
-    return await getRawBody(req, { limit });
-  } catch (error) {
-    const { type } = error as { type?: string };
-    if (type === 'entity.too.large') throw payloadTooLarge(`Request body is larger than the limit of ${limit} bytes for ${path}.`);
-    if (type === 'request.aborted') throw badRequest('Request was aborted by the client.', null, 'aborted');
-    throw error;
-  }
-}
-
-function queryStrings({ query }: DirectRequest): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const [key, value] of Object.entries(query)) {
-    if (typeof value === 'string') out[key] = value;
-  }
-  return out;
 }
 
 /** Bodies may also come gzip- or lz64-compressed, or form-encoded as `data=`; the schema is of what they decode to. */
@@ -53,18 +31,6 @@ const CAPTURE_DOC: OperationDoc = {
   responses: { 200: { description: 'Accepted.', schema: { type: 'object', properties: { status: { const: 1 } } } } },
 };
 
-// Browsers send events cross-origin with credentials, so the origin is reflected rather than `*`.
-const corsMiddleware = cors({ origin: true, credentials: true, maxAge: 86_400 });
-
-/** Sets the CORS headers browsers need on any origin; true when that answered the request (a preflight). */
-function answeredByCors(req: IncomingMessage, res: ServerResponse): boolean {
-  let passedOn = false;
-  corsMiddleware(req, res, () => {
-    passedOn = true;
-  });
-  return !passedOn;
-}
-
 const ACCEPTED = Buffer.from(JSON.stringify({ status: 1 }));
 
 /**
@@ -79,19 +45,8 @@ export function captureRoutes(deps: CaptureDeps): DirectRoute[] {
     const { req, res, path } = request;
     if (answeredByCors(req, res)) return;
     const limit = path.startsWith('/batch') ? deps.maxBatchBytes : deps.maxEventBytes;
-    const query = queryStrings(request);
-    const body = request.method === 'POST' ? await readBody(req, path, limit) : Buffer.alloc(0);
-    const decoded = decodeBody(
-      { body, contentType: req.headers['content-type'], contentEncoding: req.headers['content-encoding'], query },
-      { maxBytes: limit },
-    );
-    if (!decoded.ok) {
-      if (decoded.error.kind === 'too_large') throw payloadTooLarge(decoded.error.detail);
-      throw badRequest(decoded.error.detail, null, decoded.error.kind);
-    }
-    // Ingest writes properties to Postgres, whose jsonb parser would overflow its stack on them.
-    const nested = jsonProblem(decoded.value);
-    if (nested) throw badRequest(nested.detail, nested.attr, 'invalid_payload');
+    const query = sdkQuery(request.query);
+    const decoded = decodeSdkPayload(request, await readSdkBody(request, limit), query, limit);
     const now = clock();
     const parsed = parseCaptureRequest(decoded.value, { query, newUuid: eventUuid, text: decoded.text });
     if (!parsed.ok) {

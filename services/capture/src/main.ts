@@ -41,6 +41,7 @@ await startServiceRuntime({
   metrics,
   host: config.host,
   port: config.capturePort,
+  trustedProxies: config.trustedProxies,
   shutdownTimeoutMs: config.shutdownTimeoutMs,
   direct: captureRoutes({ tokens, publisher, logger, metrics: captureMetrics(metrics), maxBatchBytes: config.captureMaxBatchBytes, maxEventBytes: config.captureMaxEventBytes }),
   // Tokens are cached and overflow detection counts in memory: only Kafka is needed to take events.

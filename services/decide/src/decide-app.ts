@@ -73,6 +73,7 @@ export async function buildDecide(config: Config, logger: Logger, observers: Dec
       metrics: registry,
       host: config.host,
       port: config.decidePort,
+      trustedProxies: config.trustedProxies,
       shutdownTimeoutMs: config.shutdownTimeoutMs,
       direct: flagRoutes(service),
       routes: (app) => app.use(sdkConfigRoutes({ tokens, definitions })).use(localEvaluationRoutes({ store, definitions })),

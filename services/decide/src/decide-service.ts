@@ -33,6 +33,8 @@ export interface FlagQuestion extends AnswerKeyParts {
 export interface FlagAnswer {
   evaluated: Evaluated;
   errors: boolean;
+  /** The project's token, checked: what its remote config is found by. */
+  token: string;
 }
 
 type GroupProperties = Record<string, Record<string, unknown>>;
@@ -82,7 +84,7 @@ export class DecideService {
   private async evaluate(question: FlagQuestion): Promise<FlagAnswer> {
     const key = this.deps.answers?.keyOf(question) ?? null;
     const again = key === null ? undefined : this.remembered(key);
-    if (again) return { evaluated: again, errors: false };
+    if (again) return again;
     const body = question.decode();
     const checked = checkToken(body.api_key ?? body.token);
     if (!checked.ok) throw unauthorized(checked.detail, 'invalid_api_key');
@@ -125,11 +127,11 @@ export class DecideService {
     if (key !== null && person.person && mayRemember({ personFromCopy: person.fromCopy, storeFailed: failed, readStoredGroups: groupsRead.fromStore, definitions: defs })) {
       this.deps.answers?.remember(key, { token: checked.token, teamId, distinctId, definitions: defs, personProperties: person.person.properties, results: evaluated.results.slice() });
     }
-    return { evaluated, errors: failed };
+    return { evaluated, errors: failed, token: checked.token };
   }
 
   /** The remembered answer to this request while its token, definitions and person copy are still the ones held. */
-  private remembered(key: string): Evaluated | undefined {
+  private remembered(key: string): FlagAnswer | undefined {
     const answer = this.deps.answers?.get(key);
     const found =
       answer !== undefined &&
@@ -137,7 +139,7 @@ export class DecideService {
       this.deps.definitions.loaded(answer.teamId) === answer.definitions &&
       this.deps.data.knownPerson(answer.teamId, answer.distinctId)?.properties === answer.personProperties;
     this.deps.metrics?.cacheLookup('answers', found);
-    return found ? { flags: answer.definitions.flags, results: answer.results } : undefined;
+    return found ? { evaluated: { flags: answer.definitions.flags, results: answer.results }, errors: false, token: answer.token } : undefined;
   }
 
   /** The person when this process holds a copy; undefined when it must be read from the stores. */

@@ -1,5 +1,6 @@
 import { evaluateFlag, type FlagDefinition, type FlagResult } from '@tributary/flags';
-import { decideResponse, flagsResponse, payloadText, type Evaluated } from './flag-responses.js';
+import { decideResponse, flagsResponse, payloadText, remoteConfigMembers, type Evaluated } from './flag-responses.js';
+import { remoteConfig } from './sdk-config-routes.js';
 
 type Pair = { flag: FlagDefinition; result: FlagResult };
 
@@ -13,13 +14,18 @@ const flagsShape = (results: Pair[], errors: boolean, requestId: string) => ({
         enabled: result.enabled,
         variant: result.variant,
         reason: result.reason,
-        metadata: { id: flag.id, version: flag.version ?? 1, payload: payloadText(result.payload) ?? undefined },
+        metadata: { id: flag.id, version: flag.version ?? 1, description: null, payload: payloadText(result.payload) ?? undefined },
       },
     ]),
   ),
   errorsWhileComputingFlags: errors,
   requestId,
+  evaluatedAt: EVALUATED_AT,
 });
+
+const EVALUATED_AT = 1_700_000_000_123;
+/** A /flags answer without the config, as most tests here build it. */
+const flagsAnswer = (errors: boolean, requestId: string) => ({ errors, requestId, evaluatedAt: EVALUATED_AT, config: null });
 
 const decideShape = (results: Pair[], errors: boolean, version: number) => {
   const common = {
@@ -69,7 +75,7 @@ describe('flag answers joined from remembered members', () => {
     for (let i = 0; i < 200; i++) {
       const results = evaluateAll(flags, `user-${i}`, i % 3 ? 'pro' : 'free');
       const errors = i % 5 === 0;
-      expect(flagsResponse(evaluated(results), errors, `request-${i}`).toString()).toBe(JSON.stringify(flagsShape(results, errors, `request-${i}`)));
+      expect(flagsResponse(evaluated(results), flagsAnswer(errors, `request-${i}`)).toString()).toBe(JSON.stringify(flagsShape(results, errors, `request-${i}`)));
     }
   });
 
@@ -81,7 +87,7 @@ describe('flag answers joined from remembered members', () => {
   });
 
   it('stay intact while later answers are made, cut from the same memory or not', () => {
-    const first = flagsResponse(evaluated(evaluateAll(flags, 'user-first', 'pro')), false, 'first');
+    const first = flagsResponse(evaluated(evaluateAll(flags, 'user-first', 'pro')), flagsAnswer(false, 'first'));
     const text = first.toString();
     // Enough answers to fill several slabs.
     for (let i = 0; i < 2_000; i++) decideResponse(evaluated(evaluateAll(flags, `user-${i}`, 'free')), false, 3);
@@ -100,7 +106,7 @@ describe('flag answers joined from remembered members', () => {
     for (const flags of cases) {
       const pairs = evaluateAll(flags, 'user', 'free');
       for (const version of [1, 2, 3]) expect(decideResponse(evaluated(pairs), false, version).toString()).toBe(JSON.stringify(decideShape(pairs, false, version)));
-      expect(flagsResponse(evaluated(pairs), false, 'r').toString()).toBe(JSON.stringify(flagsShape(pairs, false, 'r')));
+      expect(flagsResponse(evaluated(pairs), flagsAnswer(false, 'r')).toString()).toBe(JSON.stringify(flagsShape(pairs, false, 'r')));
     }
   });
 
@@ -109,14 +115,47 @@ describe('flag answers joined from remembered members', () => {
     // A definition JSON cannot write (a BigInt id) throws while its member is made, after others were added.
     const broken = { ...pairs[1]!, flag: { ...pairs[1]!.flag, id: 10n as unknown as number, key: 'broken-flag' } };
     broken.result = evaluateFlag(broken.flag, { distinctId: 'user-throw', personProperties: {}, groups: {}, groupProperties: {}, groupTypeMapping: {}, now: new Date() });
-    expect(() => flagsResponse(evaluated([pairs[0]!, broken]), false, 'first')).toThrow();
+    expect(() => flagsResponse(evaluated([pairs[0]!, broken]), flagsAnswer(false, 'first'))).toThrow();
     const next = evaluateAll(flags, 'user-next', 'free');
-    expect(flagsResponse(evaluated(next), false, 'next').toString()).toBe(JSON.stringify(flagsShape(next, false, 'next')));
+    expect(flagsResponse(evaluated(next), flagsAnswer(false, 'next')).toString()).toBe(JSON.stringify(flagsShape(next, false, 'next')));
     expect(decideResponse(evaluated(next), false, 3).toString()).toBe(JSON.stringify(decideShape(next, false, 3)));
   });
 
   it('answer empty objects for a project without flags', () => {
-    expect(JSON.parse(flagsResponse(evaluated([]), false, 'r').toString())).toEqual({ flags: {}, errorsWhileComputingFlags: false, requestId: 'r' });
+    expect(JSON.parse(flagsResponse(evaluated([]), flagsAnswer(false, 'r')).toString())).toEqual({ flags: {}, errorsWhileComputingFlags: false, requestId: 'r', evaluatedAt: EVALUATED_AT });
     expect(JSON.parse(decideResponse(evaluated([]), true, 3).toString())).toMatchObject({ featureFlags: {}, featureFlagPayloads: {}, errorsWhileComputingFlags: true });
+  });
+});
+
+describe('/flags?v=2 as PostHog answers it', () => {
+  const [flag] = definitions();
+  const pairs = evaluateAll([flag!], 'user-v2', 'pro');
+
+  it('carries evaluatedAt in epoch milliseconds, a null metadata.description, and no quotaLimited, as no quota limits a Tributary project', () => {
+    const answer = JSON.parse(flagsResponse(evaluated(pairs), flagsAnswer(false, 'r')).toString()) as Record<string, unknown> & { flags: Record<string, { metadata: Record<string, unknown> }> };
+    expect(answer.evaluatedAt).toBe(EVALUATED_AT);
+    expect(answer.flags[flag!.key]!.metadata).toHaveProperty('description', null);
+    expect(answer).not.toHaveProperty('quotaLimited');
+  });
+
+  it('adds, with config=true, the remote config of /array/:token/config and the fixed decide fields at the top level', () => {
+    const config = remoteConfigMembers('phc_config_token', true);
+    const answer = JSON.parse(flagsResponse(evaluated(pairs), { ...flagsAnswer(false, 'r'), config }).toString()) as Record<string, unknown>;
+    expect(answer).toMatchObject({ ...remoteConfig('phc_config_token', true), config: { enable_collect_everything: true }, toolbarParams: {}, isAuthenticated: false, requestId: 'r' });
+    expect(answer).toHaveProperty('sessionRecording', false);
+    expect(answer).toHaveProperty('supportedCompression', ['gzip', 'gzip-js']);
+    expect(JSON.parse(flagsResponse(evaluated([]), { ...flagsAnswer(false, 'r'), config: remoteConfigMembers('phc_config_token', false) }).toString())).toHaveProperty('hasFeatureFlags', false);
+    expect(remoteConfigMembers('phc_config_token', true)).toBe(config);
+  });
+});
+
+describe("decide's fixed fields", () => {
+  it('are what PostHog answers a request made with a project token, in every version: collect everything on, no toolbar, not authenticated', () => {
+    const pairs = evaluateAll(definitions(), 'user-fixed', 'pro');
+    for (const version of [1, 2, 3, 4]) {
+      for (const errors of [false, true]) {
+        expect(JSON.parse(decideResponse(evaluated(pairs), errors, version).toString())).toMatchObject({ config: { enable_collect_everything: true }, toolbarParams: {}, isAuthenticated: false });
+      }
+    }
   });
 });

@@ -1,4 +1,6 @@
 import type { FlagDefinition, FlagResult } from '@tributary/flags';
+import { LRUCache } from 'lru-cache';
+import { remoteConfig } from './sdk-config-routes.js';
 
 /** A request's answers: `results[i]` is the result of `flags[i]`. Two lists, not a pair per flag, as every request makes one per flag. */
 export interface Evaluated {
@@ -40,7 +42,8 @@ function jsonOf(flag: FlagDefinition, result: FlagResult): ResultJson {
       enabled: result.enabled,
       variant: result.variant,
       reason: result.reason,
-      metadata: { id: flag.id, version: flag.version ?? 1, payload: payloadText(result.payload) ?? undefined },
+      // PostHog's flags service answers no description (its metadata.description is always null).
+      metadata: { id: flag.id, version: flag.version ?? 1, description: null, payload: payloadText(result.payload) ?? undefined },
     };
     json = {
       index: ARRAY_INDEX.test(flag.key) && Number(flag.key) < 2 ** 32 - 1 ? Number(flag.key) : null,
@@ -145,16 +148,54 @@ function appendObject({ flags, results }: Evaluated, member: Member, include: In
 
 const FLAGS_OPEN = Buffer.from('{"flags":');
 
-/** `/flags` (v2): every flag with its reason and metadata. */
-export function flagsResponse(evaluated: Evaluated, errors: boolean, requestId: string): Buffer {
+/**
+ * What PostHog's decide answers every SDK alike: the toolbar and `isAuthenticated` are for the
+ * browser session of someone logged in to PostHog itself, which a request made with a project
+ * token never is, and collect-everything is on whatever the project's autocapture setting.
+ */
+const FIXED_FIELDS = '"config":{"enable_collect_everything":true},"toolbarParams":{},"isAuthenticated":false';
+
+/** Remote-config members by token, for projects with flags and without: each is serialised once, not per request. */
+const configMembers = [false, true].map(() => new LRUCache<string, Buffer>({ max: 10_000 }));
+
+/**
+ * The members `/flags?config=true` adds, after a comma: the remote config posthog-js would
+ * otherwise load from `/array/:token/config` (PostHog reads both from one cached config), and
+ * the fixed fields `/decide` answers.
+ */
+export function remoteConfigMembers(token: string, hasFeatureFlags: boolean): Buffer {
+  const memo = configMembers[hasFeatureFlags ? 1 : 0]!;
+  let members = memo.get(token);
+  if (members === undefined) {
+    members = Buffer.from(`,${FIXED_FIELDS},${JSON.stringify(remoteConfig(token, hasFeatureFlags)).slice(1, -1)}`);
+    memo.set(token, members);
+  }
+  return members;
+}
+
+export interface FlagsAnswer {
+  errors: boolean;
+  requestId: string;
+  /** When the flags were evaluated, in milliseconds since the epoch. */
+  evaluatedAt: number;
+  /** From `remoteConfigMembers`, when the request asked for the config. */
+  config: Buffer | null;
+}
+
+/**
+ * `/flags` (v2): every flag with its reason and metadata. `quotaLimited` is left out, as PostHog
+ * leaves it out of an answer that no quota limited; Tributary has no quotas.
+ */
+export function flagsResponse(evaluated: Evaluated, { errors, requestId, evaluatedAt, config }: FlagsAnswer): Buffer {
   begin(FLAGS_OPEN);
   appendObject(evaluated, 'flag', all);
-  append(Buffer.from(`,"errorsWhileComputingFlags":${errors},"requestId":${JSON.stringify(requestId)}}`));
+  append(Buffer.from(`,"errorsWhileComputingFlags":${errors},"requestId":${JSON.stringify(requestId)},"evaluatedAt":${evaluatedAt}`));
+  if (config !== null) append(config);
+  append(CLOSE);
   return finish();
 }
 
-const decideCommon = (errors: boolean) =>
-  `{"config":{"enable_collect_everything":true},"toolbarParams":{},"isAuthenticated":false,"supportedCompression":["gzip","gzip-js","lz64"],"errorsWhileComputingFlags":${errors}`;
+const decideCommon = (errors: boolean) => `{${FIXED_FIELDS},"supportedCompression":["gzip","gzip-js","lz64"],"errorsWhileComputingFlags":${errors}`;
 const DECIDE_OPEN = [false, true].map((errors) => Buffer.from(`${decideCommon(errors)},"featureFlags":`));
 const PAYLOADS = Buffer.from(',"featureFlagPayloads":');
 
