@@ -71,9 +71,14 @@ export class InsightCache {
     if (mode === 'force_cache') {
       return cached ? { ...(cached.answer as T), is_cached: true, last_refresh: cached.last_refresh, cache_key: key } : { answer: null, is_cached: false, last_refresh: null, cache_key: key };
     }
-    const freshness = await this.freshness(project.id);
-    if (cached && cached.freshness === freshness) return { ...(cached.answer as T), is_cached: true, last_refresh: cached.last_refresh, cache_key: key };
-    const computed = await compute();
+    // The data version is read as the computation starts, not before it: begun first, it sees no
+    // more data than the computation does, so an entry is never marked fresher than its answer.
+    const reading = this.freshness(project.id);
+    if (cached) {
+      const freshness = await reading;
+      if (cached.freshness === freshness) return { ...(cached.answer as T), is_cached: true, last_refresh: cached.last_refresh, cache_key: key };
+    }
+    const [freshness, computed] = await Promise.all([reading, compute()]);
     const lastRefresh = this.deps.clock().toISOString();
     const entry: Entry = { freshness, last_refresh: lastRefresh, answer: { ...computed, is_cached: undefined, last_refresh: undefined } };
     await this.deps.redis.set(key, JSON.stringify(entry), 'EX', TTL_S);
