@@ -25,9 +25,13 @@ async function sourcesOf(dir: string): Promise<string[]> {
     .map((e) => path.join(e.parentPath, e.name));
 }
 
+// The console runs in the browser, bundled by Vite (infra/console.sh), not on Node.
+const BROWSER_WORKSPACES = new Set(['services/console']);
 const workspaces = [];
 for (const parent of ['packages', 'services']) {
-  for (const name of await readdir(path.join(root, parent))) workspaces.push(path.join(root, parent, name));
+  for (const name of await readdir(path.join(root, parent))) {
+    if (!BROWSER_WORKSPACES.has(`${parent}/${name}`)) workspaces.push(path.join(root, parent, name));
+  }
 }
 // An export without the condition would load TypeScript into a compiled service, which Node
 // refuses at start-up with an error that names neither the package nor the fix.

@@ -27,7 +27,7 @@ instances() {
 compile() {
   local stamp="$STATE/compiled.stamp"
   if [[ -f "$stamp" && -f "$ROOT/services/api/dist/main.js" ]] &&
-    [[ -z "$(find "$ROOT/packages" "$ROOT/services" "$ROOT/infra/compile.ts" \( -name node_modules -o -name dist \) -prune -o -type f -newer "$stamp" -print -quit)" ]]; then
+    [[ -z "$(find "$ROOT/packages" "$ROOT/services" "$ROOT/infra/compile.ts" \( -name node_modules -o -name dist -o -path "$ROOT/services/console" \) -prune -o -type f -newer "$stamp" -print -quit)" ]]; then
     return
   fi
   log "compiling services"

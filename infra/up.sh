@@ -11,5 +11,6 @@ npx tributary migrate
 npx tributary kafka:topics
 npx tributary bootstrap --credentials-file "$STATE/credentials.env"
 "$ROOT/infra/services.sh" start
+"$ROOT/infra/console.sh"
 "$ROOT/infra/nginx/nginx.sh" start
 log "Tributary is up at http://127.0.0.1:${FRONT_PORT:-8000} (credentials: $STATE/credentials.env)"

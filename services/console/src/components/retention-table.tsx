@@ -1,0 +1,36 @@
+import type { RetentionCohort } from '../insight-view.js';
+import { ScrollArea } from './scroll-area.js';
+
+/** The retention triangle: one row per cohort, shaded by the share still active. */
+export function RetentionTable({ title, periods, cohorts }: { title: string; periods: string[]; cohorts: RetentionCohort[] }) {
+  return (
+    <ScrollArea label={title}>
+      <table class="retention" data-retention={JSON.stringify(cohorts.map((c) => c.counts))}>
+        <caption class="visually-hidden">{title}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Cohort</th>
+            <th scope="col">Size</th>
+            {periods.map((p) => (
+              <th scope="col">{p}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {cohorts.map((cohort) => (
+            <tr>
+              <th scope="row">{cohort.label}</th>
+              <td>{cohort.size}</td>
+              {cohort.percentages.map((pct, i) => (
+                // Dark text on light shades, light text on dark ones, so every cell keeps its contrast.
+                <td style={{ background: `rgba(0, 114, 178, ${pct / 100})`, color: pct > 50 ? '#fff' : '#111' }} title={`${cohort.counts[i]} persons`}>
+                  {pct}%
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </ScrollArea>
+  );
+}

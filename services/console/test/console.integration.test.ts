@@ -1,0 +1,348 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'puppeteer-core';
+import { ControlPlaneStore, type Project } from '@tributary/control-plane';
+import { createPool, createTestTenant, frontDoorApi, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
+import { launchChromium, type HeadlessChromium } from '../../capture/test/headless-chromium.js';
+
+/**
+ * The web console as a user meets it: built (infra/console.sh) and served by the running front
+ * door, driven in headless Chromium against data sent through /batch/. Each page is asserted on
+ * what it shows (a chart's numbers, a table's rows), photographed, and checked with axe-core.
+ */
+const config = testConfig();
+const front = config.publicUrl.replace(/\/$/, '');
+const pool = createPool(config, { max: 2 });
+const api = frontDoorApi(front, () => tenant);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const screenshots = path.join(root, '.tributary', 'test-artifacts', 'console');
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+const DAY = 86_400_000;
+const USERS = 6;
+const DAYS = 21;
+const browserOf = (user: number) => (user % 2 ? 'Chrome' : 'Firefox');
+// User `u` is active on day `d` (days ago) unless (7u + d) is a multiple of 3: a few weeks of
+// uneven activity, so retention and lifecycle have something to show.
+const active = Array.from({ length: USERS }, (_, u) => Array.from({ length: DAYS }, (_, d) => d).filter((d) => (7 * u + d) % 3 !== 0)).map((days, u) => ({ u, days }));
+const pageviews = active.flatMap(({ u, days }) => days.map((d) => ({ u, d })));
+const SIGNED_UP = [0, 1, 2, 3];
+const PAID = [0, 1];
+const TOTAL_EVENTS = pageviews.length + SIGNED_UP.length + PAID.length;
+
+let tenant: TestTenant;
+// A second project in the tenant's organization, with nothing in it.
+let emptyProject: Project;
+let chromium: HeadlessChromium;
+let page: Page;
+const pageErrors: string[] = [];
+
+function capturedBatch(now: number) {
+  const at = (daysAgo: number, user: number) => new Date(now - daysAgo * DAY - 90_000 - user * 1000).toISOString();
+  return [
+    ...pageviews.map(({ u, d }) => ({
+      event: '$pageview',
+      distinct_id: `user-${u}`,
+      timestamp: at(d, u),
+      properties: { $browser: browserOf(u), $referring_domain: u < 3 ? 'google.com' : 'news.ycombinator.com', $pathname: `/p/${d % 3}`, $current_url: `https://shop.test/p/${d % 3}`, $set: { email: `user-${u}@shop.test` } },
+    })),
+    ...SIGNED_UP.map((u) => ({ event: 'signed up', distinct_id: `user-${u}`, timestamp: at(10, u), properties: {} })),
+    ...PAID.map((u) => ({ event: 'paid', distinct_id: `user-${u}`, timestamp: at(9, u), properties: {} })),
+  ];
+}
+
+beforeAll(async () => {
+  tenant = await createTestTenant(pool, config);
+  emptyProject = await new ControlPlaneStore(pool, config.apiKeyPepper).createProject(tenant.organizationId, uniqueName('empty'));
+  const response = await fetch(`${front}/batch/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ api_key: tenant.project.api_token, batch: capturedBatch(Date.now()) }),
+  });
+  expect(response.status).toBe(200);
+  await api('POST', '/feature_flags/', { key: 'console-flag', name: 'Console flag', active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } });
+  await waitFor(
+    async () => {
+      const { results } = await api('POST', '/query/', { query: { kind: 'HogQLQuery', query: 'SELECT count() FROM events' } });
+      const persons = await api('GET', '/persons/?search=user-1');
+      return results[0][0] === TOTAL_EVENTS && persons.results.length > 0;
+    },
+    { what: 'the captured events and their persons to be stored', timeoutMs: 60_000 },
+  );
+  await waitFor(
+    async () => {
+      const flags = await fetch(`${front}/flags/?v=2`, { method: 'POST', body: JSON.stringify({ token: tenant.project.api_token, distinct_id: 'probe' }) });
+      return 'console-flag' in ((await flags.json()) as { flags: Record<string, unknown> }).flags;
+    },
+    { what: 'decide to see the new flag' },
+  );
+  mkdirSync(screenshots, { recursive: true });
+  chromium = await launchChromium();
+  page = await chromium.browser.newPage();
+  await page.setViewport({ width: 1280, height: 900 });
+  page.on('pageerror', (error) => pageErrors.push(String(error)));
+}, 120_000);
+
+afterAll(async () => {
+  await chromium?.close();
+  await pool.end();
+});
+
+afterEach(() => {
+  expect(pageErrors).toEqual([]);
+});
+
+/** Sets a field as typing would, so the page's input handlers see it. */
+async function fill(selector: string, value: string): Promise<void> {
+  await page.waitForSelector(selector);
+  await page.$eval(
+    selector,
+    (element, text) => {
+      (element as unknown as { value: string }).value = text;
+      element.dispatchEvent(new Event('input', { bubbles: true }));
+    },
+    value,
+  );
+}
+
+async function choose(selector: string, value: string): Promise<void> {
+  await page.select(selector, value);
+}
+
+async function goTo(label: string, heading: string): Promise<void> {
+  await page.click(`nav a[href="${label}"]`);
+  await page.waitForFunction(`document.querySelector('main h1')?.textContent === ${JSON.stringify(heading)}`);
+}
+
+async function screenshot(name: string): Promise<void> {
+  await page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
+}
+
+/** axe-core's WCAG 2 A and AA rules on the page as it is: no serious or critical violation. */
+async function expectAccessible(): Promise<void> {
+  if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.addScriptTag({ content: axeSource });
+  const violations = (await page.evaluate(`axe
+    .run({ runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
+    .then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) })))`)) as { id: string; impact: string; targets: string[] }[];
+  expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+}
+
+const seriesOf = (selector: string) =>
+  page.$eval(selector, (figure) => ({
+    labels: JSON.parse(figure.getAttribute('data-labels')!) as string[],
+    series: JSON.parse(figure.getAttribute('data-series')!) as { label: string; data: number[] }[],
+  }));
+const attribute = (selector: string, name: string) => page.$eval(selector, (element, n) => element.getAttribute(n), name);
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+
+describe('the web console, in Chromium against the running stack', () => {
+  it('signs in with a personal API key kept for the tab only, and lists the key\'s projects', async () => {
+    await page.goto(`${front}/`);
+    await page.waitForSelector('#api-key');
+    await expectAccessible();
+    await fill('#api-key', 'phx_not_a_key');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('.error[role=alert]');
+    expect(await page.$eval('.error', (e) => e.textContent)).toMatch(/invalid/i);
+    await screenshot('sign-in');
+
+    await fill('#api-key', tenant.personalApiKey);
+    await page.click('button[type=submit]');
+    await page.waitForSelector('nav[aria-label=Pages]');
+    await page.waitForFunction(`document.querySelector('.project-switcher select option:checked')?.textContent === ${JSON.stringify(tenant.project.name)}`);
+    expect(await page.evaluate('sessionStorage.getItem("tributary-key")')).toBe(tenant.personalApiKey);
+    expect(await page.evaluate('localStorage.length')).toBe(0);
+  });
+
+  it('creates the Product analytics dashboard from its template and draws each tile from the captured events', async () => {
+    await goTo('/dashboards', 'Dashboards');
+    await page.waitForSelector('.empty');
+    await page.click('.page-head button');
+    await page.waitForFunction(`document.querySelector('main h1')?.textContent === 'Product analytics'`);
+    await page.waitForSelector('.tile[data-tile="Daily active users (DAUs)"] figure[data-series]');
+
+    // Each (user, day) pair is one user active on one day, so the daily uniques add up to them.
+    const dau = await seriesOf('.tile[data-tile="Daily active users (DAUs)"] figure');
+    expect(dau.series).toHaveLength(1);
+    expect(sum(dau.series[0]!.data)).toBe(pageviews.length);
+    expect(dau.labels).toHaveLength(dau.series[0]!.data.length);
+
+    const lifecycle = await seriesOf('.tile[data-tile="Growth accounting"] figure');
+    expect(lifecycle.series.map((s) => s.label.replace('$pageview - ', ''))).toEqual(['new', 'returning', 'resurrecting', 'dormant']);
+    // Users seen in an earlier week and again in the next are returning.
+    expect(sum(lifecycle.series[1]!.data)).toBeGreaterThan(0);
+
+    const cohorts = JSON.parse((await attribute('.tile[data-tile="Retention"] table.retention', 'data-retention'))!) as number[][];
+    expect(sum(cohorts.map((counts) => counts[0] ?? 0))).toBe(USERS);
+
+    const referrers = await seriesOf('.tile[data-tile="Referring domains (last 14 days)"] figure');
+    expect(referrers.labels.sort()).toEqual(['google.com', 'news.ycombinator.com']);
+    expect(referrers.series[0]!.data.every((n) => n > 0)).toBe(true);
+    expect(await page.$eval('.tile[data-tile="Pageviews by path (last 14 days)"] table', (t) => t.textContent)).toContain('/p/0');
+
+    // Refresh recomputes every tile (refresh=force_blocking), and the page shows the new answer.
+    await Promise.all([page.waitForResponse((r) => r.url().includes('refresh=force_blocking') && r.ok()), page.click('.page-head button')]);
+    await page.waitForFunction(`document.querySelector('.page-head button').textContent === 'Refresh'`);
+    expect(sum((await seriesOf('.tile[data-tile="Daily active users (DAUs)"] figure')).series[0]!.data)).toBe(pageviews.length);
+    await screenshot('dashboard');
+    await expectAccessible();
+
+    await goTo('/dashboards', 'Dashboards');
+    await page.waitForSelector('ul[aria-label=Dashboards] a');
+    expect(await page.$$eval('ul[aria-label=Dashboards] a', (links) => links.map((a) => a.textContent))).toEqual(['Product analytics']);
+  });
+
+  it('runs HogQL and shows the answer as a table, and an error as the API states it', async () => {
+    await goTo('/sql', 'SQL');
+    await fill('#hogql', 'SELECT count() FROM events');
+    await page.click('form button[type=submit]');
+    await page.waitForSelector('.query-result table td');
+    expect(await page.$$eval('.query-result table td', (cells) => cells.map((c) => c.textContent))).toEqual([String(TOTAL_EVENTS)]);
+    expect(await page.$('xpath/.//button[contains(., "Download CSV")]')).not.toBeNull();
+    await screenshot('sql');
+    await expectAccessible();
+
+    // Four copies of the events crossed, nested because ClickHouse 18.16 joins two tables per
+    // SELECT: 90^4 rows, about a second of work, still running when Cancel is clicked.
+    await fill('#hogql', 'SELECT count() FROM events a CROSS JOIN (SELECT 1 AS x FROM events b CROSS JOIN (SELECT 1 AS y FROM events c CROSS JOIN events d))');
+    await page.click('form button[type=submit]');
+    await page.waitForSelector('xpath/.//button[contains(., "Cancel")]');
+    const [cancelled] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'DELETE' && r.url().includes('/query/')),
+      page.click('xpath/.//button[contains(., "Cancel")]'),
+    ]);
+    expect(cancelled.status()).toBe(204);
+    await page.waitForSelector('.error[role=alert]');
+    expect(await page.$eval('.error', (e) => e.textContent)).toBe('Cancelled.');
+
+    await fill('#hogql', 'SELECT nope FROM events');
+    await page.click('form button[type=submit]');
+    await page.waitForFunction(`document.querySelector('.error[role=alert]')?.textContent === 'Unable to resolve field: nope (at offset 7)'`);
+  });
+
+  it('builds a trend with a breakdown, charts it, shows its HogQL and saves it', async () => {
+    await goTo('/insights', 'Insights');
+    await fill('#trend-event', '$pageview');
+    await choose('#trend-math', 'total');
+    await fill('#trend-breakdown', '$browser');
+    await choose('#trend-interval', 'day');
+    await choose('#date-range', '-30d');
+    await page.click('form.builder button[type=submit]');
+    await page.waitForSelector('.insight-result figure[data-series]');
+    const trend = await seriesOf('.insight-result figure');
+    const expected = (browser: string) => pageviews.filter(({ u }) => browserOf(u) === browser).length;
+    expect(Object.fromEntries(trend.series.map((s) => [s.label, sum(s.data)]))).toEqual({ Chrome: expected('Chrome'), Firefox: expected('Firefox') });
+    expect(await page.$eval('pre[data-hogql]', (p) => p.textContent)).toMatch(/^SELECT /);
+
+    await fill('#insight-name', 'Pageviews by browser');
+    await page.click('form.save button[type=submit]');
+    await page.waitForSelector('form.save [role=status]');
+    const { results } = await api('GET', '/insights/');
+    expect(results.map((i: { name: string; query: { source: { kind: string } } }) => [i.name, i.query.source.kind])).toContainEqual(['Pageviews by browser', 'TrendsQuery']);
+    await screenshot('insights-trend');
+    await expectAccessible();
+  });
+
+  it('builds a funnel with its steps and window as bars', async () => {
+    await page.click('button[role=tab]:nth-child(2)');
+    await fill('#funnel-step-0', 'signed up');
+    await fill('#funnel-step-1', 'paid');
+    await fill('#funnel-window', '14');
+    await choose('#date-range', '-30d');
+    await page.click('form.builder button[type=submit]');
+    await page.waitForSelector('.insight-result figure[data-chart-type=bar]');
+    const funnel = await seriesOf('.insight-result figure');
+    expect(funnel.labels).toEqual(['1. signed up', '2. paid']);
+    expect(funnel.series[0]!.data).toEqual([SIGNED_UP.length, PAID.length]);
+    await screenshot('insights-funnel');
+  });
+
+  it('shows retention as a triangle table', async () => {
+    await page.click('button[role=tab]:nth-child(3)');
+    await fill('#retention-start', '$pageview');
+    await fill('#retention-return', '$pageview');
+    await choose('#retention-period', 'Week');
+    await page.click('form.builder button[type=submit]');
+    await page.waitForSelector('.insight-result table.retention');
+    const cohorts = JSON.parse((await attribute('.insight-result table.retention', 'data-retention'))!) as number[][];
+    expect(sum(cohorts.map((counts) => counts[0] ?? 0))).toBe(USERS);
+    await screenshot('insights-retention');
+    await expectAccessible();
+  });
+
+  it('lists the newest events and filters them by event', async () => {
+    await goTo('/events', 'Events');
+    await page.waitForSelector('table[data-events]');
+    expect(Number(await attribute('table[data-events]', 'data-events'))).toBe(TOTAL_EVENTS);
+    await fill('#events-event', 'paid');
+    await page.click('form.builder button[type=submit]');
+    await page.waitForSelector('table[data-events="2"]');
+    expect(await page.$$eval('table[data-events] tbody td:nth-child(2)', (cells) => cells.map((c) => c.textContent))).toEqual(['paid', 'paid']);
+    await fill('#events-event', '$pageview');
+    await fill('#events-property', '$browser');
+    await fill('#events-value', 'Chrome');
+    await page.click('form.builder button[type=submit]');
+    const chrome = pageviews.filter(({ u }) => browserOf(u) === 'Chrome').length;
+    await page.waitForSelector(`table[data-events="${chrome}"]`);
+    await fill('#events-event', 'paid');
+    await fill('#events-property', '');
+    await page.click('form.builder button[type=submit]');
+    await page.waitForSelector('table[data-events="2"]');
+    await page.click('table[data-events] tbody button');
+    await page.waitForSelector('table[data-events] pre');
+    expect(await page.$eval('table[data-events] pre', (p) => p.textContent)).toContain('"event": "paid"');
+    await screenshot('events');
+    await expectAccessible();
+  });
+
+  it('finds a person by distinct id and shows their properties and events', async () => {
+    await goTo('/persons', 'Persons');
+    await fill('#persons-search', 'user-1');
+    await page.click('form.builder button[type=submit]');
+    await page.waitForFunction(`document.querySelectorAll('ul[aria-label=Persons] li').length === 1`);
+    await page.click('ul[aria-label=Persons] button');
+    await page.waitForSelector('.detail table.results td');
+    expect(await page.$eval('.detail', (d) => d.textContent)).toContain('user-1@shop.test');
+    await page.waitForFunction(`document.querySelectorAll('.detail table.results').length === 2`);
+    expect(await page.$$eval('.detail table.results', (tables) => tables[1]!.querySelectorAll('tbody tr').length)).toBe(
+      pageviews.filter(({ u }) => u === 1).length + 2,
+    );
+    await screenshot('persons');
+    await expectAccessible();
+  });
+
+  it('lists feature flags, shows what /flags answers for a distinct id, and disables a flag', async () => {
+    await goTo('/feature-flags', 'Feature flags');
+    await page.waitForSelector('table.results code');
+    expect(await page.$eval('table.results code', (c) => c.textContent)).toBe('console-flag');
+    await fill('#decide-distinct-id', 'user-1');
+    await page.click('xpath/.//button[contains(., "Ask /flags")]');
+    await page.waitForSelector('ul[aria-label="Flags for this user"] li');
+    expect(await page.$eval('ul[aria-label="Flags for this user"] li', (li) => li.textContent)).toMatch(/^console-flag: enabled/);
+    await screenshot('feature-flags');
+    await expectAccessible();
+
+    await fill('input[aria-label="console-flag condition 1 rollout percentage"]', '25');
+    await Promise.all([page.waitForResponse((r) => r.request().method() === 'PATCH' && r.ok()), page.click('form.rollout button')]);
+    await page.click('table.results input[type=checkbox]');
+    await page.waitForFunction(`[...document.querySelectorAll('table.results label')].some((l) => l.textContent.trim().endsWith('Off'))`);
+    const { results } = await api('GET', '/feature_flags/');
+    expect(results.map((f: { key: string; active: boolean; filters: { groups: { rollout_percentage: number }[] } }) => [f.key, f.active, f.filters.groups[0]!.rollout_percentage])).toEqual([
+      ['console-flag', false, 25],
+    ]);
+  });
+
+  it('switches to another project, whose empty pages say what to do next', async () => {
+    await page.select('.project-switcher select', String(emptyProject.id));
+    await goTo('/events', 'Events');
+    await page.waitForSelector('.empty pre code');
+    expect(await page.$eval('.empty pre code', (c) => c.textContent)).toBe(`posthog.init('${emptyProject.api_token}', { api_host: '${front}' })`);
+    await screenshot('events-empty');
+    await expectAccessible();
+    await goTo('/dashboards', 'Dashboards');
+    await page.waitForSelector('.empty');
+    expect(await page.$eval('.empty', (e) => e.textContent)).toContain('No dashboards yet');
+  });
+});
