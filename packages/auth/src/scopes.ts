@@ -20,6 +20,10 @@ export const SCOPES = [
   'project:write',
   'personal_api_key:read',
   'personal_api_key:write',
+  'survey:read',
+  'survey:write',
+  'early_access_feature:read',
+  'early_access_feature:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

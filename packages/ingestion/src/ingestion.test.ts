@@ -266,6 +266,18 @@ describe('parsing messages', () => {
     expect(sent?.kind === 'ok' && surveyWarning(sent.event)).toEqual({ type: 'missing_survey_property', details: { event: 'survey sent', missingProperty: '$survey_id' } });
     expect(ok?.kind === 'ok' && surveyWarning(ok.event)).toBeNull();
   });
+
+  it('warns about a survey sent without $survey_response, and takes a per-question response as one', () => {
+    const warning = (properties: Record<string, unknown>, event = 'survey sent') => {
+      const parsed = parseEvent(message(JSON.stringify({ event, properties })));
+      return parsed.kind === 'ok' ? surveyWarning(parsed.event) : 'not parsed';
+    };
+    expect(warning({ $survey_id: 's' })).toEqual({ type: 'missing_survey_property', details: { event: 'survey sent', missingProperty: '$survey_response' } });
+    expect(warning({ $survey_id: 's', $survey_response: 'yes' })).toBeNull();
+    expect(warning({ $survey_id: 's', $survey_response_0b1c: 'yes' })).toBeNull();
+    expect(warning({ $survey_id: 's', $survey_responses: 'yes' })).toEqual({ type: 'missing_survey_property', details: { event: 'survey sent', missingProperty: '$survey_response' } });
+    expect(warning({ $survey_id: 's' }, 'survey dismissed')).toBeNull();
+  });
 });
 
 describe('splits', () => {

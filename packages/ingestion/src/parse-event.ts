@@ -65,8 +65,18 @@ function withTopLevelUpdates(properties: Record<string, unknown>, topLevel: { $s
 
 const SURVEY_EVENTS = new Set(['survey sent', 'survey shown', 'survey dismissed']);
 
-/** Survey events are stored either way; one without `$survey_id` gets a warning naming it. */
+/**
+ * posthog-js names each answer `$survey_response_<question id>`, and the first question's also
+ * `$survey_response` only in its older shape, so any of these counts as the response.
+ */
+const hasSurveyResponse = (properties: Record<string, unknown>) => Object.keys(properties).some((key) => key === '$survey_response' || key.startsWith('$survey_response_'));
+
+/**
+ * Survey events are stored either way; one without `$survey_id`, or a `survey sent` without a
+ * response, gets a warning naming the missing property.
+ */
 export function surveyWarning(event: RawEvent): { type: string; details: Record<string, unknown> } | null {
-  if (!SURVEY_EVENTS.has(event.event) || event.properties.$survey_id) return null;
-  return { type: 'missing_survey_property', details: { event: event.event, missingProperty: '$survey_id' } };
+  if (!SURVEY_EVENTS.has(event.event)) return null;
+  const missing = !event.properties.$survey_id ? '$survey_id' : event.event === 'survey sent' && !hasSurveyResponse(event.properties) ? '$survey_response' : null;
+  return missing && { type: 'missing_survey_property', details: { event: event.event, missingProperty: missing } };
 }

@@ -21,6 +21,8 @@ import { schemaRoutes } from './operations/schema-routes.js';
 import type { StatusDeps } from './operations/status-report.js';
 import { statusPageRoutes, statusRoutes } from './operations/status-routes.js';
 import { featureFlagRoutes } from './feature-flags/feature-flag-routes.js';
+import { earlyAccessFeatureRoutes } from './early-access-features/early-access-feature-routes.js';
+import { surveyRoutes } from './surveys/survey-routes.js';
 import { OrganizationMemberStore } from './organizations/organization-member-store.js';
 import { organizationRoutes } from './organizations/organization-routes.js';
 import { CohortStore } from './cohorts/cohort-store.js';
@@ -107,6 +109,8 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
     project.use('/batch_exports', batchExportRoutes(deps));
     project.use('/explicit_members', explicitMemberRoutes({ pool: deps.pool, roles }));
     project.use('/cohorts', cohortRoutes({ ...deps, cohorts }));
+    project.use('/surveys', surveyRoutes(deps));
+    project.use('/early_access_features', earlyAccessFeatureRoutes(deps));
     project.use('/persons', personRoutes({ persons, activity, service: personService, publicUrl: deps.publicUrl }));
     app.use(base, project);
   }

@@ -12,6 +12,7 @@ import { EvaluationData } from './evaluation-data.js';
 import { FlagDefinitions } from './flag-definitions.js';
 import { localEvaluationRoutes } from './local-evaluation-routes.js';
 import { RememberedAnswers } from './remembered-answers.js';
+import { ProductLists } from './product-lists.js';
 import { sdkConfigRoutes } from './sdk-config-routes.js';
 
 /** What tests look through or move: they build decide as `main.ts` does, and only these differ. */
@@ -76,7 +77,7 @@ export async function buildDecide(config: Config, logger: Logger, observers: Dec
       trustedProxies: config.trustedProxies,
       shutdownTimeoutMs: config.shutdownTimeoutMs,
       direct: flagRoutes(service),
-      routes: (app) => app.use(sdkConfigRoutes({ tokens, definitions })).use(localEvaluationRoutes({ store, definitions })),
+      routes: (app) => app.use(sdkConfigRoutes({ tokens, definitions, products: new ProductLists(pool) })).use(localEvaluationRoutes({ store, definitions })),
       // Decide answers from its caches while either store is away (see EvaluationData), so neither
       // takes it out of rotation.
       dependencies: {

@@ -4,28 +4,36 @@ import type { TokenResolver } from '@tributary/control-plane';
 import { unauthorized } from '@tributary/http';
 import { checkToken } from '@tributary/payload';
 import type { FlagDefinitions } from './flag-definitions.js';
+import type { ProductLists } from './product-lists.js';
 
 export interface SdkConfigDeps {
   tokens: Pick<TokenResolver, 'resolve'>;
   definitions: Pick<FlagDefinitions, 'forProject'>;
+  products: Pick<ProductLists, 'surveys' | 'hasRunningSurvey' | 'earlyAccessFeatures'>;
 }
 
-/** Public, read-only products posthog-js asks for by token; Tributary keeps none of them yet. */
+/** Public, read-only products posthog-js asks for by token that Tributary does not keep: always empty. */
 const EMPTY_PRODUCTS: Record<string, Record<string, unknown[]>> = {
-  '/api/surveys': { surveys: [] },
-  '/api/early_access_features': { earlyAccessFeatures: [] },
   '/api/web_experiments': { experiments: [] },
   '/api/product_tours': { product_tours: [] },
 };
 
-export const SDK_CONFIG_PATHS = ['/array/:token/config', '/array/:token/config.js', ...Object.keys(EMPTY_PRODUCTS)];
+export const SDK_CONFIG_PATHS = ['/array/:token/config', '/array/:token/config.js', '/api/surveys', '/api/early_access_features', ...Object.keys(EMPTY_PRODUCTS)];
+
+/** The stages posthog-js asks for (`stage=` repeated); PostHog lists beta features when it names none. */
+function stagesOf(raw: unknown): string[] {
+  const stages = (Array.isArray(raw) ? raw : [raw]).filter((stage): stage is string => typeof stage === 'string');
+  return stages.length > 0 ? stages : ['beta'];
+}
 
 /**
  * PostHog's remote config, the settings posthog-js loads before its first flags call. Features
- * Tributary has no store for (recordings, surveys, heatmaps, exception autocapture) are off, so
- * the SDK never calls endpoints that would have nothing to answer.
+ * Tributary has no store for (recordings, heatmaps, exception autocapture) are off, so the SDK
+ * never calls endpoints that would have nothing to answer; `surveys` is true while a survey runs,
+ * which makes posthog-js load them from `/api/surveys/`. `/flags?config=true` serialises these
+ * members once per token (see remoteConfigMembers), so it leaves `surveys` false.
  */
-export function remoteConfig(token: string, hasFeatureFlags: boolean) {
+export function remoteConfig(token: string, hasFeatureFlags: boolean, surveys = false) {
   return {
     token,
     supportedCompression: ['gzip', 'gzip-js'],
@@ -41,7 +49,7 @@ export function remoteConfig(token: string, hasFeatureFlags: boolean) {
     sessionRecording: false,
     heatmaps: false,
     conversations: false,
-    surveys: false,
+    surveys,
     productTours: false,
     defaultIdentifiedOnly: true,
     siteApps: [],
@@ -65,8 +73,9 @@ export function sdkConfigRoutes(deps: SdkConfigDeps): Router {
 
   async function configFor(req: Request) {
     const { token, id } = await project(req.params.token, 'the path segment after /array/');
-    const defs = await deps.definitions.forProject(id);
-    return remoteConfig(token, defs.flags.some((flag) => flag.active));
+    // A config without surveys beats none: without it posthog-js loads nothing at all.
+    const [defs, surveys] = await Promise.all([deps.definitions.forProject(id), deps.products.hasRunningSurvey(id).catch(() => false)]);
+    return remoteConfig(token, defs.flags.some((flag) => flag.active), surveys);
   }
 
   router.get('/array/:token/config', corsMiddleware, async (req, res) => {
@@ -83,6 +92,16 @@ export function sdkConfigRoutes(deps: SdkConfigDeps): Router {
         `(function(){window._POSTHOG_REMOTE_CONFIG=window._POSTHOG_REMOTE_CONFIG||{};` +
           `window._POSTHOG_REMOTE_CONFIG[${literal(config.token)}]={config:${literal(config)},siteApps:[]};})();`,
       );
+  });
+
+  router.get('/api/surveys', corsMiddleware, async (req, res) => {
+    const { id } = await project(req.query.token, 'the query parameter token');
+    res.json({ surveys: await deps.products.surveys(id), survey_config: null });
+  });
+
+  router.get('/api/early_access_features', corsMiddleware, async (req, res) => {
+    const { id } = await project(req.query.token, 'the query parameter token');
+    res.json({ earlyAccessFeatures: await deps.products.earlyAccessFeatures(id, stagesOf(req.query.stage)) });
   });
 
   for (const [path, empty] of Object.entries(EMPTY_PRODUCTS)) {
