@@ -34,13 +34,25 @@ export async function executeRun(runId: string, deps: RunExecutorDeps, lastAttem
   let index = run.parts_completed;
   let records: ExportRecord[] = [];
   let cursor: RunCursor | null = run.cursor;
+  // The part being written while the next one is read: reading (ClickHouse, parsing) and writing
+  // (encoding, the destination's own work) then overlap, and parts are still written and
+  // recorded one at a time, in order, so the cursor only ever moves past written parts.
+  let writing: Promise<void> = Promise.resolve();
 
+  /** Starts writing the records read so far as the next part, once the part before it is written and recorded. */
   const flush = async () => {
-    const { bytes } = await destination!.write({ exportId: batchExport.id, runId: run.id, teamId: run.team_id, model: batchExport.model, window, index, records });
-    await deps.store.partWritten(run.id, { cursor: cursor!, records: records.length, bytes }, deps.leaseMs);
-    deps.observe?.({ kind: 'part', records: records.length, bytes });
+    const part = { exportId: batchExport.id, runId: run.id, teamId: run.team_id, model: batchExport.model, window, index, records };
+    const after = cursor!;
     index += 1;
     records = [];
+    await writing;
+    writing = (async () => {
+      const { bytes } = await destination!.write(part);
+      await deps.store.partWritten(run.id, { cursor: after, records: part.records.length, bytes }, deps.leaseMs);
+      deps.observe?.({ kind: 'part', records: part.records.length, bytes });
+    })();
+    // Its failure is thrown where it is awaited: before the next part, or at the end of the window.
+    writing.catch(() => undefined);
   };
 
   try {
@@ -57,10 +69,13 @@ export async function executeRun(runId: string, deps: RunExecutorDeps, lastAttem
       }
     }
     if (records.length > 0) await flush();
+    await writing;
     await deps.store.finish(run.id, 'Completed', null);
     deps.observe?.({ kind: 'finished', status: 'Completed' });
     return 'completed';
   } catch (error) {
+    // A part still being written is recorded, or not, before the run's status is.
+    await writing.catch(() => undefined);
     const final = lastAttempt || error instanceof NonRetryableExportError;
     const status = final ? 'Failed' : 'FailedRetryable';
     const message = error instanceof Error ? error.message : String(error);

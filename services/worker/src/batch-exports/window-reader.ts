@@ -1,4 +1,4 @@
-import { sql, type ClickHouse } from '@tributary/clickhouse';
+import { sql, type ClickHouse, type Sql } from '@tributary/clickhouse';
 import type { ExportRecord, RunCursor } from '@tributary/batch-exports';
 
 /** An events row as the export reads it: ClickHouse's text, with the key the run resumes after. */
@@ -18,7 +18,7 @@ interface StoredRow {
 }
 
 // Exports read at a lower priority than ingest's inserts, as queries do, without the queries' time limit.
-const SETTINGS = { priority: 2, max_execution_time: 0, readonly: 2 };
+export const EXPORT_READ_SETTINGS = { priority: 2, max_execution_time: 0, readonly: 2 };
 
 const isoOf = (text: string, ms = 0) => `${text.replace(' ', 'T')}.${String(ms).padStart(3, '0')}Z`;
 const json = (text: string): unknown => {
@@ -55,19 +55,23 @@ export async function* readEventsWindow(
   clickhouse: ClickHouse,
   window: { teamId: number; start: Date; end: Date; cursor: RunCursor | null },
 ): AsyncIterable<{ record: ExportRecord; cursor: RunCursor }[]> {
+  for await (const rows of clickhouse.stream<StoredRow>(eventsWindowStatement(window), { settings: EXPORT_READ_SETTINGS })) {
+    yield rows.map((row) => ({ record: eventRecord(row), cursor: { inserted_at: row.inserted_at_text, key: row.uuid_text } }));
+  }
+}
+
+/** The statement `readEventsWindow` streams (bench/export.ts times it alone). */
+export function eventsWindowStatement(window: { teamId: number; start: Date; end: Date; cursor: RunCursor | null }): Sql {
   const after = window.cursor
     ? sql`AND (inserted_at > toDateTime(${window.cursor.inserted_at}, 'UTC') OR (inserted_at = toDateTime(${window.cursor.inserted_at}, 'UTC') AND toString(uuid) > ${window.cursor.key}))`
     : sql``;
   // Output names differ from the columns: an alias named as a column would stand for it in WHERE.
-  const statement = sql`SELECT toString(uuid) AS uuid_text, event, properties, distinct_id, team_id, toString(timestamp) AS timestamp_text, timestamp_ms,
+  return sql`SELECT toString(uuid) AS uuid_text, event, properties, distinct_id, team_id, toString(timestamp) AS timestamp_text, timestamp_ms,
       toString(created_at) AS created_at_text, elements_chain, toString(person_id) AS person_id_text, person_properties, toString(inserted_at) AS inserted_at_text
     FROM events
     WHERE team_id = ${window.teamId} AND inserted_at >= toDateTime(${formatTime(window.start)}, 'UTC') AND inserted_at < toDateTime(${formatTime(window.end)}, 'UTC') ${after}
     ORDER BY inserted_at, uuid_text
     LIMIT 1 BY uuid_text`;
-  for await (const rows of clickhouse.stream<StoredRow>(statement, { settings: SETTINGS })) {
-    yield rows.map((row) => ({ record: eventRecord(row), cursor: { inserted_at: row.inserted_at_text, key: row.uuid_text } }));
-  }
 }
 
 /** How many events the window holds: the run's `records_total_count`. */
@@ -116,7 +120,7 @@ export async function* readPersonsWindow(
       FROM person WHERE team_id = ${team} GROUP BY id
     ) AS p USING current_person
     ORDER BY distinct_id`;
-  for await (const rows of clickhouse.stream<StoredPersonRow>(statement, { settings: SETTINGS })) {
+  for await (const rows of clickhouse.stream<StoredPersonRow>(statement, { settings: EXPORT_READ_SETTINGS })) {
     yield rows.map((row) => ({
       record: {
         team_id: team,
