@@ -35,4 +35,8 @@ describe('inserts refused for their rows', () => {
     expect(isRefusedRows(new ClickHouseError('socket hang up', null))).toBe(false);
     expect(isRefusedRows(Object.assign(new Error('Code: 41'), { code: 41 }))).toBe(false);
   });
+
+  it("a select naming two columns alike is the client's query to fix, not the server's failure", () => {
+    expect(queryInputProblem(new ClickHouseError("Code: 15, e.displayText() = DB::Exception: Column '1' already exists", 15))).toMatch(/same name/);
+  });
 });

@@ -42,6 +42,7 @@ const INPUT_ERRORS: Record<number, string> = {
   53: 'the types of an expression do not fit (text used as a number, say)',
   386: 'the values compared have no common type',
   44: 'a column cannot be used that way',
+  15: 'two columns of one select have the same name: give one an alias',
   59: 'a where expression is not a condition (it must compare or test something, giving true or false)',
   34: 'a function has too many arguments',
   35: 'a function has too few arguments',
