@@ -1,10 +1,10 @@
 import { Router, type Request } from 'express';
-import cors from 'cors';
 import type { TokenResolver } from '@tributary/control-plane';
 import { unauthorized } from '@tributary/http';
 import { checkToken } from '@tributary/payload';
 import type { FlagDefinitions } from './flag-definitions.js';
 import type { ProductLists } from './product-lists.js';
+import { sdkCors } from '@tributary/sdk-edge';
 
 export interface SdkConfigDeps {
   tokens: Pick<TokenResolver, 'resolve'>;
@@ -60,8 +60,7 @@ export function remoteConfig(token: string, hasFeatureFlags: boolean, surveys = 
 export function sdkConfigRoutes(deps: SdkConfigDeps): Router {
   const router = Router();
   // The config script is loaded with crossorigin="anonymous", so it needs CORS like the JSON.
-  const corsMiddleware = cors({ origin: true, credentials: true, maxAge: 86_400 });
-  router.options(SDK_CONFIG_PATHS, corsMiddleware);
+  router.options(SDK_CONFIG_PATHS, sdkCors);
 
   async function project(raw: unknown, where: string) {
     const checked = checkToken(raw);
@@ -78,11 +77,11 @@ export function sdkConfigRoutes(deps: SdkConfigDeps): Router {
     return remoteConfig(token, defs.flags.some((flag) => flag.active), surveys);
   }
 
-  router.get('/array/:token/config', corsMiddleware, async (req, res) => {
+  router.get('/array/:token/config', sdkCors, async (req, res) => {
     res.json(await configFor(req));
   });
 
-  router.get('/array/:token/config.js', corsMiddleware, async (req, res) => {
+  router.get('/array/:token/config.js', sdkCors, async (req, res) => {
     const config = await configFor(req);
     // JSON is valid JavaScript, and escaping `<` keeps a value from closing an inline script.
     const literal = (value: unknown) => JSON.stringify(value).replaceAll('<', '\\u003c');
@@ -94,18 +93,18 @@ export function sdkConfigRoutes(deps: SdkConfigDeps): Router {
       );
   });
 
-  router.get('/api/surveys', corsMiddleware, async (req, res) => {
+  router.get('/api/surveys', sdkCors, async (req, res) => {
     const { id } = await project(req.query.token, 'the query parameter token');
     res.json({ surveys: await deps.products.surveys(id), survey_config: null });
   });
 
-  router.get('/api/early_access_features', corsMiddleware, async (req, res) => {
+  router.get('/api/early_access_features', sdkCors, async (req, res) => {
     const { id } = await project(req.query.token, 'the query parameter token');
     res.json({ earlyAccessFeatures: await deps.products.earlyAccessFeatures(id, stagesOf(req.query.stage)) });
   });
 
   for (const [path, empty] of Object.entries(EMPTY_PRODUCTS)) {
-    router.get(path, corsMiddleware, async (req, res) => {
+    router.get(path, sdkCors, async (req, res) => {
       await project(req.query.token, 'the query parameter token');
       res.json(empty);
     });
