@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql, type ClickHouse } from '@tributary/clickhouse';
 import { badRequest } from '@tributary/http';
 import type { Redis } from '@tributary/redis';
+import { LRUCache } from 'lru-cache';
 
 /**
  * PostHog's `refresh` modes: `force_cache` answers from the cache or not at all, `blocking`
@@ -47,6 +48,12 @@ interface Entry {
 }
 
 const TTL_S = 7 * 86_400;
+/**
+ * A project's data version is reused this long: it costs a scan of the project's inserted_at, as
+ * much as a small insight. A reused older version can only make a new entry look staler than it
+ * is, or serve an entry a few seconds after the data moved on.
+ */
+const VERSION_REUSE_MS = 5_000;
 
 /**
  * Insight answers in Redis, keyed by the project, its timezone and the query. An entry is fresh
@@ -55,6 +62,8 @@ const TTL_S = 7 * 86_400;
  * with the clock at most by the hour.
  */
 export class InsightCache {
+  private readonly versions = new LRUCache<number, Promise<string>>({ max: 10_000, ttl: VERSION_REUSE_MS });
+
   constructor(
     private readonly deps: { redis: Redis; clickhouse: ClickHouse; clock: () => Date },
   ) {}
@@ -90,8 +99,19 @@ export class InsightCache {
     return raw ? (JSON.parse(raw) as Entry) : null;
   }
 
+  /** The project's data version, read at most every VERSION_REUSE_MS; a failed read is not kept. */
+  private freshness(teamId: number): Promise<string> {
+    let version = this.versions.get(teamId);
+    if (!version) {
+      version = this.readFreshness(teamId);
+      this.versions.set(teamId, version);
+      version.catch(() => this.versions.delete(teamId));
+    }
+    return version;
+  }
+
   /** The project's data version: changes with every stored event and every merge or identify (a new distinct-id row). */
-  private async freshness(teamId: number): Promise<string> {
+  private async readFreshness(teamId: number): Promise<string> {
     const [row] = await this.deps.clickhouse.query<{ events: string; newest: string; distinct_ids: string }>(
       sql`SELECT count() AS events, toString(max(inserted_at)) AS newest,
             (SELECT count() FROM person_distinct_id WHERE team_id = ${teamId}) AS distinct_ids
