@@ -16,6 +16,7 @@ import { refreshMode, type RefreshMode } from '../query/insight-cache.js';
 import type { QueryService } from '../query/query-service.js';
 import { createDashboardSchema, parseCreateBody, parsePatchBody, patchDashboardSchema, RESTRICTION_LEVEL } from './dashboard-requests.js';
 import { DashboardStore, type DashboardRow } from './dashboard-store.js';
+import { idParam } from '../http/id-param.js';
 
 function presentDashboard(row: DashboardRow) {
   return {
@@ -42,11 +43,6 @@ const asProtected = (row: DashboardRow): ProtectedResource => ({
   created_by: row.created_by,
   othersAtMost: row.restriction_level === RESTRICTION_LEVEL.onlyCollaboratorsCanEdit ? 'viewer' : 'editor',
 });
-
-function dashboardId(raw: unknown): number {
-  if (!/^\d{1,9}$/.test(String(raw))) throw notFound(`Dashboard ${String(raw)} does not exist.`);
-  return Number(raw);
-}
 
 /**
  * `/dashboards/`: dashboards, empty, from a built-in template (`use_template`), from template
@@ -130,12 +126,12 @@ export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: A
   });
 
   router.get('/:id', requireScopes('dashboard:read'), documented({ summary: "Retrieve a dashboard with every tile's results (refresh: force_cache, blocking (default), force_blocking)" }), async (req, res) => {
-    const { row, level } = await reachable(req, dashboardId(req.params.id), 'viewer');
+    const { row, level } = await reachable(req, idParam(req, 'Dashboard'), 'viewer');
     res.json(await full(req, res, row, level, refreshMode(req.query.refresh, 'blocking')));
   });
 
   router.patch('/:id', requireScopes('dashboard:write'), documented({ summary: 'Update a dashboard', body: patchDashboardSchema }), async (req, res) => {
-    const id = dashboardId(req.params.id);
+    const id = idParam(req, 'Dashboard');
     const { row, level } = await reachable(req, id, 'editor');
     const body = parsePatchBody(req.body);
     if (body.restriction_level !== undefined && body.restriction_level !== row.restriction_level && !(await access.canManage(req, asProtected(row)))) {
@@ -155,7 +151,7 @@ export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: A
   router.delete('/:id', requireScopes('dashboard:write'), documented({ summary: 'Delete a dashboard' }), async (req, res) => {
     const flag = req.query.delete_insights;
     if (flag !== undefined && flag !== 'true' && flag !== 'false') throw badRequest('delete_insights must be true or false.', 'delete_insights');
-    const id = dashboardId(req.params.id);
+    const id = idParam(req, 'Dashboard');
     await reachable(req, id, 'editor');
     if (!(await dashboards.softDelete(projectOf(req).id, id, flag === 'true'))) throw notFound(`Dashboard ${id} does not exist.`);
     res.status(204).end();

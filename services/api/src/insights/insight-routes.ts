@@ -9,6 +9,7 @@ import type { QueryService } from '../query/query-service.js';
 import { createInsightSchema, listInsightsSchema, parseCreateInsight, parsePatchInsight, patchInsightSchema } from './insight-requests.js';
 import { insightResult, type InsightResultFields } from './insight-results.js';
 import { InsightStore, type InsightRow } from './insight-store.js';
+import { idParam } from '../http/id-param.js';
 
 /** A saved insight as PostHog answers it; `results` when its query was run (or looked up in the cache). */
 export function presentInsight(row: InsightRow, results?: InsightResultFields) {
@@ -40,11 +41,6 @@ export function presentInsight(row: InsightRow, results?: InsightResultFields) {
 }
 
 const LIST_QUERY = { properties: { ...PAGE_PROPERTIES, ...listInsightsSchema.properties } };
-
-function insightId(raw: unknown): number {
-  if (!/^\d{1,9}$/.test(String(raw))) throw notFound(`Insight ${String(raw)} does not exist.`);
-  return Number(raw);
-}
 
 /**
  * `/insights/`: saved queries, PostHog's shape. Reads answer from the cache by default
@@ -86,7 +82,7 @@ export function insightRoutes(deps: { pool: Pool; publicUrl: string; queries: Qu
   });
 
   router.get('/:id', requireScopes('insight:read'), documented({ summary: 'Retrieve a saved insight with its results (refresh: force_cache, blocking, force_blocking)' }), async (req, res) => {
-    const row = await insights.get(projectOf(req).id, insightId(req.params.id));
+    const row = await insights.get(projectOf(req).id, idParam(req, 'Insight'));
     if (!row) throw notFound(`Insight ${req.params.id} does not exist.`);
     res.json(await withResults(req, res, row, refreshMode(req.query.refresh, 'force_cache')));
   });
@@ -96,13 +92,13 @@ export function insightRoutes(deps: { pool: Pool; publicUrl: string; queries: Qu
     const teamId = projectOf(req).id;
     await checkDashboards(teamId, body.dashboards);
     const { dashboards, ...changes } = body;
-    const row = await insights.update(teamId, insightId(req.params.id), changes, dashboards, principalOf(req).userId);
+    const row = await insights.update(teamId, idParam(req, 'Insight'), changes, dashboards, principalOf(req).userId);
     if (!row) throw notFound(`Insight ${req.params.id} does not exist.`);
     res.json(presentInsight(row));
   });
 
   router.delete('/:id', requireScopes('insight:write'), documented({ summary: 'Delete a saved insight' }), async (req, res) => {
-    const row = await insights.update(projectOf(req).id, insightId(req.params.id), { deleted: true }, undefined, principalOf(req).userId);
+    const row = await insights.update(projectOf(req).id, idParam(req, 'Insight'), { deleted: true }, undefined, principalOf(req).userId);
     if (!row) throw notFound(`Insight ${req.params.id} does not exist.`);
     res.status(204).end();
   });

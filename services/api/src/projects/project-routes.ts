@@ -3,6 +3,7 @@ import type { ControlPlaneStore, Project } from '@tributary/control-plane';
 import { badRequest, documented, forbidden, notFound, validate } from '@tributary/http';
 import { IANAZone } from 'luxon';
 import { principalOf, requireScopes } from '../auth/authenticate.js';
+import { rowId } from '@tributary/postgres/row-id';
 
 const patchSchema = {
   type: 'object',
@@ -41,7 +42,7 @@ export function projectRoutes(store: Pick<ControlPlaneStore, 'projectsForUser' |
   const reachable = async (req: Request): Promise<Project> => {
     const { key, userId } = principalOf(req);
     const raw = String(req.params.id);
-    const id = /^\d{1,9}$/.test(raw) ? Number(raw) : Number.NaN;
+    const id = rowId(raw, 'integer') ?? Number.NaN;
     const project = (await visible(userId, key.scoped_projects)).find((p) => p.id === id);
     if (project) return project;
     if (Number.isNaN(id) || !(await store.findProject(id))) throw notFound(`Project ${raw} does not exist.`);
