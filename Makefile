@@ -3,6 +3,16 @@
 
 NPM_FLAGS := --no-audit --no-fund --loglevel=error
 
+# TOPOLOGY=cluster runs every target on cluster mode's stores (docs/cluster.md): ZooKeeper, four
+# ClickHouse servers (2 shards x 2 replicas), three Kafka brokers; the services and tests are
+# told where they are here.
+TOPOLOGY ?= single
+export TOPOLOGY
+ifeq ($(TOPOLOGY),cluster)
+export CLICKHOUSE_CLUSTER ?= tributary
+export KAFKA_BROKERS ?= 127.0.0.1:9092,127.0.0.1:9094,127.0.0.1:9096
+endif
+
 node_modules: package-lock.json patches $(wildcard patches/*.patch)
 	npm ci $(NPM_FLAGS)
 	@touch node_modules

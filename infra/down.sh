@@ -7,3 +7,7 @@ source "$(dirname "$0")/lib.sh"
 "$ROOT/infra/clickhouse/clickhouse.sh" stop
 "$ROOT/infra/kafka/kafka.sh" stop
 "$ROOT/infra/s3proxy/s3proxy.sh" stop
+# Cluster mode's stores, where `make up TOPOLOGY=cluster` started them.
+"$ROOT/infra/cluster/clickhouse-cluster.sh" stop
+"$ROOT/infra/cluster/kafka-cluster.sh" stop
+"$ROOT/infra/cluster/zookeeper.sh" stop

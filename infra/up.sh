@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# `make up`: installs what is missing and starts the whole system, idempotently.
+# `make up`: installs what is missing and starts the whole system, idempotently. TOPOLOGY=cluster
+# starts cluster mode's stores instead of one server of each (docs/cluster.md).
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
 "$ROOT/infra/stores.sh"
-"$ROOT/infra/kafka/kafka.sh" start
+if [[ "${TOPOLOGY:-single}" == cluster ]]; then
+  # ZooKeeper first: ClickHouse's replicated tables and ON CLUSTER statements need its sessions.
+  "$ROOT/infra/cluster/zookeeper.sh" start
+  "$ROOT/infra/cluster/kafka-cluster.sh" start
+  "$ROOT/infra/cluster/clickhouse-cluster.sh" start
+else
+  "$ROOT/infra/kafka/kafka.sh" start
+  "$ROOT/infra/clickhouse/clickhouse.sh" start
+fi
 "$ROOT/infra/s3proxy/s3proxy.sh" start
-"$ROOT/infra/clickhouse/clickhouse.sh" start
 npx tributary migrate
 npx tributary kafka:topics
 npx tributary bootstrap --credentials-file "$STATE/credentials.env"

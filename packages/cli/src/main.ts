@@ -7,7 +7,7 @@ import { createKafka, ensureTopics } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
 import { ControlPlaneStore, MEMBERSHIP_LEVEL } from '@tributary/control-plane';
 import { isGrantedScope, type GrantedScope } from '@tributary/auth';
-import { createClickHouse } from '@tributary/clickhouse';
+import { createClickHouse, topologyOf } from '@tributary/clickhouse';
 import { listDeletionRequests, runDeletionBatch } from '@tributary/deletions';
 import { bootstrap } from './bootstrap.js';
 import { formatCredentials } from './credentials-file.js';
@@ -177,7 +177,7 @@ deletions
   .action(async () => {
     const clickhouse = createClickHouse(config, { requestTimeoutMs: 120_000 });
     try {
-      const result = await withPool((pool) => runDeletionBatch({ pool, clickhouse, database: config.clickhouseDatabase, logger }));
+      const result = await withPool((pool) => runDeletionBatch({ pool, clickhouse, topology: topologyOf(config), logger }));
       console.log(result.skipped ? 'another worker is running the batch; nothing done' : `deleted the events of ${result.requests} queued request(s)`);
     } finally {
       await clickhouse.close();

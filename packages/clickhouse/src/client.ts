@@ -240,11 +240,3 @@ export function createClickHouse(config: ClickHouseConfig, options: { requestTim
   };
 }
 
-export async function ensureDatabase(config: ClickHouseConfig): Promise<void> {
-  const server = createClickHouse(config, { database: null });
-  try {
-    await server.command(sql`CREATE DATABASE IF NOT EXISTS ${ident(config.clickhouseDatabase)}`);
-  } finally {
-    await server.close();
-  }
-}

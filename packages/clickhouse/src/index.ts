@@ -1,6 +1,7 @@
 export * from './sql.js';
-export { createClickHouse, ensureDatabase, queryInputProblem, isRefusedRows, ClickHouseError, MAX_STATEMENT_NESTING, type ClickHouse, type ClickHouseConfig, type CompactResult, type CompactQueryOptions } from './client.js';
+export { createClickHouse, queryInputProblem, isRefusedRows, ClickHouseError, MAX_STATEMENT_NESTING, type ClickHouse, type ClickHouseConfig, type CompactResult, type CompactQueryOptions } from './client.js';
 export { migrateClickHouse, loadMigrations, splitStatements, MIGRATIONS_DIR } from './migrations.js';
 export * from './person-rows.js';
 export { propertyText, propertyNumber, propertyIsSet } from './json-property.js';
 export { EncodedJsonFields, RowHeads, TabSeparatedRows, tabSeparatedField, tabSeparatedJson, type Cell, type EncodedField } from './tab-separated.js';
+export { dataTableName, onCluster, renderStatement, shardTableName, topologyOf, type Topology, type TopologyConfig } from './topology.js';

@@ -2,7 +2,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Sql, sql } from './sql.js';
-import { ClickHouseError, ensureDatabase, createClickHouse, type ClickHouse, type ClickHouseConfig } from './client.js';
+import { ClickHouseError, createClickHouse, type ClickHouse, type ClickHouseConfig } from './client.js';
+import { onCluster, renderStatement, topologyOf, type Topology, type TopologyConfig } from './topology.js';
 
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../migrations');
 
@@ -37,11 +38,22 @@ const ADD_COLUMN = /^ALTER TABLE \w+ ADD COLUMN /;
 const DUPLICATE_COLUMN = 44;
 
 /** 18.16 has no ADD COLUMN IF NOT EXISTS: a column a run that died half-way added already counts as added. */
-async function runStatement(clickhouse: ClickHouse, statement: string): Promise<void> {
+async function runStatement(clickhouse: ClickHouse, statement: string, topology: Topology): Promise<void> {
+  for (const rendered of renderStatement(statement, topology)) {
+    try {
+      await clickhouse.command(Sql.trusted(rendered));
+    } catch (error) {
+      if (!(ADD_COLUMN.test(statement) && error instanceof ClickHouseError && error.code === DUPLICATE_COLUMN)) throw error;
+    }
+  }
+}
+
+async function ensureDatabase(config: ClickHouseConfig, topology: Topology): Promise<void> {
+  const server = createClickHouse(config, { database: null });
   try {
-    await clickhouse.command(Sql.trusted(statement));
-  } catch (error) {
-    if (!(ADD_COLUMN.test(statement) && error instanceof ClickHouseError && error.code === DUPLICATE_COLUMN)) throw error;
+    await server.command(Sql.trusted(`CREATE DATABASE IF NOT EXISTS ${topology.database}${onCluster(topology)}`));
+  } finally {
+    await server.close();
   }
 }
 
@@ -50,18 +62,21 @@ async function runStatement(clickhouse: ClickHouse, statement: string): Promise<
  * to be re-runnable (IF NOT EXISTS, or see runStatement), so a run that died half-way can simply
  * run again.
  */
-export async function migrateClickHouse(config: ClickHouseConfig, dir = MIGRATIONS_DIR): Promise<string[]> {
-  await ensureDatabase(config);
+export async function migrateClickHouse(config: ClickHouseConfig & TopologyConfig, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const topology = topologyOf(config);
+  await ensureDatabase(config, topology);
   const clickhouse = createClickHouse(config);
   try {
-    await clickhouse.command(
-      sql`CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime('UTC')) ENGINE = MergeTree() ORDER BY version`,
+    await runStatement(
+      clickhouse,
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime('UTC')) ENGINE = MergeTree() ORDER BY version",
+      topology,
     );
     const applied = new Set((await clickhouse.query<{ version: number }>(sql`SELECT version FROM schema_migrations`)).map((r) => Number(r.version)));
     const ran: string[] = [];
     for (const migration of await loadMigrations(dir)) {
       if (applied.has(migration.version)) continue;
-      for (const statement of migration.statements) await runStatement(clickhouse, statement);
+      for (const statement of migration.statements) await runStatement(clickhouse, statement, topology);
       await clickhouse.insert('schema_migrations', ['version', 'name', 'applied_at'], [
         { version: migration.version, name: migration.name, applied_at: new Date().toISOString() },
       ]);

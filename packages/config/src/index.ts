@@ -51,6 +51,12 @@ export interface Config {
   /** CLICKHOUSE_USER, CLICKHOUSE_PASSWORD: ClickHouse credentials. */
   clickhouseUser: string;
   clickhousePassword: string;
+  /**
+   * CLICKHOUSE_CLUSTER: the cluster (remote_servers) the tables live on; empty, the default, is
+   * a single server. Set, migrations run ON CLUSTER with Replicated engines and events are sharded
+   * behind a Distributed table (docs/cluster.md).
+   */
+  clickhouseCluster: string;
   /** SHUTDOWN_TIMEOUT_MS: how long a service waits for in-flight work on SIGTERM. */
   shutdownTimeoutMs: number;
   /** API_KEY_PEPPER: server-side secret mixed into personal API key hashes. */
@@ -204,6 +210,7 @@ export const ENV_VARIABLES = {
   clickhouseDatabase: ['CLICKHOUSE_DATABASE', 'tributary'],
   clickhouseUser: ['CLICKHOUSE_USER', 'default'],
   clickhousePassword: ['CLICKHOUSE_PASSWORD', ''],
+  clickhouseCluster: ['CLICKHOUSE_CLUSTER', ''],
   shutdownTimeoutMs: ['SHUTDOWN_TIMEOUT_MS', '10000'],
   apiKeyPepper: ['API_KEY_PEPPER', 'tributary-development-pepper'],
   captureMaxBatchBytes: ['CAPTURE_MAX_BATCH_BYTES', String(20 * 1024 * 1024)],
@@ -268,6 +275,7 @@ const schema: JSONSchemaType<RawConfig> = {
     clickhouseDatabase: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
     clickhouseUser: { type: 'string' },
     clickhousePassword: { type: 'string' },
+    clickhouseCluster: { type: 'string', pattern: '^([A-Za-z_][A-Za-z0-9_]*)?$' },
     shutdownTimeoutMs: { type: 'integer', minimum: 0 },
     apiKeyPepper: { type: 'string', minLength: 8 },
     captureMaxBatchBytes: { type: 'integer', minimum: 1024 },

@@ -1,4 +1,4 @@
-import { Sql, and, inList, sql, type ClickHouse } from '@tributary/clickhouse';
+import { Sql, and, dataTableName, ident, inList, onCluster, sql, type ClickHouse, type Topology } from '@tributary/clickhouse';
 import type { Logger } from '@tributary/logger';
 import type { Pool, PoolClient } from '@tributary/postgres';
 
@@ -38,11 +38,16 @@ export function deletionCondition(requests: readonly DeletionRequest[]): Sql {
   );
 }
 
-async function waitForMutations(clickhouse: ClickHouse, database: string, timeoutMs: number, pollMs: number): Promise<void> {
+/** Where the mutations show: this server's table, or one replica of every shard's in a cluster. */
+function mutationsTable(topology: Topology): Sql {
+  return topology.cluster === null ? sql`system.mutations` : Sql.trusted(`cluster(${ident(topology.cluster).text}, system, mutations)`);
+}
+
+async function waitForMutations(clickhouse: ClickHouse, topology: Topology, timeoutMs: number, pollMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const [row] = await clickhouse.query<{ pending: string | number }>(
-      sql`SELECT count() AS pending FROM system.mutations WHERE database = ${database} AND table = 'events' AND is_done = 0`,
+      sql`SELECT count() AS pending FROM ${mutationsTable(topology)} WHERE database = ${topology.database} AND table = ${dataTableName(topology, 'events')} AND is_done = 0`,
     );
     if (Number(row?.pending ?? 0) === 0) return;
     if (Date.now() > deadline) throw new Error(`ClickHouse mutations on events did not finish within ${timeoutMs} ms`);
@@ -63,7 +68,7 @@ export interface DeletionBatchResult {
 export async function runDeletionBatch(deps: {
   pool: Pool;
   clickhouse: ClickHouse;
-  database: string;
+  topology: Topology;
   logger: Logger;
   clock?: () => Date;
   mutationTimeoutMs?: number;
@@ -81,8 +86,10 @@ export async function runDeletionBatch(deps: {
         'SELECT id, team_id, person_uuid, distinct_ids, created_at, done_at FROM event_deletion_requests WHERE done_at IS NULL ORDER BY id',
       );
       if (pending.length === 0) return { requests: 0, skipped: false };
-      await deps.clickhouse.command(sql`ALTER TABLE events DELETE WHERE ${deletionCondition(pending)}`);
-      await waitForMutations(deps.clickhouse, deps.database, deps.mutationTimeoutMs ?? 30 * 60_000, deps.pollMs ?? 500);
+      // Mutations go to the table holding the rows: in a cluster, every shard's, not the Distributed one.
+      const events = Sql.trusted(`${ident(dataTableName(deps.topology, 'events')).text}${onCluster(deps.topology)}`);
+      await deps.clickhouse.command(sql`ALTER TABLE ${events} DELETE WHERE ${deletionCondition(pending)}`);
+      await waitForMutations(deps.clickhouse, deps.topology, deps.mutationTimeoutMs ?? 30 * 60_000, deps.pollMs ?? 500);
       const doneAt = (deps.clock ?? (() => new Date()))();
       await client.query('UPDATE event_deletion_requests SET done_at = $2 WHERE id = ANY($1::bigint[])', [pending.map((r) => r.id), doneAt]);
       deps.logger.info({ requests: pending.length }, 'event deletion batch finished');

@@ -97,6 +97,14 @@ function itemName(expr: Expr): string {
   return printHogQLExpr(expr);
 }
 
+/**
+ * The events side of the lazy person join, unqualified: on a cluster, 18.16 sends a query over the
+ * Distributed events table to each shard without the table's alias, but leaves the ON clause as
+ * written, so `alias.distinct_id` there is unknown on the shard. Unqualified, the left table's
+ * column is the one read on one server and on a shard alike.
+ */
+const LAZY_JOIN_KEY = 'distinct_id';
+
 class Printer {
   private cteExpansions = 0;
   private subqueryCount = 0;
@@ -602,7 +610,7 @@ class Printer {
     if (source.wrapped) return `(${this.eventsSubquery(source)}) AS ${q(source.alias)}`;
     // The first table of a select is guarded in its WHERE, where ClickHouse uses the key to skip other projects' parts.
     conditions.unshift(this.guard(source.alias));
-    const lazy = source.lazy.pdi ? ` ANY LEFT JOIN (${this.lazySubquery(source.lazy.person)}) AS ${q(`${source.alias}__lazy`)} ON ${this.column(source, 'distinct_id')} = ${q(`${source.alias}__lazy`)}.${q('distinct_id')}` : '';
+    const lazy = source.lazy.pdi ? ` ANY LEFT JOIN (${this.lazySubquery(source.lazy.person)}) AS ${q(`${source.alias}__lazy`)} ON ${LAZY_JOIN_KEY} = ${q(`${source.alias}__lazy`)}.${q('distinct_id')}` : '';
     return `events AS ${q(source.alias)}${lazy}`;
   }
 
@@ -617,7 +625,7 @@ class Printer {
     const columns = EVENT_COLUMNS.map((c) => `__e.${q(c)} AS ${q(c)}`);
     if (!source.lazy.pdi) return `SELECT ${columns.join(', ')} FROM events AS __e WHERE ${this.guard('__e')}`;
     const lazy = ['__pdi_person_id', ...(source.lazy.person ? ['__person_properties', '__person_created_at', '__person_is_identified'] : [])];
-    return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.lazySubquery(source.lazy.person)}) AS __lazy ON __e.distinct_id = __lazy.distinct_id WHERE ${this.guard('__e')}`;
+    return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.lazySubquery(source.lazy.person)}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${this.guard('__e')}`;
   }
 }
 

@@ -106,9 +106,11 @@ export async function ensureTopics(admin: Admin, prefix: string, partitions: num
   const names = topicNames(prefix);
   const missing = TOPIC_KINDS.map((kind) => names[kind]).filter((name) => !existing.has(name));
   if (missing.length > 0) {
+    // No replication factor: the brokers' default.replication.factor and min.insync.replicas
+    // apply, 1 on a single broker and 3 and 2 in cluster mode (infra/cluster/kafka-cluster.sh).
     await admin.createTopics({
       waitForLeaders: false,
-      topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
+      topics: missing.map((topic) => ({ topic, numPartitions: partitions })),
     });
     await waitForLeaders(admin, missing);
   }

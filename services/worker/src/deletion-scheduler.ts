@@ -1,5 +1,5 @@
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
-import type { ClickHouse } from '@tributary/clickhouse';
+import type { ClickHouse, Topology } from '@tributary/clickhouse';
 import { DELETION_JOB, DELETION_QUEUE, DELETION_SCHEDULE, runDeletionBatch } from '@tributary/deletions';
 import type { Logger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
@@ -16,7 +16,7 @@ export async function startDeletionScheduler(deps: {
   prefix?: string;
   pool: Pool;
   clickhouse: ClickHouse;
-  database: string;
+  topology: Topology;
   logger: Logger;
 }): Promise<DeletionScheduler> {
   const options = { connection: deps.connection, ...(deps.prefix ? { prefix: deps.prefix } : {}) };
@@ -24,7 +24,7 @@ export async function startDeletionScheduler(deps: {
   await queue.upsertJobScheduler(DELETION_SCHEDULE.id, { pattern: DELETION_SCHEDULE.pattern, tz: DELETION_SCHEDULE.tz }, { name: DELETION_JOB });
   const worker = new Worker(
     DELETION_QUEUE,
-    async () => runDeletionBatch({ pool: deps.pool, clickhouse: deps.clickhouse, database: deps.database, logger: deps.logger }),
+    async () => runDeletionBatch({ pool: deps.pool, clickhouse: deps.clickhouse, topology: deps.topology, logger: deps.logger }),
     { ...options, concurrency: 1 },
   );
   worker.on('failed', (job, error) => deps.logger.error({ err: error, job: job?.id }, 'deletion batch failed; its requests stay queued'));

@@ -2,7 +2,7 @@ import { loadConfig } from '@tributary/config';
 import { createLogger } from '@tributary/logger';
 import { createRedis, redisAnswers } from '@tributary/redis';
 import { createPool, postgresAnswers } from '@tributary/postgres';
-import { createClickHouse } from '@tributary/clickhouse';
+import { createClickHouse, topologyOf } from '@tributary/clickhouse';
 import { createMetrics, startServiceRuntime } from '@tributary/http';
 import { BatchExportStore, createDestination } from '@tributary/batch-exports';
 import { startExportQueue } from './batch-exports/export-queue.js';
@@ -18,7 +18,7 @@ const clickhouse = createClickHouse(config, { requestTimeoutMs: 120_000 });
 // An export streams a whole window in one response, for as long as its destination takes.
 const exportClickhouse = createClickHouse(config, { requestTimeoutMs: 6 * 3_600_000 });
 const connection = createRedis(config, { forQueues: true });
-const scheduler = await startDeletionScheduler({ connection, pool, clickhouse, database: config.clickhouseDatabase, logger, prefix: config.queuePrefix });
+const scheduler = await startDeletionScheduler({ connection, pool, clickhouse, topology: topologyOf(config), logger, prefix: config.queuePrefix });
 const metrics = createMetrics('worker');
 const exports = await startExportQueue(
   {

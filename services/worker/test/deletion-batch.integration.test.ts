@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { jest } from '@jest/globals';
-import { createClickHouse, sql } from '@tributary/clickhouse';
+import { createClickHouse, sql, topologyOf } from '@tributary/clickhouse';
 import { DELETION_JOB, listDeletionRequests, nextDeletionRun, queueEventDeletion } from '@tributary/deletions';
 import { createLogger } from '@tributary/logger';
 import { createRedis } from '@tributary/redis';
@@ -67,7 +67,7 @@ describe('weekly deletion batch', () => {
     const connection = createRedis(config, { forQueues: true });
     try {
       for (let replica = 0; replica < 2; replica++) {
-        schedulers.push(await startDeletionScheduler({ connection, prefix, pool, clickhouse, database: config.clickhouseDatabase, logger }));
+        schedulers.push(await startDeletionScheduler({ connection, prefix, pool, clickhouse, topology: topologyOf(config), logger }));
       }
       const registered = await schedulers[0]!.queue.getJobSchedulers();
       expect(registered).toHaveLength(1);
@@ -88,7 +88,7 @@ describe('weekly deletion batch', () => {
     const connection = createRedis(config, { forQueues: true });
     const warn = jest.spyOn(logger, 'warn');
     try {
-      const scheduler = await startDeletionScheduler({ connection, prefix, pool, clickhouse, database: config.clickhouseDatabase, logger });
+      const scheduler = await startDeletionScheduler({ connection, prefix, pool, clickhouse, topology: topologyOf(config), logger });
       schedulers.push(scheduler);
       // A message of this test's own: real connection errors may be logged meanwhile.
       const message = `${prefix}: Connection is closed.`;
@@ -129,7 +129,7 @@ describe('weekly deletion batch', () => {
   it('the scheduled job runs the same batch when it fires', async () => {
     const connection = createRedis(config, { forQueues: true });
     try {
-      const scheduler = await startDeletionScheduler({ connection, prefix, pool, clickhouse, database: config.clickhouseDatabase, logger });
+      const scheduler = await startDeletionScheduler({ connection, prefix, pool, clickhouse, topology: topologyOf(config), logger });
       schedulers.push(scheduler);
       const victim = person('job-victim');
       await storeEvents(victim, 2);
