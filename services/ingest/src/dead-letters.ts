@@ -24,6 +24,12 @@ export function refusedRowLetter({ table, line, reason }: RefusedRow, chunk?: { 
   return { message: { key: null, value: line, offset: chunk?.first ?? '' }, reason: `ClickHouse refused the row: ${reason}`, refusedRow: { table, lastOffset: chunk?.last } };
 }
 
+/** A message whose processing failed on every attempt for a reason other than a store being away. */
+export function failedMessageLetter(message: Pick<KafkaMessage, 'key' | 'value' | 'offset'>, error: unknown): DeadLetter {
+  const reason = error instanceof Error ? error.message : String(error);
+  return { message: { key: message.key, value: message.value, offset: message.offset }, reason: `ingest failed on this message: ${reason}` };
+}
+
 /** Dead letters as Kafka messages, each with headers saying why and where from. */
 function deadLetterMessages(deadLetters: readonly DeadLetter[], source: DeadLetterSource, failedAt: string): Message[] {
   return deadLetters.map(({ message, reason, refusedRow }) => ({

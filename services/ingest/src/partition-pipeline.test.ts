@@ -33,6 +33,8 @@ interface Options {
   limit?: <T>(work: () => Promise<T>) => Promise<T>;
   partition?: number;
   writeRows?: (rows: RowBuffer) => Promise<readonly RefusedRow[]>;
+  /** Stands in for the processor's work on a chunk (after it is recorded): throw to fail it. */
+  process?: (offsets: string[]) => void;
 }
 
 function pipeline(options: Options) {
@@ -50,6 +52,7 @@ function pipeline(options: Options) {
       async processBatch(messages) {
         chunks.push(messages.map((m) => m.offset));
         await held;
+        options.process?.(messages.map((m) => m.offset));
       },
     },
     writeRows: options.writeRows ?? (async () => []),
@@ -60,6 +63,7 @@ function pipeline(options: Options) {
     chunkSize: options.chunkSize,
     maxQueued: typeof options.maxQueued === 'number' ? () => options.maxQueued as number : options.maxQueued,
     maxChunksAhead: options.maxChunksAhead ?? 2,
+    retryDelayMs: { first: 1, max: 4 },
   });
   return {
     p,
@@ -188,5 +192,45 @@ describe('partition pipeline', () => {
       },
     ]);
     expect(t.commits).toEqual(['9']);
+  });
+
+  it('splits a chunk that fails for its content until the message at fault is alone, dead-letters it with the error and ingests the others', async () => {
+    const t = pipeline({
+      chunkSize: 100,
+      maxQueued: 1_000,
+      process: (offsets) => {
+        if (offsets.includes('12')) throw new TypeError("Cannot read properties of undefined (reading 'x')");
+      },
+    });
+    const poison = message(12, 1);
+    t.p.enqueue([message(10, 1), message(11, 1), poison, message(13, 1), message(14, 1)]);
+    await t.p.settled();
+    expect(t.sent).toEqual([
+      { topic: 't', partition: 0, message: { key: null, value: poison.value, offset: '12' }, reason: "ingest failed on this message: Cannot read properties of undefined (reading 'x')", committedBefore: [] },
+    ]);
+    // Every other message was processed in a chunk without the poison one.
+    const processed = new Set(t.chunks.filter((chunk) => !chunk.includes('12')).flat());
+    expect([...processed].sort()).toEqual(['10', '11', '13', '14']);
+    // Alone, the message at fault was tried three times before it was set apart.
+    expect(t.chunks.filter((chunk) => chunk.length === 1 && chunk[0] === '12')).toHaveLength(3);
+    expect(t.commits).toEqual(['15']);
+  });
+
+  it('does not split a chunk while a store is away, nor dead-letter a message whose failure passes', async () => {
+    const failures = [Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }), new Error('a passing fault'), new Error('a passing fault')];
+    const t = pipeline({
+      chunkSize: 100,
+      maxQueued: 1_000,
+      process: () => {
+        const failure = failures.shift();
+        if (failure) throw failure;
+      },
+    });
+    t.p.enqueue([message(20, 1), message(21, 1)]);
+    await t.p.settled();
+    expect(t.sent).toEqual([]);
+    // Away, the chunk is tried again whole; then it fails for itself and is split; its first half passes on a retry.
+    expect(t.chunks).toEqual([['20', '21'], ['20', '21'], ['20'], ['20'], ['21']]);
+    expect(t.commits).toEqual(['22']);
   });
 });

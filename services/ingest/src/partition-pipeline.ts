@@ -3,8 +3,9 @@ import { eventsInMessage } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import { RowBuffer } from './clickhouse-rows.js';
 import type { RefusedRow } from './clickhouse-writer.js';
-import { refusedRowLetter, type DeadLetter } from './dead-letters.js';
+import { failedMessageLetter, refusedRowLetter, type DeadLetter } from './dead-letters.js';
 import type { MessageProcessor } from './message-processor.js';
+import { classifyFailure } from './retry-policy.js';
 
 export interface PartitionPipelineDeps {
   topic: string;
@@ -35,6 +36,18 @@ export interface PartitionPipelineDeps {
   limit: <T>(work: () => Promise<T>) => Promise<T>;
   /** Backoff while a store is away: first wait and cap, in milliseconds. */
   retryDelayMs?: { first: number; max: number };
+}
+
+/**
+ * Times a message alone in its chunk fails for a reason other than a store being away before it
+ * is dead-lettered: enough that a passing fault costs no event, few enough that one bad message
+ * holds its partition back for about a second.
+ */
+const POISON_ATTEMPTS = 3;
+
+interface ProcessedChunk {
+  rows: RowBuffer;
+  deadLetters: DeadLetter[];
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -144,12 +157,7 @@ export class PartitionPipeline {
             this.full = false;
             this.deps.resume();
           }
-          return this.untilDone('process', async () => {
-            const rows = new RowBuffer();
-            const deadLetters: DeadLetter[] = [];
-            await this.deps.processor.processBatch(chunk, rows, deadLetters);
-            return { rows, deadLetters, offsets: { first: chunk[0]!.offset, last: chunk.at(-1)!.offset } };
-          });
+          return { ...(await this.processChunk(chunk)), offsets: { first: chunk[0]!.offset, last: chunk.at(-1)!.offset } };
         });
         if (!processed) continue;
         const { rows, deadLetters, offsets } = processed;
@@ -161,6 +169,35 @@ export class PartitionPipeline {
       // Cleared in the same tick as the empty-queue check, so a batch enqueued after it starts a new drain.
       this.draining = null;
     }
+  }
+
+  /**
+   * Processes a chunk, waiting out stores that are away. A chunk that fails for another reason (a
+   * message that hits a bug) would fail on every attempt and hold its partition back for good: it
+   * is split in halves, as ClickHouse's refused rows are set apart, until the message at fault is
+   * alone, and that one is dead-lettered with the error; the others are processed.
+   */
+  private async processChunk(chunk: KafkaMessage[]): Promise<ProcessedChunk> {
+    let failures = 0;
+    return this.untilDone('process', async () => {
+      const rows = new RowBuffer();
+      const deadLetters: DeadLetter[] = [];
+      try {
+        await this.deps.processor.processBatch(chunk, rows, deadLetters);
+        return { rows, deadLetters };
+      } catch (error) {
+        if (classifyFailure(error) !== 'permanent') throw error;
+        if (chunk.length > 1) {
+          const half = Math.ceil(chunk.length / 2);
+          const parts = [await this.processChunk(chunk.slice(0, half)), await this.processChunk(chunk.slice(half))];
+          return { rows: RowBuffer.concat(parts.map((p) => p.rows)), deadLetters: parts.flatMap((p) => p.deadLetters) };
+        }
+        failures += 1;
+        if (failures < POISON_ATTEMPTS) throw error;
+        this.deps.logger.error({ err: error, topic: this.deps.topic, partition: this.deps.partition, offset: chunk[0]!.offset }, 'message fails ingest; dead-lettered');
+        return { rows, deadLetters: [failedMessageLetter(chunk[0]!, error)] };
+      }
+    });
   }
 
   private takeChunk(): KafkaMessage[] {

@@ -418,6 +418,38 @@ describe('delivery', () => {
     await consumer.disconnect();
   });
 
+  it('finds a message that makes its chunk fail for another reason than a store, dead-letters it with the error, and ingests the chunk’s others', async () => {
+    const isolated = await startIngestHarness({ ingestPartitionsConcurrently: 1 });
+    const reader = isolated.kafka.consumer({ groupId: uniqueName('poison-reader') });
+    const letters: { value: string; reason: string }[] = [];
+    try {
+      // A bug that only one message's content reaches, as an odd event would in real code.
+      await isolated.startConsumer(undefined, (processor) => ({
+        async processBatch(messages, rows, deadLetters) {
+          if (messages.some((m) => String(m.value).includes('poison-pill'))) throw new TypeError("Cannot read properties of undefined (reading 'pill')");
+          await processor.processBatch(messages, rows, deadLetters);
+        },
+      }));
+      await reader.connect();
+      await reader.subscribe({ topics: [isolated.topics.deadLetter], fromBeginning: true });
+      await reader.run({ eachMessage: async ({ message }) => void letters.push({ value: String(message.value), reason: String(message.headers?.reason ?? '') }) });
+      const sent = await isolated.send([
+        { event: 'before', distinct_id: 'poison-1' },
+        { event: 'poison-pill', distinct_id: 'poison-1' },
+        { event: 'after', distinct_id: 'poison-1' },
+        { event: 'beside', distinct_id: 'poison-2' },
+      ]);
+      const stored = await isolated.waitForEvents(3);
+      expect(stored.map((e) => e.event).sort()).toEqual(['after', 'before', 'beside']);
+      const [letter] = await waitFor(async () => (letters.length > 0 ? letters : undefined), { what: 'the poison message’s dead letter' });
+      expect(letter!.value).toContain(sent[1]!);
+      expect(letter!.reason).toBe("ingest failed on this message: Cannot read properties of undefined (reading 'pill')");
+    } finally {
+      await reader.disconnect();
+      await isolated.close();
+    }
+  });
+
   it('hands each message to the processor once: a committed batch is not fetched again', async () => {
     const seen = new Map<string, number>();
     const isolated = await startIngestHarness();
