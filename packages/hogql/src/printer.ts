@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Sql, propertyText, quoteString, sql } from '@tributary/clickhouse';
 import type { CTE, CompareOperation, Expr, Field, JoinExpr, OrderExpr, SelectLike, SelectQuery } from './ast.js';
 import { HogQLError, queryError, type Span } from './errors.js';
@@ -104,6 +105,16 @@ function itemName(expr: Expr): string {
  * column is the one read on one server and on a shard alike.
  */
 const LAZY_JOIN_KEY = 'distinct_id';
+
+/**
+ * A subquery used as a value, named after its own text: on a cluster, 18.16 sends the shards its
+ * result as a literal, and names an unnamed one differently on the initiator, which then cannot
+ * find the shards' columns (an expression over it grouped by, say). The same text gets the same
+ * name, which ClickHouse allows where an expression repeats.
+ */
+function scalarSubquery(select: string): string {
+  return `((${select}) AS ${q(`__scalar_${createHash('sha1').update(select).digest('hex').slice(0, 12)}`)})`;
+}
 
 class Printer {
   private cteExpansions = 0;
@@ -309,7 +320,7 @@ class Printer {
         return this.call(node, scope);
       case 'SelectQuery':
       case 'SelectSetQuery':
-        return plain(`(${this.select(node, scope, false)})`);
+        return plain(scalarSubquery(this.select(node, scope, false)));
       case 'TrustedSql':
         return plain(node.sql);
       case 'Lambda':
