@@ -1,23 +1,41 @@
 import net from 'node:net';
 import { Kafka, logLevel, type Admin, type Producer, type RecordMetadata } from 'kafkajs';
-import { AnswerDroppingRelay, testConfig, uniqueName } from '@tributary/test-support';
+import { AnswerDroppingRelay, testConfig, uniqueName, waitFor } from '@tributary/test-support';
 import { createProducer } from './client.js';
 
-const [brokerHost, brokerPort] = testConfig().kafkaBrokers[0]!.split(':') as [string, string];
-
-const relay = new AnswerDroppingRelay(brokerHost, Number(brokerPort));
+/**
+ * Every broker behind a relay of its own that can lose the broker's answers: the client connects
+ * only through them (on a cluster the partitions' leaders and the group coordinator are spread over
+ * the brokers), and `losingAnswers` drops every broker's answers at once.
+ */
+const relays = new Map<number, AnswerDroppingRelay>();
+const relayPorts = new Map<number, number>();
+const relay = {
+  set losingAnswers(losing: boolean) {
+    for (const r of relays.values()) r.losingAnswers = losing;
+  },
+};
 let kafka: Kafka;
 let admin: Admin;
 
 beforeAll(async () => {
-  const port = await relay.listen();
+  const brokers = testConfig().kafkaBrokers;
+  const direct = new Kafka({ brokers, logLevel: logLevel.NOTHING }).admin();
+  await direct.connect();
+  const { brokers: members } = await direct.describeCluster();
+  await direct.disconnect();
+  for (const member of members) {
+    const r = new AnswerDroppingRelay(member.host, member.port);
+    relays.set(member.port, r);
+    relayPorts.set(member.port, await r.listen());
+  }
   kafka = new Kafka({
-    brokers: [`${brokerHost}:${brokerPort}`],
+    brokers,
     logLevel: logLevel.NOTHING,
     retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 300 },
     connectionTimeout: 2_000,
     requestTimeout: 5_000,
-    socketFactory: ({ onConnect }) => net.connect({ host: '127.0.0.1', port }, onConnect),
+    socketFactory: ({ port, onConnect }) => net.connect({ host: '127.0.0.1', port: relayPorts.get(port)! }, onConnect),
   });
   admin = kafka.admin();
   await admin.connect();
@@ -25,14 +43,21 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await admin.disconnect();
-  await relay.close();
+  await Promise.all([...relays.values()].map((r) => r.close()));
 });
 
 type Sender = Pick<Producer, 'sendBatch'>;
 
+/**
+ * A topic of one partition, ready once its leader answers for it. On a cluster the other brokers
+ * learn of a new topic a moment later, and a client asking one of them then is told it does not
+ * exist: the topic counts as ready after a settling second there.
+ */
 async function newTopic(): Promise<string> {
   const topic = uniqueName('renewing');
-  await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: false });
+  await waitFor(() => admin.fetchTopicOffsets(topic).then(() => true, () => false), { what: `a leader for ${topic}` });
+  if (relays.size > 1) await new Promise((resolve) => setTimeout(resolve, 1_000));
   return topic;
 }
 
@@ -109,6 +134,8 @@ describe('a send to a partition added since the producer last read metadata', ()
       await admin.createPartitions({ topicPartitions: [{ topic, count: 2 }] });
       const toBoth = () => producer.sendBatch({ acks: -1, topicMessages: [{ topic, messages: [{ partition: 1, value: 'b' }, { partition: 0, value: 'c' }] }] });
       await expect(toBoth()).rejects.toThrow(`Kafka did not acknowledge the messages for ${topic}/1`);
+      await waitFor(() => admin.fetchTopicOffsets(topic).then((offsets) => offsets.length === 2, () => false), { what: `a leader for ${topic}/1` });
+      if (relays.size > 1) await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect((await toBoth()).map(({ partition }) => partition).sort()).toEqual([0, 1]);
       const offsets = await admin.fetchTopicOffsets(topic);
       expect(offsets.map(({ partition, high }) => [partition, high]).sort()).toEqual([[0, '3'], [1, '1']]);
