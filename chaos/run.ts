@@ -8,6 +8,7 @@ import { createPool, type Pool } from '@tributary/postgres';
 import { prepareHostileInput } from './hostile.js';
 import { LoadGenerator } from './load-generator.js';
 import { DecideProbe, ReadinessSampler } from './observers.js';
+import { CLUSTER_SCENARIOS } from './cluster-scenarios.js';
 import { SCENARIOS, type ChaosContext, type ScenarioOutcome } from './scenarios.js';
 import { Stack, type Service } from './stack.js';
 import { drainOutbox, locateInKafka, settle, verify } from './verify.js';
@@ -135,7 +136,7 @@ async function main(): Promise<number> {
   const hostileSent = hostileRun.send();
 
   const outcomes: ScenarioOutcome[] = [];
-  for (const scenario of SCENARIOS) {
+  for (const scenario of config.clickhouseCluster === '' ? SCENARIOS : CLUSTER_SCENARIOS) {
     log(`scenario: ${scenario.name}`);
     const outcome = await faults.during(() => scenario.run(context));
     log(`  recovered in ${outcome.recoveryMs === null ? 'never' : `${outcome.recoveryMs} ms`}${outcome.failures.map((f) => `\n  FAILED: ${f}`).join('')}`);

@@ -34,9 +34,9 @@ export interface Scenario {
   run(context: ChaosContext): Promise<ScenarioOutcome>;
 }
 
-const RECOVERY_LIMIT_MS = 120_000;
+export const RECOVERY_LIMIT_MS = 120_000;
 /** A supervisor (systemd, Kubernetes) takes a moment to notice a dead process and start it again. */
-const SUPERVISOR_DELAY_MS = 2000;
+export const SUPERVISOR_DELAY_MS = 2000;
 const STORE_OUTAGE_MS = 20_000;
 const CAPTURE_RECOVERY_AIM_MS = 10_000;
 
@@ -71,13 +71,13 @@ async function canary(context: ChaosContext, since: number): Promise<number | nu
   return null;
 }
 
-async function pipelineRecovery(context: ChaosContext, name: string, since: number, failures: string[]): Promise<ScenarioOutcome> {
+export async function pipelineRecovery(context: ChaosContext, name: string, since: number, failures: string[]): Promise<ScenarioOutcome> {
   const at = await canary(context, since);
   if (at === null) failures.push(`events did not reach ClickHouse within ${RECOVERY_LIMIT_MS / 1000}s of the fault ending`);
   return { name, recoveryMs: at === null ? null : at - since, failures };
 }
 
-async function until(check: () => Promise<boolean>, since: number): Promise<number | null> {
+export async function until(check: () => Promise<boolean>, since: number): Promise<number | null> {
   while (Date.now() - since < RECOVERY_LIMIT_MS) {
     if (await check()) return Date.now();
     await sleep(200);
@@ -303,7 +303,7 @@ const redisRestart: Scenario = {
 };
 
 /** Two ingest processes share the partitions; one dies while identity sequences merge persons. */
-const replicaKilledDuringMerges: Scenario = {
+export const replicaKilledDuringMerges: Scenario = {
   name: 'two ingest processes, one killed during merges',
   async run(context) {
     await context.stack.start('ingest-2');

@@ -22,6 +22,15 @@ const STATE_DIR = process.env.TRIBUTARY_STATE_DIR ?? path.join(ROOT, '.tributary
 
 export type Service = 'capture' | 'ingest' | 'ingest-2' | 'decide' | 'api' | 'worker';
 export type Store = 'kafka' | 'clickhouse' | 'postgres' | 'redis';
+/** One process of cluster mode's stores, by the name of its pid file. */
+export type ClusterPart = 'clickhouse-1' | 'clickhouse-2' | 'clickhouse-3' | 'clickhouse-4' | 'kafka-1' | 'kafka-2' | 'kafka-3' | 'zookeeper';
+
+function clusterPartScript(part: ClusterPart): string[] {
+  const [kind, n] = part.split('-') as [string, string | undefined];
+  if (kind === 'clickhouse') return ['infra/cluster/clickhouse-cluster.sh', 'start-node', n!];
+  if (kind === 'kafka') return ['infra/cluster/kafka-cluster.sh', 'start-broker', n!];
+  return ['infra/cluster/zookeeper.sh', 'start'];
+}
 
 const STORE_SCRIPTS: Record<Store, (action: 'start' | 'stop') => string[]> = {
   kafka: (action) => ['infra/kafka/kafka.sh', action],
@@ -108,6 +117,20 @@ export class Stack {
   async stopStore(store: Store): Promise<void> {
     this.log(`stopping ${store}`);
     await this.script(STORE_SCRIPTS[store]('stop'));
+  }
+
+  /** `kill -9` of one store process of cluster mode (a ClickHouse server, a broker, ZooKeeper). */
+  async killPart(part: ClusterPart): Promise<void> {
+    const pid = Number((await readFile(path.join(STATE_DIR, 'pids', `${part}.pid`), 'utf8')).trim());
+    this.log(`kill -9 ${part} (pid ${pid})`);
+    process.kill(pid, 'SIGKILL');
+    while (alive(pid)) await sleep(50);
+  }
+
+  /** Starts a cluster store process again, as its supervisor would, and waits until it answers. */
+  async startPart(part: ClusterPart): Promise<void> {
+    this.log(`starting ${part}`);
+    await this.script(clusterPartScript(part));
   }
 
   /** Makes the relay every client reaches Kafka through lose the broker's answers, or stop (chaos/kafka-link.ts). */

@@ -9,4 +9,7 @@ bash "$ROOT/infra/services.sh" stop
 bash "$ROOT/infra/clickhouse/clickhouse.sh" stop
 bash "$ROOT/infra/kafka/kafka.sh" stop
 stop_pidfile "$STATE/pids/kafka-link.pid" "the kafka link"
+bash "$ROOT/infra/cluster/clickhouse-cluster.sh" stop
+bash "$ROOT/infra/cluster/kafka-cluster.sh" stop
+bash "$ROOT/infra/cluster/zookeeper.sh" stop
 bash "$ROOT/infra/chaos/stores.sh" stop postgres redis
