@@ -29,7 +29,7 @@ import { availableParallelism } from 'node:os';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { CompressionTypes, type KafkaMessage } from 'kafkajs';
 import { loadConfig } from '@tributary/config';
-import { createClickHouse, formatDateTime, ident, migrateClickHouse, sql, type ClickHouse } from '@tributary/clickhouse';
+import { Sql, createClickHouse, formatDateTime, ident, migrateClickHouse, onCluster, sql, topologyOf, type ClickHouse } from '@tributary/clickhouse';
 import { personlessPersonId } from '@tributary/ingestion';
 import { createKafka, createProducer, decodeMessageEvents, encodeCaptureEvents, ensureTopics, messageKey, partitionOfKey, topicNames, type CaptureMessage, type RenewingProducer } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
@@ -67,7 +67,8 @@ const projects: number[] = [];
  * 6-8 to 12-16 µs, so each round measured a slower Postgres than the one before.
  */
 async function cleanUp(): Promise<void> {
-  for (const database of databases.splice(0)) await clickhouse.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`);
+  // On a cluster (TOPOLOGY=cluster) every server holds the database, and ZooKeeper its tables' replicas.
+  for (const database of databases.splice(0)) await clickhouse.command(sql`DROP DATABASE IF EXISTS ${ident(database)}${Sql.trusted(onCluster(topologyOf(config)))}`);
   const ids = projects.splice(0);
   if (ids.length === 0) return;
   await deleteBenchProjects(pool, personCache, ids);
