@@ -34,6 +34,10 @@ describe('body shapes', () => {
     expect(ok({ api_key: 'phc_a', event: 'e', distinct_id: 'd' }, { _: '1767225600000' }).sentAt).toEqual(new Date(1767225600000));
   });
 
+  it('takes digits in _ past the range of a date as no sent_at, as it does text that is no time', () => {
+    expect(ok({ api_key: 'phc_a', event: 'e', distinct_id: 'd' }, { _: '18446744073709551616' }).sentAt).toBeNull();
+  });
+
   it('rejects an empty batch with a 400', () => {
     expect(parse({ api_key: 'phc_a', batch: [] })).toMatchObject({ ok: false, status: 400, code: 'empty_batch' });
     expect(parse([])).toMatchObject({ ok: false, status: 400 });

@@ -75,8 +75,10 @@ function parseSentAt(bodySentAt: unknown, query: Record<string, string | undefin
     if (!Number.isNaN(date.getTime())) return date;
   }
   const ms = query._ ?? query.sent_at;
-  if (ms !== undefined && /^\d+$/.test(ms)) return new Date(Number(ms));
-  return null;
+  if (ms === undefined || !/^\d+$/.test(ms)) return null;
+  // Digits past the range of a date (year 275760) are no time at all, as unparseable text is not.
+  const date = new Date(Number(ms));
+  return Number.isNaN(date.getTime()) ? null : date;
 }
 
 /**

@@ -57,6 +57,9 @@ describe('every operator the APIs accept runs on every backend', () => {
     expect(problem('exact', [])).toMatch(/non-empty list/);
     // Relative dates past what a Date can hold were an invalid date rendered into SQL, a 500.
     expect(problem('is_date_before', '-99999999999y')).toMatch(/ISO 8601/);
+    // A Date can hold year -271764, Postgres cannot: a 500 from the persons list under hostile input.
+    expect(problem('is_date_exact', '-99999999d')).toMatch(/ISO 8601/);
+    expect(problem('is_date_exact', '-2000y')).toBeUndefined();
     // Cohort ids are Postgres integers: a larger one was a database error.
     const cohort = (value: unknown) => propertyFilterProblem({ key: 'id', type: 'cohort', value }, 'f', { types: ['cohort'], now })?.detail;
     expect(cohort(2 ** 63)).toMatch(/cohort id/);

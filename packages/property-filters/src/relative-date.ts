@@ -6,20 +6,27 @@ const UNITS: Record<string, (date: Date, n: number) => void> = {
   y: (d, n) => d.setUTCFullYear(d.getUTCFullYear() - n),
 };
 
+/**
+ * A date the stores can hold, else null: years 1 to 9999, as ISO 8601 writes them. JavaScript
+ * goes on to year 275760 either way (`-99999999d`, say), where Postgres refuses the value outright.
+ */
+function held(date: Date): Date | null {
+  const year = date.getUTCFullYear();
+  return Number.isNaN(date.getTime()) || year < 1 || year > 9999 ? null : date;
+}
+
 /** An ISO date or a relative one (`-7d`, `-1h`, `-2w`, `-1m`, `-1y`), or null. */
 export function parseFlagDate(value: unknown, now: Date): Date | null {
-  if (value instanceof Date) return value;
-  if (typeof value === 'number') return new Date(value > 1e11 ? value : value * 1000);
+  if (value instanceof Date) return held(value);
+  if (typeof value === 'number') return held(new Date(value > 1e11 ? value : value * 1000));
   if (typeof value !== 'string') return null;
   const relative = /^-?(\d+)([hdwmy])$/.exec(value.trim());
   if (relative) {
     const date = new Date(now.getTime());
     UNITS[relative[2]!]!(date, Number(relative[1]));
-    // `-99999999999y` is before any date JavaScript (or a database) can hold.
-    return Number.isNaN(date.getTime()) ? null : date;
+    return held(date);
   }
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? null : date;
+  return held(new Date(value));
 }
 
 /**
