@@ -20,6 +20,8 @@
  * BENCH_ROUNDS (default 3, as the other benches) repeats the three phases on fresh topics and
  * reports the medians: on a shared machine one round's figures move 15% either way, and the
  * replicas2 ratio, a quotient of two of them, more (0.93-1.36x over fourteen rounds of one session).
+ * With TOPOLOGY=cluster (the stores of `make up TOPOLOGY=cluster`) the phases run on the cluster,
+ * and a fourth runs one process as on a single node on the same machine (see `clustered`).
  * Run: npx tsx bench/ingest.ts [events] [--profile]   (--profile: CPU profile of the first one-process phase)
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -67,7 +69,8 @@ const projects: number[] = [];
  * 6-8 to 12-16 µs, so each round measured a slower Postgres than the one before.
  */
 async function cleanUp(): Promise<void> {
-  // On a cluster (TOPOLOGY=cluster) every server holds the database, and ZooKeeper its tables' replicas.
+  // On a cluster (TOPOLOGY=cluster) every server holds the database (the single-node phase's is
+  // only on the first, and IF EXISTS passes over the others), and ZooKeeper its tables' replicas.
   for (const database of databases.splice(0)) await clickhouse.command(sql`DROP DATABASE IF EXISTS ${ident(database)}${Sql.trusted(onCluster(topologyOf(config)))}`);
   const ids = projects.splice(0);
   if (ids.length === 0) return;
@@ -99,7 +102,16 @@ interface Phase {
   /** The phase's own ClickHouse database (see preparePhase), and a client of it. */
   database: string;
   clickhouse: ClickHouse;
+  /** The phase's ClickHouse cluster, '' for plain tables on the first server alone (see singleNode). */
+  cluster: string;
 }
+
+/**
+ * With TOPOLOGY=cluster, a fourth phase runs one ingest process as on a single node, on the same
+ * machine in the same round: plain tables on the first ClickHouse server and topics with one
+ * replica (min.insync.replicas 1), so the round shows what replication costs.
+ */
+const clustered = config.clickhouseCluster !== '';
 
 /**
  * A fresh project, fresh empty topics, and a ClickHouse database of the phase's own. With one
@@ -107,7 +119,7 @@ interface Phase {
  * in the same monthly partition: one phase's merges rewrote 250 MB, the next one's 1,240 MB for
  * the same inserts, and the stores' share of a phase depended on how often the bench had run before.
  */
-async function preparePhase(): Promise<Phase> {
+async function preparePhase(singleNode = false): Promise<Phase> {
   const tenant = await createTestTenant(pool, config);
   const warmUpTenant = await createTestTenant(pool, config);
   projects.push(tenant.project.id, warmUpTenant.project.id);
@@ -115,12 +127,22 @@ async function preparePhase(): Promise<Phase> {
   const prefix = `${uniqueName('bench')}_`;
   const database = prefix.slice(0, -1);
   databases.push(database);
-  await migrateClickHouse({ ...config, clickhouseDatabase: database });
+  const cluster = singleNode ? '' : config.clickhouseCluster;
+  await migrateClickHouse({ ...config, clickhouseDatabase: database, clickhouseCluster: cluster });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, prefix, config.kafkaPartitions);
+  if (singleNode && clustered) {
+    const topics = Object.values(topicNames(prefix));
+    await admin.createTopics({
+      waitForLeaders: false,
+      topics: topics.map((topic) => ({ topic, numPartitions: config.kafkaPartitions, replicationFactor: 1, configEntries: [{ name: 'min.insync.replicas', value: '1' }] })),
+    });
+    await waitFor(() => admin.fetchTopicOffsets(topics[0]!).then(() => true, () => false), { what: 'the single-node topics' });
+  } else {
+    await ensureTopics(admin, prefix, config.kafkaPartitions);
+  }
   await admin.disconnect();
-  return { prefix, token, teamId: tenant.project.id, warmUp: { token: warmUpTenant.project.api_token, teamId: warmUpTenant.project.id }, database, clickhouse: createClickHouse({ ...config, clickhouseDatabase: database }) };
+  return { prefix, token, teamId: tenant.project.id, warmUp: { token: warmUpTenant.project.api_token, teamId: warmUpTenant.project.id }, database, clickhouse: createClickHouse({ ...config, clickhouseDatabase: database }), cluster };
 }
 
 type Batch = { partition: number; key: null; value: string }[];
@@ -342,7 +364,7 @@ async function ingest(phase: Phase, producer: RenewingProducer, replicas: number
     const args = [...nodeFlags, ...(cpuProfile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), '--conditions=tributary-compiled', 'services/ingest/dist/main.js'];
     children.push(
       spawn(process.execPath, args, {
-        env: { ...process.env, KAFKA_TOPIC_PREFIX: phase.prefix, CLICKHOUSE_DATABASE: phase.database, INGEST_CONSUMER_GROUP: `${phase.prefix}ingest`, INGEST_PORT: String(ports[r]), LOG_LEVEL: 'warn' },
+        env: { ...process.env, KAFKA_TOPIC_PREFIX: phase.prefix, CLICKHOUSE_DATABASE: phase.database, CLICKHOUSE_CLUSTER: phase.cluster, INGEST_CONSUMER_GROUP: `${phase.prefix}ingest`, INGEST_PORT: String(ports[r]), LOG_LEVEL: 'warn' },
         stdio: ['ignore', openSync(`.tributary/logs/bench-ingest-${replicas}-${r + 1}.log`, 'w'), 'inherit'],
       }),
     );
@@ -436,6 +458,7 @@ function replicasCeiling(oneRate: number, ingestUsPerEvent: number, stores: Reco
 execFileSync('npx', ['tsx', 'infra/compile.ts'], { stdio: 'ignore' });
 const nodeFlags = execFileSync('sh', ['infra/node-flags.sh', 'ingest'], { encoding: 'utf8' }).split(/\s+/).filter(Boolean);
 const runs = [];
+const singleNodeRuns: number[] = [];
 try {
   // Dead rows left by whatever ran before (tests, say) are reclaimed before the first round too.
   await vacuumPersons();
@@ -445,7 +468,7 @@ try {
     // they are deleted below.
     const producer = createProducer(kafka);
     await producer.connect();
-    const phases = [await preparePhase(), await preparePhase(), await preparePhase()];
+    const phases = [await preparePhase(), await preparePhase(), await preparePhase(), ...(clustered ? [await preparePhase(true)] : [])];
     await untilMergesSettle();
     console.log('bare pipeline...');
     const bareRun = await bare(phases[0]!, producer);
@@ -458,6 +481,12 @@ try {
     const one = await ingest(phases[1]!, producer, 1, profiled);
     console.log('two ingest processes...');
     const two = await ingest(phases[2]!, producer, 2, false);
+    if (clustered) {
+      console.log('one ingest process, single node...');
+      const single = await ingest(phases[3]!, producer, 1, false);
+      singleNodeRuns.push(single.rate);
+      table([{ phase: 'ingest, 1 process, single node', 'events/s': single.rate, 'CPU µs/event': single.cpuUsPerEvent, 'machine busy %': single.machineBusy, 'peak RSS MB': single.rssMb, ...single.stores, ...single.work }]);
+    }
     table([
       { phase: 'bare pipeline (no persons)', 'events/s': bareRun.rate, 'CPU µs/event': bareRun.cpuUsPerEvent, 'machine busy %': bareRun.machineBusy, 'peak RSS MB': Number.NaN, ...bareRun.stores, ...bareRun.work },
       { phase: 'ingest, 1 process', 'events/s': one.rate, 'CPU µs/event': one.cpuUsPerEvent, 'machine busy %': one.machineBusy, 'peak RSS MB': one.rssMb, ...one.stores, ...one.work },
@@ -483,6 +512,7 @@ try {
 await clickhouse.close();
 await pool.end();
 redis.disconnect();
+if (clustered) console.log(`single node in the same run: ingest_events_per_s=${Math.round(median(singleNodeRuns))}`);
 // Medians of the rounds (the ratio the median of each round's own), the highest RSS of any.
 console.log(
   `RESULT ingest_events_per_s=${Math.round(median(runs.map((r) => r.one)))} bare_events_per_s=${Math.round(median(runs.map((r) => r.bare)))}` +

@@ -28,8 +28,13 @@ cluster_id() {
 # The brokers start together: a KRaft quorum of three elects no leader until two are up.
 start() {
   local id; id=$(cluster_id)
-  for n in "${BROKERS[@]}"; do env $(broker_env "$n") KAFKA_CLUSTER_ID="$id" "$ROOT/infra/kafka/kafka.sh" start & done
-  wait
+  local pids=() failed=0
+  for n in "${BROKERS[@]}"; do
+    env $(broker_env "$n") KAFKA_CLUSTER_ID="$id" "$ROOT/infra/kafka/kafka.sh" start &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  ((failed == 0)) || die "a kafka broker did not start (see $STATE/logs/kafka-*.log)"
 }
 
 case "${1:-}" in
