@@ -10,7 +10,8 @@ import { isGrantedScope, type GrantedScope } from '@tributary/auth';
 import { createClickHouse, topologyOf } from '@tributary/clickhouse';
 import { listDeletionRequests, runDeletionBatch } from '@tributary/deletions';
 import { bootstrap } from './bootstrap.js';
-import { formatCredentials } from './credentials-file.js';
+import { formatCredentials, readCredentials } from './credentials-file.js';
+import { runDemoData } from './demo-data/demo-data-command.js';
 import { runImport } from './import/import-command.js';
 
 const config = loadConfig();
@@ -223,6 +224,29 @@ program
         `${result.seconds.toFixed(1)} s, ${rate} events/s; peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`,
     );
     if (result.invalid > 0) process.exitCode = 2;
+  });
+
+program
+  .command('demo-data')
+  .description('send a few weeks of generated product events through capture and make the Product analytics dashboard over them')
+  .option('--credentials-file <path>', 'the URL, personal API key and default project (written by make up)', path.resolve('.tributary/credentials.env'))
+  .option('--project <id>', 'the project to fill (default: the credentials file\'s)', parsePositive)
+  .option('--weeks <n>', 'weeks of history, ending now', parsePositive, 4)
+  .option('--users <n>', 'visitors over those weeks', parsePositive, 200)
+  .option('--seed <n>', 'the same seed sends the same users and events', parsePositive, 1)
+  .action(async (options: { credentialsFile: string; project?: number; weeks: number; users: number; seed: number }) => {
+    const credentials = await readCredentials(options.credentialsFile);
+    if (!credentials) throw new Error(`no credentials in ${options.credentialsFile}; run make up (or tributary bootstrap) first`);
+    const result = await runDemoData({
+      url: credentials.TRIBUTARY_URL,
+      personalApiKey: credentials.TRIBUTARY_PERSONAL_API_KEY,
+      project: options.project ?? Number(credentials.TRIBUTARY_PROJECT_ID),
+      weeks: options.weeks,
+      users: options.users,
+      seed: options.seed,
+      onProgress: (message) => process.stderr.write(`${message}\n`),
+    });
+    console.log(`${result.events} demo events stored; the Product analytics dashboard is at ${result.dashboardUrl}`);
   });
 
 program.parseAsync().catch((error: unknown) => {
