@@ -103,20 +103,23 @@ async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000
 /** Creates any missing event topic, and waits for its partitions' leaders; existing topics are left as they are. */
 export async function ensureTopics(admin: Admin, prefix: string, partitions: number): Promise<string[]> {
   const existing = new Set(await admin.listTopics());
-  const names = topicNames(prefix);
-  const missing = TOPIC_KINDS.map((kind) => names[kind]).filter((name) => !existing.has(name));
+  const names = TOPIC_KINDS.map((kind) => topicNames(prefix)[kind]);
+  let missing = names.filter((name) => !existing.has(name));
   if (missing.length > 0) {
     // No replication factor: the brokers' default.replication.factor and min.insync.replicas
     // apply, 1 on a single broker and 3 and 2 in cluster mode (infra/cluster/kafka-cluster.sh).
-    await admin.createTopics({
+    const created = await admin.createTopics({
       waitForLeaders: false,
       topics: missing.map((topic) => ({ topic, numPartitions: partitions })),
     });
-    await waitForLeaders(admin, missing);
+    // On a cluster, a broker that has not heard yet of topics just made through another lists them
+    // as missing; Kafka then answers that every one exists (false), and none was created here.
+    if (created) await waitForLeaders(admin, missing);
+    else missing = [];
   }
   // Raising KAFKA_PARTITIONS grows existing topics too (Kafka can add partitions, never remove
   // them); keys then map to new partitions, so do it while producers are quiet.
-  const present = TOPIC_KINDS.map((kind) => names[kind]).filter((name) => existing.has(name));
+  const present = names.filter((name) => !missing.includes(name));
   if (present.length > 0) {
     const { topics } = await admin.fetchTopicMetadata({ topics: present });
     const short = topics.filter((t) => t.partitions.length < partitions);
