@@ -19,12 +19,8 @@ try {
   await page.setViewport({ width: 1280, height: 900 });
   await page.goto(`${credentials.TRIBUTARY_URL}/`);
   await page.evaluate(
-    (key, project) => {
-      sessionStorage.setItem('tributary-key', key);
-      sessionStorage.setItem('tributary.projectId', project);
-    },
-    credentials.TRIBUTARY_PERSONAL_API_KEY,
-    credentials.TRIBUTARY_PROJECT_ID,
+    `sessionStorage.setItem('tributary-key', ${JSON.stringify(credentials.TRIBUTARY_PERSONAL_API_KEY)});
+     sessionStorage.setItem('tributary.projectId', ${JSON.stringify(credentials.TRIBUTARY_PROJECT_ID)})`,
   );
   await page.goto(`${credentials.TRIBUTARY_URL}/dashboards/${dashboardId}`);
   await page.waitForFunction(`document.querySelectorAll('.tile figure[data-series], .tile table').length >= 6`, { timeout: 60_000 });

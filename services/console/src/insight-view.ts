@@ -68,14 +68,18 @@ export function insightView(source: InsightSource, results: unknown): InsightVie
   }
 }
 
+// PostHog's names for the breakdown values past the limit and for events without the property.
+const BREAKDOWN_PLACEHOLDERS: Record<string, string> = { $$_posthog_breakdown_other_$$: 'Other', $$_posthog_breakdown_null_$$: 'None' };
+const shownLabel = (r: TrendResult) => (r.label !== undefined && Object.hasOwn(BREAKDOWN_PLACEHOLDERS, r.label) ? BREAKDOWN_PLACEHOLDERS[r.label]! : (r.label ?? ''));
+
 // Displays that show one number per series rather than one per day.
 const TOTAL_DISPLAYS = new Set(['ActionsBarValue', 'ActionsPie', 'BoldNumber']);
 
 function trendsView(results: TrendResult[], display: string | undefined): InsightView {
   const total = (r: TrendResult) => r.aggregated_value ?? r.count ?? (r.data ?? []).reduce((a, b) => a + b, 0);
-  if (display === 'ActionsTable') return { type: 'table', columns: ['Series', 'Total'], rows: results.map((r) => [r.label ?? '', total(r)]) };
+  if (display === 'ActionsTable') return { type: 'table', columns: ['Series', 'Total'], rows: results.map((r) => [shownLabel(r), total(r)]) };
   if (display && TOTAL_DISPLAYS.has(display)) {
-    return { type: 'bar', labels: results.map((r) => r.label ?? ''), series: [{ label: 'Total', data: results.map(total) }] };
+    return { type: 'bar', labels: results.map(shownLabel), series: [{ label: 'Total', data: results.map(total) }] };
   }
   return lineView(results);
 }
@@ -84,7 +88,7 @@ function lineView(results: TrendResult[]): InsightView {
   return {
     type: 'line',
     labels: results[0]?.labels ?? results[0]?.days ?? [],
-    series: results.map((r) => ({ label: r.label ?? '', data: r.data ?? [] })),
+    series: results.map((r) => ({ label: shownLabel(r), data: r.data ?? [] })),
   };
 }
 

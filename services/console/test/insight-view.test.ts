@@ -17,6 +17,16 @@ describe('insight results are drawn the way each kind is read', () => {
     });
   });
 
+  it('a breakdown\'s values past the limit and its events without the property are named Other and None', () => {
+    const results = [
+      { label: '/files', data: [5], count: 5 },
+      { label: '$$_posthog_breakdown_other_$$', data: [2], count: 2 },
+      { label: '$$_posthog_breakdown_null_$$', data: [1], count: 1 },
+    ];
+    expect(insightView({ kind: 'TrendsQuery', trendsFilter: { display: 'ActionsTable' } }, results)).toEqual({ type: 'table', columns: ['Series', 'Total'], rows: [['/files', 5], ['Other', 2], ['None', 1]] });
+    expect(insightView({ kind: 'TrendsQuery' }, results)).toEqual(expect.objectContaining({ series: [{ label: '/files', data: [5] }, { label: 'Other', data: [2] }, { label: 'None', data: [1] }] }));
+  });
+
   it('a trend displayed as values is one bar per series, and as a table one row per series', () => {
     const results = [
       { label: 'google.com', data: [1, 2], aggregated_value: 3 },
