@@ -43,6 +43,13 @@ describe('encodeFiles', () => {
     });
   });
 
+  it('copies a JSON column given as JSON text into the line as it is', async () => {
+    const text = '{"b":1,"a":{"z":[true,null]},"é":"\\u00e9"}';
+    const [file] = await encodeFiles([{ ...event(0), properties: text, person_properties: '{}' }], { model: 'events', fileFormat: 'JSONLines', compression: null, maxFileBytes: null });
+    expect(file!.toString('utf8')).toContain(`"properties":${text},"distinct_id"`);
+    expect(lines(file!)[0]).toMatchObject({ properties: JSON.parse(text), person_properties: {} });
+  });
+
   it('compresses the whole file with gzip or brotli', async () => {
     const records = events(50);
     const [plain] = await encodeFiles(records, { model: 'events', fileFormat: 'JSONLines', compression: null, maxFileBytes: null });

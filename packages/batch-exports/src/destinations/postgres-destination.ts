@@ -47,7 +47,7 @@ interface Table {
 }
 
 const field = (name: string) => (record: ExportRecord) => record[name];
-const property = (name: string) => (record: ExportRecord) => (asObject(record.properties) as Record<string, unknown> | null)?.[name];
+const property = (name: string) => (record: ExportRecord) => (record.properties as Record<string, unknown> | null)?.[name];
 const isMissing = (value: unknown) => value === undefined || value === null;
 const asObject = (value: unknown) => (typeof value === 'string' ? (JSON.parse(value) as unknown) : value);
 
@@ -64,7 +64,7 @@ const POSTGRES_TABLES: Record<ExportModel, Table> = {
     columns: [
       { name: 'uuid', type: 'VARCHAR(200)', value: field('uuid') },
       { name: 'event', type: 'VARCHAR(200)', value: field('event') },
-      { name: 'properties', type: 'JSONB', value: (record) => asObject(record.properties) },
+      { name: 'properties', type: 'JSONB', value: field('properties') },
       { name: 'elements', type: 'JSONB', value: (record) => (isMissing(record.elements_chain) ? null : JSON.stringify(String(record.elements_chain))) },
       { name: 'set', type: 'JSONB', value: property('$set') },
       { name: 'set_once', type: 'JSONB', value: property('$set_once') },
@@ -82,7 +82,7 @@ const POSTGRES_TABLES: Record<ExportModel, Table> = {
       { name: 'team_id', type: 'INTEGER', value: field('team_id') },
       { name: 'distinct_id', type: 'VARCHAR(200)', value: field('distinct_id') },
       { name: 'person_id', type: 'VARCHAR(200)', value: field('person_id') },
-      { name: 'properties', type: 'JSONB', value: (record) => asObject(record.properties) },
+      { name: 'properties', type: 'JSONB', value: field('properties') },
       { name: 'person_distinct_id_version', type: 'BIGINT', value: field('person_distinct_id_version') },
       { name: 'person_version', type: 'BIGINT', value: field('person_version') },
       { name: 'created_at', type: 'TIMESTAMP WITH TIME ZONE', value: field('created_at') },
@@ -133,7 +133,9 @@ export class PostgresDestination implements Destination {
       const columns = await this.columns(client, part.model);
       // One statement may not touch a row twice, and ClickHouse may hold a row twice until it merges.
       const rows = new Map<string, Record<string, unknown>>();
-      for (const record of records) {
+      for (const given of records) {
+        // Parsed once, as JSON text from ClickHouse, before the columns read it.
+        const record = { ...given, properties: asObject(given.properties) };
         const row = Object.fromEntries(columns.map((column) => [column.name, column.value(record) ?? null]));
         rows.set(JSON.stringify(table.key.map((name) => row[name])), row);
       }

@@ -21,27 +21,25 @@ interface StoredRow {
 export const EXPORT_READ_SETTINGS = { priority: 2, max_execution_time: 0, readonly: 2 };
 
 const isoOf = (text: string, ms = 0) => `${text.replace(' ', 'T')}.${String(ms).padStart(3, '0')}Z`;
-const json = (text: string): unknown => {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return {};
-  }
-};
+/**
+ * A JSON column as the JSON text ClickHouse holds, which destinations take as it is (the S3 files
+ * copy it into each line unparsed); a column that holds no JSON object becomes `{}`.
+ */
+const jsonText = (text: string | null): string => (text !== null && text.startsWith('{') && text.endsWith('}') ? text : '{}');
 
 /** The records of one events row, as every destination is given them. */
 export function eventRecord(row: StoredRow): ExportRecord {
   return {
     uuid: row.uuid_text,
     event: row.event,
-    properties: json(row.properties),
+    properties: jsonText(row.properties),
     distinct_id: row.distinct_id,
     team_id: Number(row.team_id),
     timestamp: isoOf(row.timestamp_text, row.timestamp_ms),
     created_at: isoOf(row.created_at_text),
     elements_chain: row.elements_chain,
     person_id: row.person_id_text,
-    person_properties: json(row.person_properties),
+    person_properties: jsonText(row.person_properties),
     inserted_at: isoOf(row.inserted_at_text),
   };
 }
@@ -126,7 +124,7 @@ export async function* readPersonsWindow(
         team_id: team,
         distinct_id: row.distinct_id,
         person_id: row.person_id_text,
-        properties: json(row.properties ?? '{}'),
+        properties: jsonText(row.properties),
         person_version: Number(row.person_version ?? 0),
         person_distinct_id_version: Number(row.distinct_id_version),
         created_at: row.created_at_text ? isoOf(row.created_at_text) : null,
