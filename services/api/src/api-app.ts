@@ -20,6 +20,7 @@ import { ProjectRoles } from './explicit-members/project-roles.js';
 import { schemaRoutes } from './operations/schema-routes.js';
 import type { StatusDeps } from './operations/status-report.js';
 import { statusPageRoutes, statusRoutes } from './operations/status-routes.js';
+import { StatusHistory } from './operations/status-history.js';
 import { featureFlagRoutes } from './feature-flags/feature-flag-routes.js';
 import { earlyAccessFeatureRoutes } from './early-access-features/early-access-feature-routes.js';
 import { surveyRoutes } from './surveys/survey-routes.js';
@@ -87,7 +88,7 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
   app.use(schemaRoutes(deps.publicUrl), statusPageRoutes());
   // Bodies are read once the key was checked: without one, the answer is a 401 whatever the body, as PostHog's.
   app.use('/api', authenticate(deps.store), rateLimit(deps.redis, deps.rateLimitPerMinute), express.json({ limit: '1mb' }), jsonBodiesOnly((method, path) => routePattern(app, method, path) !== undefined), storableRequest());
-  app.use('/api/status', statusRoutes(deps.status));
+  app.use('/api/status', statusRoutes(deps.status, new StatusHistory({ redis: deps.redis, serviceUrls: deps.status.serviceUrls })));
   app.use('/api/personal_api_keys', personalApiKeyRoutes(deps.store));
   app.use('/api/projects', projectRoutes(deps.store));
   app.use('/api/organizations', organizationRoutes(deps));

@@ -8,6 +8,7 @@ import type { Logger } from '@tributary/logger';
 import { createPool, postgresAnswers, type Pool } from '@tributary/postgres';
 import { loadHogQLParser } from '@tributary/hogql';
 import { createRedis, redisAnswers, type Redis } from '@tributary/redis';
+import { StatusHistory } from './operations/status-history.js';
 import { apiDeps, mountApiRoutes } from './api-app.js';
 
 export interface ApiStores {
@@ -42,6 +43,7 @@ export async function apiService(config: Config, logger: Logger): Promise<{ opti
   deletionQueue.on('error', (error) => logger.warn({ err: error }, 'deletion queue: Redis error; BullMQ reconnects'));
   const kafkaReachable = kafkaReachability(kafka);
   const stores = { pool, clickhouse, queryClickhouse, redis, producer, admin, deletionQueue };
+  const stopSampling = new StatusHistory({ redis, serviceUrls: config.serviceUrls }).start((error) => logger.warn({ err: error }, 'status history: a sample was lost'));
   return {
     stores,
     options: {
@@ -61,6 +63,7 @@ export async function apiService(config: Config, logger: Logger): Promise<{ opti
         redis: { check: () => redisAnswers(redis), required: false },
       },
       stop: async () => {
+        stopSampling();
         await producer.disconnect();
         await admin.disconnect();
         await kafkaReachable.close();

@@ -3,6 +3,7 @@ import { documented, forbidden } from '@tributary/http';
 import { principalOf } from '../auth/authenticate.js';
 import { STATUS_PAGE_HTML } from './status-page.js';
 import { statusReport, type StatusDeps, type StatusReport } from './status-report.js';
+import { SAMPLE_INTERVAL_MS, type StatusHistory } from './status-history.js';
 
 /** Many open status pages cost the stores one report per interval, not one per page. */
 const REPORT_TTL_MS = 2_000;
@@ -20,24 +21,31 @@ export function statusPageRoutes(): Router {
  * `/api/status/`: installation-wide figures (every project's events), so only for a key that can
  * already see everything: all scopes, no project restriction.
  */
-export function statusRoutes(deps: StatusDeps): Router {
+export function statusRoutes(deps: StatusDeps, history: StatusHistory): Router {
   const router = Router();
   let cached: { at: number; report: Promise<StatusReport> } | null = null;
+  router.use((req, _res, next) => {
+    const { key } = principalOf(req);
+    if (!key.scopes.includes('*') || key.scoped_projects !== null) {
+      next(forbidden('The status report covers every project: it needs a personal API key with all scopes (*) and no project restriction.', 'status_forbidden'));
+      return;
+    }
+    next();
+  });
   router.get(
     '/',
-    (req, _res, next) => {
-      const { key } = principalOf(req);
-      if (!key.scopes.includes('*') || key.scoped_projects !== null) {
-        next(forbidden('The status report covers every project: it needs a personal API key with all scopes (*) and no project restriction.', 'status_forbidden'));
-        return;
-      }
-      next();
-    },
     documented({ summary: 'Status report: services, consumer lag, throughput, warnings, dead letters, deletions', tags: ['operations'], scopes: ['*'] }),
     async (_req, res) => {
       const now = Date.now();
       if (!cached || now - cached.at > REPORT_TTL_MS) cached = { at: now, report: statusReport(deps) };
       res.set('Cache-Control', 'no-store').json(await cached.report);
+    },
+  );
+  router.get(
+    '/history',
+    documented({ summary: "The last hour's rates, sampled from the services' metrics: capture events accepted, ingest events written, decide requests, 5xx answers (per second)", tags: ['operations'], scopes: ['*'] }),
+    async (_req, res) => {
+      res.set('Cache-Control', 'no-store').json({ interval_seconds: SAMPLE_INTERVAL_MS / 1000, series: await history.series() });
     },
   );
   return router;
