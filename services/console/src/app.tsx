@@ -10,12 +10,13 @@ import { InsightsPage } from './pages/insights-page.js';
 import { PersonsPage } from './pages/persons-page.js';
 import { SignInPage } from './pages/sign-in-page.js';
 import { SqlPage } from './pages/sql-page.js';
+import { StatusPage } from './pages/status-page.js';
 import { link, usePath } from './router.js';
 import { session } from './session.js';
 import { useLoad } from './use-load.js';
 
-// Console paths; nginx answers each with index.html. /flags is decide's and /status the api's,
-// so neither is a console path.
+// Console paths; nginx answers each with index.html. /flags is decide's; /status is the api's
+// page when loaded directly, and this console's Status page when followed from the navigation.
 const PAGES = [
   { path: '/dashboards', label: 'Dashboards' },
   { path: '/insights', label: 'Insights' },
@@ -23,6 +24,7 @@ const PAGES = [
   { path: '/events', label: 'Events' },
   { path: '/persons', label: 'Persons' },
   { path: '/feature-flags', label: 'Feature flags' },
+  { path: '/status', label: 'Status' },
 ];
 
 export function App() {
@@ -73,9 +75,6 @@ function SignedIn({ apiKey, onSignOut }: { apiKey: string; onSignOut: () => void
                 </a>
               </li>
             ))}
-            <li>
-              <a href="/status">Status</a>
-            </li>
           </ul>
         </nav>
         <label class="project-switcher">
@@ -119,5 +118,6 @@ function Page({ path }: { path: string }) {
   if (path.startsWith('/events')) return <EventsPage />;
   if (path.startsWith('/persons')) return <PersonsPage />;
   if (path.startsWith('/feature-flags')) return <FeatureFlagsPage />;
+  if (path.startsWith('/status')) return <StatusPage />;
   return <DashboardsPage />;
 }

@@ -334,6 +334,21 @@ describe('the web console, in Chromium against the running stack', () => {
     ]);
   });
 
+  it("shows what /status reports and the last hour's rates from the services' metrics as charts", async () => {
+    await goTo('/status', 'Status');
+    await page.waitForSelector('table.services tr[data-service=capture]');
+    expect(await page.$$eval('table.services tbody th', (cells) => cells.map((c) => c.textContent))).toEqual(['capture', 'decide', 'api', 'ingest', 'worker']);
+    expect(await page.$eval('.status-figures', (e) => e.textContent)).toMatch(/in the last hour/);
+    // The api samples every 15 s since it started, and this test's batch went through capture.
+    await page.waitForSelector('.tile[data-rate=capture_events_accepted] figure[data-series]', { timeout: 60_000 });
+    const accepted = await seriesOf('.tile[data-rate=capture_events_accepted] figure');
+    expect(accepted.series[0]!.data.length).toBeGreaterThan(0);
+    expect(accepted.labels).toHaveLength(accepted.series[0]!.data.length);
+    expect(await page.$$eval('.tile[data-rate] h2', (titles) => titles.map((t) => t.textContent))).toHaveLength(4);
+    await screenshot('status');
+    await expectAccessible();
+  }, 90_000);
+
   it('switches to another project, whose empty pages say what to do next', async () => {
     await page.select('.project-switcher select', String(emptyProject.id));
     await goTo('/events', 'Events');
