@@ -27,6 +27,8 @@ cluster_id() {
 
 # The brokers start together: a KRaft quorum of three elects no leader until two are up.
 start() {
+  # Once, before the brokers start side by side: they share the jars.
+  "$ROOT/infra/kafka/kafka.sh" install
   local id; id=$(cluster_id)
   local pids=() failed=0
   for n in "${BROKERS[@]}"; do
