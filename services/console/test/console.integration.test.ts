@@ -313,7 +313,7 @@ describe('the web console, in Chromium against the running stack', () => {
     await expectAccessible();
   });
 
-  it('lists feature flags, shows what /flags answers for a distinct id, and disables a flag', async () => {
+  it('lists feature flags, shows what /flags answers for a distinct id, edits rollout and condition groups with a person property filter, and disables a flag', async () => {
     await goTo('/feature-flags', 'Feature flags');
     await page.waitForSelector('table.results code');
     expect(await page.$eval('table.results code', (c) => c.textContent)).toBe('console-flag');
@@ -324,14 +324,37 @@ describe('the web console, in Chromium against the running stack', () => {
     await screenshot('feature-flags');
     await expectAccessible();
 
+    const save = () => Promise.all([page.waitForResponse((r) => r.request().method() === 'PATCH' && r.ok()), page.click('form.rollout button[type=submit]')]);
+    const groupsOf = async () => ((await api('GET', '/feature_flags/')).results[0] as { filters: { groups: unknown[] } }).filters.groups;
+    const emailIsUser1 = { key: 'email', value: 'user-1@shop.test', operator: 'exact', type: 'person' };
+    const flagFor = async (distinctId: string) => {
+      const response = await fetch(`${front}/flags/?v=2`, { method: 'POST', body: JSON.stringify({ token: tenant.project.api_token, distinct_id: distinctId }) });
+      return ((await response.json()) as { flags: Record<string, { enabled: boolean }> }).flags['console-flag']?.enabled;
+    };
+
     await fill('input[aria-label="console-flag condition 1 rollout percentage"]', '25');
-    await Promise.all([page.waitForResponse((r) => r.request().method() === 'PATCH' && r.ok()), page.click('form.rollout button')]);
+    await save();
+    expect(await groupsOf()).toEqual([expect.objectContaining({ rollout_percentage: 25 })]);
+
+    // A second group for one person by a person property, then the first group removed: only they get the flag.
+    await page.click('xpath/.//button[contains(., "Add condition group")]');
+    await fill('input[aria-label="console-flag condition 2 property key"]', 'email');
+    await fill('input[aria-label="console-flag condition 2 property value"]', 'user-1@shop.test');
+    await page.click('xpath/.//fieldset[@data-condition="2"]//button[contains(., "Add filter")]');
+    await page.waitForFunction(`document.querySelector('ul[aria-label="console-flag condition 2 filters"]').textContent.includes('email exact user-1@shop.test')`);
+    await save();
+    expect(await groupsOf()).toEqual([expect.objectContaining({ rollout_percentage: 25, properties: [] }), { properties: [emailIsUser1], rollout_percentage: 100 }]);
+    await page.click('xpath/.//button[contains(., "Remove condition 1")]');
+    await save();
+    expect(await groupsOf()).toEqual([{ properties: [emailIsUser1], rollout_percentage: 100 }]);
+    await waitFor(async () => (await flagFor('user-1')) === true && (await flagFor('user-2')) === false, { what: '/flags to give the flag to user-1 only' });
+    await screenshot('feature-flag-conditions');
+    await expectAccessible();
+
     await page.click('table.results input[type=checkbox]');
     await page.waitForFunction(`[...document.querySelectorAll('table.results label')].some((l) => l.textContent.trim().endsWith('Off'))`);
     const { results } = await api('GET', '/feature_flags/');
-    expect(results.map((f: { key: string; active: boolean; filters: { groups: { rollout_percentage: number }[] } }) => [f.key, f.active, f.filters.groups[0]!.rollout_percentage])).toEqual([
-      ['console-flag', false, 25],
-    ]);
+    expect(results.map((f: { key: string; active: boolean }) => [f.key, f.active])).toEqual([['console-flag', false]]);
   });
 
   it("shows what /status reports and the last hour's rates from the services' metrics as charts", async () => {

@@ -9,7 +9,7 @@ interface FeatureFlag {
   key: string;
   name: string;
   active: boolean;
-  filters: { groups?: { rollout_percentage?: number | null; properties?: unknown[] }[] };
+  filters: { groups?: { rollout_percentage?: number | null; properties?: unknown[] }[] } & Record<string, unknown>;
 }
 
 interface FlagsAnswer {
@@ -57,7 +57,7 @@ export function FeatureFlagsPage() {
                   </td>
                   <td>{flag.name}</td>
                   <td>
-                    <RolloutEditor flag={flag} onSave={(filters) => void update(flag, { filters })} />
+                    <ConditionsEditor flag={flag} onSave={(filters) => void update(flag, { filters })} />
                   </td>
                   <td>
                     <label class="inline">
@@ -76,35 +76,98 @@ export function FeatureFlagsPage() {
   );
 }
 
-/** Each release condition's rollout percentage, editable; its property conditions are kept as they are. */
-function RolloutEditor({ flag, onSave }: { flag: FeatureFlag; onSave: (filters: FeatureFlag['filters']) => void }) {
-  const groups = flag.filters.groups ?? [];
-  const [rollouts, setRollouts] = useState(groups.map((g) => g.rollout_percentage ?? 100));
+interface PropertyFilter {
+  key: string;
+  value: unknown;
+  operator?: string;
+  type?: string;
+}
+type ConditionGroup = { rollout_percentage?: number | null; properties?: PropertyFilter[] } & Record<string, unknown>;
+
+const describeFilter = (f: PropertyFilter) => `${f.type ?? 'person'} ${f.key} ${f.operator ?? 'exact'} ${Array.isArray(f.value) ? f.value.join(' or ') : String(f.value)}`;
+
+/**
+ * The flag's release condition groups: each matches when all its property filters do, then lets
+ * its rollout percentage through. Groups and person property filters can be added and removed;
+ * filters of other kinds are kept as they are.
+ */
+function ConditionsEditor({ flag, onSave }: { flag: FeatureFlag; onSave: (filters: FeatureFlag['filters']) => void }) {
+  const [groups, setGroups] = useState<ConditionGroup[]>((flag.filters.groups ?? []) as ConditionGroup[]);
+  const [drafts, setDrafts] = useState<Record<number, { key: string; value: string }>>({});
+  const change = (index: number, update: (group: ConditionGroup) => ConditionGroup) => setGroups(groups.map((g, i) => (i === index ? update(g) : g)));
+  const label = (i: number, what: string) => `${flag.key} condition ${i + 1} ${what}`;
   return (
     <form
       class="rollout"
       onSubmit={(e) => {
         e.preventDefault();
-        onSave({ ...flag.filters, groups: groups.map((g, i) => ({ ...g, rollout_percentage: rollouts[i] ?? 100 })) });
+        onSave({ ...flag.filters, groups: groups.map((g) => ({ ...g, properties: g.properties ?? [], rollout_percentage: g.rollout_percentage ?? 100 })) });
       }}
     >
-      {groups.map((g, i) => (
-        <label class="inline">
-          {g.properties?.length ? `${g.properties.length} condition(s),` : 'Everyone,'}
-          <input
-            type="number"
-            min={0}
-            max={100}
-            aria-label={`${flag.key} condition ${i + 1} rollout percentage`}
-            value={rollouts[i]}
-            onInput={(e) => setRollouts(rollouts.map((r, j) => (j === i ? Number((e.target as HTMLInputElement).value) : r)))}
-          />
-          %
-        </label>
-      ))}
-      <button type="submit" class="secondary">
-        Save rollout
+      {groups.map((g, i) => {
+        const draft = drafts[i] ?? { key: '', value: '' };
+        return (
+          <fieldset class="condition" data-condition={i + 1}>
+            <legend>Condition {i + 1}</legend>
+            <ul aria-label={label(i, 'filters')}>
+              {(g.properties ?? []).length === 0 && <li>Everyone</li>}
+              {(g.properties ?? []).map((f, j) => (
+                <li>
+                  {describeFilter(f)}{' '}
+                  <button type="button" class="secondary" aria-label={`${label(i, 'remove filter')} ${j + 1}`} onClick={() => change(i, (group) => ({ ...group, properties: (group.properties ?? []).filter((_, k) => k !== j) }))}>
+                    ×
+                  </button>
+                </li>
+              ))}
+            </ul>
+            <label class="inline">
+              Person property
+              <input aria-label={label(i, 'property key')} value={draft.key} onInput={(e) => setDrafts({ ...drafts, [i]: { ...draft, key: (e.target as HTMLInputElement).value } })} />
+            </label>
+            <label class="inline">
+              equals
+              <input aria-label={label(i, 'property value')} value={draft.value} onInput={(e) => setDrafts({ ...drafts, [i]: { ...draft, value: (e.target as HTMLInputElement).value } })} />
+            </label>
+            <button
+              type="button"
+              class="secondary"
+              disabled={!draft.key}
+              onClick={() => {
+                change(i, (group) => ({ ...group, properties: [...(group.properties ?? []), { key: draft.key, value: draft.value, operator: 'exact', type: 'person' }] }));
+                setDrafts({ ...drafts, [i]: { key: '', value: '' } });
+              }}
+            >
+              Add filter
+            </button>
+            <label class="inline">
+              Rollout
+              <input
+                type="number"
+                min={0}
+                max={100}
+                aria-label={label(i, 'rollout percentage')}
+                value={g.rollout_percentage ?? 100}
+                onInput={(e) => change(i, (group) => ({ ...group, rollout_percentage: Number((e.target as HTMLInputElement).value) }))}
+              />
+              %
+            </label>
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => {
+                setGroups(groups.filter((_, k) => k !== i));
+                setDrafts({});
+              }}
+            >
+              Remove condition {i + 1}
+            </button>
+          </fieldset>
+        );
+      })}
+      <button type="button" class="secondary" onClick={() => setGroups([...groups, { properties: [], rollout_percentage: 100 }])}>
+        Add condition group
       </button>
+      <button type="submit">Save conditions</button>
     </form>
   );
 }
