@@ -97,7 +97,7 @@ describe('deployment files agree with the config defaults', () => {
         const prefix = /^location (\/\S*) \{/.exec(line)?.[1];
         return prefix !== undefined && prefix !== '/' && path.startsWith(prefix);
       });
-    expect(routed('/status')).toEqual(['location ~ ^/status/?$ { proxy_pass http://api; }']);
+    expect(routed('/status')).toEqual([expect.stringMatching(/^location ~ \^\/\(dashboards\|.*\|status\).*try_files \/index\.html/)]);
     for (const internal of ['/metrics', '/metrics/', '/_ready']) expect(routed(internal)).toEqual([]);
   });
 

@@ -370,6 +370,9 @@ describe('the web console, in Chromium against the running stack', () => {
     expect(await page.$$eval('.tile[data-rate] h2', (titles) => titles.map((t) => t.textContent))).toHaveLength(4);
     await screenshot('status');
     await expectAccessible();
+    // The front door serves the console at /status too, so the address itself opens the page.
+    await page.goto(`${front}/status`);
+    await page.waitForFunction(`document.querySelector('main h1')?.textContent === 'Status'`);
   }, 90_000);
 
   it('switches to another project, whose empty pages say what to do next', async () => {
