@@ -50,12 +50,14 @@ interface Encoder<T> {
   file(items: T[]): Promise<Buffer>;
 }
 
-function jsonLinesEncoder({ model, compression }: FileOptions): Encoder<string> {
+function jsonLinesEncoder({ model, compression }: FileOptions): Encoder<Buffer> {
   return {
-    prepare: (record) => jsonLine(model, record),
-    weight: (line) => Buffer.byteLength(line),
+    // A Buffer at once: a part's lines then wait outside the JS heap, which the collector would
+    // otherwise copy and scan over and over while the part fills.
+    prepare: (record) => Buffer.from(jsonLine(model, record)),
+    weight: (line) => line.length,
     file: async (lines) => {
-      const text = Buffer.from(lines.join(''));
+      const text = Buffer.concat(lines);
       if (compression === 'gzip') return gzip(text, GZIP_OPTIONS);
       if (compression === 'brotli') return brotli(text, BROTLI_OPTIONS);
       return text;

@@ -48,14 +48,14 @@ const isMissing = (value: unknown) => value === undefined || value === null;
  * is: parsing it only to write it again would cost more than the rest of the line.
  */
 export function jsonLine(model: ExportModel, record: ExportRecord): string {
-  let line = '';
-  for (const { name, from, kind } of S3_COLUMNS[model]) {
-    const value = record[from];
-    const text = isMissing(value) ? 'null' : kind === 'json' && typeof value === 'string' ? value : JSON.stringify(value);
-    line += `${line ? ',' : '{'}${JSON.stringify(name)}:${text}`;
-  }
-  return `${line}}\n`;
+  return `${LINE_FIELDS[model].map(({ key, from, kind }) => key + lineValue(kind, record[from])).join(',')}}\n`;
 }
+
+const lineValue = (kind: Kind, value: unknown) => (isMissing(value) ? 'null' : kind === 'json' && typeof value === 'string' ? value : JSON.stringify(value));
+/** Each column's `"name":` (the first with the line's `{`), written once rather than per row. */
+const LINE_FIELDS = Object.fromEntries(
+  Object.entries(S3_COLUMNS).map(([model, columns]) => [model, columns.map((column, i) => ({ ...column, key: `${i === 0 ? '{' : ''}${JSON.stringify(column.name)}:` }))]),
+) as Record<ExportModel, (Column & { key: string })[]>;
 
 const PARQUET_TYPES = { string: 'STRING', json: 'JSON', time: 'TIMESTAMP', integer: 'INT64', boolean: 'BOOLEAN' } as const;
 
