@@ -33,6 +33,7 @@ export async function startSdkServices(): Promise<{ capture: SdkService; decide:
         data: {} as never,
         logger,
       }),
+      { hasRunningSurvey: async () => false },
     ),
   );
   return { capture, decide, close: async () => void (await Promise.all([capture.runtime.shutdown('test finished'), decide.runtime.shutdown('test finished')])) };

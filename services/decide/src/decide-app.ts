@@ -57,6 +57,7 @@ export async function buildDecide(config: Config, logger: Logger, observers: Dec
       : {},
   );
   const tokens = new TokenResolver(store, redis);
+  const products = new ProductLists(pool);
   const service = new DecideService({
     tokens,
     definitions,
@@ -76,8 +77,8 @@ export async function buildDecide(config: Config, logger: Logger, observers: Dec
       port: config.decidePort,
       trustedProxies: config.trustedProxies,
       shutdownTimeoutMs: config.shutdownTimeoutMs,
-      direct: flagRoutes(service),
-      routes: (app) => app.use(sdkConfigRoutes({ tokens, definitions, products: new ProductLists(pool) })).use(localEvaluationRoutes({ store, definitions })),
+      direct: flagRoutes(service, products),
+      routes: (app) => app.use(sdkConfigRoutes({ tokens, definitions, products })).use(localEvaluationRoutes({ store, definitions })),
       // Decide answers from its caches while either store is away (see EvaluationData), so neither
       // takes it out of rotation.
       dependencies: {

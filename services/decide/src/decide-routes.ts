@@ -5,6 +5,7 @@ import { answeredByCors, decodeSdkPayload, readSdkBody, sdkQuery } from '@tribut
 import { DECIDE_BODY_SCHEMA, type DecideBody } from './decide-body.js';
 import type { DecideService, FlagQuestion } from './decide-service.js';
 import { decideResponse, flagsResponse, remoteConfigMembers } from './flag-responses.js';
+import type { ProductLists } from './product-lists.js';
 
 const MAX_BODY = 2 * 1024 * 1024;
 
@@ -46,7 +47,7 @@ const doc: OperationDoc = {
  * `/decide` (v1-v3) and `/flags` (v2): every flag of the project for one distinct id. Served
  * ahead of Express (direct routes), as these are what every page view of every SDK asks.
  */
-export function flagRoutes(service: Pick<DecideService, 'answer'>): DirectRoute[] {
+export function flagRoutes(service: Pick<DecideService, 'answer'>, products: Pick<ProductLists, 'hasRunningSurvey'>): DirectRoute[] {
   const decide = async (request: DirectRequest) => {
     if (answeredByCors(request.req, request.res)) return;
     const { evaluated, errors } = await service.answer(await questionOf(request));
@@ -55,8 +56,10 @@ export function flagRoutes(service: Pick<DecideService, 'answer'>): DirectRoute[
 
   const flags = async (request: DirectRequest) => {
     if (answeredByCors(request.req, request.res)) return;
-    const { evaluated, errors, token } = await service.answer(await questionOf(request));
-    const config = isTrue(request.query.config) ? remoteConfigMembers(token, evaluated.flags.some((flag) => flag.active)) : null;
+    const { evaluated, errors, token, teamId } = await service.answer(await questionOf(request));
+    // Asked only with the config, as posthog-js asks once a page load; no answer is the config without surveys.
+    const surveys = isTrue(request.query.config) ? await products.hasRunningSurvey(teamId).catch(() => false) : false;
+    const config = isTrue(request.query.config) ? remoteConfigMembers(token, evaluated.flags.some((flag) => flag.active), surveys) : null;
     sendJson(request.res, flagsResponse(evaluated, { errors, requestId: randomUUID(), evaluatedAt: Date.now(), config }));
   };
 

@@ -33,8 +33,9 @@ export interface FlagQuestion extends AnswerKeyParts {
 export interface FlagAnswer {
   evaluated: Evaluated;
   errors: boolean;
-  /** The project's token, checked: what its remote config is found by. */
+  /** The project's token, checked, and its id: what its remote config is found by. */
   token: string;
+  teamId: number;
 }
 
 type GroupProperties = Record<string, Record<string, unknown>>;
@@ -127,7 +128,7 @@ export class DecideService {
     if (key !== null && person.person && mayRemember({ personFromCopy: person.fromCopy, storeFailed: failed, readStoredGroups: groupsRead.fromStore, definitions: defs })) {
       this.deps.answers?.remember(key, { token: checked.token, teamId, distinctId, definitions: defs, personProperties: person.person.properties, results: evaluated.results.slice() });
     }
-    return { evaluated, errors: failed, token: checked.token };
+    return { evaluated, errors: failed, token: checked.token, teamId };
   }
 
   /** The remembered answer to this request while its token, definitions and person copy are still the ones held. */
@@ -139,7 +140,7 @@ export class DecideService {
       this.deps.definitions.loaded(answer.teamId) === answer.definitions &&
       this.deps.data.knownPerson(answer.teamId, answer.distinctId)?.properties === answer.personProperties;
     this.deps.metrics?.cacheLookup('answers', found);
-    return found ? { evaluated: { flags: answer.definitions.flags, results: answer.results }, errors: false, token: answer.token } : undefined;
+    return found ? { evaluated: { flags: answer.definitions.flags, results: answer.results }, errors: false, token: answer.token, teamId: answer.teamId } : undefined;
   }
 
   /** The person when this process holds a copy; undefined when it must be read from the stores. */

@@ -139,13 +139,13 @@ describe('/flags?v=2 as PostHog answers it', () => {
   });
 
   it('adds, with config=true, the remote config of /array/:token/config and the fixed decide fields at the top level', () => {
-    const config = remoteConfigMembers('phc_config_token', true);
+    const config = remoteConfigMembers('phc_config_token', true, false);
     const answer = JSON.parse(flagsResponse(evaluated(pairs), { ...flagsAnswer(false, 'r'), config }).toString()) as Record<string, unknown>;
     expect(answer).toMatchObject({ ...remoteConfig('phc_config_token', true), config: { enable_collect_everything: true }, toolbarParams: {}, isAuthenticated: false, requestId: 'r' });
     expect(answer).toHaveProperty('sessionRecording', false);
     expect(answer).toHaveProperty('supportedCompression', ['gzip', 'gzip-js']);
-    expect(JSON.parse(flagsResponse(evaluated([]), { ...flagsAnswer(false, 'r'), config: remoteConfigMembers('phc_config_token', false) }).toString())).toHaveProperty('hasFeatureFlags', false);
-    expect(remoteConfigMembers('phc_config_token', true)).toBe(config);
+    expect(JSON.parse(flagsResponse(evaluated([]), { ...flagsAnswer(false, 'r'), config: remoteConfigMembers('phc_config_token', false, false) }).toString())).toHaveProperty('hasFeatureFlags', false);
+    expect(remoteConfigMembers('phc_config_token', true, false)).toBe(config);
   });
 });
 

@@ -155,19 +155,19 @@ const FLAGS_OPEN = Buffer.from('{"flags":');
  */
 const FIXED_FIELDS = '"config":{"enable_collect_everything":true},"toolbarParams":{},"isAuthenticated":false';
 
-/** Remote-config members by token, for projects with flags and without: each is serialised once, not per request. */
-const configMembers = [false, true].map(() => new LRUCache<string, Buffer>({ max: 10_000 }));
+/** Remote-config members by token, for each of with and without flags and surveys: each is serialised once, not per request. */
+const configMembers = [0, 1, 2, 3].map(() => new LRUCache<string, Buffer>({ max: 10_000 }));
 
 /**
  * The members `/flags?config=true` adds, after a comma: the remote config posthog-js would
  * otherwise load from `/array/:token/config` (PostHog reads both from one cached config), and
  * the fixed fields `/decide` answers.
  */
-export function remoteConfigMembers(token: string, hasFeatureFlags: boolean): Buffer {
-  const memo = configMembers[hasFeatureFlags ? 1 : 0]!;
+export function remoteConfigMembers(token: string, hasFeatureFlags: boolean, surveys: boolean): Buffer {
+  const memo = configMembers[(hasFeatureFlags ? 1 : 0) + (surveys ? 2 : 0)]!;
   let members = memo.get(token);
   if (members === undefined) {
-    members = Buffer.from(`,${FIXED_FIELDS},${JSON.stringify(remoteConfig(token, hasFeatureFlags)).slice(1, -1)}`);
+    members = Buffer.from(`,${FIXED_FIELDS},${JSON.stringify(remoteConfig(token, hasFeatureFlags, surveys)).slice(1, -1)}`);
     memo.set(token, members);
   }
   return members;

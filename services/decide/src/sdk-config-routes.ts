@@ -30,8 +30,7 @@ function stagesOf(raw: unknown): string[] {
  * PostHog's remote config, the settings posthog-js loads before its first flags call. Features
  * Tributary has no store for (recordings, heatmaps, exception autocapture) are off, so the SDK
  * never calls endpoints that would have nothing to answer; `surveys` is true while a survey runs,
- * which makes posthog-js load them from `/api/surveys/`. `/flags?config=true` serialises these
- * members once per token (see remoteConfigMembers), so it leaves `surveys` false.
+ * which makes posthog-js load them from `/api/surveys/`.
  */
 export function remoteConfig(token: string, hasFeatureFlags: boolean, surveys = false) {
   return {

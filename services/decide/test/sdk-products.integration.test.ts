@@ -38,6 +38,11 @@ async function enabled(own: TestTenant, key: string, personProperties: Record<st
   return body.flags[key]?.enabled ?? false;
 }
 const remoteSurveys = async (own: TestTenant) => (await get(`/array/${own.project.api_token}/config`)).body.surveys;
+/** `surveys` of the config members `/flags?config=true` adds, which posthog-js reads instead of the remote config. */
+async function flagsConfigSurveys(own: TestTenant): Promise<unknown> {
+  const response = await fetch(`${decideUrl}/flags/?v=2&config=true`, { method: 'POST', body: JSON.stringify({ token: own.project.api_token, distinct_id: 'visitor' }) });
+  return ((await response.json()) as { surveys?: unknown }).surveys;
+}
 
 describe('surveys for posthog-js', () => {
   it('turns surveys on in the remote config while a survey runs, and off before and after', async () => {
@@ -51,6 +56,15 @@ describe('surveys for posthog-js', () => {
     expect(await script.text()).toContain('"surveys":true');
     await manage(own, 'PATCH', `surveys/${created.body.id}/`, { end_date: new Date().toISOString() });
     expect(await remoteSurveys(own)).toBe(false);
+  });
+
+  it('answers surveys true in /flags?config=true while a survey runs, as the remote config does', async () => {
+    const own = await createTestTenant(setup.api.pool, setup.api.config);
+    expect(await flagsConfigSurveys(own)).toBe(false);
+    const created = await manage(own, 'POST', 'surveys/', { name: 'Now', type: 'popover', questions: [{ type: 'open', question: 'Hi?' }], start_date: new Date().toISOString() });
+    expect(await flagsConfigSurveys(own)).toBe(true);
+    await manage(own, 'PATCH', `surveys/${created.body.id}/`, { end_date: new Date().toISOString() });
+    expect(await flagsConfigSurveys(own)).toBe(false);
   });
 
   it("lists the project's surveys as PostHog's /api/surveys/ does, with the flag keys posthog-js checks and without the description", async () => {

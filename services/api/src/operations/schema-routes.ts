@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { Router, type Express } from 'express';
 import { captureRoutes, type CaptureDeps } from '@tributary/capture/routes';
-import { flagRoutes, localEvaluationRoutes, sdkConfigRoutes, type DecideService, type LocalEvaluationDeps, type SdkConfigDeps } from '@tributary/decide/routes';
+import { flagRoutes, localEvaluationRoutes, sdkConfigRoutes, type DecideService, type LocalEvaluationDeps, type ProductLists, type SdkConfigDeps } from '@tributary/decide/routes';
 import { directRouteTable, documented, mountedRoutes, openApiDocument, type MountedRoute } from '@tributary/http';
 
 const require = createRequire(import.meta.url);
@@ -18,7 +18,7 @@ export function publicRoutes(): MountedRoute[] {
   const app = express();
   app.use(sdkConfigRoutes({} as SdkConfigDeps));
   app.use(localEvaluationRoutes({} as LocalEvaluationDeps));
-  return [...mountedRoutes(app), ...directRouteTable([...captureRoutes({} as CaptureDeps), ...flagRoutes({} as DecideService)])];
+  return [...mountedRoutes(app), ...directRouteTable([...captureRoutes({} as CaptureDeps), ...flagRoutes({} as DecideService, {} as ProductLists)])];
 }
 
 /** The document for everything behind the front door: the api's own routes as mounted, then capture's and decide's. */
