@@ -8,7 +8,8 @@ import { ENV_VARIABLES, SERVICE_NAMES, loadConfig } from './index.js';
  * Docker cannot run here, so docker-compose.yml is checked by reading it: the same five services
  * as `make up` starts (infra/services.sh), each on its configured port, with an environment the
  * config accepts, pointing at the stores and at each other by compose service name, after the
- * same set-up steps as infra/up.sh.
+ * same set-up steps as infra/up.sh. Its `${NAME:-default}` values are read as compose reads them:
+ * with no environment (`--profile single`), and with infra/cluster/compose.env (cluster mode).
  */
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
@@ -21,8 +22,18 @@ interface ComposeService {
   environment?: Record<string, string | number>;
   depends_on?: string[] | Record<string, { condition: string }>;
 }
-const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, ComposeService> };
-const services = compose.services;
+const interpolated = (env: Record<string, string>) => read('docker-compose.yml').replace(/\$\{(\w+):-([^}]*)\}/g, (_, name: string, fallback: string) => env[name] ?? fallback);
+const servicesWith = (env: Record<string, string>) => (parse(interpolated(env), { merge: true }) as { services: Record<string, ComposeService> }).services;
+const clusterEnv = Object.fromEntries(
+  read('infra/cluster/compose.env')
+    .split('\n')
+    .map((line) => /^(\w+)=(.*)$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => [m[1]!, m[2]!]),
+);
+const services = servicesWith({});
+const clusterServices = servicesWith(clusterEnv);
+const CLUSTER_STORES = ['zookeeper', 'clickhouse-1', 'clickhouse-2', 'clickhouse-3', 'clickhouse-4', 'kafka-1', 'kafka-2', 'kafka-3'];
 const STORES = { postgres: 'databaseUrl', redis: 'redisUrl', kafka: 'kafkaBrokers', clickhouse: 'clickhouseUrl' } as const;
 const CONFIG_NAMES = new Set<string>(Object.values(ENV_VARIABLES).map(([name]) => name));
 const startedByMakeUp = /^SERVICES=\(([^)]*)\)/m.exec(read('infra/services.sh'))![1]!.split(/\s+/).filter(Boolean);
@@ -39,7 +50,18 @@ describe('docker-compose.yml runs what make up runs', () => {
     expect(new Set(startedByMakeUp)).toEqual(new Set(SERVICE_NAMES));
     const apps = Object.keys(services).filter((name) => services[name]!.build !== undefined && name !== 'migrate');
     expect(new Set(apps)).toEqual(new Set(SERVICE_NAMES));
-    expect(new Set(Object.keys(services))).toEqual(new Set([...SERVICE_NAMES, ...Object.keys(STORES), 'migrate', 'nginx']));
+    expect(new Set(Object.keys(services))).toEqual(new Set([...SERVICE_NAMES, ...Object.keys(STORES), ...CLUSTER_STORES, 'migrate', 'nginx']));
+  });
+
+  it('points every service at the cluster profile stores with infra/cluster/compose.env', () => {
+    expect(clusterEnv.COMPOSE_PROFILES).toBe('cluster');
+    for (const name of CLUSTER_STORES) expect((clusterServices[name] as { profiles?: string[] }).profiles).toEqual(['cluster']);
+    for (const name of SERVICE_NAMES) {
+      const config = loadConfig(Object.fromEntries(Object.entries(clusterServices[name]!.environment ?? {}).map(([k, v]) => [k, String(v)])));
+      expect(config.clickhouseCluster).toBe('tributary');
+      expect(config.kafkaBrokers).toEqual(['kafka-1:9092', 'kafka-2:9092', 'kafka-3:9092']);
+      expect(hostPort(config.clickhouseUrl)).toEqual({ host: 'clickhouse-1', port: '8123' });
+    }
   });
 
   it('starts each service on its configured port, with an environment the config accepts', () => {
