@@ -86,7 +86,9 @@ export class StatusHistory {
 
   async series(): Promise<HistorySeries[]> {
     const stored = await this.deps.redis.lrange(KEY, 0, KEPT - 1);
-    return ratesOf(stored.map((text) => JSON.parse(text) as Sample).reverse());
+    // The list is capped by count: samples an api stopped hours ago left are older than the hour shown.
+    const since = (this.deps.clock ?? Date.now)() - 3_600_000;
+    return ratesOf(stored.map((text) => JSON.parse(text) as Sample).filter((sample) => sample.at >= since).reverse());
   }
 
   /** Samples every interval until stopped; a failed sample is only a gap in the charts. */
