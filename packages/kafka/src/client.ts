@@ -80,18 +80,7 @@ export function createProducer(kafka: Kafka, instrument: (producer: Producer) =>
 const SETTLING = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE']);
 
 /**
- * Whether every partition's leader serves it: on a cluster the metadata names a leader a moment
- * before that broker knows the partition, and a produce sent to it then is refused.
- */
-async function leadersServe(admin: Admin, topics: string[]): Promise<boolean> {
-  return Promise.all(topics.map((topic) => admin.fetchTopicOffsets(topic))).then(
-    (offsets) => offsets.every((partitions) => partitions.length > 0),
-    () => false,
-  );
-}
-
-/**
- * Waits until every partition of these new topics has a leader that serves it. kafkajs's own wait
+ * Waits until every partition of these new topics has a leader. kafkajs's own wait
  * (`waitForLeaders`) retries only "leader not available", but a broker that has just created a
  * topic may first answer "does not host this topic-partition", which it threw at once.
  */
@@ -101,7 +90,7 @@ async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000
   for (;;) {
     try {
       const metadata = await admin.fetchTopicMetadata({ topics });
-      if (metadata.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)) && (await leadersServe(admin, topics))) return;
+      if (metadata.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
     } catch (error) {
       if (!SETTLING.has((error as { type?: string }).type ?? '')) throw error;
       settling = error;
