@@ -59,13 +59,16 @@ XML
   # Session defaults for every client of the cluster, so the services' SQL is the same on one
   # node and on many: an insert into a Distributed table returns only once every shard it wrote
   # to has the rows (ingest commits Kafka offsets after that), and a subquery over a Distributed
-  # table inside a distributed query is run once and sent to the shards (GLOBAL), never per shard.
+  # table inside a distributed query is run once and sent to the shards (GLOBAL), never per shard;
+  # and a shard's first replica that answers takes both its inserts and its reads, so what ingest
+  # wrote is read back at once rather than from a replica still fetching it.
   cat > "$etc/users.d/cluster.xml" <<XML
 <yandex>
   <profiles>
     <default>
       <insert_distributed_sync>1</insert_distributed_sync>
       <distributed_product_mode>global</distributed_product_mode>
+      <load_balancing>in_order</load_balancing>
     </default>
   </profiles>
 </yandex>

@@ -76,31 +76,69 @@ export function createProducer(kafka: Kafka, instrument: (producer: Producer) =>
   );
 }
 
-/** Errors metadata answers with while a new topic's partitions are still being given leaders. */
-const SETTLING = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE']);
+/** Errors a broker answers with while a new topic, or a change to one, has not reached it yet. */
+const SETTLING = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION']);
+
+function isSettling(error: unknown): boolean {
+  if (SETTLING.has((error as { type?: string }).type ?? '')) return true;
+  // kafkajs's fetchTopicOffsets fails this way when the broker asked has no partitions for the topic yet.
+  return error instanceof TypeError;
+}
 
 /**
- * Waits until every partition of these new topics has a leader. kafkajs's own wait
- * (`waitForLeaders`) retries only "leader not available", but a broker that has just created a
- * topic may first answer "does not host this topic-partition", which it threw at once.
+ * Waits until these new topics serve reads and writes from every broker's point of view: each
+ * partition has a leader, and each leader answers for it. A broker learns of a topic after the
+ * controller made it, each at its own pace, and kafkajs asks a random broker for metadata; so the
+ * check must pass as many times in a row as there are brokers. kafkajs's own wait
+ * (`waitForLeaders`) retries only "leader not available" and trusts the first broker asked.
  */
-async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
+async function waitUntilServed(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const { brokers } = await admin.describeCluster();
+  let inARow = 0;
   let settling: unknown;
   for (;;) {
     try {
       const metadata = await admin.fetchTopicMetadata({ topics });
-      if (metadata.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+      const led = metadata.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+      if (led) {
+        for (const topic of topics) await admin.fetchTopicOffsets(topic);
+        inARow += 1;
+        if (inARow >= brokers.length) return;
+        continue;
+      }
     } catch (error) {
-      if (!SETTLING.has((error as { type?: string }).type ?? '')) throw error;
+      if (!isSettling(error)) throw error;
       settling = error;
     }
-    if (Date.now() > deadline) throw new Error(`topics ${topics.join(', ')} had no leaders after ${timeoutMs} ms`, { cause: settling });
+    inARow = 0;
+    if (Date.now() > deadline) throw new Error(`topics ${topics.join(', ')} were not served after ${timeoutMs} ms`, { cause: settling });
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
-/** Creates any missing event topic, and waits for its partitions' leaders; existing topics are left as they are. */
+/**
+ * Raises the partition count of topics that have fewer. A broker whose metadata is behind may
+ * show fewer partitions than there are; Kafka then refuses the count as invalid (not more than
+ * now), so the counts are read again until every broker agrees.
+ */
+async function growPartitions(admin: Admin, topics: string[], partitions: number, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const metadata = await admin.fetchTopicMetadata({ topics });
+    const short = metadata.topics.filter((t) => t.partitions.length < partitions);
+    if (short.length === 0) return;
+    try {
+      await admin.createPartitions({ validateOnly: false, topicPartitions: short.map((t) => ({ topic: t.name, count: partitions })) });
+      return;
+    } catch (error) {
+      if ((error as { type?: string }).type !== 'INVALID_PARTITIONS' || Date.now() > deadline) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Creates any missing event topic, and waits until it is served; existing topics are left as they are. */
 export async function ensureTopics(admin: Admin, prefix: string, partitions: number): Promise<string[]> {
   const existing = new Set(await admin.listTopics());
   const names = TOPIC_KINDS.map((kind) => topicNames(prefix)[kind]);
@@ -114,17 +152,13 @@ export async function ensureTopics(admin: Admin, prefix: string, partitions: num
     });
     // On a cluster, a broker that has not heard yet of topics just made through another lists them
     // as missing; Kafka then answers that every one exists (false), and none was created here.
-    if (created) await waitForLeaders(admin, missing);
-    else missing = [];
+    if (!created) missing = [];
+    await waitUntilServed(admin, names);
   }
   // Raising KAFKA_PARTITIONS grows existing topics too (Kafka can add partitions, never remove
   // them); keys then map to new partitions, so do it while producers are quiet.
   const present = names.filter((name) => !missing.includes(name));
-  if (present.length > 0) {
-    const { topics } = await admin.fetchTopicMetadata({ topics: present });
-    const short = topics.filter((t) => t.partitions.length < partitions);
-    if (short.length > 0) await admin.createPartitions({ validateOnly: false, topicPartitions: short.map((t) => ({ topic: t.name, count: partitions })) });
-  }
+  if (present.length > 0) await growPartitions(admin, present, partitions);
   return missing;
 }
 
