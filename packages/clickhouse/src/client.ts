@@ -122,6 +122,12 @@ export interface ClickHouse {
   kill(prefix: string): Promise<void>;
   /** A statement's rows as they arrive, a chunk at a time, for results too large to hold at once. */
   stream<Row>(statement: Sql, options?: CompactQueryOptions): AsyncIterable<Row[]>;
+  /**
+   * A statement's rows as TabSeparatedRaw lines, each a Buffer ending with its newline, a chunk at
+   * a time: for results read by the million, where making an object of each row costs more than
+   * ClickHouse's work. No field is escaped, so the statement must keep tabs and newlines out of them.
+   */
+  streamLines(statement: Sql, options?: CompactQueryOptions): AsyncIterable<Buffer[]>;
   command(statement: Sql): Promise<void>;
   insert<Row extends object>(table: string, columns: readonly (keyof Row & string)[], rows: readonly Row[]): Promise<void>;
   /** Rows already encoded (see TabSeparatedRows); the high-volume path. */
@@ -189,6 +195,33 @@ export function createClickHouse(config: ClickHouseConfig, options: { requestTim
           ...(options.queryId && { query_id: options.queryId }),
         });
         for await (const rows of result.stream<Row>()) yield rows.map((row) => row.json<Row>());
+      } catch (error) {
+        throw wrapError(error);
+      }
+    },
+    async *streamLines(statement: Sql, options: CompactQueryOptions = {}): AsyncIterable<Buffer[]> {
+      assertParsable(statement);
+      try {
+        const { stream } = await client.exec({
+          query: `${statement.text}\nFORMAT TabSeparatedRaw`,
+          ...(options.settings && { clickhouse_settings: options.settings }),
+          ...(options.queryId && { query_id: options.queryId }),
+        });
+        let rest: Buffer | null = null;
+        for await (const received of stream as AsyncIterable<Buffer>) {
+          const chunk: Buffer = rest ? Buffer.concat([rest, received]) : received;
+          const lines: Buffer[] = [];
+          let start = 0;
+          for (let end = chunk.indexOf(10, start); end !== -1; end = chunk.indexOf(10, start)) {
+            lines.push(chunk.subarray(start, end + 1));
+            start = end + 1;
+          }
+          rest = start < chunk.length ? chunk.subarray(start) : null;
+          if (lines.length > 0) yield lines;
+        }
+        // ClickHouse ends an answer it could not finish with the error's text after the rows it
+        // sent: the caller, which knows its lines' shape, tells such a line apart.
+        if (rest) throw new Error(`ClickHouse's answer ended inside a line: ${rest.toString().slice(0, 500)}`);
       } catch (error) {
         throw wrapError(error);
       }

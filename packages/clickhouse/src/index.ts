@@ -3,5 +3,6 @@ export { createClickHouse, queryInputProblem, isRefusedRows, ClickHouseError, MA
 export { migrateClickHouse, loadMigrations, splitStatements, MIGRATIONS_DIR } from './migrations.js';
 export * from './person-rows.js';
 export { propertyText, propertyNumber, propertyIsSet } from './json-property.js';
+export { jsonObjectText, jsonStringLiteral } from './json-text.js';
 export { EncodedJsonFields, RowHeads, TabSeparatedRows, tabSeparatedField, tabSeparatedJson, type Cell, type EncodedField } from './tab-separated.js';
 export { dataTableName, onCluster, renderStatement, shardTableName, topologyOf, type Topology, type TopologyConfig } from './topology.js';

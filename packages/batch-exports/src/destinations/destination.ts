@@ -5,7 +5,8 @@ import { HTTP_CONFIG_SCHEMA, HttpDestination, type HttpDestinationConfig } from 
 import { POSTGRES_CONFIG_SCHEMA, PostgresDestination, type PostgresDestinationConfig } from './postgres-destination.js';
 import { S3_CONFIG_SCHEMA, S3Destination, type S3DestinationConfig } from './s3-destination.js';
 
-export type { Destination, ExportModel, ExportPart, ExportRecord, WriteResult } from './export-part.js';
+export type { Destination, EncodedEvent, ExportModel, ExportPart, ExportRecord, WriteResult } from './export-part.js';
+export { jsonLine, jsonLineFields, type ColumnKind } from './s3-columns.js';
 export { ExportError, NonRetryableExportError } from './export-error.js';
 export type { HttpDestinationConfig, PostgresDestinationConfig, S3DestinationConfig };
 

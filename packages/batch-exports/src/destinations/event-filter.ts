@@ -1,4 +1,4 @@
-import type { ExportModel, ExportRecord } from './export-part.js';
+import type { EncodedEvent, ExportModel, ExportRecord } from './export-part.js';
 
 /** PostHog's event filter fields, shared by every destination's config. */
 export interface EventFilterConfig {
@@ -21,5 +21,17 @@ export function eventFilter(model: ExportModel, config: EventFilterConfig): (rec
   return (record) => {
     const event = String(record.event);
     return (include === null || include.has(event)) && !exclude.has(event);
+  };
+}
+
+/** `eventFilter` for events ClickHouse encoded: their names are compared as the JSON literals they are given as. */
+export function encodedEventFilter(config: EventFilterConfig): (event: EncodedEvent) => boolean {
+  const literals = (names: string[] | null) => new Set((names ?? []).map((name) => JSON.stringify(name)));
+  const include = config.include_events?.length ? literals(config.include_events) : null;
+  const exclude = literals(config.exclude_events);
+  if (include === null && exclude.size === 0) return () => true;
+  return ({ event }) => {
+    const name = event.toString();
+    return (include === null || include.has(name)) && !exclude.has(name);
   };
 }

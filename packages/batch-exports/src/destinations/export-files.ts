@@ -31,17 +31,28 @@ const BROTLI_OPTIONS = { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } };
  */
 export async function encodeFiles(records: ExportRecord[], options: FileOptions): Promise<Buffer[]> {
   if (records.length === 0) return [];
-  return options.fileFormat === 'Parquet' ? fitFiles(records, parquetEncoder(options), options.maxFileBytes) : fitFiles(records, jsonLinesEncoder(options), options.maxFileBytes);
+  if (options.fileFormat === 'Parquet') {
+    const encoder = parquetEncoder(options);
+    return fitFiles(records.map(encoder.prepare), encoder, options.maxFileBytes);
+  }
+  const encoder = jsonLinesEncoder(options);
+  return fitFiles(records.map(encoder.prepare), encoder, options.maxFileBytes);
 }
 
-async function fitFiles<T>(records: ExportRecord[], encoder: Encoder<T>, maxFileBytes: number | null): Promise<Buffer[]> {
+/** `encodeFiles` for JSON lines already written (newline included), cut into files the same way. */
+export async function encodeLineFiles(lines: Buffer[], options: FileOptions): Promise<Buffer[]> {
+  if (lines.length === 0) return [];
+  return fitFiles(lines, jsonLinesEncoder(options), options.maxFileBytes);
+}
+
+async function fitFiles<T>(items: T[], encoder: Encoder<T>, maxFileBytes: number | null): Promise<Buffer[]> {
   const fit = async (items: T[]): Promise<Buffer[]> => {
     const file = await encoder.file(items);
     if (maxFileBytes === null || file.length <= maxFileBytes || items.length === 1) return [file];
     const runs = splitByWeight(items, Math.ceil(file.length / maxFileBytes), encoder.weight);
     return (await Promise.all(runs.map(fit))).flat();
   };
-  return fit(records.map(encoder.prepare));
+  return fit(items);
 }
 
 interface Encoder<T> {

@@ -25,6 +25,19 @@ export interface ExportPart {
   /** 0-based, deterministic: the same window always splits into the same parts with the same records in the same order. */
   index: number;
   records: ExportRecord[];
+  /**
+   * For a destination that `takesEncodedEvents`, the part's events as ClickHouse encoded them
+   * instead of `records` (which is then empty).
+   */
+  encoded?: EncodedEvent[];
+}
+
+/** An event as the line of an S3 JSON-lines file, built by ClickHouse (see the worker's window reader). */
+export interface EncodedEvent {
+  /** The event's name as a JSON string literal, as JSON.stringify writes it: what the event filter compares. */
+  event: Buffer;
+  /** The line, newline included, exactly as `jsonLine` writes the event's record. */
+  line: Buffer;
 }
 
 export interface WriteResult {
@@ -35,6 +48,8 @@ export interface WriteResult {
 }
 
 export interface Destination {
+  /** Whether the run gives events' parts as `encoded` lines rather than records; records when absent. */
+  readonly takesEncodedEvents?: boolean;
   /** Writes one part. Idempotent: writing a part again (a retried or resumed run) leaves the destination as if it had been written once. */
   write(part: ExportPart): Promise<WriteResult>;
   close(): Promise<void>;

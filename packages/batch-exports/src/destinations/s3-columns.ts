@@ -5,7 +5,8 @@ import type { ExportModel, ExportRecord } from './export-part.js';
  * `s3_default_fields`: no team_id, set or set_once, for backwards compatibility); persons carry
  * its persons model. Both end with `_inserted_at`, the time that placed the row in its window.
  */
-type Kind = 'string' | 'json' | 'time' | 'integer' | 'boolean';
+export type ColumnKind = 'string' | 'json' | 'time' | 'integer' | 'boolean';
+type Kind = ColumnKind;
 interface Column {
   name: string;
   from: string;
@@ -56,6 +57,15 @@ const lineValue = (kind: Kind, value: unknown) => (isMissing(value) ? 'null' : k
 const LINE_FIELDS = Object.fromEntries(
   Object.entries(S3_COLUMNS).map(([model, columns]) => [model, columns.map((column, i) => ({ ...column, key: `${i === 0 ? '{' : ''}${JSON.stringify(column.name)}:` }))]),
 ) as Record<ExportModel, (Column & { key: string })[]>;
+
+/**
+ * The fields of a model's JSON line, in order: `key` is `"name":` (the first with the line's `{`),
+ * `from` the record field it is read from. For writing the same lines elsewhere: ClickHouse writes
+ * the events' lines itself (the worker's window reader).
+ */
+export function jsonLineFields(model: ExportModel): readonly { key: string; from: string; kind: ColumnKind }[] {
+  return LINE_FIELDS[model];
+}
 
 const PARQUET_TYPES = { string: 'STRING', json: 'JSON', time: 'TIMESTAMP', integer: 'INT64', boolean: 'BOOLEAN' } as const;
 

@@ -1,7 +1,7 @@
 import type { ClickHouse } from '@tributary/clickhouse';
-import { NonRetryableExportError, type BatchExportStore, type Destination, type DestinationSpec, type ExportRecord, type RunCursor } from '@tributary/batch-exports';
+import { NonRetryableExportError, type BatchExportStore, type Destination, type DestinationSpec, type ExportPart, type ExportRecord, type RunCursor } from '@tributary/batch-exports';
 import type { Logger } from '@tributary/logger';
-import { countEventsWindow, readEventsWindow, readPersonsWindow } from './window-reader.js';
+import { countEventsWindow, encodedRowCursor, readEncodedEventsWindow, readEventsWindow, readPersonsWindow, type EncodedRow } from './window-reader.js';
 
 export interface RunExecutorDeps {
   store: BatchExportStore;
@@ -18,6 +18,30 @@ export interface RunExecutorDeps {
 
 export type RunOutcome = 'completed' | 'busy';
 
+/** A window's rows as one reader gives them: how each is read, where a run resumes after it, and how a part carries them. */
+interface WindowRows<Row> {
+  read: AsyncIterable<Row[]>;
+  cursorOf(row: Row): RunCursor;
+  part(rows: Row[]): Pick<ExportPart, 'records' | 'encoded'>;
+}
+
+type RecordRow = { record: ExportRecord; cursor: RunCursor };
+
+type ReadWindow = Parameters<typeof readEventsWindow>[1];
+
+/** Events as ClickHouse encodes them for destinations that take them so. */
+const encodedEvents = (clickhouse: ClickHouse, window: ReadWindow): WindowRows<EncodedRow> => ({
+  read: readEncodedEventsWindow(clickhouse, window),
+  cursorOf: encodedRowCursor,
+  part: (rows) => ({ records: [], encoded: rows }),
+});
+
+const windowRecords = (clickhouse: ClickHouse, model: ExportPart['model'], window: ReadWindow): WindowRows<RecordRow> => ({
+  read: (model === 'events' ? readEventsWindow : readPersonsWindow)(clickhouse, window),
+  cursorOf: (row) => row.cursor,
+  part: (rows) => ({ records: rows.map((row) => row.record) }),
+});
+
 /**
  * Runs one export run: claims it, reads its window after its cursor, and writes it part by part,
  * recording after each part where the next one starts. A worker killed mid-part leaves the part
@@ -32,27 +56,38 @@ export async function executeRun(runId: string, deps: RunExecutorDeps, lastAttem
   const window = { teamId: run.team_id, start: run.data_interval_start, end: run.data_interval_end };
   let destination: Destination | null = null;
   let index = run.parts_completed;
-  let records: ExportRecord[] = [];
-  let cursor: RunCursor | null = run.cursor;
   // The part being written while the next one is read: reading (ClickHouse, parsing) and writing
   // (encoding, the destination's own work) then overlap, and parts are still written and
   // recorded one at a time, in order, so the cursor only ever moves past written parts.
   let writing: Promise<void> = Promise.resolve();
 
-  /** Starts writing the records read so far as the next part, once the part before it is written and recorded. */
-  const flush = async () => {
-    const part = { exportId: batchExport.id, runId: run.id, teamId: run.team_id, model: batchExport.model, window, index, records };
-    const after = cursor!;
+  /** Starts writing these rows as the next part, once the part before it is written and recorded. */
+  const flush = async <Row>(source: WindowRows<Row>, rows: Row[]) => {
+    const part: ExportPart = { exportId: batchExport.id, runId: run.id, teamId: run.team_id, model: batchExport.model, window, index, ...source.part(rows) };
+    const after = source.cursorOf(rows[rows.length - 1]!);
     index += 1;
-    records = [];
     await writing;
     writing = (async () => {
       const { bytes } = await destination!.write(part);
-      await deps.store.partWritten(run.id, { cursor: after, records: part.records.length, bytes }, deps.leaseMs);
-      deps.observe?.({ kind: 'part', records: part.records.length, bytes });
+      await deps.store.partWritten(run.id, { cursor: after, records: rows.length, bytes }, deps.leaseMs);
+      deps.observe?.({ kind: 'part', records: rows.length, bytes });
     })();
     // Its failure is thrown where it is awaited: before the next part, or at the end of the window.
     writing.catch(() => undefined);
+  };
+
+  const writeParts = async <Row>(source: WindowRows<Row>) => {
+    let rows: Row[] = [];
+    for await (const chunk of source.read) {
+      for (const row of chunk) {
+        rows.push(row);
+        if (rows.length >= deps.partRecords) {
+          await flush(source, rows);
+          rows = [];
+        }
+      }
+    }
+    if (rows.length > 0) await flush(source, rows);
   };
 
   try {
@@ -60,15 +95,9 @@ export async function executeRun(runId: string, deps: RunExecutorDeps, lastAttem
     destination = deps.createDestination({ type: batchExport.destination_type, config: batchExport.destination_config } as unknown as DestinationSpec);
     const events = batchExport.model === 'events';
     if (events && run.records_total_count === null) await deps.store.setTotal(run.id, await countEventsWindow(deps.clickhouse, window));
-    const read = events ? readEventsWindow : readPersonsWindow;
-    for await (const chunk of read(deps.clickhouse, { ...window, cursor: run.cursor })) {
-      for (const row of chunk) {
-        records.push(row.record);
-        cursor = row.cursor;
-        if (records.length >= deps.partRecords) await flush();
-      }
-    }
-    if (records.length > 0) await flush();
+    const from = { ...window, cursor: run.cursor };
+    if (events && destination.takesEncodedEvents) await writeParts(encodedEvents(deps.clickhouse, from));
+    else await writeParts(windowRecords(deps.clickhouse, batchExport.model, from));
     await writing;
     await deps.store.finish(run.id, 'Completed', null);
     deps.observe?.({ kind: 'finished', status: 'Completed' });

@@ -1,5 +1,5 @@
-import { sql, type ClickHouse, type Sql } from '@tributary/clickhouse';
-import type { ExportRecord, RunCursor } from '@tributary/batch-exports';
+import { join, jsonObjectText, jsonStringLiteral, sql, type ClickHouse, type Sql } from '@tributary/clickhouse';
+import { jsonLineFields, type ColumnKind, type EncodedEvent, type ExportRecord, type RunCursor } from '@tributary/batch-exports';
 
 /** An events row as the export reads it: ClickHouse's text, with the key the run resumes after. */
 interface StoredRow {
@@ -49,27 +49,107 @@ export function eventRecord(row: StoredRow): ExportRecord {
  * by the time stored, then uuid, so a resumed run reads exactly the rows it had not written.
  * A copy of an event ClickHouse has not folded yet (a replay) is read once.
  */
-export async function* readEventsWindow(
-  clickhouse: ClickHouse,
-  window: { teamId: number; start: Date; end: Date; cursor: RunCursor | null },
-): AsyncIterable<{ record: ExportRecord; cursor: RunCursor }[]> {
+export async function* readEventsWindow(clickhouse: ClickHouse, window: EventsWindow): AsyncIterable<{ record: ExportRecord; cursor: RunCursor }[]> {
   for await (const rows of clickhouse.stream<StoredRow>(eventsWindowStatement(window), { settings: EXPORT_READ_SETTINGS })) {
     yield rows.map((row) => ({ record: eventRecord(row), cursor: { inserted_at: row.inserted_at_text, key: row.uuid_text } }));
   }
 }
 
 /** The statement `readEventsWindow` streams (bench/export.ts times it alone). */
-export function eventsWindowStatement(window: { teamId: number; start: Date; end: Date; cursor: RunCursor | null }): Sql {
-  const after = window.cursor
-    ? sql`AND (inserted_at > toDateTime(${window.cursor.inserted_at}, 'UTC') OR (inserted_at = toDateTime(${window.cursor.inserted_at}, 'UTC') AND toString(uuid) > ${window.cursor.key}))`
-    : sql``;
+export function eventsWindowStatement(window: EventsWindow): Sql {
   // Output names differ from the columns: an alias named as a column would stand for it in WHERE.
   return sql`SELECT toString(uuid) AS uuid_text, event, properties, distinct_id, team_id, toString(timestamp) AS timestamp_text, timestamp_ms,
       toString(created_at) AS created_at_text, elements_chain, toString(person_id) AS person_id_text, person_properties, toString(inserted_at) AS inserted_at_text
     FROM events
-    WHERE team_id = ${window.teamId} AND inserted_at >= toDateTime(${formatTime(window.start)}, 'UTC') AND inserted_at < toDateTime(${formatTime(window.end)}, 'UTC') ${after}
+    WHERE ${windowEvents(window)}
     ORDER BY inserted_at, uuid_text
     LIMIT 1 BY uuid_text`;
+}
+
+type EventsWindow = { teamId: number; start: Date; end: Date; cursor: RunCursor | null };
+
+/** The window's events after the cursor, by the time stored and then uuid (the order parts are cut in). */
+function windowEvents(window: EventsWindow): Sql {
+  const after = window.cursor
+    ? sql`AND (inserted_at > toDateTime(${window.cursor.inserted_at}, 'UTC') OR (inserted_at = toDateTime(${window.cursor.inserted_at}, 'UTC') AND toString(uuid) > ${window.cursor.key}))`
+    : sql``;
+  return sql`team_id = ${window.teamId} AND inserted_at >= toDateTime(${formatTime(window.start)}, 'UTC') AND inserted_at < toDateTime(${formatTime(window.end)}, 'UTC') ${after}`;
+}
+
+const isoTime = (column: Sql, milliseconds?: Sql) =>
+  sql`concat(replaceOne(toString(${column}), ' ', 'T'), '.', ${milliseconds ? sql`substring(toString(1000 + ${milliseconds}), 2, 3)` : sql`'000'`}, 'Z')`;
+
+/** Each field of an event's record as ClickHouse computes it from the events row, as `eventRecord` reads it. */
+const EVENT_FIELDS: Record<string, Sql> = {
+  uuid: sql`toString(uuid)`,
+  event: sql`event`,
+  properties: sql`properties`,
+  distinct_id: sql`distinct_id`,
+  timestamp: isoTime(sql`timestamp`, sql`timestamp_ms`),
+  created_at: isoTime(sql`created_at`),
+  elements_chain: sql`elements_chain`,
+  person_id: sql`toString(person_id)`,
+  person_properties: sql`person_properties`,
+  inserted_at: isoTime(sql`inserted_at`),
+};
+
+const JSON_VALUES: Record<ColumnKind, (value: Sql) => Sql> = {
+  string: jsonStringLiteral,
+  json: jsonObjectText,
+  time: (value) => sql`concat('"', ${value}, '"')`,
+  integer: (value) => sql`toString(${value})`,
+  boolean: (value) => sql`if(${value}, 'true', 'false')`,
+};
+
+/** The events' JSON line as `jsonLine` writes an event's record, written by ClickHouse; the row's own newline ends it. */
+function eventLine(): Sql {
+  const fields = jsonLineFields('events').flatMap(({ key, from, kind }, i) => {
+    const value = EVENT_FIELDS[from];
+    if (!value) throw new Error(`no ClickHouse expression for the events field ${from}`);
+    return [sql`${i === 0 ? key : `,${key}`}`, JSON_VALUES[kind](value)];
+  });
+  return sql`concat(${join(fields)}, '}')`;
+}
+
+/**
+ * The statement `readEncodedEventsWindow` streams: the rows `eventsWindowStatement` reads, each as
+ * its cursor's two fields, its name as a JSON literal and its line. Every field is free of tabs
+ * and newlines but the line's own ending, so the rows can be read unescaped.
+ */
+export function encodedEventsWindowStatement(window: EventsWindow): Sql {
+  return sql`SELECT toString(inserted_at) AS inserted_at_text, toString(uuid) AS uuid_text, ${jsonStringLiteral(sql`event`)} AS event_literal, ${eventLine()} AS line
+    FROM events
+    WHERE ${windowEvents(window)}
+    ORDER BY inserted_at, uuid_text
+    LIMIT 1 BY uuid_text`;
+}
+
+/** An event as ClickHouse encoded it, with the text its cursor is read from. */
+export interface EncodedRow extends EncodedEvent {
+  /** `<inserted_at>\t<uuid>`. */
+  cursorText: Buffer;
+}
+
+// `2024-01-01 00:00:00` and a uuid, each followed by a tab.
+const UUID_END = 19 + 1 + 36;
+
+/** A row of `encodedEventsWindowStatement`; anything else is ClickHouse's error text after the rows it sent. */
+function encodedRow(row: Buffer): EncodedRow {
+  const eventEnd = row.indexOf(9, UUID_END + 1);
+  if (row[19] !== 9 || row[UUID_END] !== 9 || eventEnd === -1 || row[eventEnd + 1] !== 0x7b || row[row.length - 2] !== 0x7d) {
+    throw new Error(`ClickHouse answered a line that is not an event's: ${row.toString().slice(0, 500)}`);
+  }
+  return { cursorText: row.subarray(0, UUID_END), event: row.subarray(UUID_END + 1, eventEnd), line: row.subarray(eventEnd + 1) };
+}
+
+export function encodedRowCursor(row: EncodedRow): RunCursor {
+  const text = row.cursorText.toString();
+  return { inserted_at: text.slice(0, 19), key: text.slice(20) };
+}
+
+/** `readEventsWindow` with each event as the JSON line ClickHouse wrote for it, for destinations that take them. */
+export async function* readEncodedEventsWindow(clickhouse: ClickHouse, window: EventsWindow): AsyncIterable<EncodedRow[]> {
+  for await (const rows of clickhouse.streamLines(encodedEventsWindowStatement(window), { settings: EXPORT_READ_SETTINGS })) yield rows.map(encodedRow);
 }
 
 /** How many events the window holds: the run's `records_total_count`. */
