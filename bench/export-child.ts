@@ -29,12 +29,17 @@ const timed = async <T>(work: () => Promise<T>, add: (ms: number) => void): Prom
 };
 const timedDestination = (spec: DestinationSpec): Destination => {
   const destination = createDestination(spec);
-  return { write: (part) => timed(() => destination.write(part), (ms) => (writeMs += ms)), close: () => destination.close() };
+  return {
+    takesEncodedEvents: destination.takesEncodedEvents,
+    maxPartsInFlight: destination.maxPartsInFlight,
+    write: (part) => timed(() => destination.write(part), (ms) => (writeMs += ms)),
+    close: () => destination.close(),
+  };
 };
 const partWritten = store.partWritten.bind(store);
 store.partWritten = (...args) => timed(() => partWritten(...args), (ms) => (recordMs += ms));
 
-const deps = { store, clickhouse, createDestination: timedDestination, logger: createLogger('export-bench', config.logLevel), partRecords: config.batchExportPartRecords, leaseMs: config.batchExportLeaseMs };
+const deps = { store, clickhouse, createDestination: timedDestination, logger: createLogger('export-bench', config.logLevel), partRecords: config.batchExportPartRecords, partsInFlight: config.batchExportPartsInFlight, leaseMs: config.batchExportLeaseMs };
 const started = performance.now();
 for (const runId of process.argv.slice(2)) {
   // The last attempt: a failure is final and shows in the run's status, which the bench checks.

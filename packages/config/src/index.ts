@@ -158,6 +158,11 @@ export interface Config {
   batchExportSettleS: number;
   /** BATCH_EXPORT_PART_RECORDS: rows an export writes, and records as done, at once. */
   batchExportPartRecords: number;
+  /**
+   * BATCH_EXPORT_PARTS_IN_FLIGHT: parts an export writes at once; each holds its rows and their
+   * encoding in memory until written, and more than a few only queue at the destination.
+   */
+  batchExportPartsInFlight: number;
   /** BATCH_EXPORT_LEASE_MS: how long a worker holds a run without progress before another resumes it. */
   batchExportLeaseMs: number;
   /** BATCH_EXPORT_ATTEMPTS, BATCH_EXPORT_BACKOFF_MS: attempts of a failing run before it fails, the first this far apart, doubling. */
@@ -235,6 +240,7 @@ export const ENV_VARIABLES = {
   batchExportTickMs: ['BATCH_EXPORT_TICK_MS', '5000'],
   batchExportSettleS: ['BATCH_EXPORT_SETTLE_S', '60'],
   batchExportPartRecords: ['BATCH_EXPORT_PART_RECORDS', '10000'],
+  batchExportPartsInFlight: ['BATCH_EXPORT_PARTS_IN_FLIGHT', '3'],
   batchExportLeaseMs: ['BATCH_EXPORT_LEASE_MS', '60000'],
   batchExportAttempts: ['BATCH_EXPORT_ATTEMPTS', '8'],
   batchExportBackoffMs: ['BATCH_EXPORT_BACKOFF_MS', '5000'],
@@ -300,6 +306,7 @@ const schema: JSONSchemaType<RawConfig> = {
     batchExportTickMs: { type: 'integer', minimum: 100 },
     batchExportSettleS: { type: 'integer', minimum: 0 },
     batchExportPartRecords: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+    batchExportPartsInFlight: { type: 'integer', minimum: 1, maximum: 16 },
     batchExportLeaseMs: { type: 'integer', minimum: 1000 },
     batchExportAttempts: { type: 'integer', minimum: 1, maximum: 100 },
     batchExportBackoffMs: { type: 'integer', minimum: 0 },

@@ -27,6 +27,7 @@ const exports = await startExportQueue(
     createDestination,
     logger,
     partRecords: config.batchExportPartRecords,
+    partsInFlight: config.batchExportPartsInFlight,
     leaseMs: config.batchExportLeaseMs,
     observe: exportMetrics(metrics),
   },

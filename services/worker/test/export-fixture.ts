@@ -12,7 +12,7 @@ export const clickhouse = createClickHouse(config, { requestTimeoutMs: 120_000 }
 export const store = new BatchExportStore(pool);
 export const logger = createLogger('export-test', config.logLevel);
 
-export const executorDeps = (partRecords = 1_000, leaseMs = 30_000): RunExecutorDeps => ({ store, clickhouse, createDestination, logger, partRecords, leaseMs });
+export const executorDeps = (partRecords = 1_000, leaseMs = 30_000, partsInFlight = config.batchExportPartsInFlight): RunExecutorDeps => ({ store, clickhouse, createDestination, logger, partRecords, partsInFlight, leaseMs });
 
 /** A window in the past the test's events are stored in. */
 export const WINDOW = { start: new Date('2024-03-01T10:00:00Z'), end: new Date('2024-03-01T11:00:00Z') };

@@ -13,7 +13,7 @@ import { executeRun } from '../src/batch-exports/run-executor.js';
 const config = loadConfig();
 const pool = createPool(config, { max: 2 });
 const clickhouse = createClickHouse(config, { requestTimeoutMs: 600_000 });
-const deps = { store: new BatchExportStore(pool), clickhouse, createDestination, logger: createLogger('export-child', config.logLevel), partRecords: config.batchExportPartRecords, leaseMs: config.batchExportLeaseMs };
+const deps = { store: new BatchExportStore(pool), clickhouse, createDestination, logger: createLogger('export-child', config.logLevel), partRecords: config.batchExportPartRecords, partsInFlight: config.batchExportPartsInFlight, leaseMs: config.batchExportLeaseMs };
 const outcome = await executeRun(process.argv[2]!, deps, false);
 await pool.end();
 await clickhouse.close();

@@ -50,6 +50,8 @@ export interface WriteResult {
 export interface Destination {
   /** Whether the run gives events' parts as `encoded` lines rather than records; records when absent. */
   readonly takesEncodedEvents?: boolean;
+  /** At most this many parts written at once, whatever the worker's setting; no limit of its own when absent. */
+  readonly maxPartsInFlight?: number;
   /** Writes one part. Idempotent: writing a part again (a retried or resumed run) leaves the destination as if it had been written once. */
   write(part: ExportPart): Promise<WriteResult>;
   close(): Promise<void>;

@@ -119,6 +119,9 @@ export class PostgresDestination implements Destination {
   private readonly name: string;
   private client: Promise<pg.Client> | null = null;
   private readonly tables = new Map<ExportModel, Promise<Column[]>>();
+  // Its one connection runs one statement at a time, and a part waiting for it holds tens of
+  // megabytes of JSON: more parts at once would only add memory.
+  readonly maxPartsInFlight = 1;
 
   constructor(private readonly config: PostgresDestinationConfig) {
     this.name = `Postgres table "${config.schema}"."${config.table_name}" in database "${config.database}" at ${config.host}:${config.port}`;

@@ -10,6 +10,8 @@ export interface RunExecutorDeps {
   logger: Logger;
   /** Records per part: what is written, and remembered as done, at once. */
   partRecords: number;
+  /** Parts written at once while the next is read. */
+  partsInFlight: number;
   /** How long a claimed run is the claimer's without news: past it, another worker resumes it. */
   leaseMs: number;
   /** Told of every part written and every run finished, for the metrics. */
@@ -56,24 +58,33 @@ export async function executeRun(runId: string, deps: RunExecutorDeps, lastAttem
   const window = { teamId: run.team_id, start: run.data_interval_start, end: run.data_interval_end };
   let destination: Destination | null = null;
   let index = run.parts_completed;
-  // The part being written while the next one is read: reading (ClickHouse, parsing) and writing
-  // (encoding, the destination's own work) then overlap, and parts are still written and
-  // recorded one at a time, in order, so the cursor only ever moves past written parts.
-  let writing: Promise<void> = Promise.resolve();
+  // Parts are written while the next one is read, several at once (a destination's round trip
+  // then overlaps the others' encoding), and each is recorded only once every part before it was,
+  // so the cursor only ever moves past written parts. A part written but not recorded when a run
+  // stops is written again, over itself, by the next attempt.
+  let recorded: Promise<void> = Promise.resolve();
+  const writes = new Set<Promise<void>>();
 
-  /** Starts writing these rows as the next part, once the part before it is written and recorded. */
+  /** Starts writing these rows as the next part, once fewer parts are being written than the worker and the destination allow. */
   const flush = async <Row>(source: WindowRows<Row>, rows: Row[]) => {
     const part: ExportPart = { exportId: batchExport.id, runId: run.id, teamId: run.team_id, model: batchExport.model, window, index, ...source.part(rows) };
     const after = source.cursorOf(rows[rows.length - 1]!);
     index += 1;
-    await writing;
-    writing = (async () => {
-      const { bytes } = await destination!.write(part);
+    while (writes.size >= Math.min(deps.partsInFlight, destination!.maxPartsInFlight ?? Infinity)) await Promise.race(writes);
+    // A part that failed stops the run before another is started; its error is thrown here.
+    await Promise.race([recorded, Promise.resolve()]);
+    const written = destination!.write(part);
+    const previous = recorded;
+    recorded = (async () => {
+      const [{ bytes }] = await Promise.all([written, previous]);
       await deps.store.partWritten(run.id, { cursor: after, records: rows.length, bytes }, deps.leaseMs);
       deps.observe?.({ kind: 'part', records: rows.length, bytes });
     })();
-    // Its failure is thrown where it is awaited: before the next part, or at the end of the window.
-    writing.catch(() => undefined);
+    const settled = recorded.then(
+      () => writes.delete(settled),
+      () => writes.delete(settled),
+    ) as Promise<unknown> as Promise<void>;
+    writes.add(settled);
   };
 
   const writeParts = async <Row>(source: WindowRows<Row>) => {
@@ -98,13 +109,13 @@ export async function executeRun(runId: string, deps: RunExecutorDeps, lastAttem
     const from = { ...window, cursor: run.cursor };
     if (events && destination.takesEncodedEvents) await writeParts(encodedEvents(deps.clickhouse, from));
     else await writeParts(windowRecords(deps.clickhouse, batchExport.model, from));
-    await writing;
+    await recorded;
     await deps.store.finish(run.id, 'Completed', null);
     deps.observe?.({ kind: 'finished', status: 'Completed' });
     return 'completed';
   } catch (error) {
-    // A part still being written is recorded, or not, before the run's status is.
-    await writing.catch(() => undefined);
+    // Parts still being written are recorded, or not, before the run's status is.
+    await Promise.all(writes);
     const final = lastAttempt || error instanceof NonRetryableExportError;
     const status = final ? 'Failed' : 'FailedRetryable';
     const message = error instanceof Error ? error.message : String(error);
