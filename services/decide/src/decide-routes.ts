@@ -57,9 +57,12 @@ export function flagRoutes(service: Pick<DecideService, 'answer'>, products: Pic
   const flags = async (request: DirectRequest) => {
     if (answeredByCors(request.req, request.res)) return;
     const { evaluated, errors, token, teamId } = await service.answer(await questionOf(request));
-    // Asked only with the config, as posthog-js asks once a page load; no answer is the config without surveys.
-    const surveys = isTrue(request.query.config) ? await products.hasRunningSurvey(teamId).catch(() => false) : false;
-    const config = isTrue(request.query.config) ? remoteConfigMembers(token, evaluated.flags.some((flag) => flag.active), surveys) : null;
+    let config: ReturnType<typeof remoteConfigMembers> | null = null;
+    if (isTrue(request.query.config)) {
+      // Asked only with the config, as posthog-js asks once a page load; no answer is the config without surveys.
+      const surveys = await products.hasRunningSurvey(teamId).catch(() => false);
+      config = remoteConfigMembers(token, evaluated.flags.some((flag) => flag.active), surveys);
+    }
     sendJson(request.res, flagsResponse(evaluated, { errors, requestId: randomUUID(), evaluatedAt: Date.now(), config }));
   };
 
