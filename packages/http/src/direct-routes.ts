@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery, type ParsedUrlQuery } from 'node:querystring';
+import FindMyWay from 'find-my-way';
 import proxyAddr from 'proxy-addr';
 import type { Logger } from '@tributary/logger';
 import { afterBody, carriesBody } from './after-body.js';
@@ -38,7 +39,7 @@ export interface DirectRequest {
  * methods.
  */
 export interface DirectRoute {
-  /** Paths matched as Express matches them by default: letter case ignored, one trailing slash allowed. */
+  /** Paths matched as Express matches them by default: letter case ignored, a trailing slash allowed. */
   paths: readonly string[];
   methods: readonly DirectMethod[];
   handle: (request: DirectRequest) => Promise<void>;
@@ -104,7 +105,11 @@ class ClientAddresses {
 
 const DIRECT_FORMATS = ['json'] as const;
 
-const matchKey = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase();
+interface Served {
+  route: DirectRoute;
+  allow: string[];
+  served: () => string;
+}
 
 /**
  * A request handler for the direct routes: answers a request whose path one of them takes and
@@ -116,15 +121,16 @@ export function directDispatcher(
   logger: Logger,
   trustedProxies: readonly string[] = DEFAULT_TRUSTED_PROXIES,
 ): (req: IncomingMessage, res: ServerResponse, target: RequestTarget) => boolean {
-  const byPath = new Map<string, { route: DirectRoute; allow: string[]; served: () => string }>();
+  // Every method finds the route, so that the others are answered here with a 405 and `Allow`.
+  const router = FindMyWay({ caseSensitive: false, ignoreTrailingSlash: true });
   for (const route of routes) {
     const allow = inAllowOrder(new Set(route.methods.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]))));
     // Made once here rather than per request: what the observer labels a request with.
-    for (const pattern of route.paths) byPath.set(matchKey(pattern), { route, allow, served: () => pattern });
+    for (const pattern of route.paths) router.all(pattern, () => undefined, { route, allow, served: () => pattern } satisfies Served);
   }
   const addresses = new ClientAddresses(trustedProxies);
   return (req, res, { path, query }) => {
-    const found = byPath.get(matchKey(path));
+    const found = router.find((req.method ?? 'GET') as FindMyWay.HTTPMethod, path)?.store as Served | undefined;
     if (!found) return false;
     const { route, allow } = found;
     const method = req.method ?? 'GET';
