@@ -1,10 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import type { Page } from 'puppeteer-core';
 import { createPool, createTestTenant, frontDoorApi, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
-import { launchChromium, type HeadlessChromium } from './headless-chromium.js';
+import { launchChromium, startSite, type HeadlessChromium, type Site } from './headless-chromium.js';
 
 /**
  * posthog-js, loaded from its npm package by a page on another origin, in headless Chromium,
@@ -31,8 +29,7 @@ const flags = [
 ];
 
 let tenant: TestTenant;
-let site: Server;
-let siteUrl: string;
+let site: Site;
 let chromium: HeadlessChromium;
 const beacons: { url: string; sent: boolean }[] = [];
 
@@ -82,25 +79,26 @@ beforeAll(async () => {
     },
     { what: 'decide to see the new flags' },
   );
-  site = createServer((req, res) => {
-    if (req.url === '/beacon-log') {
+  site = await startSite(
+    {
+      '/posthog.js': { type: 'application/javascript', body: () => posthogJs },
+      '/next': { type: 'text/html', body: () => '<!doctype html><title>Next</title><link rel="icon" href="data:,"><p>Thanks</p>' },
+      '/': { type: 'text/html', body: pageHtml },
+    },
+    (req, res) => {
+      if (req.url !== '/beacon-log') return void res.writeHead(404).end();
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => void beacons.push(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
       res.writeHead(204).end();
-    } else if (req.url === '/posthog.js') res.writeHead(200, { 'content-type': 'application/javascript' }).end(posthogJs);
-    else if (req.url === '/next') res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Next</title><link rel="icon" href="data:,"><p>Thanks</p>');
-    else if (req.url === '/') res.writeHead(200, { 'content-type': 'text/html' }).end(pageHtml());
-    else res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
+    },
+  );
   chromium = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
   await chromium?.close();
-  await new Promise((resolve) => site?.close(resolve));
+  await site?.close();
   await pool.end();
 });
 
@@ -135,7 +133,7 @@ describe('posthog-js in headless Chromium against the front door', () => {
     const alias = uniqueName('alias');
     const company = uniqueName('acme');
 
-    await page.goto(siteUrl);
+    await page.goto(site.url);
     await page.waitForFunction(() => (globalThis as any).posthog.__loaded && (globalThis as any).posthog.featureFlags.hasLoadedFlags);
     const anonymous = await page.evaluate(() => ({
       distinctId: (globalThis as any).posthog.get_distinct_id() as string,
@@ -200,7 +198,7 @@ describe('posthog-js in headless Chromium against the front door', () => {
     const one = (name: string) => events.find((e) => e.event === name)!;
 
     for (const event of events.filter((e) => e.event !== 'preflighted')) {
-      expect(event.properties).toMatchObject({ $lib: 'web', $current_url: siteUrl, $session_id: expect.any(String), $device_id: expect.any(String) });
+      expect(event.properties).toMatchObject({ $lib: 'web', $current_url: site.url, $session_id: expect.any(String), $device_id: expect.any(String) });
     }
     expect(one('$pageview')).toMatchObject({ distinct_id: anonymous.distinctId, properties: { $session_id: anonymous.sessionId, $device_id: anonymous.deviceId } });
     // The link click that leaves the page is autocaptured too; this is the button's.
