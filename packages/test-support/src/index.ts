@@ -142,3 +142,4 @@ export function eventRow(teamId: number, distinctId: string, event: string, time
 }
 
 export { AnswerDroppingRelay } from './answer-dropping-relay.js';
+export { replicasHold } from './replicas.js';

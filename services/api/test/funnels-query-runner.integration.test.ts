@@ -1,7 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, Sql, createClickHouse, type ClickHouse } from '@tributary/clickhouse';
 import { loadHogQLParser } from '@tributary/hogql';
-import { EVENT_ROW_COLUMNS, eventRow, testConfig } from '@tributary/test-support';
+import { EVENT_ROW_COLUMNS, eventRow, replicasHold, testConfig } from '@tributary/test-support';
 import { runFunnelsQuery, type FunnelsQueryRequest } from '../src/query/funnels-query-runner.js';
 import type { FunnelStepResult } from '../src/query/funnels-query.js';
 import { queryClickHouseSettings } from '../src/query/query-settings.js';
@@ -62,6 +62,7 @@ async function insertPeople(teamId: number, people: Record<string, string[]>): P
     Object.keys(people).map((p) => ({ id: ids[p], created_at: '2023-12-01 00:00:00', team_id: teamId, properties: '{}', is_identified: 1, is_deleted: 0, version: 1 })));
   await clickhouse.insert('person_distinct_id', DISTINCT_ID_COLUMNS,
     Object.entries(people).flatMap(([p, distinctIds]) => distinctIds.map((d) => ({ team_id: teamId, distinct_id: d, person_id: ids[p], is_deleted: 0, version: 1 }))));
+  await replicasHold(clickhouse, config, [teamId]);
 }
 
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS } from '@tributary/clickhouse';
-import { EVENT_ROW_COLUMNS, createTestTenant, eventRow, type TestTenant } from '@tributary/test-support';
+import { EVENT_ROW_COLUMNS, createTestTenant, eventRow, replicasHold, type TestTenant } from '@tributary/test-support';
 import { useApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;
@@ -24,6 +24,7 @@ beforeAll(async () => {
   const people = [['ann', randomUUID()], ['bob', randomUUID()]] as const;
   await api.clickhouse.insert('person', PERSON_COLUMNS, people.map(([, id]) => ({ id, created_at: day(1), team_id: tenant.project.id, properties: '{}', is_identified: 1, is_deleted: 0, version: 1 })));
   await api.clickhouse.insert('person_distinct_id', DISTINCT_ID_COLUMNS, people.map(([distinct_id, person_id]) => ({ team_id: tenant.project.id, distinct_id, person_id, is_deleted: 0, version: 1 })));
+  await replicasHold(api.clickhouse, api.config, [tenant.project.id]);
 });
 
 describe('the insight kinds on POST .../query/', () => {

@@ -1,5 +1,5 @@
 import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS } from '@tributary/clickhouse';
-import { EVENT_ROW_COLUMNS, createTestTenant, eventRow, type TestTenant } from '@tributary/test-support';
+import { EVENT_ROW_COLUMNS, createTestTenant, eventRow, replicasHold, type TestTenant } from '@tributary/test-support';
 import { useApi, type ApiHarness } from './api-harness.js';
 import { buildFixture, type Fixture } from './insights-oracle/fixture.js';
 import {
@@ -44,6 +44,7 @@ async function insertFixture(teamId: number, fixture: Fixture): Promise<void> {
   await api.clickhouse.insert('person', PERSON_COLUMNS, persons);
   const ids = fixture.distinctIds.map((d) => ({ team_id: teamId, distinct_id: d.distinctId, person_id: d.personId, is_deleted: d.isDeleted ? 1 : 0, version: d.version }));
   await api.clickhouse.insert('person_distinct_id', DISTINCT_ID_COLUMNS, ids);
+  await replicasHold(api.clickhouse, api.config, [teamId]);
 }
 
 const setup = useApi();

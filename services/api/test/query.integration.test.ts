@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, sql } from '@tributary/clickhouse';
-import { EVENT_ROW_COLUMNS, createKey, createTestTenant, eventRow, waitFor, type TestTenant } from '@tributary/test-support';
+import { EVENT_ROW_COLUMNS, createKey, createTestTenant, eventRow, replicasHold, waitFor, type TestTenant } from '@tributary/test-support';
 import { startApi, useApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;
@@ -32,6 +32,7 @@ beforeAll(async () => {
   await api.clickhouse.insert('person_distinct_id', DISTINCT_ID_COLUMNS, [
     { team_id: tenant.project.id, distinct_id: 'ann', person_id: personId, is_deleted: 0, version: 1 },
   ]);
+  await replicasHold(api.clickhouse, api.config, [tenant.project.id]);
 });
 
 describe('POST /api/environments/:id/query/ with a HogQLQuery', () => {

@@ -1,7 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { Sql, createClickHouse, type ClickHouse } from '@tributary/clickhouse';
 import { loadHogQLParser } from '@tributary/hogql';
-import { EVENT_ROW_COLUMNS, eventRow, testConfig } from '@tributary/test-support';
+import { EVENT_ROW_COLUMNS, eventRow, replicasHold, testConfig } from '@tributary/test-support';
 import { runLifecycleQuery } from '../src/query/lifecycle-query.js';
 import { queryClickHouseSettings } from '../src/query/query-settings.js';
 import { runRetentionQuery } from '../src/query/retention-query.js';
@@ -54,6 +54,7 @@ beforeAll(async () => {
   // The other project maps ann to a person of its own, at a higher version.
   pdis.push({ team_id: OTHER, distinct_id: 'ann', person_id: randomUUID(), is_deleted: 0, version: 9 });
   await clickhouse.insert('person_distinct_id', Object.keys(pdis[0]!) as (keyof (typeof pdis)[0])[], pdis);
+  await replicasHold(clickhouse, config, [TEAM, OTHER]);
 });
 
 afterAll(() => clickhouse.close());

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS } from '@tributary/clickhouse';
-import { EVENT_ROW_COLUMNS, createTestTenant, eventRow, type TestTenant } from '@tributary/test-support';
+import { EVENT_ROW_COLUMNS, createTestTenant, eventRow, replicasHold, type TestTenant } from '@tributary/test-support';
 import { useApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;
@@ -41,6 +41,7 @@ beforeAll(async () => {
     Object.entries(people).map(([d, properties]) => ({ id: ids[d], created_at: '2023-12-01 00:00:00', team_id: t, properties: JSON.stringify(properties), is_identified: 1, is_deleted: 0, version: 1 })));
   await api.clickhouse.insert('person_distinct_id', DISTINCT_ID_COLUMNS,
     Object.keys(people).map((d) => ({ team_id: t, distinct_id: d, person_id: ids[d], is_deleted: 0, version: 1 })));
+  await replicasHold(api.clickhouse, api.config, [t]);
 });
 
 describe('POST .../query/ with a TrendsQuery', () => {
@@ -129,6 +130,7 @@ describe('POST .../query/ with a TrendsQuery', () => {
       group('initech', {}, 1),
       group('acme', { industry: 'spying' }, 9, other.project.id),
     ]);
+    await replicasHold(api.clickhouse, api.config, [t, other.project.id], ['groups']);
     const { status, body } = await trends({ series: [{ kind: 'EventsNode', event: 'paid' }], dateRange: JAN, breakdownFilter: { breakdown: 'industry', breakdown_type: 'group', breakdown_group_type_index: 0 } });
     expect(status).toBe(200);
     expect(body.results.map((r: { breakdown_value: string; data: number[] }) => [r.breakdown_value, r.data])).toEqual([
