@@ -70,16 +70,14 @@ export interface Config {
   /**
    * CAPTURE_KAFKA_PRODUCERS: Kafka producers each capture process spreads keys over; each has one
    * produce request in flight. One, the default, gathers the most requests into each produce
-   * request: on two cores with the broker beside capture, bench/capture.ts measured 0.208-0.224
-   * of the bare server with one, 0.175-0.181 with two and 0.144-0.155 with four. More help where
-   * the broker's round trip, rather than CPU, is what a producer waits on.
+   * request, which costs the least CPU per event. More help where the broker's round trip, rather
+   * than CPU, is what a producer waits on.
    */
   captureKafkaProducers: number;
   /**
    * CAPTURE_WORKERS, DECIDE_WORKERS: processes (node:cluster workers sharing the port) per
    * service; 0, the default, means one per core. Both are CPU-bound, and one process uses one
-   * core: on 2 cores shared with the stores, warm, two workers measured 1.4x capture's events/s
-   * and 1.3x decide's requests/s of one. `/metrics` sums the workers' figures.
+   * core. `/metrics` sums the workers' figures.
    */
   captureWorkers: number;
   decideWorkers: number;
@@ -98,8 +96,8 @@ export interface Config {
   decideRememberedAnswers: number;
   /**
    * INGEST_PARTITIONS_CONCURRENTLY: partitions whose chunks one ingest process works on at the same
-   * time (each holds a Postgres connection). Two keep a core busy while one chunk waits for
-   * Postgres; measured on two cores, three gained nothing and raised peak RSS to about 400 MB.
+   * time (each holds a Postgres connection). Two, the default, keep a core busy while one chunk
+   * waits for Postgres; more add memory without adding throughput on a small machine.
    */
   ingestPartitionsConcurrently: number;
   /**
@@ -107,23 +105,19 @@ export interface Config {
    * chunk, shared by its busy partitions (at most a chunk each); a partition holding its share is
    * paused. Its share bounds how large chunks grow, and a chunk costs Postgres and ClickHouse a
    * fixed number of statements and writes each person once however many events touch it, so a
-   * larger queue means less work per event and more memory. In bench/ingest.ts with one process
-   * on eight partitions (two cores, AMD EPYC, three rounds each, chunks of at most 10,000 events
-   * then): 40,000 gave a median of 9.9k events/s (9.8-14.4k) and 363-373 MB peak RSS; 80,000 a
-   * median of 12.8k (11.4-13.4k) and 430-453 MB. Two processes of four partitions each already
-   * reach the most a chunk may hold at 40,000 (see IngestConsumerOptions.chunkSize), so more
-   * changes nothing for them.
+   * larger queue means less work per event and more memory; the queue is much of ingest's memory.
+   * The default is about the least that keeps chunks large enough: below it, Postgres's CPU per
+   * event climbs steeply; above it, memory grows for little more throughput unless the process's
+   * main thread is busy throughout. Two processes of four partitions each already reach the most
+   * a chunk may hold at the default (see IngestConsumerOptions.chunkSize), so more changes
+   * nothing for them.
    */
   ingestMaxQueuedEvents: number;
   /**
    * INGEST_INSERT_INTERVAL_MS: least time between the starts of two ClickHouse inserts of one
    * ingest process; rows finished meanwhile go into the next insert, which starts early once
    * INGEST_INSERT_MAX_ROWS wait. Fewer, larger inserts make fewer parts for ClickHouse to merge,
-   * at the cost of up to this much delay before events show. In bench/ingest.ts (two cores, every
-   * phase on a database of its own), 2000 ms and 40,000 rows against 1000 ms and 20,000 took the
-   * bytes merged per phase from 210-280 MB to 190 MB with one process and from 370-500 MB to
-   * 130-150 MB with two, and two processes from 1.20x to 1.27x one (medians of three rounds),
-   * at the same peak RSS.
+   * at the cost of up to this much delay before events show.
    */
   ingestInsertIntervalMs: number;
   /**

@@ -1,8 +1,8 @@
 /**
  * SHA-1 of a string's UTF-8 bytes, giving only the leading 60 bits PostHog's buckets read.
  * Decide hashes 30 to 50 short strings per request; node:crypto's one-shot `hash` spends more
- * on crossing into C++ and on its hex string than on the digest itself (it was 60 % of the flag
- * engine's time in the profile), while this stays in optimised JS on preallocated buffers.
+ * on crossing into C++ and on its hex string than on the digest itself, enough to be most of the
+ * flag engine's time, while this stays in optimised JS on preallocated buffers.
  * The text comes in three parts (flag key prefix, id, salt) so that no string is built per hash,
  * and the usual case, ASCII text of one block, is packed straight into the message words.
  * The flags tests check it against node:crypto bit for bit.

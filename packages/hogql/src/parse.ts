@@ -99,9 +99,9 @@ export function checkQueryShape(text: string): void {
 }
 
 /**
- * Parsed trees by kind and text. The grammar's parser takes 5-20 ms a query here, and the same
- * queries come again and again (dashboards, tools, pages of a list); the tree is kept as its JSON
- * text and parsed afresh for each use, so no caller can change another's copy.
+ * Parsed trees by kind and text. The grammar's parser is slow, and the same queries come again
+ * and again (dashboards, tools, pages of a list); the tree is kept as its JSON text and parsed
+ * afresh for each use, so no caller can change another's copy.
  */
 const parsed = new LRUCache<string, string>({ max: 5_000, maxSize: 64 * 1024 * 1024, sizeCalculation: (json) => json.length || 1 });
 

@@ -54,9 +54,9 @@ export type ObserveRequest = (req: IncomingMessage, res: ServerResponse, route: 
  *
  * Lines go out at info, except for probes and for successful answers on the direct routes (the
  * SDKs' hot paths: capture's event endpoints, `/decide`, `/flags`), which go at debug. SDKs send
- * an event batch or ask for flags on every page view: a line each was an eighth of decide's CPU
- * per request (measured 67 against 59 µs), to repeat what the metrics above already count by
- * route and status. Their errors (4xx, 5xx) are still logged at info, as is every request
+ * an event batch or ask for flags on every page view: a line each would cost a noticeable share
+ * of decide's CPU per request, to repeat what the metrics above already count by route and
+ * status. Their errors (4xx, 5xx) are still logged at info, as is every request
  * Express answers. A request whose client left before its response was sent is counted and
  * logged with status 499 (CLIENT_CLOSED_REQUEST). Rust HTTP services built on tower-http log
  * responses at debug by default.

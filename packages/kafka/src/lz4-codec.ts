@@ -4,10 +4,10 @@ import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
 /**
  * LZ4 for kafkajs, which ships only gzip. Kafka's LZ4 message sets are standard LZ4 frames
  * (version 1, independent blocks of 64 KB to 4 MB, checksums optional), which lz4-napi writes and reads
- * natively. Compressing is synchronous: a request's message set takes tens of microseconds, less
- * than handing it to the thread pool would. Decompressing is synchronous too: on the thread pool
- * (decompressFrame) ingest's peak RSS rose from 377 to 452 MB in bench/ingest.ts, as the pool's
- * threads allocate the megabytes of each fetch from malloc arenas of their own.
+ * natively. Compressing is synchronous: a request's message set takes less time than handing it
+ * to the thread pool would. Decompressing is synchronous too: on the thread pool (decompressFrame)
+ * the pool's threads allocate the megabytes of each fetch from malloc arenas of their own, which
+ * raises ingest's peak memory.
  */
 const lz4 = {
   async compress(encoder: { buffer: Buffer }): Promise<Buffer> {

@@ -2,8 +2,7 @@
  * Writes `source`'s own properties onto `target` as `{ ...target, ...source }` would: a later
  * value wins and a key keeps the place it first took; a missing source adds nothing. Ingest and
  * decide merge parsed properties several times per event and request, and V8 spreads such
- * objects slowly (merging a typical event's person updates: 6.7 µs and 4.7 KB as a spread,
- * 0.3 µs and 0.5 KB this way).
+ * objects slowly and with much garbage; assigning in place is far cheaper.
  */
 export function assignOwn<T extends Record<string, unknown>>(target: T, source: Record<string, unknown> | undefined | null): T {
   if (!source) return target;

@@ -18,9 +18,8 @@ export class PublishError extends Error {}
 /**
  * Produce requests carrying less than SMALL_SEND_BYTES of events (single-event requests, say)
  * start at least SMALL_SEND_LINGER_MS apart, so that more requests share each: kafkajs's cost is
- * mostly per produce request, and single-event requests shared about 3 to one. Measured on two
- * cores, `/capture/` then cost 340 rather than 430 µs of CPU a request, with a lower p99; batches
- * of 100 events are larger than the threshold and go at once, as before.
+ * mostly per produce request, so sharing lowers capture's CPU per request and its tail latency.
+ * Batches (of 100 events, say) are larger than the threshold and go at once.
  */
 const SMALL_SEND_LINGER_MS = 3;
 const SMALL_SEND_BYTES = 16 * 1024;
@@ -42,9 +41,9 @@ interface PartitionEvents {
  * request bound for one partition travel in one message (see `encodeCaptureEvents`). Each
  * event's partition is the one its key `token:distinct_id` hashes to, exactly where a message of
  * its own would go, so a person's events stay on one partition, in order. Concurrent requests
- * share produce requests (group commit). Message sets are LZ4-compressed (native, about 1 µs an
- * event): capture writes a fifth of the bytes to its socket and the broker keeps a fifth, which
- * measured 12 -> 5 broker CPU µs an event; gzip, kafkajs's one built-in codec, cost more than it saved.
+ * share produce requests (group commit). Message sets are LZ4-compressed natively, which costs
+ * capture little: capture writes and the broker stores a fraction of the bytes, which saves the
+ * broker CPU per event; gzip, kafkajs's one built-in codec, costs more than it saves.
  *
  * kafkajs's idempotent producer keeps one produce request in flight, so one producer caps
  * throughput at one broker round trip at a time. Partitions can be spread over several producers

@@ -50,9 +50,8 @@ export interface OverflowDetectorOptions {
  * own count this second is over the limit, or when Redis last said that the count of every
  * replica together is. The counts are added to Redis's shared hash in the background, one call
  * per sync interval, carrying every key counted since the last one. Waiting for a Redis round
- * trip on every request had cost capture a quarter of its CPU per event (measured: 25 -> 19 µs
- * with detection off), between writing the call, Redis running it on the same cores and the
- * wake-ups, for a decision that is approximate anyway. When Redis is away each replica still
+ * trip on every request would cost capture much of its CPU per event, between writing the call,
+ * Redis running it on the same cores and the wake-ups, for a decision that is approximate anyway. When Redis is away each replica still
  * catches what it sees alone; losing the counters never loses or delays events.
  *
  * A key found over the limit stays hot through the next second as well: a new second starts

@@ -29,31 +29,18 @@ export interface IngestConsumerOptions {
    * Most events processed together. A person touched several times in a chunk is written once
    * (to Postgres, to ClickHouse's person table, to decide's cache), so a large chunk saves those
    * writes for every event that touches a person again; it is bounded so commits stay frequent
-   * and memory small. bench/ingest.ts on two cores: 5,000 -> 10,000 took ingest's CPU per event
-   * from 53-58 to 46-49 µs (2,000: 73 µs, Postgres's time per event tripled). One process of
-   * eight partitions gets chunks of about 5,000 from its queue share (see maxQueuedEvents); two
-   * processes of four each reach this limit. In bench/ingest.ts with 1,000,000 events, two runs
-   * each: at 10,000 each of two processes peaked at 408-410 MB RSS, at 7,500 at 372-380 MB; their
-   * events/s (21.5-21.6k against 19.7-22.0k) and CPU per event (56 µs against 55-61) moved less
-   * than the machine's own speed did between runs.
+   * and memory small. Small chunks cost Postgres much more per event; beyond the default, memory
+   * grows while throughput and CPU per event no longer improve. How large chunks really grow is
+   * set by the queue share (see maxQueuedEvents).
    */
   chunkSize?: number;
   /**
-   * Events the process may hold queued (INGEST_MAX_QUEUED_EVENTS), shared evenly by the partitions
-   * that have any queued or in hand (at most a chunk each); a partition is paused once it holds
-   * its share. A chunk takes what is queued, so the share and the fetch size below set how large
-   * chunks really are: a paused partition holds up to its share plus one fetch. Every partition of
-   * the process fills its queue while two are processed, so this is much of ingest's memory
-   * (rows waiting for their insert are the rest): with one process on eight
-   * partitions run from tsx, peak RSS measured 347-366 MB at 40,000 (5,000 each), 369-394 MB at
-   * 48,000 and 419 MB at 60,000; compiled (infra/compile.ts), 325-333 MB at 40,000 and 361-366 MB
-   * at 48,000. A second process takes half the partitions, so each of its partitions gets twice
-   * the share and its chunks grow. Since V8 lets ingest's heap grow twice as far between full
-   * collections (infra/node-flags.sh), 48,000 peaked at 377-412 MB and 40,000 at 367-382 MB (one
-   * round of seven at 412), with two processes 1.22-1.29x one (48,000: 1.16-1.23x); 32,000 and
-   * 24,000 made chunks so small that Postgres's CPU per event doubled and tripled. On a slower
-   * machine, where one process's main thread is busy throughout, 80,000 gave it a quarter more
-   * events/s and peaks of 430-453 MB (see INGEST_MAX_QUEUED_EVENTS in packages/config).
+   * Events the process may hold queued (see INGEST_MAX_QUEUED_EVENTS in @tributary/config for the
+   * default and its reason), shared evenly by the partitions that have any queued or in hand (at
+   * most a chunk each); a partition is paused once it holds its share. A chunk takes what is
+   * queued, so the share and the fetch size below set how large chunks really are: a paused
+   * partition holds up to its share plus one fetch. A second process takes half the partitions,
+   * so each of its partitions gets twice the share and its chunks grow.
    */
   maxQueuedEvents: number;
   /** Chunks per partition processed ahead of their commit (see PartitionPipelineDeps.maxChunksAhead). */
@@ -90,7 +77,7 @@ export class IngestConsumer {
       heartbeatInterval: 3_000,
       // Compressed bytes: capture's LZ4 message sets hold about five times their size in events,
       // so this is about a thousand typical events per partition and fetch, and a few MB per
-      // fetch once decompressed (measured: 1 MB and 4 MB raised ingest's peak RSS 353 -> 405 MB).
+      // fetch once decompressed; larger fetches raise ingest's peak memory.
       // The pipelines copy what they queue, so a fetch's buffers are freed once handed over.
       // Small, so a partition stops filling close to its share of maxQueuedEvents.
       maxBytesPerPartition: 128 * 1024,
@@ -163,9 +150,8 @@ export class IngestConsumer {
         maxQueued: () => this.queueShare(),
         // Enough for a partition to go on while the insert its earlier chunks joined is in flight.
         // While ClickHouse keeps up, RowWriter's insert size rather than this bounds the rows
-        // waiting in memory: three and five measured the same peak RSS (353, 347 MB), and five
-        // let two processes of four partitions each reach 22.0k events/s where three reached
-        // 20.7k. When it does not keep up, each partition stops at this many chunks.
+        // waiting in memory, so five cost no more memory than three and let two processes go
+        // faster. When it does not keep up, each partition stops at this many chunks.
         maxChunksAhead: this.options.maxChunksAhead ?? 5,
       });
       this.pipelines.set(k, pipeline);
