@@ -1,6 +1,6 @@
 import { ident, sql, type ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
-import { waitFor } from './index.js';
+import { waitFor } from './wait-for.js';
 
 /**
  * On a cluster, waits until the replica of each shard that answers queries holds what a test
