@@ -1,14 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery, type ParsedUrlQuery } from 'node:querystring';
-import FindMyWay from 'find-my-way';
 import proxyAddr from 'proxy-addr';
 import type { Logger } from '@tributary/logger';
 import { afterBody, carriesBody } from './after-body.js';
 import { writeError } from './error-handler.js';
-import { methodNotAllowed } from './errors.js';
 import { formatProblem } from './response-format.js';
-import { inAllowOrder } from './method-not-allowed.js';
-import { unmatchedRoute, type ObserveRequest } from './observability.js';
 import { withDoc, type OperationDoc } from './openapi.js';
 import type { RequestTarget } from './request-target.js';
 import type { MountedRoute } from './route-table.js';
@@ -32,14 +28,14 @@ export interface DirectRequest {
 }
 
 /**
- * A route served by plain node:http ahead of Express, for the SDKs' hot paths where Express's
+ * A route served by plain node:http instead of Express, for the SDKs' hot paths where Express's
  * router and response helpers cost more than the work itself. It still gets what every route gets
  * from the runtime: the request id, the log line (at debug when successful) and metrics, the one
- * error shape (a thrown `HttpError` is answered like in Express) and a 405 with `Allow` for other
- * methods.
+ * error shape (a thrown `HttpError` is answered like in Express), and its place in the one route
+ * table, so its path, HEAD, 404 and 405 rules are an Express route's.
  */
 export interface DirectRoute {
-  /** Paths matched as Express matches them by default: letter case ignored, a trailing slash allowed. */
+  /** Paths matched as every route's are (see `RouteTable`): letter case ignored, a trailing slash allowed. */
   paths: readonly string[];
   methods: readonly DirectMethod[];
   handle: (request: DirectRequest) => Promise<void>;
@@ -105,49 +101,18 @@ class ClientAddresses {
 
 const DIRECT_FORMATS = ['json'] as const;
 
-interface Served {
-  route: DirectRoute;
-  allow: string[];
-  served: () => string;
-}
-
 /**
- * A request handler for the direct routes: answers a request whose path one of them takes and
- * returns true, or returns false and leaves the request to Express.
+ * Serves a request the route table gave to a direct route: for one of the methods it declares,
+ * or HEAD where it declares GET.
  */
-export function directDispatcher(
-  routes: readonly DirectRoute[],
-  observe: ObserveRequest,
+export function directServer(
   logger: Logger,
   trustedProxies: readonly string[] = DEFAULT_TRUSTED_PROXIES,
-): (req: IncomingMessage, res: ServerResponse, target: RequestTarget) => boolean {
-  // Every method finds the route, so that the others are answered here with a 405 and `Allow`.
-  const router = FindMyWay({ caseSensitive: false, ignoreTrailingSlash: true });
-  for (const route of routes) {
-    const allow = inAllowOrder(new Set(route.methods.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]))));
-    // Made once here rather than per request: what the observer labels a request with.
-    for (const pattern of route.paths) router.all(pattern, () => undefined, { route, allow, served: () => pattern } satisfies Served);
-  }
+): (route: DirectRoute, req: IncomingMessage, res: ServerResponse, target: RequestTarget) => void {
   const addresses = new ClientAddresses(trustedProxies);
-  return (req, res, { path, query }) => {
-    const found = router.find((req.method ?? 'GET') as FindMyWay.HTTPMethod, path)?.store as Served | undefined;
-    if (!found) return false;
-    const { route, allow } = found;
+  return (route, req, res, { path, query }) => {
     const method = req.method ?? 'GET';
-    const served = allow.includes(method);
-    observe(req, res, served ? found.served : unmatchedRoute, true);
-    const dispatch = () => {
-      if (!served) {
-        // As Express's routes answer through methodNotAllowedHandler.
-        if (method === 'OPTIONS') {
-          res.statusCode = 204;
-          res.setHeader('Allow', [...allow, 'OPTIONS'].join(', '));
-          res.end();
-        } else {
-          writeError(res, methodNotAllowed(method, allow), logger, { method, path });
-        }
-        return;
-      }
+    const serve = () => {
       const parsed = parseQuery(query);
       // The SDK endpoints answer JSON only.
       const refused = formatProblem(parsed.format, DIRECT_FORMATS);
@@ -161,9 +126,8 @@ export function directDispatcher(
     // Only a POST's body is read (a GET's data comes in its query): any other is let through
     // first, or nginx would close the connection after the answer (see afterBody). Seen in the
     // chaos suite: a GET /decide/ with a 2 MB body, then a request on the same connection, unanswered.
-    if (method !== 'POST' && carriesBody(req)) afterBody(req, dispatch);
-    else dispatch();
-    return true;
+    if (method !== 'POST' && carriesBody(req)) afterBody(req, serve);
+    else serve();
   };
 }
 

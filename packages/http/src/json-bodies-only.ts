@@ -9,16 +9,14 @@ const READS_BODY = new Set(['POST', 'PUT', 'PATCH']);
  * body the parser left unread is of another type: on a method whose routes read bodies it is a
  * 415 saying what to send, as PostHog's API answers (before, a form or text body reached the
  * route as no body at all, and the client heard that some field was required); on any other
- * method it is ignored, as PostHog does. So is a body sent where no route takes the request
- * (`routed` says which do): the answer is the 404 or 405 that says so, as PostHog's, rather than a
- * 415 that would send the client to fix a body no route reads. Either way the body is let through
- * first (see afterBody).
+ * method it is ignored, as PostHog does. A request no route takes never comes here: the runtime
+ * answers it with the 404 or 405 that says so, as PostHog's, rather than a 415 that would send the
+ * client to fix a body no route reads. Either way the body is let through first (see afterBody).
  */
-export function jsonBodiesOnly(routed: (method: string, path: string) => boolean): RequestHandler {
+export function jsonBodiesOnly(): RequestHandler {
   return (req, _res, next) => {
     if (!carriesBody(req) || req.readableEnded) return next();
-    // The path as the router matches it (a fragment or an absolute-form target's origin left out), not the text sent.
-    if (!READS_BODY.has(req.method) || !routed(req.method, req.baseUrl + req.path)) return afterBody(req, () => next());
+    if (!READS_BODY.has(req.method)) return afterBody(req, () => next());
     const type = req.headers['content-type'];
     const named = type ? `Unsupported media type "${type}" in request` : 'The request body has no Content-Type';
     // A chunked body may turn out empty (a client streaming nothing): that is no body, not one of another type.

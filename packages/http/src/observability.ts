@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Express, RequestHandler } from 'express';
 import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Logger } from '@tributary/logger';
 import { requestTarget } from './request-target.js';
-import { routePattern } from './route-table.js';
 import { TalliedCounter } from './tallied-counter.js';
 import { shareMetricsWithPrimary } from './workers.js';
 
@@ -118,12 +116,3 @@ export function requestObserver(registry: Registry, logger: Logger): ObserveRequ
 /** The route of a request that none takes, as metrics and logs label it. */
 export const UNMATCHED = 'unmatched';
 export const unmatchedRoute = () => UNMATCHED;
-
-/** The observer as Express middleware, labelling each request with the pattern of the Express route that answered it. */
-export function requestObservability(app: Express, observe: ObserveRequest): RequestHandler {
-  const route = (method: string, path: string) => routePattern(app, method, path) ?? UNMATCHED;
-  return (req, res, next) => {
-    observe(req, res, route);
-    next();
-  };
-}

@@ -3,14 +3,14 @@ import express, { type Express } from 'express';
 import type { Logger } from '@tributary/logger';
 import { answerClientErrors } from './client-error.js';
 import { afterBody, carriesBody } from './after-body.js';
-import { DEFAULT_TRUSTED_PROXIES, directDispatcher, type DirectRoute } from './direct-routes.js';
-import { errorHandler, notFoundHandler, writeError } from './error-handler.js';
-import { notFound } from './errors.js';
-import { methodNotAllowedHandler } from './method-not-allowed.js';
-import { createMetrics, requestObservability, requestObserver, unmatchedRoute, type Registry } from './observability.js';
+import { DEFAULT_TRUSTED_PROXIES, directServer, type DirectRoute } from './direct-routes.js';
+import { errorHandler, notFoundHandler } from './error-handler.js';
+import { createMetrics, requestObserver, unmatchedRoute, type Registry } from './observability.js';
 import { assessReadiness, type Dependencies } from './readiness.js';
 import { requestTarget } from './request-target.js';
 import { formatProblem } from './response-format.js';
+import { RouteTable, mountedRoutes } from './route-table.js';
+import { answerUnrouted } from './unrouted.js';
 import { scrapeMetrics } from './workers.js';
 
 export interface ServiceRuntimeOptions {
@@ -21,7 +21,11 @@ export interface ServiceRuntimeOptions {
   shutdownTimeoutMs: number;
   /** The service's metrics registry, for its own figures beside the HTTP and process ones; one is made when absent. */
   metrics?: Registry;
-  /** Mounts the service's own routes; health and readiness come before them, the 405, 404 and error handlers after. */
+  /**
+   * Mounts the service's own routes (string paths, `:name` parameters), all of them before the
+   * runtime starts: the route table is read from them once. Health and readiness come before
+   * them, the error handler after.
+   */
   routes?: (app: Express) => void;
   /**
    * Proxies whose X-Forwarded-For is believed for the client's address (`req.ip`, a direct
@@ -29,7 +33,7 @@ export interface ServiceRuntimeOptions {
    * takes them. nginx's address on one machine when not given.
    */
   trustedProxies?: readonly string[];
-  /** Routes served by plain node:http ahead of Express (see `DirectRoute`); paths they take never reach Express. */
+  /** Routes served by plain node:http instead of Express (see `DirectRoute`); ahead of an Express route declared for the same method and path. */
   direct?: readonly DirectRoute[];
   /** The stores the service uses, for `/_ready`: required ones decide whether it takes traffic. */
   dependencies: Dependencies;
@@ -46,6 +50,8 @@ export interface ServiceRuntime {
   shutdown: (reason: string) => Promise<void>;
 }
 
+/** What the route table holds for a route Express serves. */
+const EXPRESS = Symbol('express');
 const BODILESS_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const EXPRESS_FORMATS = ['json', 'csv'] as const;
 
@@ -64,7 +70,6 @@ export async function startServiceRuntime(options: ServiceRuntimeOptions, handle
   app.set('trust proxy', [...trustedProxies]);
   const metrics = options.metrics ?? createMetrics(options.name);
   const observe = requestObserver(metrics, logger);
-  app.use(requestObservability(app, observe));
   // No route reads the body of a GET, HEAD or OPTIONS: it is let through before the answer (see afterBody).
   app.use((req, _res, next) => (BODILESS_METHODS.has(req.method) && carriesBody(req) ? afterBody(req, () => next()) : next()));
   // CSV where a route writes it (`format=csv`); JSON everywhere.
@@ -80,21 +85,30 @@ export async function startServiceRuntime(options: ServiceRuntimeOptions, handle
     res.type(metrics.contentType).send(await scrapeMetrics(metrics));
   });
   options.routes?.(app);
-  app.use(methodNotAllowedHandler(app));
+  // Reached only where the route table and Express's router disagree about a path.
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
 
-  const direct = options.direct?.length ? directDispatcher(options.direct, observe, logger, trustedProxies) : null;
+  // One table for every route, direct or Express's: which serves a request, and the 404 or 405
+  // when none does, are decided here for both alike.
+  const routes = new RouteTable<DirectRoute | typeof EXPRESS>();
+  for (const route of options.direct ?? []) for (const path of route.paths) for (const method of route.methods) routes.add(method, path, route);
+  for (const { method, path } of mountedRoutes(app)) routes.add(method, path, EXPRESS);
+  const serveDirect = directServer(logger, trustedProxies);
   const server = http.createServer((req, res) => {
-    // Express's router answers a target it cannot parse with its final handler's HTML page, past
-    // every middleware of the app: answered here, it gets the one error shape and its log line.
+    // A target the parser refuses (see requestTarget) is a path no route takes.
     const target = requestTarget(req);
-    if (target === null) {
+    const found = target && routes.find(req.method ?? 'GET', target.path);
+    if (!target || !found) {
       observe(req, res, unmatchedRoute);
-      writeError(res, notFound(`No route for ${req.method} ${req.url}.`), logger, { method: req.method ?? 'GET', path: req.url ?? '' });
-      return;
+      answerUnrouted(req, res, target?.path ?? req.url ?? '', target ? routes.allowed(target.path) : [], logger);
+    } else if (found.target === EXPRESS) {
+      observe(req, res, found.label);
+      app(req, res);
+    } else {
+      observe(req, res, found.label, true);
+      serveDirect(found.target, req, res, target);
     }
-    if (!direct?.(req, res, target)) app(req, res);
   });
   server.keepAliveTimeout = 65_000;
   answerClientErrors(server);

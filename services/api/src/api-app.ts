@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import type { ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
-import { jsonBodiesOnly, routePattern, storableRequest } from '@tributary/http';
+import { jsonBodiesOnly, storableRequest } from '@tributary/http';
 import { ControlPlaneStore, FeatureFlagStore, PersonCache } from '@tributary/control-plane';
 import { topicNames, type Admin, type RenewingProducer } from '@tributary/kafka';
 import type { Pool } from '@tributary/postgres';
@@ -87,7 +87,7 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
   // The schema and the status page shell are public; everything else under /api/ takes a key.
   app.use(schemaRoutes(deps.publicUrl), statusPageRoutes());
   // Bodies are read once the key was checked: without one, the answer is a 401 whatever the body, as PostHog's.
-  app.use('/api', authenticate(deps.store), rateLimit(deps.redis, deps.rateLimitPerMinute), express.json({ limit: '1mb' }), jsonBodiesOnly((method, path) => routePattern(app, method, path) !== undefined), storableRequest());
+  app.use('/api', authenticate(deps.store), rateLimit(deps.redis, deps.rateLimitPerMinute), express.json({ limit: '1mb' }), jsonBodiesOnly(), storableRequest());
   app.use('/api/status', statusRoutes(deps.status, new StatusHistory({ redis: deps.redis, serviceUrls: deps.status.serviceUrls })));
   app.use('/api/personal_api_keys', personalApiKeyRoutes(deps.store));
   app.use('/api/projects', projectRoutes(deps.store));

@@ -3,7 +3,7 @@ import path from 'node:path';
 import express, { Router, type Express } from 'express';
 import { captureRoutes, type CaptureDeps } from '@tributary/capture/routes';
 import { flagRoutes, localEvaluationRoutes, sdkConfigRoutes, type DecideService, type LocalEvaluationDeps, type ProductLists, type SdkConfigDeps } from '@tributary/decide/routes';
-import { directRouteTable, documented, mountedRoutes, openApiDocument, type MountedRoute } from '@tributary/http';
+import { directRouteTable, documented, mountedRoutes, notFound, openApiDocument, type MountedRoute } from '@tributary/http';
 
 const require = createRequire(import.meta.url);
 const SWAGGER_UI = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -55,6 +55,13 @@ export function schemaRoutes(publicUrl: string): Router {
     if (!req.originalUrl.split('?')[0]!.endsWith('/')) return res.redirect(301, '/api/schema/docs/');
     res.type('html').send(DOCS_PAGE);
   });
-  router.use('/api/schema/docs/assets', express.static(SWAGGER_UI, { index: false, maxAge: '1d' }));
+  router.get(
+    '/api/schema/docs/assets/:file',
+    documented({ summary: 'A file of Swagger UI, for the rendered document', tags: ['schema'], responses: { 200: { description: 'A stylesheet, script or image.' } } }),
+    (req, res, next) => {
+      const file = String(req.params.file);
+      res.sendFile(file, { root: SWAGGER_UI, maxAge: '1d' }, (error?: Error & { status?: number }) => error && next(error.status === 404 ? notFound(`Swagger UI has no file ${file}.`) : error));
+    },
+  );
   return router;
 }
