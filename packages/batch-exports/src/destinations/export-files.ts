@@ -31,12 +31,8 @@ const BROTLI_OPTIONS = { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } };
  */
 export async function encodeFiles(records: ExportRecord[], options: FileOptions): Promise<Buffer[]> {
   if (records.length === 0) return [];
-  if (options.fileFormat === 'Parquet') {
-    const encoder = parquetEncoder(options);
-    return fitFiles(records.map(encoder.prepare), encoder, options.maxFileBytes);
-  }
-  const encoder = jsonLinesEncoder(options);
-  return fitFiles(records.map(encoder.prepare), encoder, options.maxFileBytes);
+  const fitRecords = <T>(encoder: Encoder<T>) => fitFiles(records.map(encoder.prepare), encoder, options.maxFileBytes);
+  return options.fileFormat === 'Parquet' ? fitRecords(parquetEncoder(options)) : fitRecords(jsonLinesEncoder(options));
 }
 
 /** `encodeFiles` for JSON lines already written (newline included), cut into files the same way. */

@@ -3,7 +3,23 @@ import { TRENDS_MATHS } from './trends-query.js';
 
 /** What every kind may carry that the endpoint takes and does not act on (PostHog's DataNode fields). */
 const dataNode = { modifiers: { type: 'object' }, tags: { type: 'object' } };
+const propertyFilters = {
+  type: 'array',
+  items: { type: 'object', required: ['key'], properties: { key: { type: 'string', minLength: 1 }, operator: { type: 'string' }, type: { type: 'string' } } },
+};
 const dateRange = { type: 'object', properties: { date_from: { type: ['string', 'null'], maxLength: 64 }, date_to: { type: ['string', 'null'], maxLength: 64 } } };
+
+const eventsNode = {
+  type: 'object',
+  required: ['kind'],
+  properties: {
+    kind: { const: 'EventsNode', description: 'must be EventsNode (actions and data warehouse series are not supported yet)' },
+    event: { type: ['string', 'null'] },
+    name: { type: ['string', 'null'] },
+    custom_name: { type: ['string', 'null'] },
+    properties: propertyFilters,
+  },
+};
 
 const hogqlQuerySchema = {
   type: 'object',
@@ -28,10 +44,7 @@ const eventsQuerySchema = {
     orderBy: expressions,
     event: { type: ['string', 'null'] },
     events: { type: ['array', 'null'], items: { type: 'string' } },
-    properties: {
-      type: 'array',
-      items: { type: 'object', required: ['key'], properties: { key: { type: 'string', minLength: 1 }, operator: { type: 'string' }, type: { type: 'string' } } },
-    },
+    properties: propertyFilters,
     after: { type: 'string' },
     before: { type: 'string' },
     limit: { type: 'integer', minimum: 1 },
@@ -41,10 +54,6 @@ const eventsQuerySchema = {
   },
 };
 
-const propertyFilters = {
-  type: 'array',
-  items: { type: 'object', required: ['key'], properties: { key: { type: 'string', minLength: 1 }, operator: { type: 'string' }, type: { type: 'string' } } },
-};
 const trendsQuerySchema = {
   type: 'object',
   required: ['kind', 'series'],
@@ -56,17 +65,12 @@ const trendsQuerySchema = {
       // Formulas name series by letter, A to Z.
       maxItems: 26,
       items: {
-        type: 'object',
-        required: ['kind'],
+        ...eventsNode,
         properties: {
-          kind: { const: 'EventsNode', description: 'must be EventsNode (actions and data warehouse series are not supported yet)' },
-          event: { type: ['string', 'null'] },
-          name: { type: ['string', 'null'] },
-          custom_name: { type: ['string', 'null'] },
+          ...eventsNode.properties,
           math: { type: ['string', 'null'], enum: [...TRENDS_MATHS, null] },
           math_property: { type: ['string', 'null'], minLength: 1 },
           math_group_type_index: { type: ['integer', 'null'], minimum: 0, maximum: 4 },
-          properties: propertyFilters,
         },
       },
     },
@@ -88,17 +92,6 @@ const trendsQuerySchema = {
   },
 };
 
-const eventsNode = {
-  type: 'object',
-  required: ['kind'],
-  properties: {
-    kind: { const: 'EventsNode', description: 'must be EventsNode (actions and data warehouse series are not supported yet)' },
-    event: { type: ['string', 'null'] },
-    name: { type: ['string', 'null'] },
-    custom_name: { type: ['string', 'null'] },
-    properties: propertyFilters,
-  },
-};
 
 /** Stickiness and lifecycle: a series of events over intervals of a date range. */
 function seriesQuerySchema(kind: string, intervals: string[], maxSeries: number) {

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ErrorMessage } from '../components/error-message.js';
 import { InsightResult } from '../components/insight-result.js';
+import { QueryActions } from '../components/query-actions.js';
 import { useConsole } from '../console-context.js';
 import type { InsightSource } from '../insight-view.js';
 import { useCancellableQuery } from '../use-cancellable-query.js';
@@ -158,21 +159,7 @@ export function InsightsPage() {
           </>
         )}
         {kind !== 'RetentionQuery' && <Select id="date-range" label="Date range" value={dateFrom} options={RANGES} onChange={setDateFrom} />}
-        <div class="actions">
-          <button type="submit" disabled={query.running}>
-            Calculate
-          </button>
-          {query.running && (
-            <>
-              <button type="button" class="secondary" onClick={() => void query.cancel()}>
-                Cancel
-              </button>
-              <span role="status" aria-busy="true">
-                Calculating… {query.elapsed} s
-              </span>
-            </>
-          )}
-        </div>
+        <QueryActions query={query} submitLabel="Calculate" busyLabel="Calculating" />
       </form>
       <ErrorMessage error={query.error} />
       {ran && query.data && !query.error && !query.running && (

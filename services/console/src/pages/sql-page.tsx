@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ErrorMessage } from '../components/error-message.js';
+import { QueryActions } from '../components/query-actions.js';
 import { ResultsTable } from '../components/results-table.js';
 import { toCsv } from '../csv.js';
 import { download } from '../download.js';
@@ -41,26 +42,13 @@ export function SqlPage() {
             if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) (e.currentTarget.form as HTMLFormElement).requestSubmit();
           }}
         />
-        <div class="actions">
-          <button type="submit" disabled={query.running}>
-            Run
-          </button>
-          {query.running && (
-            <>
-              <button type="button" class="secondary" onClick={() => void query.cancel()}>
-                Cancel
-              </button>
-              <span role="status" aria-busy="true">
-                Running… {query.elapsed} s
-              </span>
-            </>
-          )}
+        <QueryActions query={query} submitLabel="Run" busyLabel="Running">
           {result && !query.running && (
             <button type="button" class="secondary" onClick={() => download('query.csv', 'text/csv', toCsv(result.columns, result.results))}>
               Download CSV
             </button>
           )}
-        </div>
+        </QueryActions>
       </form>
       <ErrorMessage error={query.error} />
       {result && !query.error && (

@@ -80,10 +80,7 @@ export async function executeRun(runId: string, deps: RunExecutorDeps, lastAttem
       await deps.store.partWritten(run.id, { cursor: after, records: rows.length, bytes }, deps.leaseMs);
       deps.observe?.({ kind: 'part', records: rows.length, bytes });
     })();
-    const settled = recorded.then(
-      () => writes.delete(settled),
-      () => writes.delete(settled),
-    ) as Promise<unknown> as Promise<void>;
+    const settled: Promise<void> = recorded.catch(() => undefined).then(() => void writes.delete(settled));
     writes.add(settled);
   };
 
