@@ -5,7 +5,7 @@ import { loadConfig } from '@tributary/config';
 import { createClickHouse } from '@tributary/clickhouse';
 import { ControlPlaneStore } from '@tributary/control-plane';
 import { createPool, type Pool } from '@tributary/postgres';
-import { prepareHostileInput } from './hostile.js';
+import { prepareHostileInput } from './hostile/hostile-input.js';
 import { LoadGenerator } from './load-generator.js';
 import { DecideProbe, ReadinessSampler } from './observers.js';
 import { CLUSTER_SCENARIOS } from './cluster-scenarios.js';

@@ -32,7 +32,7 @@ import { PersonCopies } from './persons/person-copies.js';
 import { PersonEventPublisher } from './persons/person-event-publisher.js';
 import { personRoutes } from './persons/person-routes.js';
 import { PersonService } from './persons/person-service.js';
-import { PersonStore } from './persons/person-store.js';
+import { ManagementPersonStore } from './persons/management-person-store.js';
 import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-routes.js';
 import { projectRoutes } from './projects/project-routes.js';
 import { queryRoutes } from './query/query-routes.js';
@@ -92,7 +92,7 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
   app.use('/api/personal_api_keys', personalApiKeyRoutes(deps.store));
   app.use('/api/projects', projectRoutes(deps.store));
   app.use('/api/organizations', organizationRoutes(deps));
-  const persons = new PersonStore(deps.pool);
+  const persons = new ManagementPersonStore(deps.pool);
   const activity = new PersonActivityLog(deps.pool);
   const cohorts = new CohortStore(deps.pool, deps.redis);
   const copies = new PersonCopies(deps.clickhouse, new PersonCache(deps.redis));

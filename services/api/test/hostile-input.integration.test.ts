@@ -2,7 +2,7 @@ import http from 'node:http';
 import { useApi } from './api-harness.js';
 
 /**
- * What the hostile-input generator (chaos/hostile.ts) found in the management API, each a 500
+ * What the hostile-input generator (chaos/hostile-input.ts) found in the management API, each a 500
  * (or a crash) before: every one is now a 400 in the error shape, naming the problem.
  */
 const setup = useApi();

@@ -1,6 +1,6 @@
 import { isStoreUnavailable } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
-import { ConcurrentClaimError } from './persons/person-store.js';
+import { ConcurrentClaimError } from './persons/ingest-person-store.js';
 
 /**
  * What a failure says about the work that hit it:

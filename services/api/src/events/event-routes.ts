@@ -6,7 +6,7 @@ import { PropertyFilterError, parseDateInput, type StoredPropertyFilter } from '
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import type { CohortStore } from '../cohorts/cohort-store.js';
 import { pageUrl, sendCsv } from '../http/responses.js';
-import type { PersonStore } from '../persons/person-store.js';
+import type { ManagementPersonStore } from '../persons/management-person-store.js';
 import { cohortConditions } from './cohort-conditions.js';
 import { eventsByIdQuery, listEventsQuery, pageOfEventsQuery, propertyValuesQuery, type EventFilters } from './event-query.js';
 import { toStoredEvent, type EventRow, type StoredEvent } from './stored-event.js';
@@ -114,7 +114,7 @@ async function pageInWidening(clickhouse: ClickHouse, filters: EventFilters, lim
 }
 
 /** Rows as stored events, each naming its distinct id's current person. */
-async function storedEvents(persons: PersonStore, teamId: number, rows: readonly EventRow[]): Promise<StoredEvent[]> {
+async function storedEvents(persons: ManagementPersonStore, teamId: number, rows: readonly EventRow[]): Promise<StoredEvent[]> {
   const current = await persons.ofDistinctIds(teamId, rows.map((row) => row.distinct_id));
   return rows.map((row) => toStoredEvent(row, current.get(row.distinct_id)));
 }
@@ -131,7 +131,7 @@ async function eventsOfPage(clickhouse: ClickHouse, teamId: number, page: readon
 export interface EventRouteDeps {
   clickhouse: ClickHouse;
   cohorts: CohortStore;
-  persons: PersonStore;
+  persons: ManagementPersonStore;
   publicUrl: string;
   clock?: () => Date;
 }

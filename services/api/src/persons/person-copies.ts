@@ -1,6 +1,6 @@
 import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, distinctIdRow, personRow, type ClickHouse } from '@tributary/clickhouse';
 import type { PersonCache } from '@tributary/control-plane';
-import type { DistinctIdChange, PersonRecord } from './person-store.js';
+import type { DistinctIdChange, PersonRecord } from './management-person-store.js';
 
 /**
  * Keeps what other readers hold of a person in step with Postgres after the API changed it:

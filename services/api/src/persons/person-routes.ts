@@ -8,10 +8,10 @@ import { idParam } from '../http/id-param.js';
 import { pageLinks, sendCsv } from '../http/responses.js';
 import type { PersonActivityLog } from './person-activity.js';
 import type { Actor, PersonService } from './person-service.js';
-import type { PersonRecord, PersonStore } from './person-store.js';
+import type { ManagementPersonStore, PersonRecord } from './management-person-store.js';
 
 export interface PersonRouteDeps {
-  persons: PersonStore;
+  persons: ManagementPersonStore;
   activity: PersonActivityLog;
   service: PersonService;
   publicUrl: string;

@@ -10,12 +10,12 @@ import type { CohortRecord, CohortStore } from '../cohorts/cohort-store.js';
 import type { PersonActivityLog } from './person-activity.js';
 import type { PersonCopies } from './person-copies.js';
 import type { PersonEventPublisher } from './person-event-publisher.js';
-import type { DistinctIdChange, PersonRecord, PersonStore } from './person-store.js';
+import type { DistinctIdChange, ManagementPersonStore, PersonRecord } from './management-person-store.js';
 
 export interface PersonServiceDeps {
   pool: Pool;
   clickhouse: ClickHouse;
-  persons: PersonStore;
+  persons: ManagementPersonStore;
   activity: PersonActivityLog;
   cohorts: CohortStore;
   copies: PersonCopies;

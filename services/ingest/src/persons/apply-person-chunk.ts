@@ -2,7 +2,7 @@ import { distinctIdRow, personRow, type DistinctIdRowOut, type PersonRowOut } fr
 import { applyChunk, personlessPersonId, type ChunkEvent, type EventOutcome, type PersonAfterEvent } from '@tributary/ingestion';
 import type { CachedPerson } from '@tributary/control-plane';
 import type { PoolClient } from '@tributary/postgres';
-import { PersonStore } from './person-store.js';
+import { IngestPersonStore } from './ingest-person-store.js';
 
 export interface PersonChunkChanges<P> {
   /** What `keep` made of each event's person, and its warnings, in event order. */
@@ -19,7 +19,7 @@ export interface PersonChunkChanges<P> {
  * write the outcome in a fixed number of statements, whatever the chunk's size.
  */
 export async function applyPersonChunk<P>(client: PoolClient, teamId: number, events: readonly ChunkEvent[], keep: (person: PersonAfterEvent) => P): Promise<PersonChunkChanges<P>> {
-  const store = new PersonStore(client);
+  const store = new IngestPersonStore(client);
   const named = new Set<string>();
   for (const e of events) {
     named.add(e.distinctId);

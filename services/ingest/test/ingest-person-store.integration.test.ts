@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChunkPerson } from '@tributary/ingestion';
 import { createPool, withTransaction } from '@tributary/postgres';
 import { createTestTenant, testConfig } from '@tributary/test-support';
-import { ConcurrentClaimError, PersonStore } from '../src/persons/person-store.js';
+import { ConcurrentClaimError, IngestPersonStore } from '../src/persons/ingest-person-store.js';
 import { classifyFailure } from '../src/retry-policy.js';
 
 /**
@@ -29,13 +29,13 @@ test('a person created concurrently by another transaction is a conflict to retr
   const firstMayCommit = new Promise<void>((resolve) => (commitFirst = resolve));
 
   const first = withTransaction(pool, async (client) => {
-    await new PersonStore(client).insertPersons(project.id, [newPerson(uuid)]);
+    await new IngestPersonStore(client).insertPersons(project.id, [newPerson(uuid)]);
     releaseFirst();
     await firstMayCommit;
   });
   await firstInserted;
   // The second insert waits on the first transaction's uncommitted row, then finds it taken.
-  const second = withTransaction(pool, (client) => new PersonStore(client).insertPersons(project.id, [newPerson(uuid)]));
+  const second = withTransaction(pool, (client) => new IngestPersonStore(client).insertPersons(project.id, [newPerson(uuid)]));
   await new Promise((resolve) => setTimeout(resolve, 200));
   commitFirst();
   await first;

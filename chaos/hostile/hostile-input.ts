@@ -2,25 +2,17 @@
  * The hostile-input generator (issue #14): at least 10,000 malformed requests through the nginx
  * front door to every public and management route the running system mounts, reproducible from a
  * seed. Passing means no 5xx (the stores are up), every 4xx in the one JSON error shape naming
- * the problem, every request answered, and no service process lost.
- *
- *   npx tsx chaos/hostile.ts [--seed N] [--min-requests N] [--concurrency N] [--only 'query where' ...]
- *
- * reads `$TRIBUTARY_STATE_DIR/credentials.env` (else `.tributary/credentials.env`) and
- * `FRONT_PORT`, checks the services' pids and `/_health` before and after, prints a summary and
- * exits non-zero on any finding. `runHostileInput` is the same run for the chaos suite.
+ * the problem, and every request answered. `chaos/hostile-input.ts` runs it from the command
+ * line; the chaos suite runs it beside its faults.
  */
 import http from 'node:http';
-import { readFile, readdir } from 'node:fs/promises';
-import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { casesFor, randomCasesFor, type HostileCase } from './hostile/cases.js';
-import { emptyCreated, setUp, type Created, type Target } from './hostile/fixtures.js';
-import { frontDoorCases, type RawCase } from './hostile/front-door.js';
-import { canonicalRoute, onAlias, operationsOf, routeKey } from './hostile/routes.js';
-import { isErrorShape, judge, sendHttp, sendRaw, type Answer } from './hostile/send.js';
+import { casesFor, randomCasesFor, type HostileCase } from './cases.js';
+import { emptyCreated, setUp, type Created, type Target } from './fixtures.js';
+import { frontDoorCases, type RawCase } from './front-door.js';
+import { canonicalRoute, onAlias, operationsOf, routeKey } from './routes.js';
+import { isErrorShape, judge, sendHttp, sendRaw, type Answer } from './send.js';
 
-export type { Target } from './hostile/fixtures.js';
+export type { Target } from './fixtures.js';
 
 export interface HostileOptions {
   /** At least this many requests (default 10,000); systematic cases may take it over. */
@@ -237,105 +229,3 @@ export async function runHostileInput(target: Target, options: HostileOptions = 
     await run.teardown();
   }
 }
-
-export interface ServiceState {
-  name: string;
-  pid: number | null;
-  alive: boolean;
-  healthy: boolean;
-}
-
-/** Default ports of the services, as the config has them; `*_PORT` variables override. */
-const PORTS: Record<string, [string, number]> = { capture: ['CAPTURE_PORT', 8010], decide: ['DECIDE_PORT', 8011], api: ['API_PORT', 8012], ingest: ['INGEST_PORT', 8013], worker: ['WORKER_PORT', 8014] };
-
-function portOf(name: string, env: NodeJS.ProcessEnv): number | null {
-  const [service, replica] = name.split('-') as [string, string | undefined];
-  const entry = PORTS[service];
-  if (!entry) return null;
-  const base = Number(env[entry[0]] || entry[1]);
-  return replica === undefined ? base : base + 100 * (Number(replica) - 1);
-}
-
-/** A process that is gone or a zombie (exited, not yet reaped) is not alive. */
-async function isAlive(pid: number): Promise<boolean> {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  return stat !== '' && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-}
-
-async function healthy(port: number): Promise<boolean> {
-  try {
-    const response = await fetch(`http://127.0.0.1:${port}/_health`, { signal: AbortSignal.timeout(5_000) });
-    return response.ok;
-  } catch {
-    return false;
-  }
-}
-
-/** Every process with a pid file in `stateDir/pids`, alive or not, and whether its `/_health` answers. */
-export async function checkServices(stateDir: string, env: NodeJS.ProcessEnv = process.env): Promise<ServiceState[]> {
-  const dir = path.join(stateDir, 'pids');
-  const states: ServiceState[] = [];
-  for (const file of (await readdir(dir).catch(() => [])).filter((f) => f.endsWith('.pid')).sort()) {
-    const name = file.slice(0, -4);
-    const pid = Number((await readFile(path.join(dir, file), 'utf8')).trim()) || null;
-    const alive = pid !== null && (await isAlive(pid));
-    const port = portOf(name, env);
-    states.push({ name, pid, alive, healthy: alive && (port === null || (await healthy(port))) });
-  }
-  return states;
-}
-
-/** Services fine before and not after (dead, unhealthy, or a new pid: something restarted it). */
-export function crashesBetween(before: readonly ServiceState[], after: readonly ServiceState[]): string[] {
-  return before
-    .filter((b) => b.alive && b.healthy)
-    .filter((b) => {
-      const a = after.find((s) => s.name === b.name);
-      return !a || !a.alive || !a.healthy || a.pid !== b.pid;
-    })
-    .map((b) => b.name);
-}
-
-async function readCredentials(stateDir: string): Promise<Record<string, string>> {
-  const text = await readFile(path.join(stateDir, 'credentials.env'), 'utf8');
-  return Object.fromEntries([...text.matchAll(/^(\w+)='?([^'\n]*)'?$/gm)].map((m) => [m[1]!, m[2]!]));
-}
-
-async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seed: { type: 'string' }, 'min-requests': { type: 'string' }, concurrency: { type: 'string' }, only: { type: 'string', multiple: true } } });
-  const stateDir = process.env.TRIBUTARY_STATE_DIR ?? '.tributary';
-  const credentials = await readCredentials(stateDir);
-  const target: Target = {
-    frontUrl: `http://127.0.0.1:${process.env.FRONT_PORT ?? '8000'}`,
-    projectId: Number(credentials.TRIBUTARY_PROJECT_ID),
-    projectApiKey: credentials.TRIBUTARY_PROJECT_API_KEY!,
-    personalApiKey: credentials.TRIBUTARY_PERSONAL_API_KEY!,
-  };
-  const before = await checkServices(stateDir);
-  const down = before.filter((s) => !s.alive || !s.healthy).map((s) => s.name);
-  if (down.length > 0) console.error(`hostile: not running or unhealthy before the run: ${down.join(', ')}`);
-  const result = await runHostileInput(target, {
-    ...(values.seed ? { seed: Number(values.seed) } : {}),
-    ...(values['min-requests'] ? { minRequests: Number(values['min-requests']) } : {}),
-    ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
-    ...(values.only ? { only: values.only } : {}),
-    log: (line) => console.error(line),
-  });
-  const crashes = crashesBetween(before, await checkServices(stateDir));
-
-  const rows = Object.entries(result.byRoute)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([route, r]) => `${String(r.requests).padStart(6)} ${r.seconds.toFixed(0).padStart(5)} s  ${route}  ${Object.entries(r.status).map(([s, n]) => `${s}:${n}`).join(' ')}`);
-  console.log(rows.join('\n'));
-  for (const f of result.failures) console.log(`FAIL ${f.status} ${f.method} ${f.path} [${f.case}] ${JSON.stringify(f.body)}`);
-  if (crashes.length > 0) console.log(`CRASHED ${crashes.join(', ')}`);
-  console.log(`HOSTILE requests=${result.requests} routes=${Object.keys(result.byRoute).length} unexpected_5xx=${result.unexpected5xx} non_json_4xx=${result.non_json_4xx} crashes=${crashes.length}`);
-  process.exit(result.unexpected5xx + result.non_json_4xx + crashes.length > 0 ? 1 : 0);
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) await main();

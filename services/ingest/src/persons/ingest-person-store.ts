@@ -15,7 +15,7 @@ export class ConcurrentClaimError extends Error {}
  * after the other; a distinct id claimed by another transaction in the meantime shows up as a
  * conflict on insert, and the chunk is retried.
  */
-export class PersonStore {
+export class IngestPersonStore {
   constructor(private readonly client: PoolClient) {}
 
   /** The persons of these distinct ids, locked in id order (one statement, so no lock cycles). */

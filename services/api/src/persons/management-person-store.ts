@@ -36,7 +36,7 @@ const TOMBSTONE_STEP = 100;
  * Persons as the management API reads and changes them, in Postgres, the source of truth ingest
  * writes. Deletes and splits lock the person rows, as ingest's merges do, so the two serialize.
  */
-export class PersonStore {
+export class ManagementPersonStore {
   constructor(private readonly pool: Pool) {}
 
   async list(teamId: number, query: PersonListQuery, now: Date): Promise<{ count: number; results: PersonRecord[] }> {
