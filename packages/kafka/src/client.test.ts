@@ -67,6 +67,25 @@ describe('ensureTopics', () => {
     expect(growths).toBe(2);
   });
 
+  it('after growing the topics, waits until each broker in turn shows the new count', async () => {
+    // Read before growing, then three brokers, the second of which has not heard of the growth yet.
+    const counts = [2, 4, 2, 4, 4, 4];
+    const asked: number[] = [];
+    const admin = {
+      listTopics: async () => TOPIC_KINDS.map((kind) => topicNames('t_')[kind]),
+      describeCluster: async () => ({ brokers: [{ nodeId: 1 }, { nodeId: 2 }, { nodeId: 3 }] }),
+      fetchTopicOffsets: async () => [{ partition: 0, offset: '0', high: '0', low: '0' }],
+      fetchTopicMetadata: async ({ topics }: { topics: string[] }) => {
+        const count = counts.shift() ?? 4;
+        asked.push(count);
+        return { topics: topics.map((name) => ({ name, partitions: Array.from({ length: count }, (_, partitionId) => ({ partitionId, leader: 1 })) })) };
+      },
+      createPartitions: async () => true,
+    };
+    expect(await ensureTopics(admin as unknown as Admin, 't_', 4)).toEqual([]);
+    expect(asked).toEqual([2, 4, 2, 4, 4, 4]);
+  });
+
   it('passes on an error that is not a topic settling', async () => {
     const admin = { listTopics: async () => [], createTopics: async () => true, describeCluster: async () => ({ brokers: [] }), fetchTopicMetadata: async () => Promise.reject(new Error('broker gone')) };
     await expect(ensureTopics(admin as unknown as Admin, 't_', 1)).rejects.toThrow('broker gone');

@@ -86,13 +86,13 @@ function isSettling(error: unknown): boolean {
 }
 
 /**
- * Waits until these new topics serve reads and writes from every broker's point of view: each
- * partition has a leader, and each leader answers for it. A broker learns of a topic after the
+ * Waits until these topics serve reads and writes from every broker's point of view: each shows
+ * at least `minPartitions` partitions, each partition has a leader, and each leader answers for it. A broker learns of a topic after the
  * controller made it, each at its own pace, and kafkajs asks a random broker for metadata; so the
  * check must pass as many times in a row as there are brokers. kafkajs's own wait
  * (`waitForLeaders`) retries only "leader not available" and trusts the first broker asked.
  */
-async function waitUntilServed(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
+async function waitUntilServed(admin: Admin, topics: string[], minPartitions = 1, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const { brokers } = await admin.describeCluster();
   let inARow = 0;
@@ -100,7 +100,7 @@ async function waitUntilServed(admin: Admin, topics: string[], timeoutMs = 30_00
   for (;;) {
     try {
       const metadata = await admin.fetchTopicMetadata({ topics });
-      const led = metadata.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+      const led = metadata.topics.every((t) => t.partitions.length >= minPartitions && t.partitions.every((p) => p.leader >= 0));
       if (led) {
         for (const topic of topics) await admin.fetchTopicOffsets(topic);
         inARow += 1;
@@ -120,17 +120,17 @@ async function waitUntilServed(admin: Admin, topics: string[], timeoutMs = 30_00
 /**
  * Raises the partition count of topics that have fewer. A broker whose metadata is behind may
  * show fewer partitions than there are; Kafka then refuses the count as invalid (not more than
- * now), so the counts are read again until every broker agrees.
+ * now), so the counts are read again until every broker agrees. Whether it added any.
  */
-async function growPartitions(admin: Admin, topics: string[], partitions: number, timeoutMs = 30_000): Promise<void> {
+async function growPartitions(admin: Admin, topics: string[], partitions: number, timeoutMs = 30_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const metadata = await admin.fetchTopicMetadata({ topics });
     const short = metadata.topics.filter((t) => t.partitions.length < partitions);
-    if (short.length === 0) return;
+    if (short.length === 0) return false;
     try {
       await admin.createPartitions({ validateOnly: false, topicPartitions: short.map((t) => ({ topic: t.name, count: partitions })) });
-      return;
+      return true;
     } catch (error) {
       if ((error as { type?: string }).type !== 'INVALID_PARTITIONS' || Date.now() > deadline) throw error;
     }
@@ -138,7 +138,11 @@ async function growPartitions(admin: Admin, topics: string[], partitions: number
   }
 }
 
-/** Creates any missing event topic, and waits until it is served; existing topics are left as they are. */
+/**
+ * Creates any missing event topic and grows any with fewer partitions than asked (never fewer:
+ * Kafka cannot remove partitions), then returns once every broker serves them, the grown ones
+ * with their new count. Returns the topics it created.
+ */
 export async function ensureTopics(admin: Admin, prefix: string, partitions: number): Promise<string[]> {
   const existing = new Set(await admin.listTopics());
   const names = TOPIC_KINDS.map((kind) => topicNames(prefix)[kind]);
@@ -158,7 +162,7 @@ export async function ensureTopics(admin: Admin, prefix: string, partitions: num
   // Raising KAFKA_PARTITIONS grows existing topics too (Kafka can add partitions, never remove
   // them); keys then map to new partitions, so do it while producers are quiet.
   const present = names.filter((name) => !missing.includes(name));
-  if (present.length > 0) await growPartitions(admin, present, partitions);
+  if (present.length > 0 && (await growPartitions(admin, present, partitions))) await waitUntilServed(admin, present, partitions);
   return missing;
 }
 
