@@ -1,24 +1,11 @@
-import { readFile } from 'node:fs/promises';
+import { readCredentials, type Credentials } from '@tributary/cli';
 import { STATE_DIR } from './lib.js';
 
-export interface BenchCredentials {
-  TRIBUTARY_URL: string;
-  TRIBUTARY_PROJECT_ID: string;
-  TRIBUTARY_PROJECT_API_KEY: string;
-  TRIBUTARY_PERSONAL_API_KEY: string;
-}
-
-export async function readCredentialsOrExit(): Promise<BenchCredentials> {
-  try {
-    const text = await readFile(`${STATE_DIR}/credentials.env`, 'utf8');
-    return Object.fromEntries(text.trim().split('\n').map((line) => {
-      const [key, value] = line.split('=');
-      return [key, value!.replace(/^'|'$/g, '')];
-    })) as unknown as BenchCredentials;
-  } catch {
-    console.error(`No ${STATE_DIR}/credentials.env: run \`make up\` first.`);
-    process.exit(1);
-  }
+export async function readCredentialsOrExit(): Promise<Credentials> {
+  const credentials = await readCredentials(`${STATE_DIR}/credentials.env`);
+  if (credentials) return credentials;
+  console.error(`No ${STATE_DIR}/credentials.env: run \`make up\` first.`);
+  process.exit(1);
 }
 
 const BROWSERS = ['Chrome', 'Firefox', 'Safari', 'Edge'];

@@ -8,28 +8,21 @@
  * pids and `/_health` before and after, prints a summary and exits non-zero on any finding,
  * a service lost included.
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@tributary/config';
 import { runHostileInput, type Target } from './hostile/hostile-input.js';
-import { checkServices, crashesBetween } from './hostile/service-states.js';
-
-async function readCredentials(stateDir: string): Promise<Record<string, string>> {
-  const text = await readFile(path.join(stateDir, 'credentials.env'), 'utf8');
-  return Object.fromEntries([...text.matchAll(/^(\w+)='?([^'\n]*)'?$/gm)].map((m) => [m[1]!, m[2]!]));
-}
+import { checkServices, crashesBetween, readStackCredentials } from './state-dir.js';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { seed: { type: 'string' }, 'min-requests': { type: 'string' }, concurrency: { type: 'string' }, only: { type: 'string', multiple: true } } });
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
   const stateDir = process.env.TRIBUTARY_STATE_DIR ?? '.tributary';
-  const credentials = await readCredentials(stateDir);
+  const credentials = await readStackCredentials(stateDir);
   const target: Target = {
     frontUrl: config.publicUrl,
     projectId: Number(credentials.TRIBUTARY_PROJECT_ID),
-    projectApiKey: credentials.TRIBUTARY_PROJECT_API_KEY!,
-    personalApiKey: credentials.TRIBUTARY_PERSONAL_API_KEY!,
+    projectApiKey: credentials.TRIBUTARY_PROJECT_API_KEY,
+    personalApiKey: credentials.TRIBUTARY_PERSONAL_API_KEY,
   };
   const before = await checkServices(stateDir, config);
   const down = before.filter((s) => !s.alive || !s.healthy).map((s) => s.name);
@@ -53,4 +46,4 @@ async function main(): Promise<void> {
   process.exit(result.unexpected5xx + result.non_json_4xx + crashes.length > 0 ? 1 : 0);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await main();
+await main();

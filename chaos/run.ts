@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '@tributary/config';
 import { createClickHouse } from '@tributary/clickhouse';
 import { ControlPlaneStore } from '@tributary/control-plane';
 import { createPool, type Pool } from '@tributary/postgres';
 import { prepareHostileInput } from './hostile/hostile-input.js';
+import { readStackCredentials } from './state-dir.js';
 import { LoadGenerator } from './load-generator.js';
 import { DecideProbe, ReadinessSampler } from './observers.js';
 import { CLUSTER_SCENARIOS } from './cluster-scenarios.js';
@@ -26,17 +25,11 @@ const log = (line: string) => console.log(`[chaos +${((Date.now() - started) / 1
 
 const config = loadConfig();
 const stateDir = process.env.TRIBUTARY_STATE_DIR ?? '.tributary';
-const credentials = Object.fromEntries(
-  readFileSync(path.join(stateDir, 'credentials.env'), 'utf8')
-    .split('\n')
-    .map((line) => /^(\w+)='(.*)'$/.exec(line))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => [m[1], m[2]]),
-) as Record<string, string>;
+const credentials = await readStackCredentials(stateDir);
 const frontUrl = config.publicUrl;
 const projectId = Number(credentials.TRIBUTARY_PROJECT_ID);
-const projectApiKey = credentials.TRIBUTARY_PROJECT_API_KEY!;
-const personalApiKey = credentials.TRIBUTARY_PERSONAL_API_KEY!;
+const projectApiKey = credentials.TRIBUTARY_PROJECT_API_KEY;
+const personalApiKey = credentials.TRIBUTARY_PERSONAL_API_KEY;
 const api = { frontUrl, projectId, personalApiKey };
 const clickhouse = createClickHouse(config);
 const runId = `chaos${started.toString(36)}`;

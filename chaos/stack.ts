@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,6 +7,7 @@ import { promisify } from 'node:util';
 import type { Config } from '@tributary/config';
 import { createKafka, kafkaReachability } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
+import { processAlive } from './state-dir.js';
 
 /**
  * The running chaos stack as the suite sees it: its services' processes (started, killed with
@@ -71,7 +71,7 @@ export class Stack {
     this.checking = true;
     try {
       for (const [service, pid] of this.expected) {
-        if (alive(pid)) continue;
+        if (processAlive(pid)) continue;
         this.crashes.push(service);
         this.log(`CRASH: ${service} (pid ${pid}) died without being killed; restarting it`);
         this.expected.delete(service);
@@ -96,7 +96,7 @@ export class Stack {
     } catch {
       process.kill(pid, 'SIGKILL');
     }
-    while (alive(pid)) await sleep(50);
+    while (processAlive(pid)) await sleep(50);
   }
 
   /** Starts a service and waits for its health check, as a supervisor restarting it would. */
@@ -111,7 +111,7 @@ export class Stack {
     this.expected.delete(service);
     const pid = await this.pidOf(service);
     process.kill(pid, 'SIGTERM');
-    while (alive(pid)) await sleep(100);
+    while (processAlive(pid)) await sleep(100);
   }
 
   async stopStore(store: Store): Promise<void> {
@@ -124,7 +124,7 @@ export class Stack {
     const pid = Number((await readFile(path.join(STATE_DIR, 'pids', `${part}.pid`), 'utf8')).trim());
     this.log(`kill -9 ${part} (pid ${pid})`);
     process.kill(pid, 'SIGKILL');
-    while (alive(pid)) await sleep(50);
+    while (processAlive(pid)) await sleep(50);
   }
 
   /** Starts a cluster store process again, as its supervisor would, and waits until it answers. */
@@ -186,13 +186,3 @@ export class Stack {
   }
 }
 
-/** A zombie is dead too: in a container whose init does not reap, it would linger as one. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  const stat = readFileSync(`/proc/${pid}/stat`, { encoding: 'utf8', flag: 'r' });
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-}

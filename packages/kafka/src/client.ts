@@ -87,10 +87,11 @@ function isSettling(error: unknown): boolean {
 
 /**
  * Waits until these topics serve reads and writes from every broker's point of view: each shows
- * at least `minPartitions` partitions, each partition has a leader, and each leader answers for it. A broker learns of a topic after the
- * controller made it, each at its own pace, and kafkajs asks a random broker for metadata; so the
- * check must pass as many times in a row as there are brokers. kafkajs's own wait
- * (`waitForLeaders`) retries only "leader not available" and trusts the first broker asked.
+ * at least `minPartitions` partitions, each partition has a leader, and each leader answers for
+ * it. A broker learns of a topic, or of its new partitions, after the controller made them, each
+ * at its own pace, and kafkajs asks a random broker for metadata; so the check must pass as many
+ * times in a row as there are brokers. kafkajs's own wait (`waitForLeaders`) retries only
+ * "leader not available" and trusts the first broker asked.
  */
 async function waitUntilServed(admin: Admin, topics: string[], minPartitions = 1, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

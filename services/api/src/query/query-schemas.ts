@@ -92,7 +92,6 @@ const trendsQuerySchema = {
   },
 };
 
-
 /** Stickiness and lifecycle: a series of events over intervals of a date range. */
 function seriesQuerySchema(kind: string, intervals: string[], maxSeries: number) {
   return {

@@ -1,7 +1,21 @@
-/** Whether the services the infra scripts started are alive and healthy, and which of them a run crashed. */
+/**
+ * What the infra scripts leave in the state directory (`TRIBUTARY_STATE_DIR`, else `.tributary`),
+ * as the chaos suite and the hostile-input command read it: the demo project's keys, and the pid
+ * files that tell whether each service is alive and healthy.
+ */
+import { readFileSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { readCredentials, type Credentials } from '@tributary/cli';
 import { SERVICE_NAMES, type Config, type ServiceName } from '@tributary/config';
+
+/** The keys `make up` wrote (credentials.env); throws naming the file when they are not there. */
+export async function readStackCredentials(stateDir: string): Promise<Credentials> {
+  const file = path.join(stateDir, 'credentials.env');
+  const credentials = await readCredentials(file);
+  if (!credentials) throw new Error(`no credentials in ${file}: start the stack first`);
+  return credentials;
+}
 
 export interface ServiceState {
   name: string;
@@ -18,15 +32,15 @@ function healthUrlOf(name: string, config: Config): string | null {
   return `http://127.0.0.1:${port}/_health`;
 }
 
-/** A process that is gone or a zombie (exited, not yet reaped) is not alive. */
-async function isAlive(pid: number): Promise<boolean> {
+/** A process that is gone or a zombie is not alive: in a container whose init does not reap, a dead one lingers as a zombie. */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   } catch {
     return false;
   }
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  return stat !== '' && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
 }
 
 async function healthy(url: string): Promise<boolean> {
@@ -45,7 +59,7 @@ export async function checkServices(stateDir: string, config: Config): Promise<S
   for (const file of (await readdir(dir).catch(() => [])).filter((f) => f.endsWith('.pid')).sort()) {
     const name = file.slice(0, -4);
     const pid = Number((await readFile(path.join(dir, file), 'utf8')).trim()) || null;
-    const alive = pid !== null && (await isAlive(pid));
+    const alive = pid !== null && processAlive(pid);
     const url = healthUrlOf(name, config);
     states.push({ name, pid, alive, healthy: alive && (url === null || (await healthy(url))) });
   }
