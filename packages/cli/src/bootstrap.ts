@@ -7,7 +7,8 @@ export const DEMO_EMAIL = 'demo@tributary.local';
 
 /**
  * Creates the demo organization, user, project and an all-scopes personal API key, unless the
- * credentials file already names a project and key that this database still knows.
+ * credentials file already names a project and key that this database still knows. The key's user
+ * is made an instance operator either way, so the status page works with the key `make up` prints.
  */
 export async function bootstrap(pool: Pool, config: Config, file: string): Promise<{ credentials: Credentials; reused: boolean }> {
   const existing = await readCredentials(file);
@@ -16,6 +17,7 @@ export async function bootstrap(pool: Pool, config: Config, file: string): Promi
     const project = await store.findProject(Number(existing.TRIBUTARY_PROJECT_ID));
     const key = await store.findPersonalApiKey(existing.TRIBUTARY_PERSONAL_API_KEY);
     if (project && project.api_token === existing.TRIBUTARY_PROJECT_API_KEY && key) {
+      await store.setInstanceOperator(key.user_id, true);
       const credentials = { ...existing, TRIBUTARY_URL: config.publicUrl };
       await writeCredentials(file, credentials);
       return { credentials, reused: true };
@@ -26,6 +28,7 @@ export async function bootstrap(pool: Pool, config: Config, file: string): Promi
     const user = (await store.findUserByEmail(DEMO_EMAIL)) ?? (await store.createUser({ email: DEMO_EMAIL, firstName: 'Demo', lastName: 'User' }));
     const organization = await store.createOrganization('Demo organization');
     await store.addMembership(organization.id, user.id, MEMBERSHIP_LEVEL.owner);
+    await store.setInstanceOperator(user.id, true);
     const project = await store.createProject(organization.id, 'Demo project');
     const { key } = await store.createPersonalApiKey({ userId: user.id, label: 'bootstrap (all scopes)', scopes: ['*'] });
     return {

@@ -126,6 +126,51 @@ program
   });
 
 program
+  .command('keys:list')
+  .description("list a user's personal API keys (masked; the values are never shown again)")
+  .requiredOption('--email <email>', 'the user')
+  .action(async (options: { email: string }) => {
+    const keys = await withPool(async (pool) => {
+      const store = new ControlPlaneStore(pool, config.apiKeyPepper);
+      const user = await store.findUserByEmail(options.email);
+      if (!user) throw new Error(`no user has the e-mail ${options.email}`);
+      return store.keysOfUser(user.id);
+    });
+    for (const k of keys) console.log(JSON.stringify({ id: k.id, label: k.label, mask_value: k.mask_value, scopes: k.scopes, scoped_projects: k.scoped_projects, last_used_at: k.last_used_at }));
+    if (keys.length === 0) console.log('no personal API keys');
+  });
+
+program
+  .command('keys:revoke')
+  .description('revoke one of a user\'s personal API keys, at once')
+  .requiredOption('--email <email>', 'the user')
+  .requiredOption('--id <uuid>', 'the key id (from keys:list)', parseUuid)
+  .action(async (options: { email: string; id: string }) => {
+    await withPool(async (pool) => {
+      const store = new ControlPlaneStore(pool, config.apiKeyPepper);
+      const user = await store.findUserByEmail(options.email);
+      if (!user || !(await store.deleteKeyOfUser(user.id, options.id))) throw new Error(`${options.email} has no personal API key ${options.id}`);
+    });
+    console.log(JSON.stringify({ revoked: options.id }));
+  });
+
+program
+  .command('users:operator')
+  .description('make a user an instance operator, who may read installation-wide status (/api/status/), or stop being one')
+  .requiredOption('--email <email>', 'the user')
+  .option('--revoke', 'take the flag away instead')
+  .action(async (options: { email: string; revoke?: boolean }) => {
+    const user = await withPool(async (pool) => {
+      const store = new ControlPlaneStore(pool, config.apiKeyPepper);
+      const found = await store.findUserByEmail(options.email);
+      if (!found) throw new Error(`no user has the e-mail ${options.email}; create it with users:create`);
+      await store.setInstanceOperator(found.id, !options.revoke);
+      return found;
+    });
+    console.log(JSON.stringify({ email: user.email, instance_operator: !options.revoke }));
+  });
+
+program
   .command('users:create')
   .description('create a user, who can then be added to organizations and issued keys')
   .requiredOption('--email <email>', 'e-mail address, unique among users')

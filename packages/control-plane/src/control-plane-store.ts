@@ -83,6 +83,16 @@ export class ControlPlaneStore {
     return rows[0] ?? null;
   }
 
+  /** Instance operators (PostHog's `is_staff`) may read installation-wide figures; see `mayReadInstance`. */
+  async isInstanceOperator(userId: number): Promise<boolean> {
+    const { rows } = await this.db.query<{ is_staff: boolean }>('SELECT is_staff FROM users WHERE id = $1', [userId]);
+    return rows[0]?.is_staff ?? false;
+  }
+
+  async setInstanceOperator(userId: number, operator: boolean): Promise<void> {
+    await this.db.query('UPDATE users SET is_staff = $2 WHERE id = $1', [userId, operator]);
+  }
+
   async addMembership(organizationId: string, userId: number, level: number): Promise<void> {
     await this.db.query(
       `INSERT INTO organization_memberships (id, organization_id, user_id, level) VALUES ($1, $2, $3, $4)

@@ -18,6 +18,8 @@ export interface OperationDoc {
   responses?: Record<string, { description: string; schema?: object; contentType?: string }>;
   /** Scopes a personal API key needs; set by `requireScopes`, so a route need not repeat them. */
   scopes?: string[];
+  /** Who may call the route beyond its scopes (an instance operator, the key itself); set by the check that enforces it. */
+  access?: string;
   /** The route takes the project API key in its body (capture, decide) rather than a personal one. */
   projectKey?: boolean;
 }
@@ -118,6 +120,7 @@ export function openApiDocument(routes: readonly MountedRoute[], info: DocumentI
         : {}),
       responses,
       security,
+      ...(doc.access ? { 'x-access': doc.access } : {}),
     };
   }
   return {

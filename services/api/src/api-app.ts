@@ -88,8 +88,8 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
   app.use(schemaRoutes(deps.publicUrl), statusPageRoutes());
   // Bodies are read once the key was checked: without one, the answer is a 401 whatever the body, as PostHog's.
   app.use('/api', authenticate(deps.store), rateLimit(deps.redis, deps.rateLimitPerMinute), express.json({ limit: '1mb' }), jsonBodiesOnly(), storableRequest());
-  app.use('/api/status', statusRoutes(deps.status, new StatusHistory({ redis: deps.redis, serviceUrls: deps.status.serviceUrls })));
-  app.use('/api/personal_api_keys', personalApiKeyRoutes(deps.store));
+  app.use('/api/status', statusRoutes(deps.status, new StatusHistory({ redis: deps.redis, serviceUrls: deps.status.serviceUrls }), deps.store));
+  app.use('/api/personal_api_keys', personalApiKeyRoutes());
   app.use('/api/projects', projectRoutes(deps.store));
   app.use('/api/organizations', organizationRoutes(deps));
   const persons = new ManagementPersonStore(deps.pool);

@@ -15,78 +15,38 @@ beforeAll(async () => {
 
 const ERROR_KEYS = ['attr', 'code', 'detail', 'type'];
 
-describe('personal API keys', () => {
-  it('shows the value once, on creation, and stores only its hash', async () => {
-    const created = await api.request('POST', '/api/personal_api_keys/', tenant.personalApiKey, { label: 'ci', scopes: ['feature_flag:read'], scoped_projects: [tenant.project.id] });
-    expect(created.status).toBe(201);
-    const value: string = created.body.value;
-    expect(value).toMatch(/^phx_[A-Za-z0-9]{43}$/);
-    expect(created.body).toMatchObject({ label: 'ci', scopes: ['feature_flag:read'], scoped_projects: [tenant.project.id], mask_value: `${value.slice(0, 6)}...${value.slice(-4)}`, last_used_at: null });
-
-    const listed = await api.request('GET', '/api/personal_api_keys/', tenant.personalApiKey);
-    expect(listed.status).toBe(200);
-    expect(listed.body.map((k: { id: string }) => k.id)).toContain(created.body.id);
-    expect(listed.text).not.toContain(value);
-    expect(listed.body.find((k: { id: string }) => k.id === created.body.id)).not.toHaveProperty('value');
-
-    const row = await api.pool.query<{ row: string }>('SELECT row_to_json(k)::text AS row FROM personal_api_keys k WHERE id = $1', [created.body.id]);
-    expect(row.rows).toHaveLength(1);
-    expect(row.rows[0]!.row).not.toContain(value);
-    expect(row.rows[0]!.row).not.toContain(value.slice(4));
-
-    expect((await api.request('GET', `/api/projects/${tenant.project.id}/feature_flags/`, value)).status).toBe(200);
+describe('personal API keys (PostHog: a key may only read itself; managing keys is a session\'s)', () => {
+  it('reads itself by id or @current, with its mask and never its value', async () => {
+    const key = await createKey(api.pool, api.config, tenant.user.id, ['personal_api_key:read', 'feature_flag:read'], [tenant.project.id]);
+    const current = await api.request('GET', '/api/personal_api_keys/@current/', key);
+    expect(current.status).toBe(200);
+    expect(current.body).toMatchObject({ scopes: ['personal_api_key:read', 'feature_flag:read'], scoped_projects: [tenant.project.id], mask_value: `${key.slice(0, 6)}...${key.slice(-4)}` });
+    expect(current.text).not.toContain(key);
+    expect((await api.request('GET', `/api/personal_api_keys/${current.body.id}/`, key)).body.id).toBe(current.body.id);
   });
 
-  it('DELETE revokes the key at once; deleting it again, or a key of another user, is a 404', async () => {
-    const created = await api.request('POST', '/api/personal_api_keys/', tenant.personalApiKey, { label: 'temp', scopes: ['*'] });
-    const value: string = created.body.value;
-    expect((await api.request('GET', '/api/projects/', value)).status).toBe(200);
-    expect((await api.request('DELETE', `/api/personal_api_keys/${created.body.id}/`, tenant.personalApiKey)).status).toBe(204);
-    expect((await api.request('GET', '/api/projects/', value)).status).toBe(401);
-    expect((await api.request('DELETE', `/api/personal_api_keys/${created.body.id}/`, tenant.personalApiKey)).status).toBe(404);
-
-    const stranger = await createTestTenant(api.pool, api.config);
-    const theirs = await api.request('POST', '/api/personal_api_keys/', stranger.personalApiKey, { label: 'theirs', scopes: ['*'] });
-    expect((await api.request('DELETE', `/api/personal_api_keys/${theirs.body.id}/`, tenant.personalApiKey)).status).toBe(404);
-    expect((await api.request('GET', '/api/projects/', theirs.body.value)).status).toBe(200);
-    expect((await api.request('GET', '/api/personal_api_keys/', tenant.personalApiKey)).body.map((k: { id: string }) => k.id)).not.toContain(theirs.body.id);
-  });
-
-  it('refuses unknown scopes, a missing label and projects the user cannot reach, naming the field', async () => {
-    const cases: [Record<string, unknown>, string][] = [
-      [{ label: 'x', scopes: ['everything'] }, 'scopes'],
-      [{ scopes: ['*'] }, 'label'],
-      [{ label: 'x', scopes: ['*'], scoped_projects: [(await createTestTenant(api.pool, api.config)).project.id] }, 'scoped_projects'],
-    ];
-    for (const [body, attr] of cases) {
-      const { status, body: error } = await api.request('POST', '/api/personal_api_keys/', tenant.personalApiKey, body);
-      expect(status).toBe(400);
-      expect(error).toMatchObject({ type: 'invalid_request', attr });
+  it('cannot list, read, issue or revoke other keys, even unlimited and of the same user; the unlimited key stays usable', async () => {
+    const narrow = await createKey(api.pool, api.config, tenant.user.id, ['personal_api_key:write'], [tenant.project.id]);
+    const unlimitedId = (await api.request('GET', '/api/personal_api_keys/@current/', tenant.personalApiKey)).body.id;
+    for (const key of [narrow, tenant.personalApiKey]) {
+      const answers = [
+        await api.request('GET', '/api/personal_api_keys/', key),
+        await api.request('POST', '/api/personal_api_keys/', key, { label: 'minted', scopes: ['*'] }),
+        await api.request('DELETE', `/api/personal_api_keys/${unlimitedId}/`, key),
+      ];
+      if (key === narrow) answers.push(await api.request('GET', `/api/personal_api_keys/${unlimitedId}/`, key));
+      for (const answer of answers) expect(answer.body).toMatchObject({ type: 'permission_denied', code: 'session_required', detail: expect.stringMatching(/tributary keys:/) });
     }
+    expect((await api.request('GET', '/api/projects/', tenant.personalApiKey)).status).toBe(200);
+    const stored = await api.pool.query('SELECT count(*)::int AS n FROM personal_api_keys WHERE user_id = $1 AND label = $2', [tenant.user.id, 'minted']);
+    expect(stored.rows[0].n).toBe(0);
   });
 
-  it('never issues a key with more power than the key asking for it', async () => {
-    const narrow = await createKey(api.pool, api.config, tenant.user.id, ['personal_api_key:write', 'feature_flag:read'], [tenant.project.id]);
-    const wider = await api.request('POST', '/api/personal_api_keys/', narrow, { label: 'escalate', scopes: ['*'], scoped_projects: [tenant.project.id] });
-    expect(wider.status).toBe(403);
-    expect(wider.body).toMatchObject({ type: 'permission_denied', detail: expect.stringMatching(/'\*'/) });
-    const unlimited = await api.request('POST', '/api/personal_api_keys/', narrow, { label: 'escalate', scopes: ['feature_flag:read'] });
-    expect(unlimited.status).toBe(403);
-    expect(unlimited.body.detail).toMatch(/project/);
-    const elsewhere = await api.request('POST', '/api/personal_api_keys/', narrow, { label: 'escalate', scopes: ['feature_flag:read'], scoped_projects: [sibling.id] });
-    expect(elsewhere.status).toBe(403);
-    const same = await api.request('POST', '/api/personal_api_keys/', narrow, { label: 'same', scopes: ['feature_flag:read'], scoped_projects: [tenant.project.id] });
-    expect(same.status).toBe(201);
-  });
-
-  it('needs the personal_api_key scopes, naming the missing one', async () => {
+  it('reading itself needs personal_api_key:read, naming it', async () => {
     const key = await createKey(api.pool, api.config, tenant.user.id, ['project:read']);
-    const list = await api.request('GET', '/api/personal_api_keys/', key);
-    expect(list.status).toBe(403);
-    expect(list.body.detail).toMatch(/'personal_api_key:read'/);
-    const create = await api.request('POST', '/api/personal_api_keys/', key, { label: 'x', scopes: ['project:read'] });
-    expect(create.status).toBe(403);
-    expect(create.body.detail).toMatch(/'personal_api_key:write'/);
+    const current = await api.request('GET', '/api/personal_api_keys/@current/', key);
+    expect(current.status).toBe(403);
+    expect(current.body.detail).toMatch(/'personal_api_key:read'/);
   });
 });
 

@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SERVICE_NAMES, type ServiceName } from '@tributary/config';
+import { ControlPlaneStore } from '@tributary/control-plane';
 import { createKafka, ensureTopics } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
 import { createPool, createTestTenant, freePort, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
@@ -56,6 +57,7 @@ beforeAll(async () => {
   await ensureTopics(admin, prefix, 2);
   await admin.disconnect();
   tenant = await createTestTenant(pool, config);
+  await new ControlPlaneStore(pool, config.apiKeyPepper).setInstanceOperator(tenant.user.id, true);
   const ports = Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (name) => [name, await freePort()] as const))) as Record<ServiceName, number>;
   const env = {
     ...process.env,
@@ -184,7 +186,7 @@ describe('operating Tributary', () => {
     await waitFor(async () => (await metric('ingest', 'tributary_ingest_events_total')) >= before + 300, { what: 'the imported events to be written' });
   });
 
-  it('reports each service, lag, throughput and the deletion queue at /api/status/, for an all-access key only', async () => {
+  it('reports each service, lag, throughput and the deletion queue at /api/status/, for an instance operator's all-access key only', async () => {
     const report = (await (await managed('/api/status/')).json()) as any;
     expect(report.services.map((s: { name: string; healthy: boolean; ready: boolean }) => [s.name, s.healthy, s.ready])).toEqual(SERVICE_NAMES.map((name) => [name, true, true]));
     expect(report.consumerLag).toMatchObject({ ok: true, value: { group } });
@@ -194,6 +196,8 @@ describe('operating Tributary', () => {
     expect(report.deletions).toMatchObject({ ok: true, value: { queued: expect.any(Number), nextRun: expect.stringMatching(/T05:00:00\.000Z$/) } });
     const narrow = await fetch(`${urlOf('api')}/api/status/`, { headers: { authorization: `Bearer ${await limitedKey()}` } });
     expect(narrow.status).toBe(403);
+    const stranger = await createTestTenant(pool, config);
+    expect((await fetch(`${urlOf('api')}/api/status/`, { headers: { authorization: `Bearer ${stranger.personalApiKey}` } })).status).toBe(403);
     expect((await fetch(`${urlOf('api')}/api/status/`)).status).toBe(401);
   });
 

@@ -1,3 +1,4 @@
+import { ControlPlaneStore } from '@tributary/control-plane';
 import { createKey, createPool, createTestTenant, testConfig, waitFor, type TestTenant } from '@tributary/test-support';
 
 /**
@@ -14,6 +15,7 @@ const history = async (key: string) => fetch(`${front}/api/status/history/`, { h
 
 beforeAll(async () => {
   tenant = await createTestTenant(pool, config);
+  await new ControlPlaneStore(pool, config.apiKeyPepper).setInstanceOperator(tenant.user.id, true);
 });
 afterAll(() => pool.end());
 
@@ -41,11 +43,12 @@ describe('GET /api/status/history/', () => {
     expect(points.every((p) => p.at > Date.now() - 3_700_000)).toBe(true);
   }, 90_000);
 
-  it('is refused in the one error shape to a key without every scope, as the status report is', async () => {
+  it("is refused in the one error shape to an operator's narrow key and to an unlimited key of anyone else, as the status report is", async () => {
     const narrow = await createKey(pool, config, tenant.user.id, ['query:read']);
     const response = await history(narrow);
     expect(response.status).toBe(403);
-    expect(await response.json()).toEqual(expect.objectContaining({ type: expect.any(String), code: 'status_forbidden', detail: expect.stringMatching(/all scopes/) }));
+    expect(await response.json()).toEqual(expect.objectContaining({ type: expect.any(String), code: 'instance_operator_required', detail: expect.stringMatching(/instance operator/) }));
+    expect((await history((await createTestTenant(pool, config)).personalApiKey)).status).toBe(403);
     expect((await history('phx_not_a_key')).status).toBe(401);
   });
 });

@@ -1,5 +1,4 @@
 import { Router, type Request } from 'express';
-import type { Scope } from '@tributary/auth';
 import { badRequest, documented, forbidden, notFound, validateBody } from '@tributary/http';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { idParam } from '../http/id-param.js';
@@ -7,7 +6,7 @@ import { UUID_PATTERN } from '../http/uuid.js';
 import type { OrganizationMemberStore } from '../organizations/organization-member-store.js';
 import type { AccessControlRow, ResourceKind } from './access-control-store.js';
 import type { AccessControls, ProtectedResource } from './access-controls.js';
-import { ACCESS_LEVELS, type AccessLevel } from './access-level.js';
+import { ACCESS_LEVELS, type AccessLevel, type Scope } from '@tributary/auth';
 
 /** What a resource's routes tell the mixin about themselves. */
 export interface AccessControlledResource {

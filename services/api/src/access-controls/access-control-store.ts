@@ -1,6 +1,6 @@
 import { v4 as uuidv4 } from 'uuid';
 import type { Pool } from '@tributary/postgres';
-import type { AccessLevel } from './access-level.js';
+import type { AccessLevel } from '@tributary/auth';
 
 export type ResourceKind = 'dashboard' | 'feature_flag';
 

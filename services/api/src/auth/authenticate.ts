@@ -1,8 +1,8 @@
 import type { RequestHandler, Request } from 'express';
-import type { Scope } from '@tributary/auth';
+import { mayReadInstance, type Scope } from '@tributary/auth';
 import { personalApiKeyOf, requireKeyScopes, requireProjectAccess } from '@tributary/auth/personal-api-key-access';
 import type { ControlPlaneStore, PersonalApiKeyRecord, Project } from '@tributary/control-plane';
-import { notFound, withDoc } from '@tributary/http';
+import { forbidden, notFound, withDoc } from '@tributary/http';
 import { rowId } from '@tributary/postgres/row-id';
 
 export interface Principal {
@@ -63,4 +63,22 @@ export function projectAccess(store: Pick<ControlPlaneStore, 'findProject' | 'pr
       next(error);
     }
   };
+}
+
+/**
+ * Installation-wide routes (every project's figures): an instance operator's unlimited key only.
+ * The flag is on the user and set by the CLI, so no key or organization role grants it.
+ */
+export function requireInstanceOperator(store: Pick<ControlPlaneStore, 'isInstanceOperator'>): RequestHandler {
+  return withDoc(async (req, _res, next) => {
+    try {
+      const { key, userId } = principalOf(req);
+      if (!mayReadInstance(key, await store.isInstanceOperator(userId))) {
+        throw forbidden('This covers every project of the installation: it needs an instance operator (tributary users:operator) and their key with all scopes (*) and no project restriction.', 'instance_operator_required');
+      }
+      next();
+    } catch (error) {
+      next(error);
+    }
+  }, { scopes: ['*'], access: 'instance operator' });
 }

@@ -3,7 +3,7 @@ import { PAGE_SCHEMA, badRequest, documented, forbidden, notFound, pageOf } from
 import type { Pool } from '@tributary/postgres';
 import { accessControlRoutes } from '../access-controls/access-control-routes.js';
 import type { AccessControls, ProtectedResource } from '../access-controls/access-controls.js';
-import type { AccessLevel } from '../access-controls/access-level.js';
+import type { AccessLevel } from '@tributary/auth';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { clientSignal, pageLinks } from '../http/responses.js';
 import type { OrganizationMemberStore } from '../organizations/organization-member-store.js';

@@ -1,6 +1,7 @@
 import { Router } from 'express';
-import { documented, forbidden } from '@tributary/http';
-import { principalOf } from '../auth/authenticate.js';
+import type { ControlPlaneStore } from '@tributary/control-plane';
+import { documented } from '@tributary/http';
+import { requireInstanceOperator } from '../auth/authenticate.js';
 import { STATUS_PAGE_HTML } from './status-page.js';
 import { statusReport, type StatusDeps, type StatusReport } from './status-report.js';
 import { SAMPLE_INTERVAL_MS, type StatusHistory } from './status-history.js';
@@ -17,24 +18,15 @@ export function statusPageRoutes(): Router {
   return router;
 }
 
-/**
- * `/api/status/`: installation-wide figures (every project's events), so only for a key that can
- * already see everything: all scopes, no project restriction.
- */
-export function statusRoutes(deps: StatusDeps, history: StatusHistory): Router {
+/** `/api/status/`: installation-wide figures (every project's events), for instance operators only. */
+export function statusRoutes(deps: StatusDeps, history: StatusHistory, store: Pick<ControlPlaneStore, 'isInstanceOperator'>): Router {
   const router = Router();
   let cached: { at: number; report: Promise<StatusReport> } | null = null;
-  router.use((req, _res, next) => {
-    const { key } = principalOf(req);
-    if (!key.scopes.includes('*') || key.scoped_projects !== null) {
-      next(forbidden('The status report covers every project: it needs a personal API key with all scopes (*) and no project restriction.', 'status_forbidden'));
-      return;
-    }
-    next();
-  });
+  const operator = requireInstanceOperator(store);
   router.get(
     '/',
-    documented({ summary: 'Status report: services, consumer lag, throughput, warnings, dead letters, deletions', tags: ['operations'], scopes: ['*'] }),
+    operator,
+    documented({ summary: 'Status report: services, consumer lag, throughput, warnings, dead letters, deletions', tags: ['operations'] }),
     async (_req, res) => {
       const now = Date.now();
       if (!cached || now - cached.at > REPORT_TTL_MS) cached = { at: now, report: statusReport(deps) };
@@ -43,7 +35,8 @@ export function statusRoutes(deps: StatusDeps, history: StatusHistory): Router {
   );
   router.get(
     '/history',
-    documented({ summary: "The last hour's rates, sampled from the services' metrics: capture events accepted, ingest events written, decide requests, 5xx answers (per second)", tags: ['operations'], scopes: ['*'] }),
+    operator,
+    documented({ summary: "The last hour's rates, sampled from the services' metrics: capture events accepted, ingest events written, decide requests, 5xx answers (per second)", tags: ['operations'] }),
     async (_req, res) => {
       res.set('Cache-Control', 'no-store').json({ interval_seconds: SAMPLE_INTERVAL_MS / 1000, series: await history.series() });
     },

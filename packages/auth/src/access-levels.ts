@@ -26,3 +26,12 @@ export function resolveAccessLevel(inputs: AccessInputs): AccessLevel {
   const level = inputs.defaultEntry ?? 'editor';
   return atLeast(inputs.othersAtMost, level) ? level : inputs.othersAtMost;
 }
+
+/**
+ * PostHog's CanEditInsight: an insight on no dashboard is the project's to edit; one on dashboards
+ * may be edited by whoever may edit at least one of them, and only viewed by everyone else in the
+ * project (its own read is not hidden by a dashboard the caller cannot see).
+ */
+export function insightAccessLevel(dashboardLevels: readonly AccessLevel[]): AccessLevel {
+  return dashboardLevels.length === 0 || dashboardLevels.includes('editor') ? 'editor' : 'viewer';
+}

@@ -1,4 +1,4 @@
-import { resolveAccessLevel, type AccessInputs } from './access-level.js';
+import { insightAccessLevel, resolveAccessLevel, type AccessInputs } from './access-levels.js';
 
 const member: AccessInputs = { isProjectAdmin: false, isCreator: false, memberEntry: null, defaultEntry: null, othersAtMost: 'editor' };
 
@@ -22,5 +22,18 @@ describe('resolveAccessLevel', () => {
   it('admins and the creator always edit', () => {
     expect(resolveAccessLevel({ ...member, isProjectAdmin: true, memberEntry: 'none' })).toBe('editor');
     expect(resolveAccessLevel({ ...member, isCreator: true, defaultEntry: 'none', othersAtMost: 'viewer' })).toBe('editor');
+  });
+});
+
+describe('insightAccessLevel (PostHog CanEditInsight)', () => {
+  it('an insight on no dashboard is editable by the project', () => {
+    expect(insightAccessLevel([])).toBe('editor');
+  });
+
+  it('editing one of its dashboards is enough; viewing them all, or seeing none, leaves it read-only', () => {
+    expect(insightAccessLevel(['viewer', 'editor'])).toBe('editor');
+    expect(insightAccessLevel(['viewer'])).toBe('viewer');
+    expect(insightAccessLevel(['none'])).toBe('viewer');
+    expect(insightAccessLevel(['none', 'viewer'])).toBe('viewer');
   });
 });
