@@ -186,6 +186,7 @@ const FUNCTIONS: Record<string, FunctionSpec> = {
   greater: fn('greater', 2),
   lessOrEquals: fn('lessOrEquals', 2),
   greaterOrEquals: fn('greaterOrEquals', 2),
+  // Printed as the IN operator is (the printer's `membership`): ClickHouse reads a name as their second argument as a table.
   in: fn('in', 2),
   notIn: fn('notIn', 2),
 

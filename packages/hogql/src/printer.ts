@@ -344,7 +344,7 @@ class Printer {
     if (node.right.node === 'Constant' && node.right.value === null && (op === '==' || op === '!=')) {
       return `${op === '==' ? 'isNull' : 'isNotNull'}(${this.expr(node.left, scope).sql})`;
     }
-    if (op === 'in' || op === 'not in') return `(${this.expr(node.left, scope).sql} ${op === 'in' ? 'IN' : 'NOT IN'} ${this.inList(node.right, scope)})`;
+    if (op === 'in' || op === 'not in') return this.membership(node.left, node.right, op === 'not in', scope);
     const left = this.coerced(node.left, node.right, scope);
     const right = this.coerced(node.right, node.left, scope);
     switch (op) {
@@ -386,13 +386,54 @@ class Printer {
     return printed.sql;
   }
 
-  private inList(right: Expr, scope: Scope): string {
-    // 18.16 takes a tuple or a subquery after IN, not an array.
-    if (right.node === 'Tuple' || right.node === 'Array') return `(${right.exprs.map((e) => this.expr(e, scope).sql).join(', ') || 'NULL'})`;
-    if (right.node === 'SelectQuery' || right.node === 'SelectSetQuery') return `(${this.select(right, scope, false)})`;
-    const value = right.node === 'Placeholder' ? this.placeholderValue(right.expr, right) : right.node === 'Constant' ? right.value : undefined;
-    if (Array.isArray(value)) return `(${value.map((v) => constant(v, right)).join(', ') || 'NULL'})`;
-    return `(${this.expr(right, scope).sql})`;
+  /**
+   * `left IN right`. ClickHouse reads a name on the right of IN (bare, qualified or in brackets) as
+   * a table of its own database, unguarded: so the right side is printed only as a guarded
+   * subquery or a list of constants, and anything else HogQL may mean there (a column, an alias, a
+   * lambda argument, an array of expressions) as `has(array, left)`, whose arguments are values.
+   */
+  private membership(left: Expr, right: Expr, negated: boolean, scope: Scope): string {
+    const l = this.expr(left, scope).sql;
+    const printed = this.inSet(right, scope);
+    if (printed.set !== undefined) return `(${l} ${negated ? 'NOT IN' : 'IN'} ${printed.set})`;
+    return `(${negated ? 'NOT ' : ''}has(${printed.array}, ${l}))`;
+  }
+
+  private inSet(right: Expr, scope: Scope): { set: string; array?: never } | { array: string; set?: never } {
+    if (right.node === 'SelectQuery' || right.node === 'SelectSetQuery') return { set: `(${this.select(right, scope, false)})` };
+    const literal = this.literalValue(right);
+    if (literal !== undefined) {
+      // 18.16 takes a tuple or a subquery after IN, not an array.
+      const values = Array.isArray(literal) ? literal : [literal];
+      return { set: `(${values.map((v) => constant(v, right)).join(', ') || 'NULL'})` };
+    }
+    if (right.node === 'Tuple' || right.node === 'Array') {
+      const elements = right.exprs.map((e) => this.expr(e, scope).sql);
+      return right.exprs.every(isConstantShaped) ? { set: `(${elements.join(', ') || 'NULL'})` } : { array: `[${elements.join(', ')}]` };
+    }
+    if (right.node === 'Field' && right.chain.length === 1 && !scope.lambdaArgs.has(String(right.chain[0])) && !scope.aliases.has(String(right.chain[0]))) {
+      // A CTE's name means its rows (a subquery CTE) or its value (a column CTE), as in HogQL.
+      const cte = this.lookupCte(scope, String(right.chain[0]));
+      if (cte?.cte_type === 'subquery') {
+        if (++this.cteExpansions > MAX_CTE_EXPANSIONS) throw queryError(`The query uses its CTEs more than ${MAX_CTE_EXPANSIONS} times`, span(right));
+        return { set: `(${this.select(cte.expr as SelectLike, scope, false)})` };
+      }
+      if (cte?.cte_type === 'column') {
+        if (++this.cteExpansions > MAX_CTE_EXPANSIONS) throw queryError(`The query uses its CTEs more than ${MAX_CTE_EXPANSIONS} times`, span(right));
+        return this.inSet(cte.expr, scope);
+      }
+      if (isTableName(String(right.chain[0])) && !scope.sources.some((s) => this.hasField(s, String(right.chain[0])))) {
+        throw queryError(`IN takes a list, an array or a subquery, not the table ${String(right.chain[0])}: write (SELECT column FROM ${String(right.chain[0])})`, span(right));
+      }
+    }
+    return { array: this.expr(right, scope).sql };
+  }
+
+  /** A constant or a placeholder's value: what can be printed as a literal. */
+  private literalValue(expr: Expr): unknown {
+    if (expr.node === 'Constant') return expr.value ?? null;
+    if (expr.node === 'Placeholder') return this.placeholderValue(expr.expr, expr) ?? null;
+    return undefined;
   }
 
   private placeholderValue(expr: Expr, node: Expr): unknown {
@@ -417,6 +458,7 @@ class Printer {
       if (params.length < spec.params[0] || params.length > spec.params[1]) throw queryError(`Aggregation '${name}' takes ${spec.params[0]} to ${spec.params[1]} parameters, found ${params.length}`, span(node));
     } else if (node.params && node.params.length) throw queryError(`Function '${name}' takes no parameters`, span(node));
     if (node.distinct && !spec.aggregate) throw queryError(`DISTINCT is only for aggregations, not '${name}'`, span(node));
+    if (name === 'in' || name === 'notIn') return { sql: this.membership(args[0]!, args[1]!, name === 'notIn', scope), property: false };
     const printedArgs = args.map((arg, i) => {
       if (arg.node === 'Lambda') {
         if (!spec.lambdaFirst || i !== 0) throw queryError(`A lambda can only be the first argument of an array function such as arrayMap`, span(arg));
@@ -637,6 +679,22 @@ class Printer {
     if (!source.lazy.pdi) return `SELECT ${columns.join(', ')} FROM events AS __e WHERE ${this.guard('__e')}`;
     const lazy = ['__pdi_person_id', ...(source.lazy.person ? ['__person_properties', '__person_created_at', '__person_is_identified'] : [])];
     return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.lazySubquery(source.lazy.person)}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${this.guard('__e')}`;
+  }
+}
+
+/** An expression of constants alone (no name, no subquery): ClickHouse computes it as a value wherever it stands. */
+function isConstantShaped(expr: Expr): boolean {
+  switch (expr.node) {
+    case 'Constant':
+    case 'Placeholder':
+      return true;
+    case 'Tuple':
+    case 'Array':
+      return expr.exprs.every(isConstantShaped);
+    case 'Call':
+      return expr.args.every(isConstantShaped) && (expr.params ?? []).every(isConstantShaped);
+    default:
+      return false;
   }
 }
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { MARKER, OTHER_TEAM, PERSON, TEAM, foreignValuesIn, unguardedReads, useTwoTeamFixture, type HogQLRunner } from '../test/two-team-fixture.js';
-import { HogQLError } from './index.js';
+import { MARKER, OTHER_TEAM, PERSON, TEAM, foreignValuesIn, tableNamesOutsideFrom, unguardedReads, useTwoTeamFixture, type HogQLRunner } from '../test/two-team-fixture.js';
+import { HogQLError, parseSelect, printQuery } from './index.js';
 
 /**
  * No HogQL query a project sends reads another project's rows: each either is refused with a
@@ -14,14 +14,18 @@ beforeAll(() => {
   ({ runner } = fixture);
 });
 
-type Outcome = { refused: HogQLError } | { rows: unknown[][]; sql: string };
+type Outcome = { refused: HogQLError } | { failed: string; sql: string } | { rows: unknown[][]; sql: string };
 
 async function attempt(hogql: string, values?: Record<string, unknown>): Promise<Outcome> {
+  let sql = '';
   try {
-    const { rows, sql } = await runner.run(hogql, values);
+    sql = printQuery(await parseSelect(hogql), { teamId: TEAM, ...(values && { values }) }).clickhouse;
+    const { rows } = await runner.run(hogql, values);
     return { rows, sql };
   } catch (error) {
     if (error instanceof HogQLError) return { refused: error };
+    // ClickHouse refusing the printed query for its types (the endpoint's 400): the SQL is still checked.
+    if (sql && /Code: \d+/.test(String(error))) return { failed: String(error), sql };
     throw error;
   }
 }
@@ -30,13 +34,15 @@ async function attempt(hogql: string, values?: Record<string, unknown>): Promise
 function expectIsolated(outcome: Outcome): void {
   if ('refused' in outcome) return;
   expect(unguardedReads(outcome.sql)).toEqual([]);
-  expect(foreignValuesIn(outcome.rows)).toEqual([]);
+  expect(tableNamesOutsideFrom(outcome.sql)).toEqual([]);
+  if ('rows' in outcome) expect(foreignValuesIn(outcome.rows)).toEqual([]);
 }
 
 describe('escape attempts are refused or answer from the project alone', () => {
   const injected = { quote: "' OR 1=1 --", list: ["a') OR (1=1"], team: OTHER_TEAM };
-  // `runs` gives the rows the project's own data answers with; `refused` a part of the error's message.
-  const attempts: [attempt: string, hogql: string, expected: { runs: number } | { refused: string }][] = [
+  // `runs` gives the rows the project's own data answers with; `refused` a part of the printer's
+  // error; `fails` a part of ClickHouse's (a value of the wrong type, answered as a 400).
+  const attempts: [attempt: string, hogql: string, expected: { runs: number } | { refused: string } | { fails: string }][] = [
     ["naming another project's id", `SELECT * FROM events WHERE team_id = ${OTHER_TEAM}`, { refused: 'Unable to resolve field: team_id' }],
     ["OR with another project's id", `SELECT count() FROM events WHERE (1 = 1) OR (team_id = ${OTHER_TEAM})`, { refused: 'Unable to resolve field: team_id' }],
     ['team_id inside a function', "SELECT * FROM events WHERE toString(team_id) = 'x'", { refused: 'Unable to resolve field: team_id' }],
@@ -103,14 +109,35 @@ describe('escape attempts are refused or answer from the project alone', () => {
     ['a 1 MB query', `SELECT * FROM events WHERE distinct_id = '${'x'.repeat(1_000_000)}' OR 1 = 1`, { refused: 'characters long' }],
     ["another project's distinct id", `SELECT * FROM person_distinct_ids WHERE distinct_id = '${MARKER}'`, { runs: 0 }],
     ["another project's person's email", `SELECT * FROM events WHERE person.properties.email LIKE '%${MARKER}%'`, { runs: 0 }],
+    // ClickHouse reads a name on the right of IN as a table of its database, every project's rows:
+    // each form is printed as has() over a value, a guarded subquery, or refused.
+    ['IN a qualified column, as a table of that name', 'SELECT * FROM events AS t WHERE t.distinct_id IN t.distinct_id', { fails: 'must be an array' }],
+    ['IN a bracketed qualified column', 'SELECT * FROM events AS t WHERE t.distinct_id IN (t.distinct_id)', { fails: 'must be an array' }],
+    ['IN a column named like a stored table', 'SELECT * FROM events WHERE distinct_id IN (SELECT distinct_id AS person_distinct_id FROM events)', { runs: 8 }],
+    ['IN an alias named like a stored table', 'SELECT distinct_id AS person_distinct_id FROM events WHERE distinct_id IN person_distinct_id', { fails: 'must be an array' }],
+    ['NOT IN an alias named like a stored table', "SELECT ['x'] AS person_distinct_id FROM events WHERE distinct_id NOT IN person_distinct_id", { runs: 8 }],
+    ['IN an array of one column', 'SELECT * FROM events AS person_distinct_id WHERE distinct_id IN [distinct_id]', { runs: 8 }],
+    ['in() with a column', 'SELECT * FROM events AS t WHERE in(t.distinct_id, t.distinct_id)', { fails: 'must be an array' }],
+    ['notIn() with an array column', 'SELECT * FROM events AS t WHERE notIn(t.distinct_id, (splitByChar(\'@\', t.distinct_id)))', { runs: 0 }],
+    ['IN a tuple of the right arity over another table', 'SELECT * FROM events AS person_distinct_id WHERE (distinct_id, person_id) IN person_distinct_id.distinct_id', { fails: 'must be an array' }],
+    ['IN a lambda argument', "SELECT * FROM events WHERE arrayExists(person_distinct_id -> distinct_id IN person_distinct_id, [['alice']])", { runs: 3 }],
+    ['IN a stored table by its HogQL name', 'SELECT * FROM events WHERE distinct_id IN person_distinct_ids', { refused: 'not the table person_distinct_ids' }],
+    ['IN a stored table by its ClickHouse name', 'SELECT * FROM events WHERE distinct_id IN person_distinct_id', { refused: 'Unable to resolve field: person_distinct_id' }],
+    ['IN a CTE, as its rows', `WITH s AS (SELECT distinct_id FROM person_distinct_ids) SELECT * FROM events WHERE distinct_id IN s`, { runs: 7 }],
+    ['IN a column CTE naming a table', 'WITH person_distinct_id AS person_distinct_id SELECT * FROM events WHERE distinct_id IN person_distinct_id', { refused: 'uses its CTEs more than' }],
+    ['IN a scalar subquery', 'SELECT * FROM events WHERE distinct_id IN (SELECT max(distinct_id) FROM events)', { runs: 1 }],
+    ['IN in a CTE', 'WITH s AS (SELECT * FROM events AS t WHERE t.distinct_id IN t.distinct_id) SELECT count() FROM s', { fails: 'must be an array' }],
+    ['IN in a saved-insight-like subquery of a subquery', 'SELECT * FROM (SELECT distinct_id AS groups FROM events) WHERE groups IN groups', { fails: 'must be an array' }],
   ];
 
   it.each(attempts)('%s', async (_attempt, hogql, expected) => {
     const outcome = await attempt(hogql, injected);
     if ('refused' in expected) {
       expect('refused' in outcome ? outcome.refused.message : outcome).toContain(expected.refused);
+    } else if ('fails' in expected) {
+      expect('failed' in outcome ? outcome.failed : outcome).toContain(expected.fails);
     } else {
-      expect('rows' in outcome ? outcome.rows.length : outcome.refused.message).toBe(expected.runs);
+      expect('rows' in outcome ? outcome.rows.length : outcome).toBe(expected.runs);
     }
     expectIsolated(outcome);
   });
@@ -157,6 +184,12 @@ describe("generated queries never answer with another project's values", () => {
       fc.tuple(field, fc.constantFrom(...FRAGMENTS)).map(([f, x]) => `${f} LIKE '%${x}%'`),
       fc.constantFrom(...FIELDS[table]).map((f) => `${alias}.${f} IS NULL`),
       fc.constantFrom('1 = 1', '1 = 0'),
+      // Names on the right of IN: ClickHouse would read each as a table, so the printer must not print one there.
+      fc.tuple(field, fc.constantFrom(...FIELDS[table]), fc.constantFrom('IN', 'NOT IN'), fc.constantFrom('%s', '(%s)', '[%s]', "(%s, 'x')")).map(
+        ([f, g, op, form]) => `${f} ${op} ${form.replace('%s', `${alias}.${g}`)}`,
+      ),
+      fc.tuple(field, fc.constantFrom(...FIELDS[table]), fc.constantFrom('in', 'notIn')).map(([f, g, fn]) => `${fn}(${f}, ${alias}.${g})`),
+      fc.tuple(field, fc.constantFrom(...COLUMN_ALIASES, 'person_distinct_id', 'person', 'groups')).map(([f, name]) => `arrayExists(\`${name}\` -> ${f} IN \`${name}\`, [['alice']])`),
       fc.tuple(field, fc.constantFrom(...TABLE_NAMES), literal).chain(([f, inner, l]) =>
         fc.constantFrom(...FIELDS[inner]).map((g) => `${f} IN (SELECT toString(${g}) FROM ${inner} WHERE toString(${g}) != ${l})`),
       ),
@@ -216,6 +249,13 @@ describe("generated queries never answer with another project's values", () => {
     const started = Date.now();
     await fc.assert(
       fc.asyncProperty(query, async (hogql) => {
+        // The printed SQL is checked whether or not ClickHouse then runs it: a name read as a
+        // table answers with an error for one arity and with another project's rows for another.
+        try {
+          expect(tableNamesOutsideFrom(printQuery(await parseSelect(hogql), { teamId: TEAM }).clickhouse)).toEqual([]);
+        } catch (error) {
+          if (!(error instanceof HogQLError)) throw error;
+        }
         let outcome: Outcome;
         try {
           outcome = await attempt(hogql);

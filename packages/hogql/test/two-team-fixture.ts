@@ -193,3 +193,43 @@ export function unguardedReads(sql: string, teamId = TEAM): string[] {
   const guarded = (alias: string | undefined) => alias !== undefined && code.includes(`${alias.startsWith('`') ? alias : `\`${alias}\``}.team_id = ${teamId}`);
   return reads.filter(([, , alias]) => !guarded(alias)).map(([read]) => read);
 }
+
+/** Functions whose arguments ClickHouse may read as a table name: the printer never prints them. */
+const TABLE_TAKING_FUNCTIONS = /\b(?:in|notIn|globalIn|globalNotIn|nullIn|notNullIn|globalNullIn|globalNotNullIn|joinGet\w*|dictGet\w*|dictHas|hasColumnInTable)\(/i;
+
+/** The bracketed group that starts at `open` (a `(`), brackets inside it balanced. */
+function bracketed(code: string, open: number): string {
+  let depth = 0;
+  for (let i = open; i < code.length; i++) {
+    if (code[i] === '(') depth++;
+    else if (code[i] === ')' && --depth === 0) return code.slice(open, i + 1);
+  }
+  return code.slice(open);
+}
+
+/**
+ * Places in printed SQL where ClickHouse could read a name as a table outside the FROM and JOIN
+ * clauses (which `unguardedReads` checks): the right side of IN that is not a subquery or a list
+ * of constants, and functions that take a table. There must be none: such a name reads every
+ * project's rows of that table, unguarded.
+ */
+export function tableNamesOutsideFrom(sql: string): string[] {
+  // Strings are blanked and quoted names made one neutral name, so only SQL's own words are read.
+  const code = sql.replace(/'(?:[^'\\]|\\.)*'/g, "''").replace(/`(?:[^`\\]|\\.)*`/g, '`x`');
+  const found: string[] = [];
+  const fn = code.match(TABLE_TAKING_FUNCTIONS);
+  if (fn) found.push(fn[0]);
+  for (const match of code.matchAll(/\bIN\b\s*/gi)) {
+    const at = match.index! + match[0].length;
+    if (code[at] !== '(') {
+      found.push(code.slice(match.index!, at + 40));
+      continue;
+    }
+    const group = bracketed(code, at);
+    if (/^\(\s*SELECT\b/i.test(group)) continue;
+    // A list of constants: no quoted name, and every bare word a function's name or NULL.
+    const names = group.match(/`|\b[A-Za-z_]\w*\b(?!\s*\()/g)?.filter((w) => !/^(?:NULL|true|false)$/i.test(w)) ?? [];
+    if (names.length) found.push(`${match[0]}${group.slice(0, 80)}`);
+  }
+  return found;
+}
