@@ -186,7 +186,7 @@ describe('operating Tributary', () => {
     await waitFor(async () => (await metric('ingest', 'tributary_ingest_events_total')) >= before + 300, { what: 'the imported events to be written' });
   });
 
-  it('reports each service, lag, throughput and the deletion queue at /api/status/, for an instance operator's all-access key only', async () => {
+  it("reports each service, lag, throughput and the deletion queue at /api/status/, for an instance operator's all-access key only", async () => {
     const report = (await (await managed('/api/status/')).json()) as any;
     expect(report.services.map((s: { name: string; healthy: boolean; ready: boolean }) => [s.name, s.healthy, s.ready])).toEqual(SERVICE_NAMES.map((name) => [name, true, true]));
     expect(report.consumerLag).toMatchObject({ ok: true, value: { group } });
