@@ -106,7 +106,7 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
     project.use('/query', queryRoutes(deps.query));
     project.use('/feature_flags', featureFlagRoutes({ ...deps, ...access }));
     project.use('/dashboards', dashboardRoutes({ ...deps, ...access, queries: deps.query }));
-    project.use('/insights', insightRoutes({ ...deps, queries: deps.query }));
+    project.use('/insights', insightRoutes({ ...deps, ...access, queries: deps.query }));
     project.use('/batch_exports', batchExportRoutes(deps));
     project.use('/explicit_members', explicitMemberRoutes({ pool: deps.pool, roles }));
     project.use('/cohorts', cohortRoutes({ ...deps, cohorts }));

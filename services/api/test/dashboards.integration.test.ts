@@ -170,7 +170,9 @@ describe('dashboards', () => {
     const changes = { name: 'Renamed', description: 'New', pinned: true, tags: ['x'], restriction_level: 37, filters: { date_from: '-7d' } };
     const { status, body } = await api.request('PATCH', `${dashboardsPath('projects')}${created.id}/`, tenant.personalApiKey, changes);
     expect(status).toBe(200);
-    expect(body).toMatchObject({ ...changes, effective_restriction_level: 37, tiles: created.tiles });
+    // Its insights now sit on a dashboard restricted to collaborators, and say so.
+    const restrictedTiles = created.tiles.map((t: any) => ({ ...t, insight: { ...t.insight, effective_restriction_level: 37 } }));
+    expect(body).toMatchObject({ ...changes, effective_restriction_level: 37, tiles: restrictedTiles });
     expect((await api.request('GET', `${dashboardsPath()}${created.id}/`, tenant.personalApiKey)).body).toMatchObject(changes);
 
     for (const [patch, attr] of [

@@ -2,7 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import { PAGE_SCHEMA, badRequest, documented, forbidden, notFound, pageOf } from '@tributary/http';
 import type { Pool } from '@tributary/postgres';
 import { accessControlRoutes } from '../access-controls/access-control-routes.js';
-import type { AccessControls, ProtectedResource } from '../access-controls/access-controls.js';
+import type { AccessControls } from '../access-controls/access-controls.js';
 import type { AccessLevel } from '@tributary/auth';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { clientSignal, pageLinks } from '../http/responses.js';
@@ -10,11 +10,13 @@ import type { OrganizationMemberStore } from '../organizations/organization-memb
 import { presentUser, type UserColumns } from '../organizations/organization-user.js';
 import { normaliseTags } from '../http/tags.js';
 import { tileResult } from '../insights/insight-results.js';
+import { InsightAccess } from '../insights/insight-access.js';
 import { presentInsight } from '../insights/insight-routes.js';
 import { InsightStore } from '../insights/insight-store.js';
 import { refreshMode, type RefreshMode } from '../query/insight-cache.js';
 import type { QueryService } from '../query/query-service.js';
-import { createDashboardSchema, parseCreateBody, parsePatchBody, patchDashboardSchema, RESTRICTION_LEVEL } from './dashboard-requests.js';
+import { createDashboardSchema, parseCreateBody, parsePatchBody, patchDashboardSchema } from './dashboard-requests.js';
+import { asProtected } from './dashboard-access.js';
 import { DashboardStore, type DashboardRow } from './dashboard-store.js';
 import { idParam } from '../http/id-param.js';
 
@@ -37,13 +39,6 @@ function presentDashboard(row: DashboardRow) {
 }
 
 
-/** Restricting a dashboard to collaborators leaves everyone without an entry of their own a viewer. */
-const asProtected = (row: DashboardRow): ProtectedResource => ({
-  id: row.id,
-  created_by: row.created_by,
-  othersAtMost: row.restriction_level === RESTRICTION_LEVEL.onlyCollaboratorsCanEdit ? 'viewer' : 'editor',
-});
-
 /**
  * `/dashboards/`: dashboards, empty, from a built-in template (`use_template`), from template
  * JSON, or copied from another, behind access controls. A dashboard read answers every tile's
@@ -54,6 +49,7 @@ export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: A
   const dashboards = new DashboardStore(deps.pool);
   const insights = new InsightStore(deps.pool);
   const { access } = deps;
+  const insightAccess = new InsightAccess({ access, dashboards });
 
   /** The live dashboard, if the caller has at least `needed` access to it. */
   const reachable = async (req: Request, id: number, needed: 'viewer' | 'editor'): Promise<{ row: DashboardRow; level: AccessLevel }> => {
@@ -80,7 +76,7 @@ export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: A
         deleted: false,
         is_cached: results?.is_cached ?? false,
         last_refresh: results?.last_refresh ?? null,
-        insight: presentInsight(insight, results),
+        insight: presentInsight(await insightAccess.view(req, insight), results),
       });
     }
     return { ...presentDashboard(row), user_access_level: level, tiles: presented };

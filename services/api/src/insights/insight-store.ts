@@ -117,14 +117,6 @@ export class InsightStore {
     });
   }
 
-  /** Of these dashboard ids, those that are not the project's live dashboards. */
-  async missingDashboards(teamId: number, ids: number[]): Promise<number[]> {
-    if (ids.length === 0) return [];
-    const { rows } = await this.pool.query<{ id: number }>('SELECT id FROM dashboards WHERE team_id = $1 AND id = ANY($2::int[]) AND NOT deleted', [teamId, ids]);
-    const found = new Set(rows.map((r) => r.id));
-    return ids.filter((id) => !found.has(id));
-  }
-
   private async placeOn(client: PoolClient, teamId: number, insightId: number, dashboards: number[]): Promise<void> {
     await client.query(
       `INSERT INTO dashboard_tiles (dashboard_id, insight_id)
