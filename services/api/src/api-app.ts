@@ -1,4 +1,5 @@
 import express, { type Express } from 'express';
+import { DestinationGuard, destinationPolicy } from '@tributary/batch-exports';
 import type { ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
 import { jsonBodiesOnly, storableRequest } from '@tributary/http';
@@ -52,6 +53,8 @@ export interface ApiDeps {
   publicUrl: string;
   rateLimitPerMinute: number;
   status: StatusDeps;
+  /** Where batch exports may send data: checked before an export is saved. */
+  destinationGuard: DestinationGuard;
 }
 
 /** The api's dependencies from its connections, the same in the service and in tests. */
@@ -70,6 +73,7 @@ export function apiDeps(
     personEvents: new PersonEventPublisher(stores.producer, topics.realtime, config.kafkaProduceTimeoutMs),
     publicUrl: config.publicUrl,
     rateLimitPerMinute: config.apiRateLimitPerMinute,
+    destinationGuard: new DestinationGuard(destinationPolicy(config)),
     status: {
       serviceUrls: config.serviceUrls,
       admin: stores.admin,
@@ -110,8 +114,8 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
     project.use('/batch_exports', batchExportRoutes(deps));
     project.use('/explicit_members', explicitMemberRoutes({ pool: deps.pool, roles }));
     project.use('/cohorts', cohortRoutes({ ...deps, cohorts }));
-    project.use('/surveys', surveyRoutes(deps));
-    project.use('/early_access_features', earlyAccessFeatureRoutes(deps));
+    project.use('/surveys', surveyRoutes({ ...deps, ...access }));
+    project.use('/early_access_features', earlyAccessFeatureRoutes({ ...deps, ...access }));
     project.use('/persons', personRoutes({ persons, activity, service: personService, publicUrl: deps.publicUrl }));
     app.use(base, project);
   }

@@ -2,7 +2,9 @@ import { Router, type Request } from 'express';
 import type { FeatureFlagStore } from '@tributary/control-plane';
 import { PAGE_SCHEMA, documented, notFound, pageOf, validateBody } from '@tributary/http';
 import type { Pool } from '@tributary/postgres';
+import type { AccessControls } from '../access-controls/access-controls.js';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
+import { LinkedFlags } from '../feature-flags/linked-flags.js';
 import { pageLinks } from '../http/responses.js';
 import { isUuid } from '../http/uuid.js';
 import { EarlyAccessFeatureService } from './early-access-feature-service.js';
@@ -27,11 +29,11 @@ const createSchema = {
 };
 const patchSchema = { type: 'object', properties: fields };
 
-/** A feature as PostHog's EarlyAccessFeatureSerializer answers it. */
-export function presentEarlyAccessFeature(row: EarlyAccessFeatureRow) {
+/** A feature as PostHog's EarlyAccessFeatureSerializer answers it; `flag` is its flag as the caller may see it. */
+export function presentEarlyAccessFeature(row: EarlyAccessFeatureRow, flag: EarlyAccessFeatureRow['feature_flag']) {
   return {
     id: row.id,
-    feature_flag: row.feature_flag,
+    feature_flag: flag,
     name: row.name,
     description: row.description,
     stage: row.stage,
@@ -46,41 +48,55 @@ function featureId(req: Request): string {
   return raw;
 }
 
-/** `/early_access_features/`: PostHog's features in preview, each with the flag persons enroll in. */
-export function earlyAccessFeatureRoutes(deps: { pool: Pool; flags: FeatureFlagStore; publicUrl: string }): Router {
+/**
+ * `/early_access_features/`: PostHog's features in preview, each with the flag persons enroll in.
+ * Attaching a flag, or a change that rewrites its enrollment condition, asks for write on that flag
+ * (scope and access control); an answer shows the flag only to whoever may read it.
+ */
+export function earlyAccessFeatureRoutes(deps: { pool: Pool; flags: FeatureFlagStore; publicUrl: string; access: AccessControls }): Router {
   const router = Router({ mergeParams: true });
   const features = new EarlyAccessFeatureStore(deps.pool);
   const service = new EarlyAccessFeatureService({ features, flags: deps.flags });
+  const linked = new LinkedFlags(deps);
+  const present = async (req: Request, row: EarlyAccessFeatureRow) => presentEarlyAccessFeature(row, await linked.visible(req, row.feature_flag));
+  /** The live feature's flag must be the caller's to change. */
+  const flagWritable = async (req: Request) => {
+    const row = await features.get(projectOf(req).id, featureId(req));
+    if (row?.feature_flag) await linked.require(req, row.feature_flag.id, 'editor');
+  };
 
   router.get('/', requireScopes('early_access_feature:read'), documented({ summary: 'List early access features', query: PAGE_SCHEMA }), async (req, res) => {
     const page = pageOf(req);
     const { count, results } = await features.list(projectOf(req).id, page.limit, page.offset);
-    res.json({ count, ...pageLinks(deps.publicUrl, req, page, count), results: results.map(presentEarlyAccessFeature) });
+    res.json({ count, ...pageLinks(deps.publicUrl, req, page, count), results: await Promise.all(results.map((row) => present(req, row))) });
   });
 
   router.post(
     '/',
     requireScopes('early_access_feature:write'),
-    documented({ summary: 'Create an early access feature (and its flag, unless feature_flag_id names one)', body: createSchema }),
+    documented({ summary: 'Create an early access feature (and its flag, unless feature_flag_id names one the caller may change)', body: createSchema }),
     async (req, res) => {
       const { feature_flag_id, ...body } = validateBody<EarlyAccessFeatureFields & { feature_flag_id?: number }>(createSchema, req);
+      if (feature_flag_id !== undefined) await linked.require(req, feature_flag_id, 'editor', { attr: 'feature_flag_id' });
       const row = await service.create(projectOf(req).id, body, feature_flag_id, principalOf(req).userId);
-      res.status(201).json(presentEarlyAccessFeature(row));
+      res.status(201).json(await present(req, row));
     },
   );
 
   router.get('/:id', requireScopes('early_access_feature:read'), documented({ summary: 'Retrieve an early access feature' }), async (req, res) => {
     const row = await features.get(projectOf(req).id, featureId(req));
     if (!row) throw notFound(`Early access feature ${req.params.id} does not exist.`);
-    res.json(presentEarlyAccessFeature(row));
+    res.json(await present(req, row));
   });
 
-  router.patch('/:id', requireScopes('early_access_feature:write'), documented({ summary: 'Update an early access feature', body: patchSchema }), async (req, res) => {
+  router.patch('/:id', requireScopes('early_access_feature:write'), documented({ summary: 'Update an early access feature (a new stage needs write on its flag)', body: patchSchema }), async (req, res) => {
     const changes = validateBody<Partial<EarlyAccessFeatureFields>>(patchSchema, req);
-    res.json(presentEarlyAccessFeature(await service.update(projectOf(req).id, featureId(req), changes)));
+    if (changes.stage !== undefined) await flagWritable(req);
+    res.json(await present(req, await service.update(projectOf(req).id, featureId(req), changes)));
   });
 
-  router.delete('/:id', requireScopes('early_access_feature:write'), documented({ summary: 'Delete an early access feature (its flag stays)' }), async (req, res) => {
+  router.delete('/:id', requireScopes('early_access_feature:write'), documented({ summary: 'Delete an early access feature (its flag stays, without the enrollment condition; needs write on it)' }), async (req, res) => {
+    await flagWritable(req);
     await service.delete(projectOf(req).id, featureId(req));
     res.status(204).end();
   });

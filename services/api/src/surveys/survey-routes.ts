@@ -2,11 +2,15 @@ import { Router, type Request } from 'express';
 import type { FeatureFlagStore } from '@tributary/control-plane';
 import { PAGE_SCHEMA, documented, notFound, pageOf } from '@tributary/http';
 import type { Pool } from '@tributary/postgres';
+import type { AccessControls } from '../access-controls/access-controls.js';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
+import { LinkedFlags } from '../feature-flags/linked-flags.js';
 import { pageLinks } from '../http/responses.js';
 import { isUuid } from '../http/uuid.js';
 import { presentUser, type UserColumns } from '../organizations/organization-user.js';
-import { createSurveySchema, parseCreateSurvey, parsePatchSurvey, patchSurveySchema } from './survey-requests.js';
+import type { MinimalFlag } from './minimal-flag.js';
+import { isSurveyFlag } from './survey-flags.js';
+import { createSurveySchema, parseCreateSurvey, parsePatchSurvey, patchSurveySchema, type PatchSurveyBody } from './survey-requests.js';
 import { SurveyService } from './survey-service.js';
 import { SurveyStore, type SurveyRow } from './survey-store.js';
 
@@ -56,36 +60,71 @@ function surveyId(req: Request): string {
   return raw;
 }
 
-/** `/surveys/`: PostHog's survey definitions, with the flags they show through (see SurveyService). */
-export function surveyRoutes(deps: { pool: Pool; flags: FeatureFlagStore; publicUrl: string }): Router {
+/**
+ * `/surveys/`: PostHog's survey definitions, with the flags they show through (see SurveyService).
+ * A flag the caller names (linked or targeting) must be one they may read; rewriting or removing
+ * the survey's own targeting flag needs write on it (scope and access control); any change that
+ * touches the flags the survey made needs edit access to them; answers show only flags the caller may read.
+ */
+export function surveyRoutes(deps: { pool: Pool; flags: FeatureFlagStore; publicUrl: string; access: AccessControls }): Router {
   const router = Router({ mergeParams: true });
   const surveys = new SurveyStore(deps.pool);
   const service = new SurveyService({ surveys, flags: deps.flags });
+  const linked = new LinkedFlags(deps);
+  const madeBySurvey = (flag: MinimalFlag | null) => ({ madeByParent: flag !== null && isSurveyFlag(flag.key) });
+
+  const present = async (req: Request, row: SurveyRow) =>
+    presentSurvey({
+      ...row,
+      linked_flag: await linked.visible(req, row.linked_flag),
+      targeting_flag: await linked.visible(req, row.targeting_flag, madeBySurvey(row.targeting_flag)),
+      internal_targeting_flag: await linked.visible(req, row.internal_targeting_flag, madeBySurvey(row.internal_targeting_flag)),
+    });
+
+  /** Asks for every flag a create (`row` null) or an update reaches, as its part in the change needs. */
+  const checkFlags = async (req: Request, body: PatchSurveyBody, row: SurveyRow | null) => {
+    if (body.linked_flag_id != null && body.linked_flag_id !== row?.linked_flag?.id) await linked.require(req, body.linked_flag_id, 'viewer', { attr: 'linked_flag_id' });
+    if (body.targeting_flag_id != null && body.targeting_flag_id !== row?.targeting_flag?.id) await linked.require(req, body.targeting_flag_id, 'viewer', { attr: 'targeting_flag_id' });
+    if (!row) return;
+    const own = [row.targeting_flag, row.internal_targeting_flag].filter((flag) => flag !== null && isSurveyFlag(flag.key));
+    if (row.targeting_flag && own.includes(row.targeting_flag) && (body.targeting_flag_filters || body.remove_targeting_flag)) {
+      await linked.require(req, row.targeting_flag.id, 'editor');
+    }
+    for (const flag of own) await linked.require(req, flag!.id, 'editor', { madeByParent: true });
+  };
 
   router.get('/', requireScopes('survey:read'), documented({ summary: 'List surveys', query: PAGE_SCHEMA }), async (req, res) => {
     const page = pageOf(req);
     const { count, results } = await surveys.list(projectOf(req).id, page.limit, page.offset);
-    res.json({ count, ...pageLinks(deps.publicUrl, req, page, count), results: results.map(presentSurvey) });
+    res.json({ count, ...pageLinks(deps.publicUrl, req, page, count), results: await Promise.all(results.map((row) => present(req, row))) });
   });
 
-  router.post('/', requireScopes('survey:write'), documented({ summary: 'Create a survey', body: createSurveySchema }), async (req, res) => {
-    const row = await service.create(projectOf(req).id, parseCreateSurvey(req.body), principalOf(req).userId);
-    res.status(201).json(presentSurvey(row));
+  router.post('/', requireScopes('survey:write'), documented({ summary: 'Create a survey (a flag it names must be one the caller may read)', body: createSurveySchema }), async (req, res) => {
+    const body = parseCreateSurvey(req.body);
+    await checkFlags(req, body, null);
+    res.status(201).json(await present(req, await service.create(projectOf(req).id, body, principalOf(req).userId)));
   });
 
   router.get('/:id', requireScopes('survey:read'), documented({ summary: 'Retrieve a survey' }), async (req, res) => {
     const row = await surveys.get(projectOf(req).id, surveyId(req));
     if (!row) throw notFound(`Survey ${req.params.id} does not exist.`);
-    res.json(presentSurvey(row));
+    res.json(await present(req, row));
   });
 
   router.patch('/:id', requireScopes('survey:write'), documented({ summary: 'Update a survey (start_date launches it, end_date stops it)', body: patchSurveySchema }), async (req, res) => {
     const id = surveyId(req);
-    res.json(presentSurvey(await service.update(projectOf(req).id, id, parsePatchSurvey(req.body), principalOf(req).userId)));
+    const body = parsePatchSurvey(req.body);
+    const row = await surveys.get(projectOf(req).id, id);
+    if (!row) throw notFound(`Survey ${id} does not exist.`);
+    await checkFlags(req, body, row);
+    res.json(await present(req, await service.update(projectOf(req).id, id, body, principalOf(req).userId)));
   });
 
   router.delete('/:id', requireScopes('survey:write'), documented({ summary: 'Delete a survey and the targeting flags it made' }), async (req, res) => {
-    await service.delete(projectOf(req).id, surveyId(req));
+    const id = surveyId(req);
+    const row = await surveys.get(projectOf(req).id, id);
+    if (row) await checkFlags(req, {}, row);
+    await service.delete(projectOf(req).id, id);
     res.status(204).end();
   });
 
