@@ -41,6 +41,22 @@ stop_pidfile() {
   rm -f "$file"
 }
 
+# ClickHouse's service users' passwords (infra/clickhouse/clickhouse.sh writes them into the
+# server's users file, infra/services.sh gives each service its own), made once per state folder:
+# random, readable by this machine's owner alone.
+CLICKHOUSE_PASSWORDS="$STATE/clickhouse-users.env"
+clickhouse_passwords() {
+  [[ -s "$CLICKHOUSE_PASSWORDS" ]] && return 0
+  local name
+  (
+    umask 077
+    for name in INGEST API WORKER REPLICA; do
+      printf "%s_CLICKHOUSE_PASSWORD='%s'\n" "$name" "$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')"
+    done > "$CLICKHOUSE_PASSWORDS.next"
+  )
+  mv "$CLICKHOUSE_PASSWORDS.next" "$CLICKHOUSE_PASSWORDS"
+}
+
 APT_UPDATED=0
 # ensure_command COMMAND DEBIAN_PACKAGE...: installs the packages when COMMAND is missing.
 ensure_command() {

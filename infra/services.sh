@@ -37,6 +37,21 @@ compile() {
   mv "$stamp.next" "$stamp"
 }
 
+# The ClickHouse user a service connects as: its own, with the password the server's users file
+# was written with (infra/clickhouse/clickhouse.sh), where that server made one; otherwise the
+# config's (empty keeps its default). Capture and decide do not use ClickHouse.
+clickhouse_user() {
+  SERVICE_CLICKHOUSE_USER=${CLICKHOUSE_USER:-} SERVICE_CLICKHOUSE_PASSWORD=${CLICKHOUSE_PASSWORD:-}
+  [[ -s "$CLICKHOUSE_PASSWORDS" ]] || return 0
+  case "$1" in
+    ingest | api | worker)
+      local name; name=$(echo "$1" | tr a-z A-Z)
+      SERVICE_CLICKHOUSE_USER=tributary_$1
+      SERVICE_CLICKHOUSE_PASSWORD=$(sed -n "s/^${name}_CLICKHOUSE_PASSWORD='\(.*\)'\$/\1/p" "$CLICKHOUSE_PASSWORDS")
+      ;;
+  esac
+}
+
 start() {
   compile
   while read -r name service port; do
@@ -47,8 +62,10 @@ start() {
     cd "$ROOT"
     local port_env=()
     [ "$service" = ingest ] && port_env=("INGEST_PORT=$port")
+    clickhouse_user "$service"
+    # Prefix assignments, not arguments: a password in a command line is anyone's to read.
     # shellcheck disable=SC2046 # the flags are words of their own
-    env "${port_env[@]}" setsid nohup node $(sh "$ROOT/infra/node-flags.sh" "$service") --conditions=tributary-compiled "services/$service/dist/main.js" < /dev/null >> "$STATE/logs/$name.log" 2>&1 &
+    CLICKHOUSE_USER=$SERVICE_CLICKHOUSE_USER CLICKHOUSE_PASSWORD=$SERVICE_CLICKHOUSE_PASSWORD env "${port_env[@]}" setsid nohup node $(sh "$ROOT/infra/node-flags.sh" "$service") --conditions=tributary-compiled "services/$service/dist/main.js" < /dev/null >> "$STATE/logs/$name.log" 2>&1 &
     echo $! > "$pidfile"
   done < <(instances)
   while read -r name service port; do

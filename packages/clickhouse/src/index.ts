@@ -6,3 +6,4 @@ export { propertyText, propertyNumber, propertyIsSet } from './json-property.js'
 export { jsonObjectText, jsonStringLiteral } from './json-text.js';
 export { EncodedJsonFields, RowHeads, TabSeparatedRows, tabSeparatedField, tabSeparatedJson, type Cell, type EncodedField } from './tab-separated.js';
 export { dataTableName, onCluster, renderStatement, shardTableName, topologyOf, type Topology, type TopologyConfig } from './topology.js';
+export { clickhouseUsersConfig, serverCaps, SERVICE_USERS, type ServerCaps, type ServiceUser, type UsersConfigOptions } from './users-config.js';

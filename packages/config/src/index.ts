@@ -48,9 +48,21 @@ export interface Config {
   clickhouseUrl: string;
   /** CLICKHOUSE_DATABASE: database holding Tributary's tables. */
   clickhouseDatabase: string;
-  /** CLICKHOUSE_USER, CLICKHOUSE_PASSWORD: ClickHouse credentials. */
+  /**
+   * CLICKHOUSE_USER, CLICKHOUSE_PASSWORD: the ClickHouse user this process connects as. The
+   * default is the local stack's administrator (migrations, the CLI, tests) with a development
+   * password, written into the users file `make up` generates; infra/services.sh gives each
+   * service its own user instead, and production sets both (docs/security.md).
+   */
   clickhouseUser: string;
   clickhousePassword: string;
+  /**
+   * QUERY_CLICKHOUSE_USER, QUERY_CLICKHOUSE_PASSWORD: the read-only ClickHouse user (readonly 2,
+   * the ClickHouse database alone) the api runs query endpoint statements as, so that SQL a
+   * client shaped cannot write, whatever the printer let through. Development password by default.
+   */
+  queryClickhouseUser: string;
+  queryClickhousePassword: string;
   /**
    * CLICKHOUSE_CLUSTER: the cluster (remote_servers) the tables live on; empty, the default, is
    * a single server. Set, migrations run ON CLUSTER with Replicated engines and events are sharded
@@ -207,8 +219,10 @@ export const ENV_VARIABLES = {
   ingestConsumerGroup: ['INGEST_CONSUMER_GROUP', 'tributary-ingest'],
   clickhouseUrl: ['CLICKHOUSE_URL', 'http://127.0.0.1:8123'],
   clickhouseDatabase: ['CLICKHOUSE_DATABASE', 'tributary'],
-  clickhouseUser: ['CLICKHOUSE_USER', 'default'],
-  clickhousePassword: ['CLICKHOUSE_PASSWORD', ''],
+  clickhouseUser: ['CLICKHOUSE_USER', 'tributary_admin'],
+  clickhousePassword: ['CLICKHOUSE_PASSWORD', 'tributary-development-admin'],
+  queryClickhouseUser: ['QUERY_CLICKHOUSE_USER', 'tributary_query'],
+  queryClickhousePassword: ['QUERY_CLICKHOUSE_PASSWORD', 'tributary-development-query'],
   clickhouseCluster: ['CLICKHOUSE_CLUSTER', ''],
   shutdownTimeoutMs: ['SHUTDOWN_TIMEOUT_MS', '10000'],
   apiKeyPepper: ['API_KEY_PEPPER', 'tributary-development-pepper'],
@@ -273,8 +287,10 @@ const schema: JSONSchemaType<RawConfig> = {
     ingestConsumerGroup: { type: 'string', minLength: 1 },
     clickhouseUrl: { type: 'string', pattern: '^https?://' },
     clickhouseDatabase: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
-    clickhouseUser: { type: 'string' },
-    clickhousePassword: { type: 'string' },
+    clickhouseUser: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+    clickhousePassword: { type: 'string', minLength: 1 },
+    queryClickhouseUser: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+    queryClickhousePassword: { type: 'string', minLength: 1 },
     clickhouseCluster: { type: 'string', pattern: '^([A-Za-z_][A-Za-z0-9_]*)?$' },
     shutdownTimeoutMs: { type: 'integer', minimum: 0 },
     apiKeyPepper: { type: 'string', minLength: 8 },

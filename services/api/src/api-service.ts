@@ -14,7 +14,7 @@ import { apiDeps, mountApiRoutes } from './api-app.js';
 export interface ApiStores {
   pool: Pool;
   clickhouse: ClickHouse;
-  /** The query endpoint's own connections, with a timeout past its queries' longest run, so they never hold the api's other reads. */
+  /** The query endpoint's own connections, as its read-only user (QUERY_CLICKHOUSE_USER), with a timeout past its queries' longest run, so they never hold the api's other reads. */
   queryClickhouse: ClickHouse;
   redis: Redis;
   producer: RenewingProducer;
@@ -29,7 +29,11 @@ export interface ApiStores {
 export async function apiService(config: Config, logger: Logger): Promise<{ options: ServiceRuntimeOptions; stores: ApiStores }> {
   const pool = createPool(config);
   const clickhouse = createClickHouse(config);
-  const queryClickhouse = createClickHouse(config, { requestTimeoutMs: (config.queryMaxExecutionTimeS + 10) * 1000 });
+  // As ClickHouse's read-only user: SQL a client shaped cannot write, whatever the printer let through.
+  const queryClickhouse = createClickHouse(
+    { ...config, clickhouseUser: config.queryClickhouseUser, clickhousePassword: config.queryClickhousePassword },
+    { requestTimeoutMs: (config.queryMaxExecutionTimeS + 10) * 1000 },
+  );
   await loadHogQLParser();
   const redis = createRedis(config);
   const kafka = createKafka(config, logger, 'api');
