@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { badRequest, documented, validate } from '@tributary/http';
+import { badRequest, documented, validate, validateBody } from '@tributary/http';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import { clientSignal } from '../http/responses.js';
 import { refreshMode } from './insight-cache.js';
@@ -50,7 +50,8 @@ export function queryRoutes(service: QueryService): Router {
       responses: { '200': { description: 'The rows, with their columns and types, and the query as it ran', schema: responseSchema } },
     }),
     async (req, res) => {
-      const body = req.body as { query: { kind: string }; client_query_id?: string; refresh?: unknown };
+      // documented() checks only a body that came; a request without one is held to the schema here.
+      const body = validateBody<{ query: { kind: string }; client_query_id?: string; refresh?: unknown }>(bodySchema, req);
       const kind = body.query.kind;
       if (!Object.hasOwn(QUERY_SCHEMAS, kind)) {
         throw badRequest(`Query kind ${JSON.stringify(kind)} is not supported; use one of ${QUERY_KINDS.join(', ')}.`, 'query.kind', 'unsupported_query_kind');
