@@ -5,7 +5,7 @@
  * recording parts, and the process's peak RSS.
  * `node --import tsx bench/export-child.ts <run id>...`
  */
-import { BatchExportStore, createDestination, type Destination, type DestinationSpec } from '@tributary/batch-exports';
+import { BatchExportStore, DestinationGuard, createDestination, destinationPolicy, type Destination, type DestinationSpec } from '@tributary/batch-exports';
 import { createClickHouse } from '@tributary/clickhouse';
 import { loadConfig } from '@tributary/config';
 import { createLogger } from '@tributary/logger';
@@ -16,6 +16,8 @@ const config = loadConfig();
 const pool = createPool(config, { max: 2 });
 const clickhouse = createClickHouse(config, { requestTimeoutMs: 600_000 });
 const store = new BatchExportStore(pool);
+// The bench's destinations are this machine's S3Proxy and Postgres.
+const guard = new DestinationGuard(destinationPolicy({ ...config, batchExportAllowedDestinations: ['127.0.0.0/8'] }));
 
 let writeMs = 0;
 let recordMs = 0;
@@ -28,7 +30,7 @@ const timed = async <T>(work: () => Promise<T>, add: (ms: number) => void): Prom
   }
 };
 const timedDestination = (spec: DestinationSpec): Destination => {
-  const destination = createDestination(spec);
+  const destination = createDestination(spec, guard);
   return {
     takesEncodedEvents: destination.takesEncodedEvents,
     maxPartsInFlight: destination.maxPartsInFlight,

@@ -19,3 +19,7 @@ export {
   type S3DestinationConfig,
   type WriteResult,
 } from './destinations/destination.js';
+export { destinationRefusal } from './destinations/destination-refusal.js';
+export { DestinationGuard, DestinationUnresolved, systemResolve, type DestinationPolicy, type Resolve } from './destination-address/destination-guard.js';
+export { DestinationRefused } from './destination-address/destination-refused.js';
+export { destinationPolicy } from './destination-address/stack-destinations.js';

@@ -176,6 +176,18 @@ export interface Config {
   batchExportBackoffMs: number;
   /** BATCH_EXPORT_CONCURRENCY: runs one worker process runs at once. */
   batchExportConcurrency: number;
+  /**
+   * BATCH_EXPORT_ALLOWED_DESTINATIONS: internal destinations batch exports may reach, comma-separated:
+   * `host:port` (a name, an IPv4 address or `[IPv6]:port`), a CIDR range on any port (`10.0.0.0/8`,
+   * `fd00::/8`), or a CIDR range on one port (`10.0.0.0/8:5432`, `[fd00::/8]:5432`). An export's
+   * destination (an HTTP url, an S3 endpoint_url, a Postgres host) must resolve only to public
+   * addresses or to these; loopback, private, link-local, CGNAT and other special addresses are
+   * refused otherwise, and cloud metadata services and this installation's own stores and services
+   * (ClickHouse, Kafka, Redis, ZooKeeper, the front door, every service's port, its own Postgres
+   * database) always are (docs/security.md). None by default; `make up` allows its S3Proxy and the
+   * machine's Postgres (infra/services.sh).
+   */
+  batchExportAllowedDestinations: string[];
   /** QUEUE_PREFIX: the Redis key prefix of the worker's BullMQ queues, so test runs can keep theirs apart. */
   queuePrefix: string;
   /**
@@ -253,6 +265,7 @@ export const ENV_VARIABLES = {
   batchExportAttempts: ['BATCH_EXPORT_ATTEMPTS', '8'],
   batchExportBackoffMs: ['BATCH_EXPORT_BACKOFF_MS', '5000'],
   batchExportConcurrency: ['BATCH_EXPORT_CONCURRENCY', '2'],
+  batchExportAllowedDestinations: ['BATCH_EXPORT_ALLOWED_DESTINATIONS', ''],
   queuePrefix: ['QUEUE_PREFIX', 'bull'],
   serviceUrls: ['SERVICE_URLS', ''],
   s3Endpoint: ['S3_ENDPOINT', 'http://127.0.0.1:8333'],
@@ -260,7 +273,12 @@ export const ENV_VARIABLES = {
   s3SecretAccessKey: ['S3_SECRET_ACCESS_KEY', 'tributary-secret'],
 } as const satisfies Record<keyof Config, readonly [string, string]>;
 
-type RawConfig = Omit<Config, 'kafkaBrokers' | 'serviceUrls' | 'trustedProxies'> & { kafkaBrokers: string; serviceUrls: string; trustedProxies: string };
+type RawConfig = Omit<Config, 'kafkaBrokers' | 'serviceUrls' | 'trustedProxies' | 'batchExportAllowedDestinations'> & {
+  kafkaBrokers: string;
+  serviceUrls: string;
+  trustedProxies: string;
+  batchExportAllowedDestinations: string;
+};
 
 const port = { type: 'integer', minimum: 1, maximum: 65535 } as const;
 const schema: JSONSchemaType<RawConfig> = {
@@ -321,6 +339,7 @@ const schema: JSONSchemaType<RawConfig> = {
     batchExportAttempts: { type: 'integer', minimum: 1, maximum: 100 },
     batchExportBackoffMs: { type: 'integer', minimum: 0 },
     batchExportConcurrency: { type: 'integer', minimum: 1, maximum: 64 },
+    batchExportAllowedDestinations: { type: 'string', pattern: '^[0-9A-Za-z.:/\\[\\]_,\\s-]*$' },
     queuePrefix: { type: 'string', pattern: '^[A-Za-z0-9_-]+$' },
     serviceUrls: { type: 'string', pattern: `^((${SERVICE_NAMES.join('|')})=https?://[^,=\\s]+(,|$))*$` },
     s3Endpoint: { type: 'string', pattern: '^https?://' },
@@ -351,9 +370,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrid
   const typed = raw as unknown as RawConfig;
   const kafkaBrokers = typed.kafkaBrokers.split(',').map((b) => b.trim()).filter(Boolean);
   const trustedProxies = typed.trustedProxies.split(',').map((p) => p.trim());
+  const batchExportAllowedDestinations = typed.batchExportAllowedDestinations.split(',').map((d) => d.trim()).filter(Boolean);
   const named = new Map(typed.serviceUrls.split(',').filter(Boolean).map((pair) => pair.split('=') as [string, string]));
   const serviceUrls = Object.fromEntries(SERVICE_NAMES.map((name) => [name, named.get(name) ?? `http://127.0.0.1:${typed[`${name}Port`]}`])) as Record<ServiceName, string>;
   const captureWorkers = typed.captureWorkers || availableParallelism();
   const decideWorkers = typed.decideWorkers || availableParallelism();
-  return { ...typed, kafkaBrokers, trustedProxies, serviceUrls, captureWorkers, decideWorkers, ...overrides };
+  return { ...typed, kafkaBrokers, trustedProxies, batchExportAllowedDestinations, serviceUrls, captureWorkers, decideWorkers, ...overrides };
 }

@@ -4,7 +4,7 @@ import { createRedis, redisAnswers } from '@tributary/redis';
 import { createPool, postgresAnswers } from '@tributary/postgres';
 import { createClickHouse, topologyOf } from '@tributary/clickhouse';
 import { createMetrics, startServiceRuntime } from '@tributary/http';
-import { BatchExportStore, createDestination } from '@tributary/batch-exports';
+import { BatchExportStore, DestinationGuard, createDestination, destinationPolicy } from '@tributary/batch-exports';
 import { startExportQueue } from './batch-exports/export-queue.js';
 import { exportMetrics } from './batch-exports/export-metrics.js';
 import { startDeletionScheduler } from './deletion-scheduler.js';
@@ -20,11 +20,12 @@ const exportClickhouse = createClickHouse(config, { requestTimeoutMs: 6 * 3_600_
 const connection = createRedis(config, { forQueues: true });
 const scheduler = await startDeletionScheduler({ connection, pool, clickhouse, topology: topologyOf(config), logger, prefix: config.queuePrefix });
 const metrics = createMetrics('worker');
+const destinationGuard = new DestinationGuard(destinationPolicy(config));
 const exports = await startExportQueue(
   {
     store: new BatchExportStore(pool),
     clickhouse: exportClickhouse,
-    createDestination,
+    createDestination: (spec) => createDestination(spec, destinationGuard),
     logger,
     partRecords: config.batchExportPartRecords,
     partsInFlight: config.batchExportPartsInFlight,

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BatchExportStore, createDestination, type BatchExportRow, type DestinationType } from '@tributary/batch-exports';
+import { BatchExportStore, DestinationGuard, createDestination, destinationPolicy, type BatchExportRow, type DestinationType } from '@tributary/batch-exports';
 import { createClickHouse, sql } from '@tributary/clickhouse';
 import { createLogger } from '@tributary/logger';
 import { createPool, eventRow, testConfig, EVENT_ROW_COLUMNS } from '@tributary/test-support';
@@ -12,7 +12,18 @@ export const clickhouse = createClickHouse(config, { requestTimeoutMs: 120_000 }
 export const store = new BatchExportStore(pool);
 export const logger = createLogger('export-test', config.logLevel);
 
-export const executorDeps = (partRecords = 1_000, leaseMs = 30_000, partsInFlight = config.batchExportPartsInFlight): RunExecutorDeps => ({ store, clickhouse, createDestination, logger, partRecords, partsInFlight, leaseMs });
+/** The tests' destinations are this machine's S3Proxy, Postgres and HTTP receivers: loopback is allowed, the stack's own ports still refused. */
+export const localGuard = new DestinationGuard(destinationPolicy({ ...config, batchExportAllowedDestinations: ['127.0.0.0/8'] }));
+
+export const executorDeps = (partRecords = 1_000, leaseMs = 30_000, partsInFlight = config.batchExportPartsInFlight, guard = localGuard): RunExecutorDeps => ({
+  store,
+  clickhouse,
+  createDestination: (spec) => createDestination(spec, guard),
+  logger,
+  partRecords,
+  partsInFlight,
+  leaseMs,
+});
 
 /** A window in the past the test's events are stored in. */
 export const WINDOW = { start: new Date('2024-03-01T10:00:00Z'), end: new Date('2024-03-01T11:00:00Z') };

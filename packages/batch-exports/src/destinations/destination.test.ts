@@ -3,6 +3,7 @@ import { DESTINATION_CONFIG_SCHEMAS, NonRetryableExportError, createDestination 
 import { HttpDestination } from './http-destination.js';
 import { PostgresDestination } from './postgres-destination.js';
 import { S3Destination } from './s3-destination.js';
+import { localGuard } from './test-parts.js';
 
 /** As the API validates a request's destination config: defaults filled in, every problem named. */
 function validate(type: keyof typeof DESTINATION_CONFIG_SCHEMAS, config: Record<string, unknown>) {
@@ -55,16 +56,16 @@ describe('destination config schemas', () => {
 describe('createDestination', () => {
   it('builds the destination of each type', async () => {
     const destinations = [
-      createDestination({ type: 'S3', config: { bucket_name: 'b', region: 'us-east-1' } as never }),
-      createDestination({ type: 'Postgres', config: { user: 'u', password: 'p', host: 'h', database: 'd' } as never }),
-      createDestination({ type: 'HTTP', config: { url: 'http://127.0.0.1:1/batch/', token: 't' } as never }),
+      createDestination({ type: 'S3', config: { bucket_name: 'b', region: 'us-east-1' } as never }, localGuard),
+      createDestination({ type: 'Postgres', config: { user: 'u', password: 'p', host: 'h', database: 'd' } as never }, localGuard),
+      createDestination({ type: 'HTTP', config: { url: 'http://127.0.0.1:1/batch/', token: 't' } as never }, localGuard),
     ];
     expect(destinations.map((d) => d.constructor)).toEqual([S3Destination, PostgresDestination, HttpDestination]);
     await Promise.all(destinations.map((d) => d.close()));
   });
 
   it('refuses a stored config that no longer validates, as a failure no retry can fix', () => {
-    const build = () => createDestination({ type: 'S3', config: { region: 'us-east-1' } as never });
+    const build = () => createDestination({ type: 'S3', config: { region: 'us-east-1' } as never }, localGuard);
     expect(build).toThrow(NonRetryableExportError);
     expect(build).toThrow(/S3 destination: invalid config: config must have required property 'bucket_name'/);
   });

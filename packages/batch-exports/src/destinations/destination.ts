@@ -1,4 +1,5 @@
 import { Ajv } from 'ajv';
+import type { DestinationGuard } from '../destination-address/destination-guard.js';
 import { NonRetryableExportError } from './export-error.js';
 import type { Destination } from './export-part.js';
 import { HTTP_CONFIG_SCHEMA, HttpDestination, type HttpDestinationConfig } from './http-destination.js';
@@ -31,8 +32,9 @@ const validators = Object.fromEntries(Object.entries(DESTINATION_CONFIG_SCHEMAS)
 /**
  * A destination for a stored export. The config is validated again, with defaults filled in, so
  * one saved before a field existed still works; one that does not validate fails the run at once.
+ * Its connections go only where `guard` allows, checked again as each is opened.
  */
-export function createDestination(spec: DestinationSpec): Destination {
+export function createDestination(spec: DestinationSpec, guard: DestinationGuard): Destination {
   const validate = validators[spec.type];
   const config: unknown = structuredClone(spec.config);
   if (!validate) throw new NonRetryableExportError(`${spec.type} destination`, 'unknown destination type');
@@ -42,10 +44,10 @@ export function createDestination(spec: DestinationSpec): Destination {
   }
   switch (spec.type) {
     case 'S3':
-      return new S3Destination(config as S3DestinationConfig);
+      return new S3Destination(config as S3DestinationConfig, guard);
     case 'Postgres':
-      return new PostgresDestination(config as PostgresDestinationConfig);
+      return new PostgresDestination(config as PostgresDestinationConfig, guard);
     case 'HTTP':
-      return new HttpDestination(config as HttpDestinationConfig);
+      return new HttpDestination(config as HttpDestinationConfig, guard);
   }
 }

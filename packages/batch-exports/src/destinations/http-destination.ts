@@ -1,3 +1,8 @@
+import http from 'node:http';
+import https from 'node:https';
+import { CheckedHttpAgent, CheckedHttpsAgent } from '../destination-address/pinned-agents.js';
+import { DestinationRefused } from '../destination-address/destination-refused.js';
+import type { DestinationGuard } from '../destination-address/destination-guard.js';
 import { EVENT_FILTER_SCHEMA_PROPERTIES, eventFilter, type EventFilterConfig } from './event-filter.js';
 import { ExportError, NonRetryableExportError, describeCause } from './export-error.js';
 import type { Destination, ExportPart, ExportRecord, WriteResult } from './export-part.js';
@@ -28,6 +33,8 @@ export interface HttpBatchLimits {
 }
 const DEFAULT_LIMITS: HttpBatchLimits = { maxEvents: 5000, maxBytes: 8 * 1024 * 1024 };
 const REQUEST_TIMEOUT_MS = 60_000;
+/** Of an answer that refuses a batch, what the run's error quotes. */
+const QUOTED_ANSWER_CHARS = 500;
 
 /**
  * An exported event as PostHog's HTTP batch export sends it, a capture event: GeoIP is off, as the
@@ -53,12 +60,17 @@ export function batchBody(token: string, events: Record<string, unknown>[]): str
  */
 export class HttpDestination implements Destination {
   private readonly name: string;
+  private readonly url: URL;
+  private readonly agent: http.Agent;
 
   constructor(
     private readonly config: HttpDestinationConfig,
+    guard: DestinationGuard,
     private readonly limits: HttpBatchLimits = DEFAULT_LIMITS,
   ) {
-    this.name = `HTTP endpoint ${new URL(config.url).origin}${new URL(config.url).pathname}`;
+    this.url = new URL(config.url);
+    this.name = `HTTP endpoint ${this.url.origin}${this.url.pathname}`;
+    this.agent = this.url.protocol === 'https:' ? new CheckedHttpsAgent(guard, { keepAlive: true }) : new CheckedHttpAgent(guard, { keepAlive: true });
   }
 
   async write(part: ExportPart): Promise<WriteResult> {
@@ -89,23 +101,50 @@ export class HttpDestination implements Destination {
     if (batch.length > 0) yield batch;
   }
 
-  /** 5xx and 429 may pass on another attempt; any other refusal will not. */
+  /**
+   * 5xx and 429 may pass on another attempt; any other refusal will not. A redirect is not
+   * followed: where it points was never checked, and a receiver's `/batch/` does not move.
+   */
   private async post(body: string): Promise<void> {
-    let response: Response;
+    let answer: { status: number; text: string };
     try {
-      response = await fetch(this.config.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      answer = await this.request(body);
     } catch (error) {
+      if (error instanceof DestinationRefused) throw new NonRetryableExportError(this.name, `refused: ${error.message}`, { cause: error });
       throw new ExportError(this.name, describeCause(error), { cause: error });
     }
-    if (response.ok) {
-      await response.body?.cancel();
-      return;
-    }
-    const text = (await response.text().catch(() => '')).slice(0, 500);
-    const cause = `answered ${response.status}${text ? `: ${text}` : ''}`;
-    if (response.status >= 500 || response.status === 429) throw new ExportError(this.name, cause);
+    const { status, text } = answer;
+    if (status >= 200 && status < 300) return;
+    if (status >= 300 && status < 400) throw new NonRetryableExportError(this.name, `answered ${status}, a redirect, which is not followed`);
+    const cause = `answered ${status}${text ? `: ${text}` : ''}`;
+    if (status >= 500 || status === 429) throw new ExportError(this.name, cause);
     throw new NonRetryableExportError(this.name, cause);
   }
 
-  async close(): Promise<void> {}
+  /** The answer's status, and the start of its body where it refused the batch. */
+  private request(body: string): Promise<{ status: number; text: string }> {
+    const send = this.url.protocol === 'https:' ? https.request : http.request;
+    return new Promise((resolve, reject) => {
+      const request = send(this.url, { method: 'POST', agent: this.agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }, (response) => {
+        const status = response.statusCode ?? 0;
+        if (status < 400) {
+          response.resume().on('end', () => resolve({ status, text: '' })).on('error', reject);
+          return;
+        }
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          text += chunk;
+          if (text.length >= QUOTED_ANSWER_CHARS) response.destroy();
+        });
+        response.on('close', () => resolve({ status, text: text.slice(0, QUOTED_ANSWER_CHARS) }));
+      });
+      request.on('error', reject);
+      request.end(body);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.agent.destroy();
+  }
 }

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { freePort, testConfig, uniqueName } from '@tributary/test-support';
 import { ExportError, NonRetryableExportError } from './export-error.js';
 import { PostgresDestination, type PostgresDestinationConfig } from './postgres-destination.js';
-import { eventRecord, exportPart, personRecord } from './test-parts.js';
+import { eventRecord, exportPart, localGuard, personRecord } from './test-parts.js';
 
 /** Against the machine's Postgres, in a database this file creates and drops, a table per test. */
 const server = new URL(testConfig().databaseUrl);
@@ -36,7 +36,7 @@ function destination(overrides: Partial<PostgresDestinationConfig> = {}): Postgr
     include_events: null,
     exclude_events: null,
     ...overrides,
-  });
+  }, localGuard);
   destinations.push(created);
   return created;
 }

@@ -1,4 +1,6 @@
 import pg from 'pg';
+import { DestinationRefused } from '../destination-address/destination-refused.js';
+import type { DestinationGuard } from '../destination-address/destination-guard.js';
 import { EVENT_FILTER_SCHEMA_PROPERTIES, eventFilter, type EventFilterConfig } from './event-filter.js';
 import { ExportError, NonRetryableExportError, describeCause } from './export-error.js';
 import type { Destination, ExportModel, ExportPart, ExportRecord, WriteResult } from './export-part.js';
@@ -123,7 +125,10 @@ export class PostgresDestination implements Destination {
   // megabytes of JSON: more parts at once would only add memory.
   readonly maxPartsInFlight = 1;
 
-  constructor(private readonly config: PostgresDestinationConfig) {
+  constructor(
+    private readonly config: PostgresDestinationConfig,
+    private readonly guard: DestinationGuard,
+  ) {
     this.name = `Postgres table "${config.schema}"."${config.table_name}" in database "${config.database}" at ${config.host}:${config.port}`;
   }
 
@@ -203,21 +208,25 @@ export class PostgresDestination implements Destination {
   /**
    * Like libpq's default (`sslmode=prefer`): encrypted where the server offers it, checking the
    * certificate unless `has_self_signed_cert`; in the clear where the server has no TLS at all.
+   * It connects to the address the guard checked, not to the name, so a name that answers
+   * otherwise a moment later (DNS rebinding) cannot move it; TLS still verifies the name.
    */
   private connect(): Promise<pg.Client> {
     if (!this.client) {
       const { user, password, host, port, database, has_self_signed_cert: selfSigned } = this.config;
-      const open = async (ssl: pg.ClientConfig['ssl']) => {
-        const client = new pg.Client({ user, password, host, port, database, ssl, connectionTimeoutMillis: 30_000 });
+      const open = async (address: string, ssl: pg.ClientConfig['ssl']) => {
+        const client = new pg.Client({ user, password, host: address, port, database, ssl, connectionTimeoutMillis: 30_000 });
         // An idle connection that breaks is replaced on the next write rather than crashing the worker.
         client.on('error', () => this.reset());
         await client.connect();
         return client;
       };
-      this.client = open({ rejectUnauthorized: !selfSigned }).catch((error: Error) => {
-        if (/does not support SSL/i.test(error.message)) return open(false);
-        throw error;
-      });
+      this.client = this.guard.check(host, port, database).then(({ name, addresses: [address] }) =>
+        open(address!, { rejectUnauthorized: !selfSigned, ...(name === null ? {} : { servername: name }) }).catch((error: Error) => {
+          if (/does not support SSL/i.test(error.message)) return open(address!, false);
+          throw error;
+        }),
+      );
       this.client.catch(() => this.reset());
     }
     return this.client;
@@ -225,6 +234,7 @@ export class PostgresDestination implements Destination {
 
   private failure(error: unknown): ExportError {
     if (error instanceof ExportError) return error;
+    if (error instanceof DestinationRefused) return new NonRetryableExportError(this.name, `refused: ${error.message}`, { cause: error });
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
       let cause = `${(error as Error).message} (SQLSTATE ${code})`;

@@ -4,7 +4,7 @@ import { parquetReadObjects } from 'hyparquet';
 import { freePort, testConfig, uniqueName } from '@tributary/test-support';
 import { ExportError, NonRetryableExportError } from './export-error.js';
 import { S3Destination, type S3DestinationConfig } from './s3-destination.js';
-import { eventRecord, exportPart } from './test-parts.js';
+import { eventRecord, exportPart, localGuard } from './test-parts.js';
 
 /** Against S3Proxy, started by infra/s3proxy/s3proxy.sh (`make up`); each test in a bucket of its own. */
 const config = testConfig();
@@ -45,7 +45,7 @@ function destination(bucket: string, overrides: Partial<S3DestinationConfig> = {
     include_events: null,
     exclude_events: null,
     ...overrides,
-  });
+  }, localGuard);
   destinations.push(created);
   return created;
 }

@@ -1,4 +1,8 @@
 import { PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { CheckedHttpAgent, CheckedHttpsAgent } from '../destination-address/pinned-agents.js';
+import { DestinationRefused } from '../destination-address/destination-refused.js';
+import type { DestinationGuard } from '../destination-address/destination-guard.js';
 import { EVENT_FILTER_SCHEMA_PROPERTIES, encodedEventFilter, eventFilter, type EventFilterConfig } from './event-filter.js';
 import { encodeFiles, encodeLineFiles } from './export-files.js';
 import { ExportError, NonRetryableExportError, describeCause } from './export-error.js';
@@ -58,7 +62,10 @@ export class S3Destination implements Destination {
   // lines was most of an export's time.
   readonly takesEncodedEvents: boolean;
 
-  constructor(private readonly config: S3DestinationConfig) {
+  constructor(
+    private readonly config: S3DestinationConfig,
+    guard: DestinationGuard,
+  ) {
     this.takesEncodedEvents = config.file_format === 'JSONLines';
     this.name = `S3 bucket "${config.bucket_name}"${config.endpoint_url ? ` at ${config.endpoint_url}` : ''}`;
     const { aws_access_key_id: accessKeyId, aws_secret_access_key: secretAccessKey } = config;
@@ -67,6 +74,9 @@ export class S3Destination implements Destination {
       endpoint: config.endpoint_url ?? undefined,
       forcePathStyle: config.endpoint_url !== null && !config.use_virtual_style_addressing,
       credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
+      // Every connection, to AWS or to endpoint_url (with the bucket in the host name or not), goes
+      // to an address the guard accepted for it.
+      requestHandler: new NodeHttpHandler({ httpAgent: new CheckedHttpAgent(guard, { keepAlive: true }), httpsAgent: new CheckedHttpsAgent(guard, { keepAlive: true }) }),
       // Checksums only where S3 requires them: S3-compatible servers do not all accept the
       // streamed trailing checksums the SDK sends by default.
       requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -124,6 +134,7 @@ export class S3Destination implements Destination {
 
   /** S3's 4xx answers (no such bucket, bad credentials, access denied) are final, except timeouts and throttling. */
   private failure(error: unknown): ExportError {
+    if (error instanceof DestinationRefused) return new NonRetryableExportError(this.name, `refused: ${error.message}`, { cause: error });
     if (error instanceof S3ServiceException) {
       const status = error.$metadata.httpStatusCode ?? 0;
       const cause = `${error.name} (status ${status}): ${error.message}`;

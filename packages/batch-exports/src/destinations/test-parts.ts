@@ -1,7 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { testConfig } from '@tributary/test-support';
+import { DestinationGuard } from '../destination-address/destination-guard.js';
+import { destinationPolicy } from '../destination-address/stack-destinations.js';
 import type { ExportModel, ExportPart, ExportRecord } from './export-part.js';
 
 /** Parts and records for destination tests, shaped as the run executor reads them from ClickHouse. */
+
+/** The tests' destinations are servers on this machine: loopback is allowed, the stack's own ports still refused. */
+export const localGuard = new DestinationGuard(destinationPolicy(testConfig({ batchExportAllowedDestinations: ['127.0.0.0/8', '::1'] })));
 
 export const WINDOW = { start: new Date('2024-03-05T06:00:00Z'), end: new Date('2024-03-05T07:00:00Z') };
 

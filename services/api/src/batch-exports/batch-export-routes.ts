@@ -1,5 +1,5 @@
 import { Router, type Request } from 'express';
-import { BatchExportStore, type BackfillRow, type BatchExportRow, type RunRow } from '@tributary/batch-exports';
+import { BatchExportStore, destinationRefusal, type BackfillRow, type BatchExportRow, type DestinationGuard, type DestinationSpec, type NewBatchExport, type RunRow } from '@tributary/batch-exports';
 import { PAGE_SCHEMA, badRequest, documented, notFound, pageOf } from '@tributary/http';
 import type { Pool } from '@tributary/postgres';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
@@ -69,11 +69,18 @@ const idOf = (raw: unknown, what: string): string => {
 
 const LATEST_RUNS = 10;
 
+/** A destination must be someone else's server when saved (the worker checks again as it connects); a 400 names the field and why. */
+async function checkReachable(guard: DestinationGuard, destination: NewBatchExport['destination'] | undefined): Promise<void> {
+  if (!destination) return;
+  const refusal = await destinationRefusal(destination as unknown as DestinationSpec, guard);
+  if (refusal) throw badRequest(`destination.config.${refusal.field} is refused: ${refusal.reason}.`, `destination.config.${refusal.field}`, 'destination_not_allowed');
+}
+
 /**
  * `/batch_exports/`: PostHog's batch export API. The api keeps the exports, runs and backfills in
  * Postgres; the worker schedules the windows and runs them (see services/worker/src/batch-exports).
  */
-export function batchExportRoutes(deps: { pool: Pool; publicUrl: string }): Router {
+export function batchExportRoutes(deps: { pool: Pool; publicUrl: string; destinationGuard: DestinationGuard }): Router {
   const router = Router({ mergeParams: true });
   const store = new BatchExportStore(deps.pool);
   const read = requireScopes('batch_export:read');
@@ -94,7 +101,9 @@ export function batchExportRoutes(deps: { pool: Pool; publicUrl: string }): Rout
   });
 
   router.post('/', write, documented({ summary: 'Create a batch export (model events or persons; destination S3, Postgres or HTTP)', body: createBatchExportSchema }), async (req, res) => {
-    const row = await store.create(projectOf(req).id, parseCreateBatchExport(req.body), new Date());
+    const fields = parseCreateBatchExport(req.body);
+    await checkReachable(deps.destinationGuard, fields.destination);
+    const row = await store.create(projectOf(req).id, fields, new Date());
     res.status(201).json(presentExport(row, []));
   });
 
@@ -104,7 +113,9 @@ export function batchExportRoutes(deps: { pool: Pool; publicUrl: string }): Rout
 
   router.patch('/:id', write, documented({ summary: 'Update a batch export (a destination config is merged into the stored one)', body: patchBatchExportSchema }), async (req, res) => {
     const row = await exportOf(req);
-    const updated = await store.update(row.team_id, row.id, parsePatchBatchExport(req.body, row));
+    const changes = parsePatchBatchExport(req.body, row);
+    await checkReachable(deps.destinationGuard, changes.destination);
+    const updated = await store.update(row.team_id, row.id, changes);
     res.json(await withRuns(updated!));
   });
 
