@@ -8,6 +8,12 @@ source "$(dirname "$0")/lib.sh"
 SERVICES=(capture ingest decide api worker)
 declare -A PORTS=([capture]=${CAPTURE_PORT:-8010} [decide]=${DECIDE_PORT:-8011} [api]=${API_PORT:-8012} [ingest]=${INGEST_PORT:-8013} [worker]=${WORKER_PORT:-8014})
 
+# Internal destinations batch exports may reach (BATCH_EXPORT_ALLOWED_DESTINATIONS): the stack's
+# S3Proxy, where S3_ENDPOINT says, and the machine's Postgres, so the README's export example works.
+# The stack's own stores, services and Tributary's database stay refused whatever this says.
+s3_host_port=${S3_ENDPOINT:-http://127.0.0.1:8333}; s3_host_port=${s3_host_port#*://}; s3_host_port=${s3_host_port%%/*}
+export BATCH_EXPORT_ALLOWED_DESTINATIONS=${BATCH_EXPORT_ALLOWED_DESTINATIONS:-$s3_host_port,127.0.0.1:5432}
+
 healthy() { curl -fsS "http://127.0.0.1:$1/_health" >/dev/null 2>&1; }
 
 # "name service port" for every process of the chosen services.

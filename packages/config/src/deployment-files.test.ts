@@ -34,6 +34,19 @@ describe('deployment files agree with the config defaults', () => {
     }
   });
 
+  it("infra/services.sh lets make up's exports reach its S3Proxy at S3_ENDPOINT and the machine's Postgres, unless set otherwise", () => {
+    const allowed = (env: Record<string, string> = {}) =>
+      execFileSync('bash', ['-c', `${/^s3_host_port=.*$/m.exec(read('infra/services.sh'))![0]}\n${/^export BATCH_EXPORT_ALLOWED_DESTINATIONS=.*$/m.exec(read('infra/services.sh'))![0]}\necho "$BATCH_EXPORT_ALLOWED_DESTINATIONS"`], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '', ...env },
+      }).trim();
+    const s3 = new URL(ENV_VARIABLES.s3Endpoint[1]);
+    const postgres = new URL(ENV_VARIABLES.databaseUrl[1]);
+    expect(allowed()).toBe(`${s3.host},${postgres.hostname}:${postgres.port}`);
+    expect(allowed({ S3_ENDPOINT: 'http://127.0.0.1:9333/' })).toBe(`127.0.0.1:9333,${postgres.hostname}:${postgres.port}`);
+    expect(allowed({ BATCH_EXPORT_ALLOWED_DESTINATIONS: '10.0.0.0/8' })).toBe('10.0.0.0/8');
+  });
+
   it("every way of starting a service gives node infra/node-flags.sh's flags: ingest's heap settings, none for the others", () => {
     const flags = (service: string, env: Record<string, string> = {}) =>
       execFileSync('sh', [path.join(root, 'infra/node-flags.sh'), service], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...env } }).trim();
