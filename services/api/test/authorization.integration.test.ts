@@ -239,3 +239,99 @@ describe('each role and narrow key against every route and verb', () => {
     expect(wrong).toEqual([]);
   }, 180_000);
 });
+
+describe('the four paths of issue 64', () => {
+  const project = () => `/api/environments/${tenant.project.id}`;
+  const owner = () => tenant.personalApiKey;
+  let member: string;
+  beforeAll(async () => {
+    member = (await createMember(api.pool, api.config, tenant.organizationId, MEMBERSHIP_LEVEL.member)).personalApiKey;
+  });
+  const dashboard = async (body: Record<string, unknown> = {}) => (await api.request('POST', `${project()}/dashboards/`, owner(), { name: uniqueName('d'), ...body })).body.id as number;
+  const hide = (path: string) => api.request('PUT', `${path}access_controls/`, owner(), { access_level: 'none' });
+  const insight = async (dashboards: number[]) =>
+    (await api.request('POST', `${project()}/insights/`, owner(), { name: 'owned', query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'x' }] }, dashboards })).body;
+
+  it('1. a member who may only view a dashboard (restriction 37) or not see it (access none) cannot add, rename, move or delete insights on it, nor learn its id', async () => {
+    const viewOnly = await dashboard({ restriction_level: 37 });
+    const hidden = await dashboard();
+    await hide(`${project()}/dashboards/${hidden}/`);
+    const onViewOnly = await insight([viewOnly]);
+    expect(onViewOnly.dashboards).toEqual([viewOnly]);
+    const insights = `${project()}/insights/`;
+    const query = { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'x' }] };
+    expect((await api.request('POST', insights, member, { name: 'mine', query, dashboards: [viewOnly] })).status).toBe(403);
+    expect((await api.request('POST', insights, member, { name: 'mine', query, dashboards: [hidden] })).body).toMatchObject({ attr: 'dashboards', detail: `Dashboard ${hidden} does not exist.` });
+    expect((await api.request('PATCH', `${insights}${onViewOnly.id}/`, member, { name: 'renamed' })).status).toBe(403);
+    expect((await api.request('PATCH', `${insights}${onViewOnly.id}/`, member, { dashboards: [] })).status).toBe(403);
+    expect((await api.request('DELETE', `${insights}${onViewOnly.id}/`, member)).status).toBe(403);
+    const read = await api.request('GET', `${insights}${onViewOnly.id}/`, member);
+    expect(read.body).toMatchObject({ name: 'owned', dashboards: [viewOnly], effective_restriction_level: 37, effective_privilege_level: 21, user_access_level: 'viewer' });
+
+    // An insight on a hidden and an open dashboard: the member edits it, never sees or drops the hidden tile.
+    const open = await dashboard();
+    const shared = await insight([hidden, open]);
+    const seen = await api.request('GET', `${insights}${shared.id}/`, member);
+    expect(seen.body.dashboards).toEqual([open]);
+    expect(JSON.stringify(seen.body.dashboard_tiles)).not.toContain(`"dashboard_id":${hidden}`);
+    expect((await api.request('PATCH', `${insights}${shared.id}/`, member, { name: 'renamed', dashboards: [open] })).status).toBe(200);
+    expect((await api.request('GET', `${insights}${shared.id}/`, owner())).body).toMatchObject({ name: 'renamed', dashboards: [hidden, open] });
+    expect((await api.request('PATCH', `${insights}${onViewOnly.id}/`, owner(), { name: 'still the owner’s' })).status).toBe(200);
+  });
+
+  it('2. a personal key, even one limited to a project, neither lists nor mints nor revokes keys', async () => {
+    const limited = await createKey(api.pool, api.config, tenant.user.id, ['personal_api_key:write', 'personal_api_key:read'], [tenant.project.id]);
+    const ownId = (await api.request('GET', '/api/personal_api_keys/@current/', owner())).body.id;
+    expect((await api.request('GET', '/api/personal_api_keys/', limited)).status).toBe(403);
+    expect((await api.request('POST', '/api/personal_api_keys/', limited, { label: 'x', scopes: ['*'] })).status).toBe(403);
+    expect((await api.request('DELETE', `/api/personal_api_keys/${ownId}/`, limited)).status).toBe(403);
+    expect((await api.request('GET', `/api/personal_api_keys/${ownId}/`, limited)).status).toBe(403);
+    expect((await api.request('GET', '/api/personal_api_keys/@current/', limited)).body.scoped_projects).toEqual([tenant.project.id]);
+    expect((await api.request('GET', '/api/projects/', owner())).status).toBe(200);
+  });
+
+  it('3. instance status is for instance operators: not an unlimited key of an owner, nor of a user in no organization', async () => {
+    const store = new ControlPlaneStore(api.pool, api.config.apiKeyPepper);
+    const loner = await store.createUser({ email: `${uniqueName('loner')}@example.test` });
+    const lonerKey = await createKey(api.pool, api.config, loner.id, ['*']);
+    for (const key of [owner(), lonerKey]) {
+      for (const path of ['/api/status/history/', '/api/status/']) expect((await api.request('GET', path, key)).body).toMatchObject({ code: 'instance_operator_required' });
+    }
+    await store.setInstanceOperator(loner.id, true);
+    expect((await api.request('GET', '/api/status/history/', lonerKey)).status).toBe(200);
+  });
+
+  it('4. a flag hidden from a member, or out of a narrow key\'s scopes, is neither read nor changed through early access features and surveys', async () => {
+    const flag = (await api.request('POST', `${project()}/feature_flags/`, owner(), { key: uniqueName('hidden').replace(/[^A-Za-z0-9_-]/g, '-'), filters: { groups: [{ properties: [], rollout_percentage: 10 }] } })).body;
+    await hide(`${project()}/feature_flags/${flag.id}/`);
+    expect((await api.request('GET', `${project()}/feature_flags/${flag.id}/`, member)).status).toBe(404);
+    const attached = await api.request('POST', `${project()}/early_access_features/`, member, { name: uniqueName('feature'), stage: 'beta', feature_flag_id: flag.id });
+    expect(attached.body).toMatchObject({ attr: 'feature_flag_id', detail: `Feature flag ${flag.id} does not exist in this project.` });
+    const linked = await api.request('POST', `${project()}/surveys/`, member, { name: uniqueName('s'), type: 'popover', questions: [{ type: 'open', question: 'q' }], linked_flag_id: flag.id });
+    expect(linked.body).toMatchObject({ attr: 'linked_flag_id' });
+    const narrow = await createKey(api.pool, api.config, tenant.user.id, ['early_access_feature:write']);
+    expect((await api.request('POST', `${project()}/early_access_features/`, narrow, { name: uniqueName('feature'), stage: 'beta', feature_flag_id: flag.id })).body).toMatchObject({ code: 'missing_scope' });
+    expect((await api.request('GET', `${project()}/feature_flags/${flag.id}/`, owner())).body.filters).toEqual({ groups: [{ properties: [], rollout_percentage: 10 }] });
+
+    // A feature the owner made shows its flag to the owner, not to the narrow key.
+    const feature = (await api.request('POST', `${project()}/early_access_features/`, owner(), { name: uniqueName('feature'), stage: 'beta' })).body;
+    expect(feature.feature_flag).toMatchObject({ key: expect.any(String) });
+    expect((await api.request('GET', `${project()}/early_access_features/${feature.id}/`, narrow)).body.feature_flag).toBeNull();
+    expect((await api.request('PATCH', `${project()}/early_access_features/${feature.id}/`, narrow, { stage: 'archived' })).body).toMatchObject({ code: 'missing_scope' });
+
+    // A survey's own targeting flag, hidden from the member: not rewritten, stopped or deleted through the survey.
+    const targeting = { groups: [{ properties: [{ key: 'email', type: 'person', operator: 'icontains', value: '@acme.test' }], rollout_percentage: 100 }] };
+    const survey = (await api.request('POST', `${project()}/surveys/`, owner(), { name: uniqueName('s'), type: 'popover', questions: [{ type: 'open', question: 'q' }], targeting_flag_filters: targeting, start_date: '2024-05-01T10:00:00Z' })).body;
+    await hide(`${project()}/feature_flags/${survey.targeting_flag.id}/`);
+    const surveyPath = `${project()}/surveys/${survey.id}/`;
+    expect((await api.request('GET', surveyPath, member)).body.targeting_flag).toBeNull();
+    for (const change of [{ targeting_flag_filters: { groups: [{ properties: [], rollout_percentage: 5 }] } }, { end_date: '2024-06-01T00:00:00Z' }, { remove_targeting_flag: true }]) {
+      expect((await api.request('PATCH', surveyPath, member, change)).status).toBe(403);
+    }
+    expect((await api.request('DELETE', surveyPath, member)).status).toBe(403);
+    const kept = (await api.request('GET', `${project()}/feature_flags/${survey.targeting_flag.id}/`, owner())).body;
+    expect(kept).toMatchObject({ active: true, deleted: false, filters: targeting });
+    const surveyOnly = await createKey(api.pool, api.config, tenant.user.id, ['survey:write']);
+    expect((await api.request('PATCH', surveyPath, surveyOnly, { targeting_flag_filters: targeting })).body).toMatchObject({ code: 'missing_scope' });
+  });
+});
