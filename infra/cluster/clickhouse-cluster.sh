@@ -14,18 +14,25 @@ tcp_port() { echo $((${CLICKHOUSE_TCP_PORT:-9000} + $1 - 1)); }
 shard_of() { echo $((($1 + 1) / 2)); }
 
 # A shard runs its part of a distributed query in default_database: the services' SQL names tables
-# without a database, and a join with person tables must find the shard's own copies.
+# without a database, and a join with person tables must find the shard's own copies. Servers
+# connect to each other as the replica user (its password is in the state folder's
+# clickhouse-users.env; infra/clickhouse/users-file.ts adds the user in cluster mode).
 replica_xml() {
-  printf '        <replica><host>127.0.0.1</host><port>%s</port><default_database>%s</default_database></replica>\n' \
-    "$(tcp_port "$1")" "${CLICKHOUSE_DATABASE:-tributary}"
+  printf '        <replica><host>127.0.0.1</host><port>%s</port><default_database>%s</default_database><user>tributary_replica</user><password>%s</password></replica>\n' \
+    "$(tcp_port "$1")" "${CLICKHOUSE_DATABASE:-tributary}" "$REPLICA_PASSWORD"
 }
 
-# The node's config folder: Debian's config and users files, and overrides in config.d/users.d.
+# The node's config folder: Debian's config file and overrides in config.d and users.d (beside the
+# users file infra/clickhouse/clickhouse.sh writes), readable by the owner alone: they hold the
+# replica user's password.
 write_config() {
   local n=$1
   local etc="$STATE/clickhouse-$n/etc"
   mkdir -p "$etc/config.d" "$etc/users.d"
-  cp /etc/clickhouse-server/config.xml /etc/clickhouse-server/users.xml "$etc/"
+  chmod 700 "$etc"
+  cp /etc/clickhouse-server/config.xml "$etc/"
+  clickhouse_passwords
+  REPLICA_PASSWORD=$(sed -n "s/^REPLICA_CLICKHOUSE_PASSWORD='\(.*\)'\$/\1/p" "$CLICKHOUSE_PASSWORDS")
   cat > "$etc/config.d/cluster.xml" <<XML
 <yandex>
   <!-- Replicas fetch parts from each other at this address; the machine's hostname may not be served. -->
@@ -78,7 +85,8 @@ XML
 node_env() {
   local n=$1
   echo CLICKHOUSE_NODE="clickhouse-$n" CLICKHOUSE_CONFIG="$STATE/clickhouse-$n/etc/config.xml" \
-    CLICKHOUSE_HTTP_PORT="$(http_port "$n")" CLICKHOUSE_TCP_PORT="$(tcp_port "$n")"
+    CLICKHOUSE_HTTP_PORT="$(http_port "$n")" CLICKHOUSE_TCP_PORT="$(tcp_port "$n")" \
+    CLICKHOUSE_CLUSTER="$CLUSTER" CLICKHOUSE_SERVERS="${#NODES[@]}"
 }
 
 start_node() { write_config "$1"; env $(node_env "$1") "$ROOT/infra/clickhouse/clickhouse.sh" start; }
