@@ -57,7 +57,48 @@ const INPUT_ERRORS: Record<number, string> = {
   167: 'the query nests too deeply',
   168: 'the query is too large',
   306: 'the query nests too deeply',
+  1: 'the query uses something ClickHouse does not support in this form',
+  48: 'the query uses something ClickHouse does not support in this form',
+  8: 'a column the query names is not there',
+  10: 'a column the query names cannot be computed where it is used (a RIGHT or FULL JOIN reading a left-hand field, say)',
+  16: 'a column the query names is not there',
+  47: 'a name the query uses is not a column here',
+  352: 'a name the query uses could mean more than one column',
+  46: 'a function the query calls does not exist in this ClickHouse',
+  50: 'a type the query names does not exist',
+  51: 'the query reads no column',
+  62: 'the query is not valid SQL for this ClickHouse',
+  80: 'the query is not valid for this ClickHouse',
+  179: 'one alias names two expressions',
+  184: 'an aggregate function is used inside another or where aggregates are not allowed',
+  215: 'a column is neither aggregated nor in GROUP BY',
+  190: 'arrays of different sizes are combined',
+  20: 'the two sides of IN or a UNION have different numbers of columns',
+  9: 'the two sides of an expression have different numbers of values',
+  125: 'a scalar subquery gives more than one row or column',
+  135: 'an array or tuple index is 0: indexes start at 1',
+  264: 'the two sides of the join cannot be joined that way',
+  403: 'the ON clause of a join is not an equality of the two sides',
+  182: 'PREWHERE cannot be used here',
+  191: 'an IN list or subquery is too large',
+  158: 'the query reads more rows than a query may',
+  307: 'the query reads more bytes than a query may',
+  396: 'the query reads more rows or bytes than a query may',
+  160: 'the query would run longer than a query may',
 };
+
+/** Failures ClickHouse gives a generic code (a library's exception) that still come from the query alone. */
+const INPUT_ERROR_MESSAGES: [RegExp, string][] = [[/Cannot load time zone/, 'a time zone the query names is not one ClickHouse knows']];
+
+/** ClickHouse's own sentence, without its code, exception names and stack: what the query did wrong. */
+function clickhouseSentence(message: string): string {
+  const sentence = message
+    .replace(/^[\s\S]*?DB::Exception: /, '')
+    .replace(/, e\.what\(\) = [\s\S]*$/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return sentence.length > 300 ? `${sentence.slice(0, 300)}…` : sentence;
+}
 
 /**
  * ClickHouse's codes for an insert refused for what its rows hold: a field that does not parse
@@ -92,7 +133,9 @@ function assertParsable(statement: Sql): void {
 
 /** What was wrong with a query a client's input shaped, when ClickHouse refused it for its data; null for any other failure. */
 export function queryInputProblem(error: unknown): string | null {
-  return error instanceof ClickHouseError && error.code !== null ? (INPUT_ERRORS[error.code] ?? null) : null;
+  if (!(error instanceof ClickHouseError) || error.code === null) return null;
+  const kind = INPUT_ERRORS[error.code] ?? INPUT_ERROR_MESSAGES.find(([pattern]) => pattern.test(error.message))?.[1];
+  return kind === undefined ? null : `${kind} (ClickHouse: ${clickhouseSentence(error.message)})`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { cachedTreeCount, loadHogQLParser, parseExpr, parseSelect } from './parse.js';
+import { cachedTreeCount, loadHogQLParser, parseExpr, parseOrderExpr, parseSelect } from './parse.js';
 
 beforeAll(() => loadHogQLParser());
 
@@ -19,5 +19,14 @@ describe('parsed trees are cached by text', () => {
   it('keeps a select and an expression of the same text apart', async () => {
     await expect(parseExpr('1 + 1')).resolves.toMatchObject({ node: 'ArithmeticOperation' });
     await expect(parseSelect('1 + 1')).rejects.toThrow(/Syntax error/);
+  });
+});
+
+describe('an ORDER BY expression is read whole', () => {
+  it('refuses text after the expression, which the grammar stops before and would leave out silently', async () => {
+    await expect(parseOrderExpr('timestamp DESC; DROP TABLE events')).rejects.toThrow('Syntax error: unexpected text after the ORDER BY expression: "; DROP TABLE events"');
+    await expect(parseOrderExpr('timestamp DESC, event')).rejects.toThrow(/unexpected text after the ORDER BY expression: ", event"/);
+    await expect(parseOrderExpr('timestamp DESC -- newest first')).resolves.toMatchObject({ order: 'DESC' });
+    await expect(parseOrderExpr(' count() ASC /* c */ ')).resolves.toMatchObject({ order: 'ASC' });
   });
 });

@@ -137,4 +137,11 @@ async function run<T>(text: string, kind: string, parse: (p: HogQLParser) => str
 
 export const parseSelect = (text: string): Promise<SelectLike> => run<SelectLike>(text, 'select', (p) => p.parseSelect(text));
 export const parseExpr = (text: string): Promise<Expr> => run<Expr>(text, 'expr', (p) => p.parseExpr(text));
-export const parseOrderExpr = (text: string): Promise<OrderExpr> => run<OrderExpr>(text, 'order', (p) => p.parseOrderExpr(text));
+/** The grammar's ORDER BY rule stops at the end of what it reads, leaving the rest unread: refused, as parseExpr refuses it. */
+export async function parseOrderExpr(text: string): Promise<OrderExpr> {
+  const order = await run<OrderExpr>(text, 'order', (p) => p.parseOrderExpr(text));
+  const end = order.end?.offset ?? text.length;
+  const rest = text.slice(end).replace(/--[^\n]*|\/\*[\s\S]*?\*\//g, '').trim();
+  if (rest) throw new HogQLError(`Syntax error: unexpected text after the ORDER BY expression: ${JSON.stringify(rest.slice(0, 40))}`, 'hogql_syntax_error', { start: end, end: text.length });
+  return order;
+}

@@ -52,6 +52,8 @@ describe('printQuery prints HogQL as ClickHouse SQL for one project', () => {
     ['IN an alias or a lambda argument is has() over it', "SELECT ['a'] AS person_distinct_id FROM events WHERE event IN person_distinct_id AND arrayExists(x -> event IN x, [['b']])", "SELECT ['a'] AS `person_distinct_id` FROM events AS `events` WHERE `events`.team_id = 42 AND (has(`person_distinct_id`, `events`.`event`)) AND arrayExists((`x`) -> (has(`x`, `events`.`event`)), [['b']]) LIMIT 101"],
     ['IN an array of expressions is has() over the array; of constants, a constant list', "SELECT 1 FROM events WHERE event IN [distinct_id, 'a'] AND event IN [lower('A'), 'b']", "SELECT 1 AS `1` FROM events AS `events` WHERE `events`.team_id = 42 AND (has([`events`.`distinct_id`, 'a'], `events`.`event`)) AND (`events`.`event` IN (lower('A'), 'b')) LIMIT 101"],
     ['IN a subquery CTE is IN its guarded rows', 'WITH s AS (SELECT distinct_id FROM events) SELECT 1 FROM events WHERE distinct_id IN s', 'SELECT 1 AS `1` FROM events AS `events` WHERE `events`.team_id = 42 AND (`events`.`distinct_id` IN (SELECT `events`.`distinct_id` AS `distinct_id` FROM events AS `events` WHERE `events`.team_id = 42)) LIMIT 101'],
+    ['GROUP BY and ORDER BY a position name that column', 'SELECT event, count() FROM events GROUP BY 1 ORDER BY 2 DESC', 'SELECT `events`.`event` AS `event`, count() AS `count()` FROM events AS `events` WHERE `events`.team_id = 42 GROUP BY `event` ORDER BY `count()` DESC LIMIT 101'],
+    ["an alias named distinct_id is printed apart: the lazy join's ON reads the column by that name", "SELECT event AS distinct_id FROM events WHERE distinct_id = 'a' ORDER BY distinct_id", "SELECT `__column_0` AS `distinct_id` FROM (SELECT `events`.`event` AS `__column_0` FROM events AS `events` WHERE `events`.team_id = 42 AND (`__column_0` = 'a') ORDER BY `__column_0` ASC) LIMIT 101"],
     ['LIMIT BY keeps its own limit beside the outer one', 'SELECT distinct_id FROM events ORDER BY timestamp LIMIT 1 BY distinct_id', 'SELECT `events`.`distinct_id` AS `distinct_id` FROM events AS `events` WHERE `events`.team_id = 42 ORDER BY `events`.`timestamp` ASC LIMIT 1 BY `events`.`distinct_id` LIMIT 101'],
     ['OFFSET is printed as LIMIT offset, count', 'SELECT distinct_id FROM events LIMIT 10 OFFSET 20', 'SELECT `events`.`distinct_id` AS `distinct_id` FROM events AS `events` WHERE `events`.team_id = 42 LIMIT 20, 10'],
     ['a LIMIT above the maximum is capped', 'SELECT 1 LIMIT 1000000', 'SELECT 1 AS `1` LIMIT 50000'],
@@ -84,6 +86,8 @@ describe('printQuery prints HogQL as ClickHouse SQL for one project', () => {
 
 describe('printQuery refuses what it cannot guard or run, naming the problem', () => {
   const refused: [rule: string, hogql: string, message: string][] = [
+    ['GROUP BY a position past the select list', 'SELECT event FROM events GROUP BY 2', 'GROUP BY 2 names no column: the select list has 1'],
+    ["an alias of the printer's own names", 'SELECT 1 AS __person_properties', '__person_properties cannot name a column: names starting with __ are reserved'],
     ['IN a table: a name after IN would read every project\'s rows', 'SELECT 1 FROM events WHERE distinct_id IN person_distinct_ids', 'IN takes a list, an array or a subquery, not the table person_distinct_ids'],
     ['an unknown function', 'SELECT foo(1)', "Unsupported function call 'foo(...)'"],
     ['a ClickHouse function off the allow-list', 'SELECT currentDatabase()', "Unsupported function call 'currentDatabase(...)'"],

@@ -47,6 +47,8 @@ const q = quoteIdentifier;
  */
 function columnAlias(name: string, node: Expr): string {
   if (name === 'team_id') throw queryError('team_id cannot name a column: give it another alias', span(node));
+  // The printer's own columns (`__pdi_person_id`, `__person_properties`, ...) start so: an alias would stand in for one.
+  if (name.startsWith('__')) throw queryError(`${name} cannot name a column: names starting with __ are reserved`, span(node));
   return q(name);
 }
 
@@ -74,6 +76,8 @@ interface Scope {
   ctes: Map<string, CTE>;
   parent: Scope | null;
   lambdaArgs: Set<string>;
+  /** Aliases printed under another name (kept off a name the printer's own SQL reads): HogQL's name to the printed one. */
+  printedAliases?: Map<string, string>;
 }
 
 interface Printed {
@@ -196,7 +200,7 @@ class Printer {
     if (head === undefined) throw queryError('An empty field', span(node));
     if (head === '*') throw queryError('* can only stand alone in a select list or in count(*)', span(node));
     if (rest.length === 0 && scope.lambdaArgs.has(head)) return { sql: q(head), property: false };
-    if (rest.length === 0 && scope.aliases.has(head) && !scope.defining.has(head)) return { sql: q(head), property: false };
+    if (rest.length === 0 && scope.aliases.has(head) && !scope.defining.has(head)) return { sql: q(scope.printedAliases?.get(head) ?? head), property: false };
     const columnCte = this.lookupCte(scope, head);
     if (rest.length === 0 && columnCte && columnCte.cte_type === 'column') {
       if (++this.cteExpansions > MAX_CTE_EXPANSIONS) throw queryError(`The query uses its CTEs more than ${MAX_CTE_EXPANSIONS} times`, span(node));
@@ -519,6 +523,13 @@ class Printer {
     const stored = new Set(scope.sources.flatMap((s) => (s.table === 'events' ? STORED_EVENT_COLUMNS : s.table ? TABLES[s.table].asterisk : (s.columns ?? []))));
     /** How a wrapping select reads each column back under its name, when a name had to be kept off a column here. */
     const outputs: (string | null)[] = [];
+    // The lazy person join's ON reads the events' `distinct_id` unqualified (see LAZY_JOIN_KEY), which
+    // 18.16 would read as a column alias of that name: such an alias is printed apart, and a select
+    // around this one gives the name back, at the top level too.
+    const keyAliased = query.select.some((i) => i.node === 'Alias' && i.alias === LAZY_JOIN_KEY) && scope.sources.some((s) => s.table === 'events' && !s.wrapped);
+    const namedAtTop = top && !keyAliased;
+    /** Each column's SQL, for GROUP BY and ORDER BY by position. */
+    const itemSql: string[] = [];
     let renamed = false;
     const add = (sql: string, name: string, column: string, node: Expr, implicit = false) => {
       const alias = columnAlias(name, node);
@@ -526,16 +537,18 @@ class Printer {
       // write is given only where it hides nothing but the very column it names. Elsewhere a subquery
       // names the column apart and a select around it gives the name back.
       const only = scope.sources.length === 1 ? scope.sources[0]! : undefined;
-      const hides = implicit && stored.has(name) && !(only && sql === this.column(only, name));
+      const hides = (implicit && stored.has(name) && !(only && sql === this.column(only, name))) || (!implicit && keyAliased && name === LAZY_JOIN_KEY);
       let printedAlias: string | null;
       if (hides) {
-        printedAlias = top ? null : q(`__column_${items.length}`);
-        renamed ||= !top;
+        printedAlias = namedAtTop ? null : q(`__column_${items.length}`);
+        renamed ||= !namedAtTop;
+        if (!implicit && printedAlias) (scope.printedAliases ??= new Map()).set(name, `__column_${items.length}`);
       } else {
         // A second column of one name is left to ClickHouse to name: two equal aliases are an error there.
         printedAlias = taken.has(name) || sql === alias ? null : alias;
       }
       items.push(printedAlias ? `${sql} AS ${printedAlias}` : sql);
+      itemSql.push(sql);
       if (printedAlias && !aliasOf.has(sql)) aliasOf.set(sql, printedAlias);
       outputs.push(hides ? (printedAlias ? `${printedAlias} AS ${alias}` : null) : taken.has(name) ? null : alias);
       taken.add(name);
@@ -566,9 +579,16 @@ class Printer {
     // columns (properties) only for the rows the small ones (event, timestamp) let through.
     const conjuncts = (e: Expr): Expr[] => (e.node === 'And' ? e.exprs.flatMap(conjuncts) : [e]);
     if (query.where) conditions.push(...conjuncts(query.where).map((e) => this.expr(e, scope).sql));
-    if (query.group_by?.length) clauses.push(`GROUP BY ${query.group_by.map((e) => byAlias(this.expr(e, scope).sql)).join(', ')}`);
+    // `GROUP BY 1` and `ORDER BY 2` name a column by its place, as current ClickHouse reads them (18.16 groups by the constant).
+    const byPosition = (e: Expr, clause: string): string => {
+      if (e.node !== 'Constant' || typeof e.value !== 'number' || !Number.isInteger(e.value)) return byAlias(this.expr(e, scope).sql);
+      const sql = itemSql[e.value - 1];
+      if (sql === undefined) throw queryError(`${clause} ${e.value} names no column: the select list has ${itemSql.length}`, span(e));
+      return byAlias(sql);
+    };
+    if (query.group_by?.length) clauses.push(`GROUP BY ${query.group_by.map((e) => byPosition(e, 'GROUP BY')).join(', ')}`);
     if (query.having) clauses.push(`HAVING ${this.expr(query.having, scope).sql}`);
-    if (query.order_by?.length) clauses.push(`ORDER BY ${query.order_by.map((o) => this.order(o, scope, byAlias)).join(', ')}`);
+    if (query.order_by?.length) clauses.push(`ORDER BY ${query.order_by.map((o) => this.order(o, (e) => byPosition(e, 'ORDER BY'))).join(', ')}`);
     if (query.limit_by) {
       const n = this.integer(query.limit_by.n, 'LIMIT BY');
       const offset = query.limit_by.offset_value ? `${this.integer(query.limit_by.offset_value, 'LIMIT BY OFFSET')}, ` : '';
@@ -594,9 +614,9 @@ class Printer {
     return sources.flatMap((s) => (s.table ? TABLES[s.table].asterisk : (s.columns ?? [])).map((f): [Source, string] => [s, f]));
   }
 
-  private order(o: OrderExpr, scope: Scope, byAlias: (sql: string) => string): string {
+  private order(o: OrderExpr, print: (e: Expr) => string): string {
     if (o.with_fill) throw queryError('WITH FILL is not supported', span(o));
-    return `${byAlias(this.expr(o.expr, scope).sql)} ${o.order === 'DESC' ? 'DESC' : 'ASC'}`;
+    return `${print(o.expr)} ${o.order === 'DESC' ? 'DESC' : 'ASC'}`;
   }
 
   integer(expr: Expr, clause: string): number {

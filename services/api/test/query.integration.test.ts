@@ -130,6 +130,32 @@ describe('the query endpoint refuses what cannot run with a 400 naming the probl
     expect(body.code).toBe('hogql_query_error');
   });
 
+  it.each([
+    ['an unknown time zone', "SELECT toTimeZone(timestamp, 'Mars/Base') FROM events", /time zone the query names is not one ClickHouse knows.*Mars\/Base/],
+    ['a RIGHT JOIN of events and persons reading the lazy person', 'SELECT e.person_id, p.id FROM events AS e RIGHT JOIN persons AS p ON e.person_id = p.id', /cannot be computed where it is used/],
+    ['IN a column that is not an array', 'SELECT count() FROM events AS t WHERE t.distinct_id IN t.event', /must be an array/],
+    ['a column neither aggregated nor grouped', 'SELECT event, count() FROM events GROUP BY distinct_id', /neither aggregated nor in GROUP BY/],
+  ])("an error ClickHouse raises for the query's own making is a 400 naming it: %s", async (_case, text, detail) => {
+    const { status, body } = await hogql(text);
+    expect(status).toBe(400);
+    expect(body).toMatchObject({ type: 'invalid_request', code: 'hogql_query_error', attr: 'query', detail: expect.stringMatching(detail) });
+  });
+
+  it('GROUP BY and ORDER BY by position work, with a lazily joined person property too', async () => {
+    const { status, body } = await hogql('SELECT person.properties.email, count() FROM events GROUP BY 1 ORDER BY 2 DESC, 1');
+    expect(status).toBe(200);
+    expect(body.results).toEqual([['ann@example.com', 2], [null, 1]]);
+    const past = await hogql('SELECT event FROM events GROUP BY 2');
+    expect(past).toMatchObject({ status: 400, body: { detail: expect.stringMatching(/GROUP BY 2 names no column/) } });
+  });
+
+  it("an alias named distinct_id does not rewire the person join's key", async () => {
+    const { status, body } = await hogql("SELECT event AS distinct_id, person.properties.email FROM events WHERE event = 'signed up'");
+    expect(status).toBe(200);
+    expect(body.columns).toEqual(['distinct_id', 'person.properties.email']);
+    expect(body.results).toEqual([['signed up', 'ann@example.com']]);
+  });
+
   it('needs a key with query:read', async () => {
     expect((await query({ query: { kind: 'HogQLQuery', query: 'SELECT 1' } }, null)).status).toBe(401);
     const narrow = await createKey(api.pool, api.config, tenant.user.id, ['person:read']);
@@ -158,6 +184,12 @@ describe('POST .../query/ with an EventsQuery', () => {
       query: { kind: 'EventsQuery', select: ['distinct_id', 'count()'], event: '$pageview', where: ["properties.$browser != 'Safari'"], properties: [{ key: '$browser', value: 'Chrome', operator: 'exact', type: 'event' }] },
     });
     expect(body.results).toEqual([['ann', 1]]);
+  });
+
+  it('refuses an orderBy with text after its expression, which was dropped silently', async () => {
+    const { status, body } = await query({ query: { kind: 'EventsQuery', select: ['event'], orderBy: ['event DESC; DROP TABLE events'] } });
+    expect(status).toBe(400);
+    expect(body.detail).toMatch(/unexpected text after the ORDER BY expression/);
   });
 
   it('refuses a bad expression with a 400 naming it', async () => {
