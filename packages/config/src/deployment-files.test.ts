@@ -93,7 +93,7 @@ describe('deployment files agree with the config defaults', () => {
     const compose = read('docker-compose.yml');
     for (const service of SERVICES) {
       const { variable, port } = portOf(service);
-      expect(compose).toContain(`SERVICE: ${service}, ${variable}: ${port} }`);
+      expect(compose).toMatch(new RegExp(`SERVICE: ${service}, ${variable}: ${port}( \\}|,)`));
     }
     expect(compose).toContain(`ports: ["${FRONT_PORT}:${FRONT_PORT}"]`);
     expect(compose).toContain(`PUBLIC_URL: http://localhost:${FRONT_PORT}`);

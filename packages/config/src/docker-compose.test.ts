@@ -21,8 +21,21 @@ interface ComposeService {
   ports?: string[];
   environment?: Record<string, string | number>;
   depends_on?: string[] | Record<string, { condition: string }>;
+  volumes?: string[];
+  mem_limit?: string;
 }
-const interpolated = (env: Record<string, string>) => read('docker-compose.yml').replace(/\$\{(\w+):-([^}]*)\}/g, (_, name: string, fallback: string) => env[name] ?? fallback);
+/** `${NAME:?message}` is required: compose refuses to start without it, as this does. */
+const interpolated = (env: Record<string, string>) =>
+  read('docker-compose.yml')
+    .replace(/\$\{(\w+):-([^}]*)\}/g, (_, name: string, fallback: string) => env[name] ?? fallback)
+    .replace(/\$\{(\w+):\?([^}]*)\}/g, (_, name: string, message: string) => {
+      if (env[name] === undefined) throw new Error(`${name}: ${message}`);
+      return env[name];
+    });
+/** The ClickHouse passwords docker-compose.yml requires, each set to a value of its own. */
+const CLICKHOUSE_PASSWORDS = Object.fromEntries(
+  ['DEFAULT', 'ADMIN', 'QUERY', 'INGEST', 'API', 'WORKER', 'REPLICA'].map((name) => [`CLICKHOUSE_${name}_PASSWORD`, `test-${name.toLowerCase()}-password`]),
+);
 const servicesWith = (env: Record<string, string>) => (parse(interpolated(env), { merge: true }) as { services: Record<string, ComposeService> }).services;
 const clusterEnv = Object.fromEntries(
   read('infra/cluster/compose.env')
@@ -31,8 +44,8 @@ const clusterEnv = Object.fromEntries(
     .filter((m): m is RegExpExecArray => m !== null)
     .map((m) => [m[1]!, m[2]!]),
 );
-const services = servicesWith({});
-const clusterServices = servicesWith(clusterEnv);
+const services = servicesWith(CLICKHOUSE_PASSWORDS);
+const clusterServices = servicesWith({ ...clusterEnv, ...CLICKHOUSE_PASSWORDS });
 const CLUSTER_STORES = ['zookeeper', 'clickhouse-1', 'clickhouse-2', 'clickhouse-3', 'clickhouse-4', 'kafka-1', 'kafka-2', 'kafka-3'];
 const STORES = { postgres: 'databaseUrl', redis: 'redisUrl', kafka: 'kafkaBrokers', clickhouse: 'clickhouseUrl' } as const;
 const CONFIG_NAMES = new Set<string>(Object.values(ENV_VARIABLES).map(([name]) => name));
@@ -100,6 +113,48 @@ describe('docker-compose.yml runs what make up runs', () => {
     const command = services.migrate!.command!.join(' ');
     for (const step of steps) expect(command).toContain(`npx tributary ${step}`);
     for (const name of SERVICE_NAMES) expect(services[name]!.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
+  });
+
+  it('starts nowhere without a password for every ClickHouse user', () => {
+    for (const name of Object.keys(CLICKHOUSE_PASSWORDS)) {
+      const { [name]: _, ...others } = CLICKHOUSE_PASSWORDS;
+      expect(() => servicesWith(others)).toThrow(name);
+    }
+  });
+
+  it('connects each service that uses ClickHouse as its own user, the query endpoint as the read-only one, migrations as the administrator', () => {
+    const users = { ingest: 'INGEST', api: 'API', worker: 'WORKER', migrate: 'ADMIN' } as const;
+    for (const [name, user] of Object.entries(users)) {
+      const config = loadConfig(environmentOf(name));
+      expect({ name, user: config.clickhouseUser, password: config.clickhousePassword }).toEqual({
+        name,
+        user: `tributary_${user.toLowerCase()}`,
+        password: CLICKHOUSE_PASSWORDS[`CLICKHOUSE_${user}_PASSWORD`],
+      });
+    }
+    const api = loadConfig(environmentOf('api'));
+    expect([api.queryClickhouseUser, api.queryClickhousePassword]).toEqual(['tributary_query', CLICKHOUSE_PASSWORDS.CLICKHOUSE_QUERY_PASSWORD]);
+  });
+
+  it('gives every ClickHouse server the users file, the server caps, a memory limit and every password, in both topologies', () => {
+    for (const [name, service] of [['clickhouse', services.clickhouse!], ...['1', '2', '3', '4'].map((n) => [`clickhouse-${n}`, clusterServices[`clickhouse-${n}`]!] as const)] as const) {
+      expect({ name, volumes: service.volumes }).toEqual({
+        name,
+        volumes: expect.arrayContaining([
+          './infra/clickhouse/docker-users.xml:/etc/clickhouse-server/users.d/tributary.xml:ro',
+          './infra/clickhouse/docker-config.xml:/etc/clickhouse-server/config.d/tributary.xml:ro',
+        ]),
+      });
+      expect({ name, environment: service.environment }).toEqual({ name, environment: expect.objectContaining(CLICKHOUSE_PASSWORDS) });
+      expect({ name, memory: service.mem_limit }).toEqual({ name, memory: expect.stringMatching(/^\d+g$/) });
+    }
+    // The users file names each password by the variable compose gives the servers.
+    const users = read('infra/clickhouse/docker-users.xml');
+    for (const name of Object.keys(CLICKHOUSE_PASSWORDS)) expect(users).toContain(`<password from_env="${name}"/>`);
+    // Cluster mode's servers reach each other as the replica user, never as a passwordless default.
+    const replicas = [...read('infra/cluster/docker/clickhouse-cluster.xml').matchAll(/<replica>(.*?)<\/replica>/g)].map(([, replica]) => replica);
+    expect(replicas).toHaveLength(4);
+    for (const replica of replicas) expect(replica).toContain('<user>tributary_replica</user><password from_env="CLICKHOUSE_REPLICA_PASSWORD"/>');
   });
 
   it('publishes only the front door, which waits for the services it routes to', () => {
