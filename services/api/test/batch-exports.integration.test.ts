@@ -1,4 +1,4 @@
-import { createKey, createTestTenant, type TestTenant } from '@tributary/test-support';
+import { createKey, createTestTenant, testConfig, type TestTenant } from '@tributary/test-support';
 import { useApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;
@@ -6,13 +6,15 @@ let tenant: TestTenant;
 
 const path = (suffix = '', project = tenant.project.id) => `/api/environments/${project}/batch_exports/${suffix}`;
 const call = (method: string, suffix: string, body?: unknown, key = tenant.personalApiKey) => api.request(method, path(suffix), key, body);
+// The stack's S3Proxy, which the api's allow list lets exports reach, as `make up`'s does.
+const s3Proxy = new URL(testConfig().s3Endpoint);
 const s3 = {
   type: 'S3',
-  config: { bucket_name: 'exports', region: 'us-east-1', prefix: 'events/{year}/{month}/{day}', aws_access_key_id: 'id', aws_secret_access_key: 'secret', endpoint_url: 'http://127.0.0.1:9000', compression: 'gzip', file_format: 'JSONLines' },
+  config: { bucket_name: 'exports', region: 'us-east-1', prefix: 'events/{year}/{month}/{day}', aws_access_key_id: 'id', aws_secret_access_key: 'secret', endpoint_url: s3Proxy.origin, compression: 'gzip', file_format: 'JSONLines' },
 };
 const create = (extra: object = {}) => call('POST', '', { name: 'To S3', destination: s3, interval: 'hour', ...extra });
 
-const setup = useApi();
+const setup = useApi({ batchExportAllowedDestinations: [s3Proxy.host, '127.0.0.1:5432'] });
 beforeAll(() => {
   ({ api, tenant } = setup);
 });
@@ -105,5 +107,57 @@ describe('batch exports', () => {
     const stranger = await createTestTenant(api.pool, api.config);
     expect((await api.request('GET', path(`${body.id}/`, stranger.project.id), stranger.personalApiKey)).status).toBe(404);
     expect((await api.request('GET', path('', stranger.project.id), stranger.personalApiKey)).body.count).toBe(0);
+  });
+
+  describe("refuses a destination that is not someone else's server, naming the field and why", () => {
+    const http = (url: string) => ({ type: 'HTTP', config: { url, token: 'phc_x' } });
+    const refused = async (destination: object) => {
+      const { status, body } = await call('POST', '', { name: 'x', destination, interval: 'hour' });
+      return { status, attr: body.attr, code: body.code, detail: body.detail as string };
+    };
+
+    it.each([
+      ['http://127.0.0.1:8123/?query=SELECT%201', "127.0.0.1:8123 is this installation's ClickHouse (HTTP)"],
+      ['http://localhost:8123/', /^localhost resolves to (127\.0\.0\.1|::1); (127\.0\.0\.1|\[::1\]):8123 is this installation's ClickHouse \(HTTP\)$/],
+      ['http://localhost:18080/', /^localhost resolves to (127\.0\.0\.1|::1), which is loopback, not a public address$/],
+      ['http://[::1]:18080/', '::1 is loopback, not a public address'],
+      ['http://[::ffff:127.0.0.1]:18080/', '::ffff:7f00:1 is loopback (IPv4 127.0.0.1 inside IPv6), not a public address'],
+      ['http://2130706433:18080/', '127.0.0.1 is loopback, not a public address'],
+      ['http://0x7f000001:18080/', '127.0.0.1 is loopback, not a public address'],
+      ['http://0177.0.0.1:18080/', '127.0.0.1 is loopback, not a public address'],
+      ['http://127.1:18080/', '127.0.0.1 is loopback, not a public address'],
+      ['http://127.0.0.1.:18080/', '127.0.0.1 is loopback, not a public address'],
+      ['http://10.0.0.1/batch/', '10.0.0.1 is private, not a public address'],
+      ['http://169.254.169.254/latest/meta-data/', '169.254.169.254 is a cloud metadata service'],
+      ['http://metadata.google.internal/computeMetadata/v1/', 'metadata.google.internal is a cloud metadata service'],
+    ])('an HTTP url of %s', async (url, reason) => {
+      const answer = await refused(http(url));
+      expect(answer).toMatchObject({ status: 400, attr: 'destination.config.url', code: 'destination_not_allowed' });
+      const why = /^destination\.config\.url is refused: (.*)\.$/.exec(answer.detail)?.[1];
+      if (typeof reason === 'string') expect(why).toBe(reason);
+      else expect(why).toMatch(reason);
+    });
+
+    it("an S3 endpoint_url or a Postgres host that is the stack's own store, or a private address", async () => {
+      expect(await refused({ ...s3, config: { ...s3.config, endpoint_url: 'http://127.0.0.1:9000' } })).toMatchObject({
+        status: 400,
+        attr: 'destination.config.endpoint_url',
+        detail: "destination.config.endpoint_url is refused: 127.0.0.1:9000 is this installation's ClickHouse (native protocol).",
+      });
+      const postgres = (config: object) => ({ type: 'Postgres', config: { user: 'u', password: 'p', host: '127.0.0.1', database: 'warehouse', ...config } });
+      expect(await refused(postgres({ port: 6379 }))).toMatchObject({ status: 400, attr: 'destination.config.host', detail: "destination.config.host is refused: 127.0.0.1:6379 is this installation's Redis." });
+      expect(await refused(postgres({ database: 'tributary' }))).toMatchObject({ status: 400, attr: 'destination.config.host', detail: "destination.config.host is refused: 127.0.0.1:5432 is this installation's Postgres database." });
+      expect(await refused(postgres({ host: '/var/run/postgresql' }))).toMatchObject({ status: 400, attr: 'destination.config.host' });
+      expect(await refused(postgres({ host: '192.168.0.10' }))).toMatchObject({ status: 400, detail: 'destination.config.host is refused: 192.168.0.10 is private, not a public address.' });
+      expect((await call('POST', '', { name: 'x', destination: postgres({}), interval: 'hour' })).status).toBe(201);
+    });
+
+    it('an update that points an export at ClickHouse, leaving it as it was', async () => {
+      const { body } = await create();
+      const patched = await call('PATCH', `${body.id}/`, { destination: { type: 'S3', config: { endpoint_url: 'http://[::1]:8123' } } });
+      expect([patched.status, patched.body.attr, patched.body.detail]).toEqual([400, 'destination.config.endpoint_url', "destination.config.endpoint_url is refused: [::1]:8123 is this installation's ClickHouse (HTTP)."]);
+      const stored = await api.pool.query('SELECT destination_config FROM batch_exports WHERE id = $1', [body.id]);
+      expect(stored.rows[0].destination_config.endpoint_url).toBe(s3Proxy.origin);
+    });
   });
 });
