@@ -59,13 +59,6 @@ export class DashboardStore {
     return rows[0] ?? null;
   }
 
-  /** The live dashboards of these ids. */
-  async getMany(teamId: number, ids: number[]): Promise<DashboardRow[]> {
-    if (ids.length === 0) return [];
-    const { rows } = await this.pool.query<DashboardRow>(`${SELECT} WHERE d.team_id = $1 AND d.id = ANY($2::int[]) AND NOT d.deleted`, [teamId, ids]);
-    return rows;
-  }
-
   /** Tiles whose insight is still live, in the order they were added. */
   async tiles(dashboardId: number, db: Db = this.pool): Promise<TileRow[]> {
     const { rows } = await db.query<TileRow>(
