@@ -250,11 +250,13 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
   arraysSelect.push(alias('start_index', call('arrayJoin', call('arrayFilter', lambda(['i', 'e'], isStart), call('arrayEnumerate', field('sorted_events')), field('sorted_events')))));
   const startsQuery: SelectQuery = { node: 'SelectQuery', select: arraysSelect, select_from: from(personQuery) };
 
-  // 3. Per start: the index of each step reached (0 when not), the steps reached, the conversion times.
+  // 3. Per start: the index of each step reached (0 when not), the steps reached, the conversion
+  // times. ClickHouse expands every alias where it is used, so a value that names the one before it
+  // (step k's index names step k - 1's) is computed in a select of its own and read as a column:
+  // the statement then grows with the steps, not by a power of them.
+  const layer = (inner: SelectQuery, items: Expr[]): SelectQuery => ({ node: 'SelectQuery', select: [field('*'), ...items], select_from: from(inner) });
   const startTime = call('arrayElement', field('times'), field('start_index'));
   const deadline = plus(startTime, num(window));
-  const chain: Expr[] = [field('aggregation_target'), field('start_index')];
-  if (broken) chain.push(alias('breakdown_value', call('arrayElement', field('breakdowns'), field('start_index'))));
   const enumerate = call('arrayEnumerate', field('times'));
   // The index of the first event after `after` counted by step k's counts (0 when none), if within the window.
   const nextWithin = (k: number, after: Expr) => {
@@ -262,33 +264,30 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
     // Index 0 has time 0, always within the window: no event stays no event.
     return ifElse(compare('<=', call('arrayElement', field('times'), next), deadline), next, num(0));
   };
+  const first: Expr[] = broken ? [alias('breakdown_value', call('arrayElement', field('breakdowns'), field('start_index')))] : [];
+  const time = (j: number) => call('arrayElement', field('times'), field(indexOf(j)));
+  let chainQuery: SelectQuery;
   if (order === 'unordered') {
-    for (let k = 0; k < n; k++) {
-      chain.push(alias(indexOf(k), nextWithin(k, minus(field('start_index'), num(1)))));
-      chain.push(alias(timeOf(k), ifElse(compare('>', field(indexOf(k)), num(0)), call('arrayElement', field('times'), field(indexOf(k))), num(0))));
-    }
-    chain.push(alias('reached_times', call('arraySort', call('arrayFilter', lambda(['t'], compare('>', field('t'), num(0))), { node: 'Array', exprs: steps.map((_, k) => field(timeOf(k))) }))));
-    chain.push(alias('steps', call('length', field('reached_times'))));
+    const indexes = steps.flatMap((_, k) => [alias(indexOf(k), nextWithin(k, minus(field('start_index'), num(1))))]);
+    const times = steps.map((_, k) => alias(timeOf(k), ifElse(compare('>', field(indexOf(k)), num(0)), time(k), num(0))));
+    const reachedTimes = alias('reached_times', call('arraySort', call('arrayFilter', lambda(['t'], compare('>', field('t'), num(0))), { node: 'Array', exprs: steps.map((_, k) => field(timeOf(k))) })));
+    const reached = layer(layer(layer(startsQuery, [...first, ...indexes]), times), [reachedTimes, alias('steps', call('length', field('reached_times')))]);
+    const conversions: Expr[] = [];
     for (let k = 1; k < n; k++) {
-      chain.push(alias(conversionOf(k), ifElse(compare('>', field('steps'), num(k)), minus(call('arrayElement', field('reached_times'), num(k + 1)), call('arrayElement', field('reached_times'), num(k))), num(0))));
+      conversions.push(alias(conversionOf(k), ifElse(compare('>', field('steps'), num(k)), minus(call('arrayElement', field('reached_times'), num(k + 1)), call('arrayElement', field('reached_times'), num(k))), num(0))));
     }
-    chain.push(alias('excluded', num(0)));
-    chain.push(alias('funnel_steps', field('steps')));
-    chain.push(alias('funnel_key', rank(field('steps'), num(1), num(0), minus(num(0), field('start_index')))));
+    chainQuery = layer(reached, [...conversions, alias('excluded', num(0)), alias('funnel_steps', field('steps')), alias('funnel_key', rank(field('steps'), num(1), num(0), minus(num(0), field('start_index'))))]);
   } else {
-    chain.push(alias(indexOf(0), field('start_index')));
+    let indexed = layer(startsQuery, [...first, alias(indexOf(0), field('start_index'))]);
     for (let k = 1; k < n; k++) {
       const previous = field(indexOf(k - 1));
       let next = nextWithin(k, previous);
       // Strict: the deciding event must be step k itself, not another one breaking the path.
       if (order === 'strict') next = ifElse(compare('==', call('arrayElement', field(flagsOf(k)), next), num(1)), next, num(0));
-      chain.push(alias(indexOf(k), ifElse(compare('==', previous, num(0)), num(0), next)));
+      indexed = layer(indexed, [alias(indexOf(k), ifElse(compare('==', previous, num(0)), num(0), next))]);
     }
-    chain.push(alias('steps', steps.slice(1).reduce<Expr>((sum, _, j) => plus(sum, ifElse(compare('>', field(indexOf(j + 1)), num(0)), num(1), num(0))), num(1))));
-    for (let k = 1; k < n; k++) {
-      const time = (j: number) => call('arrayElement', field('times'), field(indexOf(j)));
-      chain.push(alias(conversionOf(k), ifElse(compare('>', field(indexOf(k)), num(0)), minus(time(k), time(k - 1)), num(0))));
-    }
+    const reached: Expr[] = [alias('steps', steps.slice(1).reduce<Expr>((sum, _, j) => plus(sum, ifElse(compare('>', field(indexOf(j + 1)), num(0)), num(1), num(0))), num(1)))];
+    for (let k = 1; k < n; k++) reached.push(alias(conversionOf(k), ifElse(compare('>', field(indexOf(k)), num(0)), minus(time(k), time(k - 1)), num(0))));
     // An excluded event within the window while the path waits at step j excludes it; it may still
     // take step j + 1 (which can be the person's furthest), no further.
     const excludedAt: [number, Expr][] = [];
@@ -304,15 +303,18 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
       const exists = call('arrayExists', lambda(['i', 't', ...covering.map((e) => `x${e}`)], waiting), enumerate, field('times'), ...covering.map((e) => field(exclusionFlagsOf(e))));
       excludedAt.push([j, and([compare('>', field(indexOf(j)), num(0)), exists])]);
     }
-    chain.push(alias('excluded', excludedAt.length ? ifElse(or(excludedAt.map(([, cond]) => cond)), num(1), num(0)) : num(0)));
-    const cappedSteps = excludedAt.length ? call('multiIf', ...excludedAt.flatMap(([j, cond]) => [cond, call('least', field('steps'), num(j + 2))]), field('steps')) : field('steps');
-    chain.push(alias('funnel_steps', cappedSteps));
-    chain.push(alias('last_index', call('arrayElement', { node: 'Array', exprs: steps.map((_, k) => field(indexOf(k))) }, field('funnel_steps'))));
+    // Each exclusion test is a column of its own, read by name by the two values that need it.
+    reached.push(...excludedAt.map(([j, cond]) => alias(`excluded_at_${j}`, ifElse(cond, num(1), num(0)))));
+    const excludedAtColumn = (j: number) => compare('==', field(`excluded_at_${j}`), num(1));
+    const excluded = alias('excluded', excludedAt.length ? ifElse(or(excludedAt.map(([j]) => excludedAtColumn(j))), num(1), num(0)) : num(0));
+    const cappedSteps = excludedAt.length ? call('multiIf', ...excludedAt.flatMap(([j]) => [excludedAtColumn(j), call('least', field('steps'), num(j + 2))]), field('steps')) : field('steps');
+    const capped = layer(layer(indexed, reached), [excluded, alias('funnel_steps', cappedSteps)]);
+    const lastIndex = alias('last_index', call('arrayElement', { node: 'Array', exprs: steps.map((_, k) => field(indexOf(k))) }, field('funnel_steps')));
+    const withLast = layer(capped, [lastIndex]);
     // The person's funnel is the first path to reach the furthest step (a clean one before an
     // excluded one); of the starts reaching it at one event, the latest is PostHog's path.
-    if (!exclusions.length) chain.push(alias('funnel_key', rank(field('funnel_steps'), num(1), field('last_index'), field('start_index'))));
+    chainQuery = exclusions.length ? withLast : layer(withLast, [alias('funnel_key', rank(field('funnel_steps'), num(1), field('last_index'), field('start_index')))]);
   }
-  const chainQuery: SelectQuery = { node: 'SelectQuery', select: chain, select_from: from(startsQuery) };
 
   // 4. Per person (and breakdown value of the start): the path the key ranks first. With exclusions,
   // the paths reaching a step at one event are first made one, the latest start's: the earlier ones

@@ -15,6 +15,12 @@ export function queryClickHouseSettings(limits: QueryLimits): Record<string, num
     max_memory_usage: limits.queryMaxMemoryBytes,
     ...(limits.queryMaxThreads > 0 && { max_threads: limits.queryMaxThreads }),
     priority: 2,
+    // ClickHouse's defaults, stated so that a server profile set looser elsewhere does not loosen
+    // them: the printed statement's size and shape, before and after aliases are expanded.
+    max_query_size: 262_144,
+    max_ast_depth: 1_000,
+    max_ast_elements: 50_000,
+    max_expanded_ast_elements: 500_000,
     output_format_json_quote_64bit_integers: 0,
   };
 }
