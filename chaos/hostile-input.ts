@@ -11,6 +11,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@tributary/config';
 import { runHostileInput, type Target } from './hostile/hostile-input.js';
+import { keyIssuerFor } from './hostile/key-issuer.js';
 import { checkServices, crashesBetween, readStackCredentials } from './state-dir.js';
 
 async function main(): Promise<void> {
@@ -23,6 +24,7 @@ async function main(): Promise<void> {
     projectId: Number(credentials.TRIBUTARY_PROJECT_ID),
     projectApiKey: credentials.TRIBUTARY_PROJECT_API_KEY,
     personalApiKey: credentials.TRIBUTARY_PERSONAL_API_KEY,
+    keys: await keyIssuerFor(config, credentials.TRIBUTARY_PERSONAL_API_KEY),
   };
   const before = await checkServices(stateDir, config);
   const down = before.filter((s) => !s.alive || !s.healthy).map((s) => s.name);
@@ -34,6 +36,7 @@ async function main(): Promise<void> {
     ...(values.only ? { only: values.only } : {}),
     log: (line) => console.error(line),
   });
+  await target.keys?.close();
   const crashes = crashesBetween(before, await checkServices(stateDir, config));
 
   const rows = Object.entries(result.byRoute)

@@ -4,6 +4,8 @@ import { createClickHouse } from '@tributary/clickhouse';
 import { ControlPlaneStore } from '@tributary/control-plane';
 import { createPool, type Pool } from '@tributary/postgres';
 import { prepareHostileInput } from './hostile/hostile-input.js';
+import { keyIssuerFor } from './hostile/key-issuer.js';
+import { ATTACKS, runHostileTenant } from './hostile-tenant.js';
 import { readStackCredentials } from './state-dir.js';
 import { LoadGenerator } from './load-generator.js';
 import { DecideProbe, ReadinessSampler } from './observers.js';
@@ -67,12 +69,27 @@ async function knownPerson(decide: DecideProbe): Promise<void> {
  * load's project, whose acknowledged events are counted, and its reads do not filter the load's
  * hundreds of thousands of events (those made each events-list case take seconds).
  */
-async function hostileProject(pool: Pool): Promise<{ id: number; api_token: string }> {
+async function hostileProject(pool: Pool, name = 'hostile input'): Promise<{ id: number; api_token: string }> {
   const store = new ControlPlaneStore(pool, config.apiKeyPepper);
   const demo = await store.findProject(projectId);
   if (!demo) throw new Error(`project ${projectId} of the credentials file does not exist`);
-  return store.createProject(demo.organization_id, `chaos hostile input ${runId}`);
+  return store.createProject(demo.organization_id, `chaos ${name} ${runId}`);
 }
+
+/** Events for the hostile tenant's queries to work on: people taking twenty steps, with browsers to break down by. */
+async function attackerEvents(token: string): Promise<void> {
+  const batch = Array.from({ length: 2000 }, (_, i) => ({
+    event: `step-${i % 20}`,
+    distinct_id: `attacker-${Math.floor(i / 20)}`,
+    timestamp: new Date(Date.now() - (2000 - i) * 1000).toISOString(),
+    properties: { $browser: `browser-${i % 7}` },
+  }));
+  const response = await fetch(`${frontUrl}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: token, batch }) });
+  if (!response.ok) throw new Error(`capturing the hostile tenant's events: ${response.status}`);
+}
+
+/** How long one project sends the heaviest queries while another's keep answering. */
+const HOSTILE_TENANT_MS = 60_000;
 
 const SERVICES: Service[] = ['capture', 'ingest', 'decide', 'api', 'worker'];
 
@@ -120,8 +137,12 @@ async function main(): Promise<number> {
   // stores to come back, and its answers while a fault is on may be JSON 503s (see `outage`).
   const pool = createPool(config, { max: 1 });
   const hostileTarget = await hostileProject(pool);
+  const keys = await keyIssuerFor(config, personalApiKey);
+  const attackerProject = await hostileProject(pool, 'hostile tenant');
+  await attackerEvents(attackerProject.api_token);
+  const attackerKey = await keys.issue(`hostile tenant ${runId}`.slice(0, 40), ['*'], [attackerProject.id]);
   const [hostileRun] = await Promise.all([
-    prepareHostileInput({ frontUrl, projectId: hostileTarget.id, projectApiKey: hostileTarget.api_token, personalApiKey }, { log, concurrency: HOSTILE_CONCURRENCY, outage: faults.overlaps }),
+    prepareHostileInput({ frontUrl, projectId: hostileTarget.id, projectApiKey: hostileTarget.api_token, personalApiKey, keys }, { log, concurrency: HOSTILE_CONCURRENCY, outage: faults.overlaps }),
     sleep(10_000),
   ]);
   log(`scenario: hostile input on every route (${hostileRun.requests} requests), beside the faults`);
@@ -150,6 +171,31 @@ async function main(): Promise<number> {
   });
   log(`  ${hostile.requests} hostile requests in ${((Date.now() - hostileStarted) / 1000).toFixed(0)} s`);
 
+  log('scenario: a hostile tenant');
+  const tenant = await runHostileTenant({
+    frontUrl,
+    attacker: { id: attackerProject.id, personalApiKey: attackerKey.value },
+    victim: { id: projectId, personalApiKey },
+    victimMarker: runId,
+    clickhouse,
+    durationMs: HOSTILE_TENANT_MS,
+    concurrency: config.queryConcurrencyPerProject + 1,
+    log,
+  });
+  await keys.revoke(attackerKey.id);
+  await keys.close();
+  log(`  attacker: ${tenant.attackerQueries} queries (${Object.entries(tenant.attackerStatuses).map(([s, n]) => `${s}:${n}`).join(' ')}); victim: ${tenant.victimQueries} queries, p95 ${tenant.victimP95Ms} ms`);
+  outcomes.push({
+    name: `a hostile tenant (${ATTACKS.length} heavy and escaping queries, ${tenant.attackerQueries} sent; the other project's p95 ${tenant.victimP95Ms} ms)`,
+    recoveryMs: null,
+    failures: [
+      ...tenant.leaks.slice(0, 5).map((l) => `the other project's rows in an answer: ${l}`),
+      ...tenant.attacker5xx.slice(0, 5).map((l) => `5xx: ${l}`),
+      ...tenant.victimFailures.slice(0, 5).map((l) => `the other project's query: ${l}`),
+      ...(tenant.clickhouseRestarts > 0 ? [`ClickHouse restarted ${tenant.clickhouseRestarts} times`] : []),
+    ],
+  });
+
   log('stopping the load');
   await load.stop();
   decide.stop();
@@ -172,7 +218,7 @@ async function main(): Promise<number> {
   const decide5xx = [...decide.answers.known, ...decide.answers.fresh].filter((a) => a.status >= 500 && !(a.status === 503 && a.jsonError));
   const load5xx = load.unexpected.filter((r) => r.status >= 500);
   const otherLoadFailures = load.unexpected.filter((r) => r.status < 500);
-  const unexpected5xx = load5xx.length + decide5xx.length + hostile.unexpected5xx;
+  const unexpected5xx = load5xx.length + decide5xx.length + hostile.unexpected5xx + tenant.attacker5xx.length;
 
   console.log('\n| scenario | recovery | result |\n|---|---|---|');
   for (const o of outcomes) console.log(`| ${o.name} | ${o.recoveryMs === null ? '–' : `${(o.recoveryMs / 1000).toFixed(1)} s`} | ${o.failures.length === 0 ? 'ok' : o.failures.join('; ')} |`);
@@ -191,7 +237,8 @@ async function main(): Promise<number> {
   for (const problem of problems) console.log(`PROBLEM ${problem}`);
   console.log(
     `RESULT acked=${load.acked.size} lost=${verdict.lost.length} duplicated=${verdict.duplicated.length} hostile_requests=${hostile.requests} ` +
-      `unexpected_5xx=${unexpected5xx} crashes=${stack.crashes.length} scenarios=${outcomes.length}`,
+      `unexpected_5xx=${unexpected5xx} crashes=${stack.crashes.length} scenarios=${outcomes.length} ` +
+      `hostile_tenant_queries=${tenant.attackerQueries} tenant_leaks=${tenant.leaks.length} victim_failures=${tenant.victimFailures.length} victim_p95_ms=${tenant.victimP95Ms} clickhouse_restarts=${tenant.clickhouseRestarts}`,
   );
   return problems.length === 0 ? 0 : 1;
 }

@@ -4,12 +4,15 @@
  * API keys, because the management API allows each key a fixed number of requests a minute.
  */
 import type { Fixtures } from './cases.js';
+import type { KeyIssuer } from './key-issuer.js';
 
 export interface Target {
   frontUrl: string;
   projectId: number;
   projectApiKey: string;
   personalApiKey: string;
+  /** Makes the extra keys (no personal key may manage keys through the API); without it the run uses the target's key alone. */
+  keys?: KeyIssuer;
 }
 
 export interface Setup {
@@ -85,17 +88,17 @@ export async function setUp(target: Target, tag: string, log: (line: string) => 
     if (fixtures.personId === undefined) await new Promise((resolve) => setTimeout(resolve, 500));
   }
 
-  const victim = await call(target, 'POST', '/api/personal_api_keys/', { label: `hostile victim ${tag}`.slice(0, 40), scopes: ['query:read'] });
-  if (victim.status === 201) created.keys.add((fixtures.victimKeyId = victim.json.id));
   const keys: string[] = [];
-  for (let i = 0; i < ROTATION_KEYS; i++) {
-    const key = await call(target, 'POST', '/api/personal_api_keys/', { label: `hostile ${tag} ${i}`.slice(0, 40), scopes: ['*'] });
-    if (key.status !== 201) break;
-    created.keys.add(key.json.id);
-    keys.push(key.json.value);
-  }
-  if (keys.length === 0) {
-    log('hostile: could not create extra personal API keys (the key lacks personal_api_key:write or *); the rate limit will answer many requests with 429');
+  if (target.keys) {
+    const victim = await target.keys.issue(`hostile victim ${tag}`.slice(0, 40), ['query:read']);
+    created.keys.add((fixtures.victimKeyId = victim.id));
+    for (let i = 0; i < ROTATION_KEYS; i++) {
+      const key = await target.keys.issue(`hostile ${tag} ${i}`.slice(0, 40), ['*']);
+      created.keys.add(key.id);
+      keys.push(key.value);
+    }
+  } else {
+    log('hostile: no key issuer given; the rate limit will answer many requests with 429');
     keys.push(target.personalApiKey);
   }
   log(`hostile: fixtures ${JSON.stringify(fixtures)}; ${keys.length} keys to rotate`);
@@ -111,7 +114,7 @@ export async function setUp(target: Target, tag: string, log: (line: string) => 
       for (const id of new Set([...created.cohorts, ...byRun.cohorts])) await remove(`${project}/cohorts/${id}/`);
       for (const id of new Set([...created.dashboards, ...byRun.dashboards])) await remove(`${project}/dashboards/${id}/`);
       if (fixtures.personId !== undefined) await remove(`${project}/persons/${fixtures.personId}/`);
-      for (const id of new Set([...created.keys, ...byRun.keys])) await remove(`/api/personal_api_keys/${id}/`);
+      for (const id of new Set([...created.keys, ...byRun.keys])) await target.keys?.revoke(id).catch(() => undefined);
     },
   };
 }
