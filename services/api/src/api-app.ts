@@ -46,6 +46,8 @@ export interface ApiDeps {
   clickhouse: ClickHouse;
   /** The query endpoint runs here, under the limits of `queryLimits`. */
   query: QueryService;
+  /** The read-only query user's connection: reads a client's expressions shape (the events list) go here too. */
+  queryClickhouse: ClickHouse;
   pool: Pool;
   redis: Redis;
   /** Sends person property changes through ingestion. */
@@ -68,6 +70,7 @@ export function apiDeps(
     flags: new FeatureFlagStore(stores.pool, stores.redis),
     clickhouse: stores.clickhouse,
     query: new QueryService({ clickhouse: stores.queryClickhouse, limits: config, cache: new InsightCache({ redis: stores.redis, clickhouse: stores.clickhouse, clock: () => new Date() }) }),
+    queryClickhouse: stores.queryClickhouse,
     pool: stores.pool,
     redis: stores.redis,
     personEvents: new PersonEventPublisher(stores.producer, topics.realtime, config.kafkaProduceTimeoutMs),
@@ -106,7 +109,7 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
   for (const base of ['/api/environments/:project_id', '/api/projects/:project_id']) {
     const project = express.Router({ mergeParams: true });
     project.use(projectAccess(deps.store));
-    project.use('/events', eventRoutes({ ...deps, cohorts, persons }));
+    project.use('/events', eventRoutes({ ...deps, clickhouse: deps.queryClickhouse, cohorts, persons }));
     project.use('/query', queryRoutes(deps.query));
     project.use('/feature_flags', featureFlagRoutes({ ...deps, ...access }));
     project.use('/dashboards', dashboardRoutes({ ...deps, ...access, queries: deps.query }));

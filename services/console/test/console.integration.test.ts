@@ -55,7 +55,10 @@ function capturedBatch(now: number) {
 
 beforeAll(async () => {
   tenant = await createTestTenant(pool, config);
-  emptyProject = await new ControlPlaneStore(pool, config.apiKeyPepper).createProject(tenant.organizationId, uniqueName('empty'));
+  const store = new ControlPlaneStore(pool, config.apiKeyPepper);
+  // The status page reads installation-wide figures, which only an instance operator may.
+  await store.setInstanceOperator(tenant.user.id, true);
+  emptyProject = await store.createProject(tenant.organizationId, uniqueName('empty'));
   const response = await fetch(`${front}/batch/`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
