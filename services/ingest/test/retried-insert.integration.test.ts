@@ -40,7 +40,9 @@ describe('an insert of events retried', () => {
     );
     expect(shards.length).toBeGreaterThan(1);
     let total = 0;
-    for (const { port } of shards) total += await count(`remote('127.0.0.1:${Number(port)}', ${topology.database}, sharded_events)`, teamId);
+    // Each server is read as the configured user: no ClickHouse user connects without a password.
+    const shard = (port: number) => sql`remote(${`127.0.0.1:${port}`}, ${Sql.trusted(topology.database)}, sharded_events, ${config.clickhouseUser}, ${config.clickhousePassword})`;
+    for (const { port } of shards) total += await count(shard(Number(port)).text, teamId);
     expect(total).toBe(40);
   });
 });
