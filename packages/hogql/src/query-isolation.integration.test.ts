@@ -130,6 +130,12 @@ describe('escape attempts are refused or answer from the project alone', () => {
     ['IN a column CTE naming a table', 'WITH person_distinct_id AS person_distinct_id SELECT * FROM events WHERE distinct_id IN person_distinct_id', { refused: 'uses its CTEs more than' }],
     ['IN a scalar subquery', 'SELECT * FROM events WHERE distinct_id IN (SELECT max(distinct_id) FROM events)', { runs: 1 }],
     ['IN in a CTE', 'WITH s AS (SELECT * FROM events AS t WHERE t.distinct_id IN t.distinct_id) SELECT count() FROM s', { fails: 'must be an array' }],
+    ['joinGet of a stored table', "SELECT joinGet('person_distinct_id', 'person_id', distinct_id) FROM events", { refused: "Unsupported function call 'joinGet(...)'" }],
+    ['dictGet', "SELECT dictGetString('persons', 'email', toUInt64(1)) FROM events", { refused: "Unsupported function call 'dictGetString(...)'" }],
+    ['globalIn() with a table', 'SELECT * FROM events WHERE globalIn(distinct_id, person_distinct_id)', { refused: "Unsupported function call 'globalIn(...)'" }],
+    ['hasColumnInTable', "SELECT hasColumnInTable('tributary', 'person', 'properties')", { refused: "Unsupported function call 'hasColumnInTable(...)'" }],
+    ['a JOIN of a stored table by its ClickHouse name', 'SELECT * FROM events AS e JOIN person_distinct_id AS d ON e.distinct_id = d.distinct_id', { refused: 'Unknown table "person_distinct_id".' }],
+    ['a JOIN of a database-qualified table', 'SELECT * FROM events AS e JOIN tributary.person AS p ON e.person_id = p.id', { refused: 'Unknown table "tributary.person".' }],
     ['IN in a saved-insight-like subquery of a subquery', 'SELECT * FROM (SELECT distinct_id AS groups FROM events) WHERE groups IN groups', { fails: 'must be an array' }],
   ];
 

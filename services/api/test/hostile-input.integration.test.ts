@@ -135,4 +135,10 @@ describe('hostile input to the management API', () => {
     // ClickHouse 18.16 names it one way or the other depending on how it plans the filter.
     expectRefused(await call('GET', `${project()}/events/${q({ where: '["lower(event)"]' })}`), null, /not a condition|types of an expression do not fit/);
   });
+
+  it('events: a person_id past what a double holds exactly is a 400, not a Postgres range error (make chaos found it)', async () => {
+    const response = await call('GET', `${project()}/events/${q({ person_id: '18446744073709551616' })}`);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ type: 'invalid_request', detail: expect.stringMatching(/person_id/) });
+  });
 });

@@ -141,6 +141,26 @@ describe('the query endpoint refuses what cannot run with a 400 naming the probl
     expect(body).toMatchObject({ type: 'invalid_request', code: 'hogql_query_error', attr: 'query', detail: expect.stringMatching(detail) });
   });
 
+  it("a name on the right of IN never reads another project's table, through the query endpoint, EventsQuery, the events list or a saved insight", async () => {
+    // 18.16 read `t.person_distinct_id` after IN as its table person_distinct_id, every project's
+    // rows: with a tuple of the right arity, a membership oracle over another project's ids.
+    const oracle = "SELECT count() FROM (SELECT 1 AS person_distinct_id) AS t WHERE tuple(0, 'other-team-secret') IN t.person_distinct_id";
+    const answers = [
+      await hogql(oracle),
+      await hogql("SELECT count() FROM events AS t WHERE 'other-team-secret' IN t.distinct_id"),
+      await query({ query: { kind: 'EventsQuery', select: ['count()'], where: ["'other-team-secret' IN distinct_id"] } }),
+      await api.request('GET', `/api/environments/${tenant.project.id}/events/?${new URLSearchParams({ where: JSON.stringify(["'other-team-secret' IN distinct_id"]) })}`, tenant.personalApiKey),
+    ];
+    const saved = await api.request('POST', `/api/environments/${tenant.project.id}/insights/`, tenant.personalApiKey, { name: 'oracle', query: { kind: 'DataTableNode', source: { kind: 'HogQLQuery', query: oracle } } });
+    expect(saved.status).toBe(201);
+    answers.push(await api.request('GET', `/api/environments/${tenant.project.id}/insights/${saved.body.id}/?refresh=force_blocking`, tenant.personalApiKey));
+    // Each is refused for what the query asks (has() over a value that is no array), none answers.
+    for (const { status, body } of answers) {
+      expect(status).toBe(400);
+      expect(JSON.stringify(body)).toMatch(/must be an array/);
+    }
+  });
+
   it('GROUP BY and ORDER BY by position work, with a lazily joined person property too', async () => {
     const { status, body } = await hogql('SELECT person.properties.email, count() FROM events GROUP BY 1 ORDER BY 2 DESC, 1');
     expect(status).toBe(200);

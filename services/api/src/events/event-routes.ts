@@ -31,7 +31,7 @@ const listQuerySchema = {
     ...PAGE_PROPERTIES,
     event: { type: 'string' },
     distinct_id: { type: 'string' },
-    person_id: { type: 'integer', minimum: 1 },
+    person_id: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
     after: { type: 'string' },
     before: { type: 'string' },
     properties: { type: 'string' },
