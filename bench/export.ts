@@ -75,7 +75,7 @@ const windows: ExportWindow[] = [];
 for (let start = windowStart(utc(span!.first), INTERVAL); start <= utc(span!.last); start = new Date(start.getTime() + intervalMs(INTERVAL))) {
   windows.push({ start, end: new Date(start.getTime() + intervalMs(INTERVAL)) });
 }
-const counts = await Promise.all(windows.map((w) => countEventsWindow(clickhouse, { teamId: team, ...w })));
+const counts = await Promise.all(windows.map((w) => countEventsWindow(clickhouse, { teamId: team, ...w, by: 'inserted_at' })));
 const rows = counts.reduce((sum, n) => sum + n, 0);
 console.log(`project ${team}: ${rows.toLocaleString('en')} events stored ${span!.first} to ${span!.last} UTC, ${windows.length} ${INTERVAL} window(s)`);
 
@@ -83,7 +83,7 @@ console.log(`project ${team}: ${rows.toLocaleString('en')} events stored ${span!
 
 /** Seconds clickhouse-client takes to write the export's statement over all the windows as JSONEachRow to /dev/null. */
 async function clickhouseSeconds(): Promise<number> {
-  const statement = eventsWindowStatement({ teamId: team, start: windows[0]!.start, end: windows.at(-1)!.end, cursor: null });
+  const statement = eventsWindowStatement({ teamId: team, start: windows[0]!.start, end: windows.at(-1)!.end, by: 'inserted_at', cursor: null });
   const url = new URL(config.clickhouseUrl);
   const settings = Object.entries(EXPORT_READ_SETTINGS).map(([name, value]) => `--${name}=${value}`);
   const args = ['--host', url.hostname, '--user', config.clickhouseUser, '--database', config.clickhouseDatabase, ...settings, '--query', `${statement.text} FORMAT JSONEachRow`];

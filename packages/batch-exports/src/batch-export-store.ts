@@ -26,6 +26,7 @@ export interface BatchExportRow {
 
 /** Where a run stopped: the last exported row's key. */
 export interface RunCursor {
+  /** The row's time the run selects by (`windowTimeOf`): `inserted_at`, or a backfill's `timestamp`; the name is kept so stored cursors still read. */
   inserted_at: string;
   key: string;
 }

@@ -1,4 +1,5 @@
 export { BatchExportStore, type BackfillRow, type BatchExportRow, type DestinationType, type NewBatchExport, type RunCursor, type RunRow, type RunStatus } from './batch-export-store.js';
+export { windowTimeOf, type WindowTime } from './window-time.js';
 export { EXPORT_INTERVALS, backfillWindows, dueWindows, intervalMs, windowStart, type ExportInterval, type ExportWindow } from './windows.js';
 export {
   DESTINATION_CONFIG_SCHEMAS,

@@ -1,3 +1,4 @@
+import type { WindowTime } from '../window-time.js';
 /** What a batch export exports: PostHog's `events` and `persons` models. */
 export type ExportModel = 'events' | 'persons';
 
@@ -20,8 +21,8 @@ export interface ExportPart {
   runId: string;
   teamId: number;
   model: ExportModel;
-  /** The run's data interval, by inserted_at: [start, end). */
-  window: { start: Date; end: Date };
+  /** The run's data interval, [start, end), by the time `by` says (`windowTimeOf`). */
+  window: { start: Date; end: Date; by: WindowTime };
   /** 0-based, deterministic: the same window always splits into the same parts with the same records in the same order. */
   index: number;
   records: ExportRecord[];

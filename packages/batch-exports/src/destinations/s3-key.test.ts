@@ -1,6 +1,6 @@
 import { PREFIX_PATTERN, pythonIsoformat, renderPrefix, s3Key } from './s3-key.js';
 
-const window = { start: new Date('2024-03-05T06:00:00Z'), end: new Date('2024-03-05T07:00:00Z') };
+const window = { start: new Date('2024-03-05T06:00:00Z'), end: new Date('2024-03-05T07:00:00Z'), by: 'inserted_at' as const };
 const key = (overrides: Partial<Parameters<typeof s3Key>[0]> = {}) =>
   s3Key({ prefix: 'exports', model: 'events', window, part: 0, file: 0, fileFormat: 'JSONLines', compression: null, ...overrides });
 
@@ -19,6 +19,13 @@ describe('S3 keys', () => {
   it('are the same for the same window, part and file, so a rewrite overwrites', () => {
     expect(key({ part: 1, file: 1 })).toBe(key({ part: 1, file: 1 }));
     expect(new Set([key({ part: 0, file: 1 }), key({ part: 1, file: 0 }), key({ part: 1, file: 1 })]).size).toBe(3);
+  });
+
+  it("of a backfill differ from the scheduled run's of the same window, so neither overwrites the other's events", () => {
+    const backfill = key({ window: { ...window, by: 'timestamp' } });
+    expect(backfill).toBe('exports/2024-03-05T06:00:00+00:00-2024-03-05T07:00:00+00:00-backfill-0-0.jsonl');
+    expect(backfill).not.toBe(key());
+    expect(key({ window: { ...window, by: 'timestamp' } })).toBe(backfill);
   });
 
   it('join the prefix with one slash and never start with one', () => {

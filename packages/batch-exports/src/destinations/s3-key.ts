@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import type { WindowTime } from '../window-time.js';
 import type { ExportModel } from './export-part.js';
 
 /**
@@ -13,6 +14,9 @@ import type { ExportModel } from './export-part.js';
  * is also split into parts, so both numbers are always there, each from 0. Every part of a run is a
  * function of its window, and every file of a part a function of its records and the config, so
  * writing a part again makes the same keys and overwrites its objects instead of adding copies.
+ * A backfill's files are named `...-{data_interval_end}-backfill-{part}-{file}...`: it selects a
+ * window's events by when they happened, not when they were stored as the schedule does, so its
+ * files must not overwrite the scheduled run's of the same window; a second backfill overwrites the first's.
  * A leading `/` is dropped, as keys are relative to the bucket.
  */
 
@@ -57,7 +61,7 @@ export function renderPrefix(template: string, model: ExportModel, window: { sta
 export interface KeyOptions {
   prefix: string;
   model: ExportModel;
-  window: { start: Date; end: Date };
+  window: { start: Date; end: Date; by: WindowTime };
   part: number;
   file: number;
   fileFormat: FileFormat;
@@ -67,7 +71,8 @@ export interface KeyOptions {
 export function s3Key(options: KeyOptions): string {
   const { window } = options;
   const extension = FILE_FORMAT_EXTENSIONS[options.fileFormat] + (options.compression ? `.${COMPRESSION_EXTENSIONS[options.compression]}` : '');
-  const name = `${pythonIsoformat(window.start)}-${pythonIsoformat(window.end)}-${options.part}-${options.file}.${extension}`;
+  const backfill = window.by === 'timestamp' ? 'backfill-' : '';
+  const name = `${pythonIsoformat(window.start)}-${pythonIsoformat(window.end)}-${backfill}${options.part}-${options.file}.${extension}`;
   const key = posix.join(renderPrefix(options.prefix, options.model, window), name);
   return key.startsWith('/') ? posix.relative('/', key) : key;
 }

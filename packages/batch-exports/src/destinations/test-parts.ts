@@ -9,7 +9,7 @@ import type { ExportModel, ExportPart, ExportRecord } from './export-part.js';
 /** The tests' destinations are servers on this machine: loopback is allowed, the stack's own ports still refused. */
 export const localGuard = new DestinationGuard(destinationPolicy(testConfig({ batchExportAllowedDestinations: ['127.0.0.0/8', '::1'] })));
 
-export const WINDOW = { start: new Date('2024-03-05T06:00:00Z'), end: new Date('2024-03-05T07:00:00Z') };
+export const WINDOW = { start: new Date('2024-03-05T06:00:00Z'), end: new Date('2024-03-05T07:00:00Z'), by: 'inserted_at' as const };
 
 /** An event record; `padding` adds that many hex characters of incompressible text to its properties. */
 export function eventRecord(i: number, overrides: ExportRecord = {}, padding = 0): ExportRecord {

@@ -1,5 +1,5 @@
 import type { ClickHouse } from '@tributary/clickhouse';
-import { NonRetryableExportError, type BatchExportStore, type Destination, type DestinationSpec, type ExportPart, type ExportRecord, type RunCursor } from '@tributary/batch-exports';
+import { NonRetryableExportError, windowTimeOf, type BatchExportStore, type Destination, type DestinationSpec, type ExportPart, type ExportRecord, type RunCursor } from '@tributary/batch-exports';
 import type { Logger } from '@tributary/logger';
 import { countEventsWindow, encodedRowCursor, readEncodedEventsWindow, readEventsWindow, readPersonsWindow, type EncodedRow } from './window-reader.js';
 
@@ -55,7 +55,7 @@ export async function executeRun(runId: string, deps: RunExecutorDeps, lastAttem
   const claimed = await deps.store.claim(runId, deps.leaseMs);
   if (!claimed) return 'busy';
   const { run, export: batchExport } = claimed;
-  const window = { teamId: run.team_id, start: run.data_interval_start, end: run.data_interval_end };
+  const window = { teamId: run.team_id, start: run.data_interval_start, end: run.data_interval_end, by: windowTimeOf(run) };
   let destination: Destination | null = null;
   let index = run.parts_completed;
   // Parts are written while the next one is read, several at once (a destination's round trip

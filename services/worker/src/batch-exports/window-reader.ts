@@ -1,5 +1,5 @@
 import { join, jsonObjectText, jsonStringLiteral, sql, type ClickHouse, type Sql } from '@tributary/clickhouse';
-import { jsonLineFields, type ColumnKind, type EncodedEvent, type ExportRecord, type RunCursor } from '@tributary/batch-exports';
+import { jsonLineFields, type ColumnKind, type EncodedEvent, type ExportRecord, type RunCursor, type WindowTime } from '@tributary/batch-exports';
 
 /** An events row as the export reads it: ClickHouse's text, with the key the run resumes after. */
 interface StoredRow {
@@ -15,6 +15,8 @@ interface StoredRow {
   person_id_text: string;
   person_properties: string;
   inserted_at_text: string;
+  /** The text of the time the window selects by, which the run's cursor keeps. */
+  window_time_text: string;
 }
 
 // Exports read at a lower priority than ingest's inserts, as queries do, without the queries' time limit.
@@ -28,7 +30,7 @@ const isoOf = (text: string, ms = 0) => `${text.replace(' ', 'T')}.${String(ms).
 const jsonText = (text: string | null): string => (text !== null && text.startsWith('{') && text.endsWith('}') ? text : '{}');
 
 /** The records of one events row, as every destination is given them. */
-export function eventRecord(row: StoredRow): ExportRecord {
+export function eventRecord(row: Omit<StoredRow, 'window_time_text'>): ExportRecord {
   return {
     uuid: row.uuid_text,
     event: row.event,
@@ -45,13 +47,13 @@ export function eventRecord(row: StoredRow): ExportRecord {
 }
 
 /**
- * The events a project stored in `[start, end)`, after `cursor`, in the order parts are cut:
- * by the time stored, then uuid, so a resumed run reads exactly the rows it had not written.
- * A copy of an event ClickHouse has not folded yet (a replay) is read once.
+ * The events of a project's window `[start, end)` by the window's time (`window.by`), after
+ * `cursor`, in the order parts are cut: by that time, then uuid, so a resumed run reads exactly
+ * the rows it had not written. A copy of an event ClickHouse has not folded yet (a replay) is read once.
  */
 export async function* readEventsWindow(clickhouse: ClickHouse, window: EventsWindow): AsyncIterable<{ record: ExportRecord; cursor: RunCursor }[]> {
   for await (const rows of clickhouse.stream<StoredRow>(eventsWindowStatement(window), { settings: EXPORT_READ_SETTINGS })) {
-    yield rows.map((row) => ({ record: eventRecord(row), cursor: { inserted_at: row.inserted_at_text, key: row.uuid_text } }));
+    yield rows.map((row) => ({ record: eventRecord(row), cursor: { inserted_at: row.window_time_text, key: row.uuid_text } }));
   }
 }
 
@@ -59,21 +61,26 @@ export async function* readEventsWindow(clickhouse: ClickHouse, window: EventsWi
 export function eventsWindowStatement(window: EventsWindow): Sql {
   // Output names differ from the columns: an alias named as a column would stand for it in WHERE.
   return sql`SELECT toString(uuid) AS uuid_text, event, properties, distinct_id, team_id, toString(timestamp) AS timestamp_text, timestamp_ms,
-      toString(created_at) AS created_at_text, elements_chain, toString(person_id) AS person_id_text, person_properties, toString(inserted_at) AS inserted_at_text
+      toString(created_at) AS created_at_text, elements_chain, toString(person_id) AS person_id_text, person_properties, toString(inserted_at) AS inserted_at_text,
+      toString(${windowColumn(window.by)}) AS window_time_text
     FROM events
     WHERE ${windowEvents(window)}
-    ORDER BY inserted_at, uuid_text
+    ORDER BY ${windowColumn(window.by)}, uuid_text
     LIMIT 1 BY uuid_text`;
 }
 
-type EventsWindow = { teamId: number; start: Date; end: Date; cursor: RunCursor | null };
+type EventsWindow = { teamId: number; start: Date; end: Date; by: WindowTime; cursor: RunCursor | null };
 
-/** The window's events after the cursor, by the time stored and then uuid (the order parts are cut in). */
-function windowEvents(window: EventsWindow): Sql {
+// Both are DateTime columns of events, to the second; a cursor's time is their text.
+const windowColumn = (by: WindowTime): Sql => (by === 'timestamp' ? sql`timestamp` : sql`inserted_at`);
+
+/** The window's events after the cursor, by the window's time and then uuid (the order parts are cut in). */
+function windowEvents(window: Omit<EventsWindow, 'cursor'> & { cursor?: RunCursor | null }): Sql {
+  const time = windowColumn(window.by);
   const after = window.cursor
-    ? sql`AND (inserted_at > toDateTime(${window.cursor.inserted_at}, 'UTC') OR (inserted_at = toDateTime(${window.cursor.inserted_at}, 'UTC') AND toString(uuid) > ${window.cursor.key}))`
+    ? sql`AND (${time} > toDateTime(${window.cursor.inserted_at}, 'UTC') OR (${time} = toDateTime(${window.cursor.inserted_at}, 'UTC') AND toString(uuid) > ${window.cursor.key}))`
     : sql``;
-  return sql`team_id = ${window.teamId} AND inserted_at >= toDateTime(${formatTime(window.start)}, 'UTC') AND inserted_at < toDateTime(${formatTime(window.end)}, 'UTC') ${after}`;
+  return sql`team_id = ${window.teamId} AND ${time} >= toDateTime(${formatTime(window.start)}, 'UTC') AND ${time} < toDateTime(${formatTime(window.end)}, 'UTC') ${after}`;
 }
 
 const isoTime = (column: Sql, milliseconds?: Sql) =>
@@ -117,16 +124,16 @@ function eventLine(): Sql {
  * and newlines but the line's own ending, so the rows can be read unescaped.
  */
 export function encodedEventsWindowStatement(window: EventsWindow): Sql {
-  return sql`SELECT toString(inserted_at) AS inserted_at_text, toString(uuid) AS uuid_text, ${jsonStringLiteral(sql`event`)} AS event_literal, ${eventLine()} AS line
+  return sql`SELECT toString(${windowColumn(window.by)}) AS window_time_text, toString(uuid) AS uuid_text, ${jsonStringLiteral(sql`event`)} AS event_literal, ${eventLine()} AS line
     FROM events
     WHERE ${windowEvents(window)}
-    ORDER BY inserted_at, uuid_text
+    ORDER BY ${windowColumn(window.by)}, uuid_text
     LIMIT 1 BY uuid_text`;
 }
 
 /** An event as ClickHouse encoded it, with the text its cursor is read from. */
 export interface EncodedRow extends EncodedEvent {
-  /** `<inserted_at>\t<uuid>`. */
+  /** `<window time>\t<uuid>`. */
   cursorText: Buffer;
 }
 
@@ -153,11 +160,8 @@ export async function* readEncodedEventsWindow(clickhouse: ClickHouse, window: E
 }
 
 /** How many events the window holds: the run's `records_total_count`. */
-export async function countEventsWindow(clickhouse: ClickHouse, window: { teamId: number; start: Date; end: Date }): Promise<number> {
-  const [row] = await clickhouse.query<{ total: string }>(
-    sql`SELECT uniqExact(uuid) AS total FROM events
-        WHERE team_id = ${window.teamId} AND inserted_at >= toDateTime(${formatTime(window.start)}, 'UTC') AND inserted_at < toDateTime(${formatTime(window.end)}, 'UTC')`,
-  );
+export async function countEventsWindow(clickhouse: ClickHouse, window: { teamId: number; start: Date; end: Date; by: WindowTime }): Promise<number> {
+  const [row] = await clickhouse.query<{ total: string }>(sql`SELECT uniqExact(uuid) AS total FROM events WHERE ${windowEvents(window)}`);
   return Number(row?.total ?? 0);
 }
 
@@ -171,33 +175,44 @@ interface StoredPersonRow {
   created_at_text: string | null;
 }
 
+type PersonsWindow = { teamId: number; start: Date; end: Date; by: WindowTime; cursor: RunCursor | null };
+
 /**
- * The persons a project changed in `[start, end)` (a person row or a distinct-id row stored in
- * it), one record per distinct id as PostHog's persons export has them, with the person as it is
- * now; after `cursor`, ordered by distinct id.
+ * The persons of a project's window, one record per distinct id as PostHog's persons export has
+ * them, with the person as it is now; after `cursor`, ordered by distinct id. A scheduled run
+ * takes the persons changed in it (a person row or a distinct-id row stored in it); a backfill
+ * takes the persons whose latest version says they were created in it (`created_at` is the time of
+ * the person's first event, imported history included), so each distinct id is in one window.
  */
-export async function* readPersonsWindow(
-  clickhouse: ClickHouse,
-  window: { teamId: number; start: Date; end: Date; cursor: RunCursor | null },
-): AsyncIterable<{ record: ExportRecord; cursor: RunCursor }[]> {
+export function personsWindowStatement(window: PersonsWindow): Sql {
   const team = window.teamId;
-  const inWindow = sql`_timestamp >= toDateTime(${formatTime(window.start)}, 'UTC') AND _timestamp < toDateTime(${formatTime(window.end)}, 'UTC')`;
+  const between = (column: Sql) => sql`${column} >= toDateTime(${formatTime(window.start)}, 'UTC') AND ${column} < toDateTime(${formatTime(window.end)}, 'UTC')`;
   const after = window.cursor ? sql`AND distinct_id > ${window.cursor.key}` : sql``;
+  const inWindow =
+    window.by === 'timestamp'
+      ? sql`current_person IN (SELECT id FROM person WHERE team_id = ${team} GROUP BY id HAVING ${between(sql`argMax(created_at, version)`)})`
+      : sql`distinct_id IN (SELECT distinct_id FROM person_distinct_id WHERE team_id = ${team} AND ${between(sql`_timestamp`)})
+        OR current_person IN (SELECT id FROM person WHERE team_id = ${team} AND ${between(sql`_timestamp`)})`;
   // Aliases differ from the columns they aggregate: ClickHouse would read the alias inside the aggregate.
-  const statement = sql`SELECT d.distinct_id AS distinct_id, toString(d.current_person) AS person_id_text, d.latest_version AS distinct_id_version, d.deleted AS distinct_id_deleted,
+  return sql`SELECT d.distinct_id AS distinct_id, toString(d.current_person) AS person_id_text, d.latest_version AS distinct_id_version, d.deleted AS distinct_id_deleted,
       p.latest_properties AS properties, p.person_version AS person_version, toString(p.first_seen) AS created_at_text
     FROM (
       SELECT distinct_id, argMax(person_id, version) AS current_person, max(version) AS latest_version, argMax(is_deleted, version) AS deleted
       FROM person_distinct_id WHERE team_id = ${team} ${after}
       GROUP BY distinct_id
-      HAVING distinct_id IN (SELECT distinct_id FROM person_distinct_id WHERE team_id = ${team} AND ${inWindow})
-        OR current_person IN (SELECT id FROM person WHERE team_id = ${team} AND ${inWindow})
+      HAVING ${inWindow}
     ) AS d
     ANY LEFT JOIN (
       SELECT id AS current_person, argMax(properties, version) AS latest_properties, max(version) AS person_version, argMax(created_at, version) AS first_seen
       FROM person WHERE team_id = ${team} GROUP BY id
     ) AS p USING current_person
     ORDER BY distinct_id`;
+}
+
+/** The records of `personsWindowStatement`. */
+export async function* readPersonsWindow(clickhouse: ClickHouse, window: PersonsWindow): AsyncIterable<{ record: ExportRecord; cursor: RunCursor }[]> {
+  const team = window.teamId;
+  const statement = personsWindowStatement(window);
   for await (const rows of clickhouse.stream<StoredPersonRow>(statement, { settings: EXPORT_READ_SETTINGS })) {
     yield rows.map((row) => ({
       record: {
