@@ -61,6 +61,13 @@ export interface BackfillRow {
   created_at: Date;
   finished_at: Date | null;
   last_updated_at: Date;
+  /** Counted from its runs: one per window. */
+  total_runs: number;
+  /** Windows exported: runs Completed. */
+  finished_runs: number;
+  records_completed: number;
+  /** The records of the windows counted so far (a run counts its window as it starts); null before any is. */
+  total_records_count: number | null;
 }
 
 export interface NewBatchExport {
@@ -77,6 +84,13 @@ const EXPORT_COLUMNS = 'id, team_id, name, model, destination_type, destination_
 const RUN_COLUMNS = `id, batch_export_id, team_id, backfill_id, data_interval_start, data_interval_end, status, records_completed, records_total_count,
   bytes_exported, parts_completed, cursor, attempts, latest_error, created_at, finished_at, last_updated_at`;
 const BACKFILL_COLUMNS = 'id, batch_export_id, team_id, start_at, end_at, status, created_at, finished_at, last_updated_at';
+/** A backfill with its progress, from `batch_export_backfills b`. */
+const BACKFILL_WITH_PROGRESS = `b.id, b.batch_export_id, b.team_id, b.start_at, b.end_at, b.status, b.created_at, b.finished_at, b.last_updated_at,
+  p.total_runs, p.finished_runs, p.records_completed, p.total_records_count
+  FROM batch_export_backfills b CROSS JOIN LATERAL (
+    SELECT count(*)::int AS total_runs, (count(*) FILTER (WHERE status = 'Completed'))::int AS finished_runs,
+      COALESCE(sum(records_completed), 0)::float8 AS records_completed, sum(records_total_count)::float8 AS total_records_count
+    FROM batch_export_runs WHERE backfill_id = b.id) p`;
 
 /** Runs that may be (re)started: waiting, retrying, or running under a lease that ran out (its worker died); as in claimableRuns. */
 const CLAIMABLE = `(status IN ('Starting', 'FailedRetryable') OR (status = 'Running' AND locked_until < now()))`;
@@ -183,7 +197,7 @@ export class BatchExportStore {
 
   /** A backfill and one run per window of it, all or nothing. */
   async createBackfill(row: BatchExportRow, start: Date, end: Date): Promise<BackfillRow> {
-    return withTransaction(this.pool, async (client) => {
+    const id = await withTransaction(this.pool, async (client) => {
       const { rows } = await client.query<BackfillRow>(
         `INSERT INTO batch_export_backfills (id, batch_export_id, team_id, start_at, end_at, status) VALUES ($1, $2, $3, $4, $5, 'Running') RETURNING ${BACKFILL_COLUMNS}`,
         [randomUUID(), row.id, row.team_id, start, end],
@@ -195,34 +209,44 @@ export class BatchExportStore {
          SELECT gen_random_uuid(), $1, $2, $3, w.start_at, w.end_at, 'Starting' FROM unnest($4::timestamptz[], $5::timestamptz[]) AS w (start_at, end_at)`,
         [row.id, row.team_id, backfill.id, windows.map((w) => w.start), windows.map((w) => w.end)],
       );
-      return backfill;
+      return backfill.id;
     });
+    return (await this.backfill(row.id, id))!;
   }
 
   async backfills(batchExportId: string, limit: number, offset: number): Promise<{ count: number; results: BackfillRow[] }> {
     const [{ rows }, count] = await Promise.all([
-      this.pool.query<BackfillRow>(`SELECT ${BACKFILL_COLUMNS} FROM batch_export_backfills WHERE batch_export_id = $1 ORDER BY created_at DESC LIMIT $2 OFFSET $3`, [batchExportId, limit, offset]),
+      this.pool.query<BackfillRow>(`SELECT ${BACKFILL_WITH_PROGRESS} WHERE b.batch_export_id = $1 ORDER BY b.created_at DESC LIMIT $2 OFFSET $3`, [batchExportId, limit, offset]),
       this.pool.query<{ count: number }>('SELECT count(*)::int AS count FROM batch_export_backfills WHERE batch_export_id = $1', [batchExportId]),
     ]);
     return { count: count.rows[0]!.count, results: rows };
   }
 
   async backfill(batchExportId: string, id: string): Promise<BackfillRow | null> {
-    const { rows } = await this.pool.query<BackfillRow>(`SELECT ${BACKFILL_COLUMNS} FROM batch_export_backfills WHERE batch_export_id = $1 AND id = $2`, [batchExportId, id]);
+    const { rows } = await this.pool.query<BackfillRow>(`SELECT ${BACKFILL_WITH_PROGRESS} WHERE b.batch_export_id = $1 AND b.id = $2`, [batchExportId, id]);
     return rows[0] ?? null;
   }
 
-  /** Cancels a backfill and its runs that have not started. */
+  /**
+   * Cancels a backfill and every run of it not finished: those waiting never start, and one being
+   * run stops after the part it is writing (the worker finds it cancelled when it records the part).
+   */
   async cancelBackfill(batchExportId: string, id: string): Promise<BackfillRow | null> {
-    return withTransaction(this.pool, async (client) => {
-      const { rows } = await client.query<BackfillRow>(
+    await withTransaction(this.pool, async (client) => {
+      const { rowCount } = await client.query(
         `UPDATE batch_export_backfills SET status = 'Cancelled', finished_at = now(), last_updated_at = now()
-         WHERE batch_export_id = $1 AND id = $2 AND status IN ('Starting', 'Running') RETURNING ${BACKFILL_COLUMNS}`,
+         WHERE batch_export_id = $1 AND id = $2 AND status IN ('Starting', 'Running')`,
         [batchExportId, id],
       );
-      if (rows[0]) await client.query(`UPDATE batch_export_runs SET status = 'Cancelled', finished_at = now(), last_updated_at = now() WHERE backfill_id = $1 AND status IN ('Starting', 'FailedRetryable')`, [id]);
-      return rows[0] ?? (await this.backfill(batchExportId, id));
+      if (rowCount === 1) {
+        await client.query(
+          `UPDATE batch_export_runs SET status = 'Cancelled', locked_until = NULL, finished_at = now(), last_updated_at = now()
+           WHERE backfill_id = $1 AND status IN ('Starting', 'FailedRetryable', 'Running')`,
+          [id],
+        );
+      }
     });
+    return this.backfill(batchExportId, id);
   }
 
   // ---- The worker's side.
@@ -277,13 +301,17 @@ export class BatchExportStore {
     return { run, export: exported.rows[0]! };
   }
 
-  /** Records a written part, and extends the lease: the run continues after `cursor`. */
-  async partWritten(runId: string, part: { cursor: RunCursor; records: number; bytes: number }, leaseMs: number): Promise<void> {
-    await this.pool.query(
+  /**
+   * Records a written part, and extends the lease: the run continues after `cursor`. False when
+   * the run was cancelled meanwhile: it is to stop (the part is counted, as it was written).
+   */
+  async partWritten(runId: string, part: { cursor: RunCursor; records: number; bytes: number }, leaseMs: number): Promise<boolean> {
+    const { rows } = await this.pool.query<{ running: boolean }>(
       `UPDATE batch_export_runs SET parts_completed = parts_completed + 1, cursor = $2, records_completed = records_completed + $3, bytes_exported = bytes_exported + $4,
-         locked_until = now() + make_interval(secs => $5), last_updated_at = now() WHERE id = $1`,
+         locked_until = CASE WHEN status = 'Running' THEN now() + make_interval(secs => $5) END, last_updated_at = now() WHERE id = $1 RETURNING status = 'Running' AS running`,
       [runId, part.cursor, part.records, part.bytes, leaseMs / 1000],
     );
+    return rows[0]?.running ?? false;
   }
 
   async setTotal(runId: string, total: number): Promise<void> {
@@ -295,7 +323,7 @@ export class BatchExportStore {
       const { rows } = await client.query<{ backfill_id: string | null }>(
         `UPDATE batch_export_runs SET status = $2, latest_error = COALESCE($3, latest_error), locked_until = NULL, last_updated_at = now(),
            finished_at = CASE WHEN $2 = 'FailedRetryable' THEN NULL ELSE now() END
-         WHERE id = $1 RETURNING backfill_id`,
+         WHERE id = $1 AND status = 'Running' RETURNING backfill_id`,
         [runId, status, error],
       );
       const backfill = rows[0]?.backfill_id;

@@ -51,11 +51,12 @@ describe('batch exports', () => {
     expect((await call('POST', `${body.id}/unpause/`)).body).toMatchObject({ paused: false });
   });
 
-  it('backfills a range as one run per window, listed newest first; cancelling stops those not started', async () => {
+  it('backfills a range as one run per window, listed newest first, with its progress; cancelling stops those not finished', async () => {
     const { body } = await create({ paused: true });
     const backfill = await call('POST', `${body.id}/backfills/`, { start_at: '2024-01-01T00:30:00Z', end_at: '2024-01-01T03:00:00Z' });
     expect(backfill.status).toBe(201);
     expect(backfill.body).toMatchObject({ batch_export: body.id, status: 'Running', start_at: '2024-01-01T00:30:00.000Z' });
+    expect(backfill.body).toMatchObject({ progress: { total_runs: 3, finished_runs: 0, progress: 0 }, records_completed: 0, total_records_count: null });
 
     const runs = await call('GET', `${body.id}/runs/`);
     expect(runs.body.count).toBe(3);
@@ -66,10 +67,23 @@ describe('batch exports', () => {
     // Only a finished run may be retried.
     expect((await call('POST', `${body.id}/runs/${run.id}/retry/`)).status).toBe(400);
 
+    // One window exported, one being run: the progress counts windows done of all, and their records.
+    const [, middle, oldest] = runs.body.results as { id: string }[];
+    await api.pool.query("UPDATE batch_export_runs SET status = 'Completed', records_completed = 40, records_total_count = 40 WHERE id = $1", [oldest!.id]);
+    await api.pool.query("UPDATE batch_export_runs SET status = 'Running', records_completed = 5, records_total_count = 60 WHERE id = $1", [middle!.id]);
+    expect((await call('GET', `${body.id}/backfills/${backfill.body.id}/`)).body).toMatchObject({
+      progress: { total_runs: 3, finished_runs: 1, progress: 1 / 3 },
+      records_completed: 45,
+      total_records_count: 100,
+    });
+
     const cancelled = await call('POST', `${body.id}/backfills/${backfill.body.id}/cancel/`);
     expect(cancelled.body.status).toBe('Cancelled');
+    // The run being run is cancelled too: its worker stops after the part it is writing.
+    expect((await call('GET', `${body.id}/runs/${middle!.id}/`)).body.status).toBe('Cancelled');
+    expect((await call('GET', `${body.id}/runs/${oldest!.id}/`)).body.status).toBe('Completed');
     const after = await call('GET', `${body.id}/runs/`);
-    expect(after.body.results.every((r: { status: string }) => r.status === 'Cancelled')).toBe(true);
+    expect(after.body.results.filter((r: { status: string }) => r.status === 'Cancelled')).toHaveLength(2);
     expect((await call('POST', `${body.id}/runs/${run.id}/retry/`)).body.status).toBe('Starting');
     expect((await call('GET', `${body.id}/backfills/`)).body.results.map((b: { id: string }) => b.id)).toEqual([backfill.body.id]);
   });

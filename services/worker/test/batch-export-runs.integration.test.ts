@@ -6,7 +6,7 @@ import pg from 'pg';
 import { createRedis } from '@tributary/redis';
 import { createTestTenant, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
 import { startExportQueue } from '../src/batch-exports/export-queue.js';
-import { executeRun } from '../src/batch-exports/run-executor.js';
+import { executeRun, type RunExecutorDeps } from '../src/batch-exports/run-executor.js';
 import {
   batchReceiver,
   clickhouse,
@@ -148,6 +148,40 @@ describe('a batch export run', () => {
     const { rows } = await client.query('SELECT distinct_id, person_id::text AS person_id, properties FROM persons ORDER BY distinct_id');
     await client.end();
     expect(rows.map((r) => [r.distinct_id, r.person_id, r.properties.plan])).toEqual([['p-a', person, 'pro'], ['p-b', person, 'pro']]);
+  });
+});
+
+describe('a backfill run', () => {
+  it('stops after the part it is writing when its backfill is cancelled, and stays Cancelled', async () => {
+    const receiver = await batchReceiver();
+    const row = await store.create(tenant.project.id, { name: 'cancelled', model: 'events', destination: { type: 'HTTP', config: { url: receiver.url, token: 'phc_x' } }, interval: 'hour', paused: true, start_at: null, end_at: null }, new Date());
+    // The tenant's events happened at 09:00, whenever they were stored.
+    const backfill = await store.createBackfill(row, new Date('2024-03-01T09:00:00Z'), new Date('2024-03-01T10:00:00Z'));
+    const [run] = (await store.runs(row.id, 10, 0)).results;
+    const deps = executorDeps(100, 30_000, 1);
+    const cancelling: RunExecutorDeps['createDestination'] = (spec) => {
+      const destination = deps.createDestination(spec);
+      let first = true;
+      return {
+        takesEncodedEvents: destination.takesEncodedEvents,
+        maxPartsInFlight: destination.maxPartsInFlight,
+        write: async (part) => {
+          const written = await destination.write(part);
+          if (first) await store.cancelBackfill(row.id, backfill.id);
+          first = false;
+          return written;
+        },
+        close: () => destination.close(),
+      };
+    };
+    try {
+      expect(await executeRun(run!.id, { ...deps, createDestination: cancelling }, false)).toBe('cancelled');
+      expect(await runRow(run!.id)).toMatchObject({ status: 'Cancelled', records_completed: 100, parts_completed: 1 });
+      expect(receiver.uuids()).toHaveLength(100);
+      expect(await store.backfill(row.id, backfill.id)).toMatchObject({ status: 'Cancelled', total_runs: 1, finished_runs: 0, records_completed: 100 });
+    } finally {
+      await receiver.close();
+    }
   });
 });
 

@@ -30,7 +30,7 @@ function recordingStore() {
   const spied = Object.create(store) as typeof store;
   spied.partWritten = async (runId, part, leaseMs) => {
     cursors.push(part.cursor);
-    await store.partWritten(runId, part, leaseMs);
+    return store.partWritten(runId, part, leaseMs);
   };
   return { spied, cursors };
 }

@@ -59,6 +59,10 @@ function presentBackfill(row: BackfillRow) {
     created_at: iso(row.created_at),
     finished_at: iso(row.finished_at),
     last_updated_at: iso(row.last_updated_at),
+    // PostHog's progress: windows exported of the backfill's windows.
+    progress: { total_runs: row.total_runs, finished_runs: row.finished_runs, progress: row.total_runs === 0 ? null : row.finished_runs / row.total_runs },
+    total_records_count: row.total_records_count,
+    records_completed: row.records_completed,
   };
 }
 

@@ -18,7 +18,10 @@ export interface RunExecutorDeps {
   observe?: (event: { kind: 'part'; records: number; bytes: number } | { kind: 'finished'; status: 'Completed' | 'Failed' | 'FailedRetryable' }) => void;
 }
 
-export type RunOutcome = 'completed' | 'busy';
+export type RunOutcome = 'completed' | 'busy' | 'cancelled';
+
+/** The run was cancelled (its backfill was) while it ran: it stops, and is not finished over its Cancelled status. */
+class RunCancelled extends Error {}
 
 /** A window's rows as one reader gives them: how each is read, where a run resumes after it, and how a part carries them. */
 interface WindowRows<Row> {
@@ -77,8 +80,9 @@ export async function executeRun(runId: string, deps: RunExecutorDeps, lastAttem
     const previous = recorded;
     recorded = (async () => {
       const [{ bytes }] = await Promise.all([written, previous]);
-      await deps.store.partWritten(run.id, { cursor: after, records: rows.length, bytes }, deps.leaseMs);
+      const running = await deps.store.partWritten(run.id, { cursor: after, records: rows.length, bytes }, deps.leaseMs);
       deps.observe?.({ kind: 'part', records: rows.length, bytes });
+      if (!running) throw new RunCancelled(`run ${run.id} was cancelled`);
     })();
     const settled: Promise<void> = recorded.catch(() => undefined).then(() => void writes.delete(settled));
     writes.add(settled);
@@ -113,6 +117,10 @@ export async function executeRun(runId: string, deps: RunExecutorDeps, lastAttem
   } catch (error) {
     // Parts still being written are recorded, or not, before the run's status is.
     await Promise.all(writes);
+    if (error instanceof RunCancelled) {
+      deps.logger.info({ run: run.id, batchExport: batchExport.id }, 'batch export run cancelled');
+      return 'cancelled';
+    }
     const final = lastAttempt || error instanceof NonRetryableExportError;
     const status = final ? 'Failed' : 'FailedRetryable';
     const message = error instanceof Error ? error.message : String(error);
