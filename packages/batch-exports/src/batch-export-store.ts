@@ -320,6 +320,12 @@ export class BatchExportStore {
 
   async finish(runId: string, status: 'Completed' | 'Failed' | 'FailedRetryable', error: string | null): Promise<void> {
     await withTransaction(this.pool, async (client) => {
+      // The runs of a backfill finish one at a time: two finishing at once (two workers, or one
+      // running several) would each see the other still running, and neither would end the backfill.
+      await client.query(
+        'SELECT 1 FROM batch_export_backfills WHERE id = (SELECT backfill_id FROM batch_export_runs WHERE id = $1) FOR UPDATE',
+        [runId],
+      );
       const { rows } = await client.query<{ backfill_id: string | null }>(
         `UPDATE batch_export_runs SET status = $2, latest_error = COALESCE($3, latest_error), locked_until = NULL, last_updated_at = now(),
            finished_at = CASE WHEN $2 = 'FailedRetryable' THEN NULL ELSE now() END

@@ -152,6 +152,17 @@ describe('a batch export run', () => {
 });
 
 describe('a backfill run', () => {
+  it('ends its backfill when it is the last to finish, even as others finish at the same moment', async () => {
+    const row = await store.create(tenant.project.id, { name: 'together', model: 'events', destination: { type: 'HTTP', config: { url: 'http://127.0.0.1:9/', token: 'phc_x' } }, interval: 'hour', paused: true, start_at: null, end_at: null }, new Date());
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const backfill = await store.createBackfill(row, new Date('2023-01-01T00:00:00Z'), new Date('2023-01-01T04:00:00Z'));
+      const runs = (await pool.query<{ id: string }>('SELECT id FROM batch_export_runs WHERE backfill_id = $1', [backfill.id])).rows;
+      await pool.query("UPDATE batch_export_runs SET status = 'Running', locked_until = now() + interval '1 minute' WHERE backfill_id = $1", [backfill.id]);
+      await Promise.all(runs.map((run) => store.finish(run.id, 'Completed', null)));
+      expect(await store.backfill(row.id, backfill.id)).toMatchObject({ status: 'Completed', finished_runs: 4 });
+    }
+  });
+
   it('stops after the part it is writing when its backfill is cancelled, and stays Cancelled', async () => {
     const receiver = await batchReceiver();
     const row = await store.create(tenant.project.id, { name: 'cancelled', model: 'events', destination: { type: 'HTTP', config: { url: receiver.url, token: 'phc_x' } }, interval: 'hour', paused: true, start_at: null, end_at: null }, new Date());
