@@ -2,6 +2,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { createApiClient, type Project } from './api-client.js';
 import { ErrorMessage } from './components/error-message.js';
 import { Console } from './console-context.js';
+import { BatchExportsPage } from './pages/batch-exports-page.js';
 import { DashboardPage } from './pages/dashboard-page.js';
 import { DashboardsPage } from './pages/dashboards-page.js';
 import { EventsPage } from './pages/events-page.js';
@@ -24,6 +25,7 @@ const PAGES = [
   { path: '/events', label: 'Events' },
   { path: '/persons', label: 'Persons' },
   { path: '/feature-flags', label: 'Feature flags' },
+  { path: '/batch-exports', label: 'Batch exports' },
   { path: '/status', label: 'Status' },
 ];
 
@@ -118,6 +120,7 @@ function Page({ path }: { path: string }) {
   if (path.startsWith('/events')) return <EventsPage />;
   if (path.startsWith('/persons')) return <PersonsPage />;
   if (path.startsWith('/feature-flags')) return <FeatureFlagsPage />;
+  if (path.startsWith('/batch-exports')) return <BatchExportsPage />;
   if (path.startsWith('/status')) return <StatusPage />;
   return <DashboardsPage />;
 }
