@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Page } from 'puppeteer-core';
 import { ControlPlaneStore, type Project } from '@tributary/control-plane';
 import { createPool, createTestTenant, frontDoorApi, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
@@ -33,6 +34,10 @@ const PAID = [0, 1];
 const TOTAL_EVENTS = pageviews.length + SIGNED_UP.length + PAID.length;
 
 let tenant: TestTenant;
+// When the captured events were sent: their timestamps are counted back from it.
+let sentAt: number;
+// A bucket on the stack's S3Proxy for the Batch exports page's export, which must exist before a run writes to it.
+const bucket = uniqueName('console').toLowerCase().replace(/[^a-z0-9-]/g, '-');
 // A second project in the tenant's organization, with nothing in it.
 let emptyProject: Project;
 let chromium: HeadlessChromium;
@@ -62,7 +67,7 @@ beforeAll(async () => {
   const response = await fetch(`${front}/batch/`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ api_key: tenant.project.api_token, batch: capturedBatch(Date.now()) }),
+    body: JSON.stringify({ api_key: tenant.project.api_token, batch: capturedBatch((sentAt = Date.now())) }),
   });
   expect(response.status).toBe(200);
   await api('POST', '/feature_flags/', { key: 'console-flag', name: 'Console flag', active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } });
@@ -81,6 +86,12 @@ beforeAll(async () => {
     },
     { what: 'decide to see the new flag' },
   );
+  const s3 = new S3Client({
+    endpoint: config.s3Endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey },
+    requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  s3.destroy();
   mkdirSync(screenshots, { recursive: true });
   chromium = await launchChromium();
   page = await chromium.browser.newPage();
@@ -377,6 +388,85 @@ describe('the web console, in Chromium against the running stack', () => {
     await page.goto(`${front}/status`);
     await page.waitForFunction(`document.querySelector('main h1')?.textContent === 'Status'`);
   }, 90_000);
+
+  it('creates an S3 batch export with its fields checked in the form and the API\'s refusal shown as stated, pauses and resumes it, and backfills past days with their progress', async () => {
+    await goTo('/batch-exports', 'Batch exports');
+    await page.waitForSelector('.empty');
+    expect(await page.$eval('.empty', (e) => e.textContent)).toContain('No batch exports yet');
+    const submit = () => page.click('form.export-form button[type=submit]');
+
+    // A bad value is named beside its field, before anything is sent.
+    await choose('#export-type', 'HTTP');
+    await fill('#export-name', 'To ClickHouse');
+    await fill('#export-url', 'not a url');
+    await fill('#export-token', 'phc_x');
+    await submit();
+    await page.waitForSelector('#export-url-error');
+    expect(await page.$eval('#export-url-error', (e) => e.textContent)).toBe('URL must be an http:// or https:// URL.');
+    expect(await attribute('#export-url', 'aria-invalid')).toBe('true');
+    await expectAccessible();
+    // The installation's own ClickHouse is refused by the API, which names the field.
+    await fill('#export-url', 'http://127.0.0.1:8123');
+    const [refused] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST' && r.url().includes('/batch_exports/')), submit()]);
+    expect(refused.status()).toBe(400);
+    const { detail } = (await refused.json()) as { detail: string };
+    expect(detail).toMatch(/^destination\.config\.url is refused: /);
+    await page.waitForFunction(`document.querySelector('form.export-form .error[role=alert]')?.textContent === ${JSON.stringify(detail)}`);
+    await screenshot('batch-export-refused');
+
+    // To the stack's S3Proxy, which `make up` allows; the secret is never answered back.
+    await choose('#export-type', 'S3');
+    await fill('#export-name', 'Console S3');
+    await choose('#export-interval', 'day');
+    await fill('#export-bucket_name', bucket);
+    await fill('#export-prefix', 'events/{year}-{month}-{day}');
+    await fill('#export-endpoint_url', new URL(config.s3Endpoint).origin);
+    await fill('#export-aws_access_key_id', config.s3AccessKeyId);
+    await fill('#export-aws_secret_access_key', config.s3SecretAccessKey);
+    await submit();
+    await page.waitForSelector('table.exports tr[data-export]');
+    expect(await page.$eval('table.exports tbody tr', (row) => row.textContent)).toContain(`s3://${bucket}/events/{year}-{month}-{day}`);
+    const [created] = (await api('GET', '/batch_exports/')).results as { id: string; name: string; interval: string; destination: { config: Record<string, unknown> } }[];
+    expect(created).toMatchObject({ name: 'Console S3', interval: 'day', destination: { config: { bucket_name: bucket, endpoint_url: new URL(config.s3Endpoint).origin } } });
+    expect(created!.destination.config).not.toHaveProperty('aws_secret_access_key');
+
+    await page.click('xpath/.//table[contains(@class, "exports")]//button[contains(., "Pause")]');
+    await page.waitForFunction(`document.querySelector('table.exports .export-state')?.textContent === 'Paused'`);
+    expect((await api('GET', `/batch_exports/${created!.id}/`)).paused).toBe(true);
+    await page.click('xpath/.//table[contains(@class, "exports")]//button[contains(., "Resume")]');
+    await page.waitForFunction(`document.querySelector('table.exports .export-state')?.textContent === 'Active'`);
+    expect((await api('GET', `/batch_exports/${created!.id}/`)).paused).toBe(false);
+
+    // Two whole past days, by when the events happened: two daily windows, every event in them exported.
+    const day = (daysAgo: number) => new Date(sentAt - daysAgo * DAY).toISOString().slice(0, 10);
+    const [from, through] = [day(4), day(3)];
+    const inRange = capturedBatch(sentAt).filter((e) => e.timestamp >= `${from}T00:00:00` && e.timestamp < new Date(Date.parse(`${through}T00:00:00Z`) + DAY).toISOString()).length;
+    expect(inRange).toBeGreaterThan(0);
+    await page.waitForSelector('#backfill-from');
+    await fill('#backfill-from', from);
+    await fill('#backfill-through', through);
+    await page.click('form.backfill-form button[type=submit]');
+    await page.waitForSelector('ul[aria-label=Backfills] li .progress-text');
+    expect(await page.$eval('ul[aria-label=Backfills] li .progress-text', (e) => e.textContent)).toMatch(/^\d of 2 windows \(\d+%\), \d+ (of \d+ )?records$/);
+    await page.waitForFunction(`document.querySelector('ul[aria-label=Backfills] li')?.dataset.status === 'Completed'`, { timeout: 60_000 });
+    await page.waitForFunction(`/^2 of 2 windows \\(100%\\), ${inRange} (of ${inRange} )?records$/.test(document.querySelector('ul[aria-label=Backfills] li .progress-text')?.textContent)`);
+    expect(await page.$eval('ul[aria-label=Backfills] li', (li) => li.textContent)).toContain(`${from} to ${day(2)}`);
+    await screenshot('batch-export-backfill');
+    await expectAccessible();
+
+    // Listed with its runs: each window's status and records, as the worker recorded them.
+    await goTo('/feature-flags', 'Feature flags');
+    await goTo('/batch-exports', 'Batch exports');
+    await page.waitForSelector('table.exports tr[data-export]');
+    expect(await page.$$eval('table.exports tbody td:first-child', (cells) => cells.map((c) => c.textContent))).toEqual(['Console S3']);
+    await page.click('xpath/.//table[contains(@class, "exports")]//button[contains(., "Runs and backfills")]');
+    await page.waitForSelector('table.runs tr[data-run]');
+    const runs = await page.$$eval('table.runs tbody tr', (rows) => rows.filter((r) => r.textContent!.includes('(backfill)')).map((r) => [r.getAttribute('data-status'), Number(r.children[2]!.textContent)]));
+    expect(runs.map(([status]) => status)).toEqual(['Completed', 'Completed']);
+    expect(runs.reduce((total, [, records]) => total + (records as number), 0)).toBe(inRange);
+    await screenshot('batch-exports');
+    await expectAccessible();
+  }, 120_000);
 
   it('switches to another project, whose empty pages say what to do next', async () => {
     await page.select('.project-switcher select', String(emptyProject.id));
