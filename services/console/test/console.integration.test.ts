@@ -450,7 +450,7 @@ describe('the web console, in Chromium against the running stack', () => {
     expect(await page.$eval('ul[aria-label=Backfills] li .progress-text', (e) => e.textContent)).toMatch(/^\d of 2 windows \(\d+%\), \d+ (of \d+ )?records$/);
     await page.waitForFunction(`document.querySelector('ul[aria-label=Backfills] li')?.dataset.status === 'Completed'`, { timeout: 60_000 });
     await page.waitForFunction(`/^2 of 2 windows \\(100%\\), ${inRange} (of ${inRange} )?records$/.test(document.querySelector('ul[aria-label=Backfills] li .progress-text')?.textContent)`);
-    expect(await page.$eval('ul[aria-label=Backfills] li', (li) => li.textContent)).toContain(`${from} to ${day(2)}`);
+    expect(await page.$eval('ul[aria-label=Backfills] li', (li) => li.textContent)).toContain(`${from} 00:00 – ${day(2)} 00:00`);
     await screenshot('batch-export-backfill');
     await expectAccessible();
 

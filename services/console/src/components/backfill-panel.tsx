@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ErrorMessage } from './error-message.js';
 import { useConsole } from '../console-context.js';
 import { useLoad } from '../use-load.js';
-import { backfillRange, isActiveBackfill, progressText, type Backfill, type BatchExport } from '../batch-export-view.js';
+import { backfillRange, isActiveBackfill, progressText, windowText, type Backfill, type BatchExport } from '../batch-export-view.js';
 
 /** How often a running backfill's progress is asked for again. */
 const POLL_MS = 2000;
@@ -67,7 +67,7 @@ export function BackfillPanel({ batchExport, onChange }: { batchExport: BatchExp
         <ul class="cards" aria-label="Backfills">
           {list.map((b) => (
             <li data-backfill={b.id} data-status={b.status}>
-              <strong>{b.start_at.slice(0, 10)} to {b.end_at.slice(0, 10)}</strong> <span class="badge">{b.status}</span>
+              <strong>{windowText({ data_interval_start: b.start_at, data_interval_end: b.end_at })}</strong> <span class="badge">{b.status}</span>
               <p>
                 <progress max={b.progress?.total_runs || 1} value={b.progress?.finished_runs ?? 0} aria-label={`Backfill from ${b.start_at.slice(0, 10)} progress`} />{' '}
                 <span class="progress-text">{progressText(b)}</span>
