@@ -45,6 +45,8 @@ export interface FieldSpec {
   options?: string[];
   initial?: string;
   hint?: string;
+  /** Sent even when empty, as the API requires it: an empty value means none. */
+  sentEmpty?: boolean;
 }
 
 /** PostHog's config field names; the secrets are password inputs. */
@@ -64,7 +66,7 @@ export const DESTINATION_FIELDS: Record<DestinationType, FieldSpec[]> = {
     { name: 'port', label: 'Port', kind: 'port', initial: '5432' },
     { name: 'database', label: 'Database', required: true },
     { name: 'user', label: 'User', required: true },
-    { name: 'password', label: 'Password', kind: 'password' },
+    { name: 'password', label: 'Password', kind: 'password', sentEmpty: true },
     { name: 'schema', label: 'Schema', initial: 'public' },
     { name: 'table_name', label: 'Table', required: true, initial: 'events' },
   ],
@@ -117,12 +119,12 @@ export function draftErrors(draft: ExportDraft): Record<string, string> {
   return errors;
 }
 
-/** The POST body for a valid draft: empty optional fields are left out, so the API's defaults apply. */
+/** The POST body for a valid draft: empty optional fields are left out, so the API's defaults apply, unless the API requires them. */
 export function createBody(draft: ExportDraft) {
   const config: Record<string, unknown> = {};
   for (const field of DESTINATION_FIELDS[draft.type]) {
     const value = (draft.fields[field.name] ?? '').trim();
-    if (value === '') continue;
+    if (value === '' && !field.sentEmpty) continue;
     config[field.name] = field.kind === 'port' ? Number(value) : value;
   }
   return { name: draft.name.trim(), interval: draft.interval, model: draft.model, destination: { type: draft.type, config } };

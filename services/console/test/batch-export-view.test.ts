@@ -26,13 +26,17 @@ describe("a batch export's form is checked before the API is called", () => {
   });
 
   it("sends PostHog's config, leaving empty optional fields to the API's defaults and the port a number", () => {
-    expect(createBody(draft('Postgres', { host: ' db ', database: 'd', user: 'u', password: '' }))).toEqual({
+    expect(createBody(draft('Postgres', { host: ' db ', database: 'd', user: 'u', password: 'p' }))).toEqual({
       name: 'Export',
       interval: 'hour',
       model: 'events',
-      destination: { type: 'Postgres', config: { host: 'db', port: 5432, database: 'd', user: 'u', schema: 'public', table_name: 'events' } },
+      destination: { type: 'Postgres', config: { host: 'db', port: 5432, database: 'd', user: 'u', password: 'p', schema: 'public', table_name: 'events' } },
     });
     expect(createBody(draft('S3', { bucket_name: 'b' })).destination.config).toEqual({ bucket_name: 'b', region: 'us-east-1', file_format: 'JSONLines' });
+  });
+
+  it('sends an empty Postgres password, which the API requires and reads as none (a server that asks for none)', () => {
+    expect(createBody(draft('Postgres', { host: 'db', database: 'd', user: 'u', password: '' })).destination.config).toMatchObject({ user: 'u', password: '' });
   });
 });
 
