@@ -36,10 +36,14 @@ const TOTAL_EVENTS = pageviews.length + SIGNED_UP.length + PAID.length;
 let tenant: TestTenant;
 // When the captured events were sent: their timestamps are counted back from it.
 let sentAt: number;
+/** The UTC date `daysAgo` days before the events were sent: every such day has some of them. */
+const day = (daysAgo: number) => new Date(sentAt - daysAgo * DAY).toISOString().slice(0, 10);
 // A bucket on the stack's S3Proxy for the Batch exports page's export, which must exist before a run writes to it.
 const bucket = uniqueName('console').toLowerCase().replace(/[^a-z0-9-]/g, '-');
 // A second project in the tenant's organization, with nothing in it.
 let emptyProject: Project;
+// Databases this file creates on the machine's Postgres for Postgres exports to write to; dropped at the end.
+const targetDatabases: string[] = [];
 let chromium: HeadlessChromium;
 let page: Page;
 const pageErrors: string[] = [];
@@ -101,6 +105,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await chromium?.close();
+  for (const database of targetDatabases) await pool.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   await pool.end();
 });
 
@@ -150,6 +155,37 @@ const seriesOf = (selector: string) =>
   }));
 const attribute = (selector: string, name: string) => page.$eval(selector, (element, n) => element.getAttribute(n), name);
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+
+/**
+ * Creates a daily Postgres export through the Batch exports page's form, to a database on the
+ * machine's Postgres (which `make up` allows, other than Tributary's own), as Tributary's user;
+ * the page opens it. Returns it as the API lists it.
+ */
+async function createPostgresExport(name: string, database: string): Promise<{ id: string; name: string }> {
+  const server = new URL(config.databaseUrl);
+  await choose('#export-type', 'Postgres');
+  await fill('#export-name', name);
+  await choose('#export-interval', 'day');
+  await fill('#export-host', server.hostname);
+  await fill('#export-port', server.port || '5432');
+  await fill('#export-database', database);
+  await fill('#export-user', decodeURIComponent(server.username));
+  await fill('#export-password', decodeURIComponent(server.password));
+  await page.click('form.export-form button[type=submit]');
+  await page.waitForFunction(`document.querySelector('#export-detail')?.textContent === ${JSON.stringify(name)}`);
+  const created = ((await api('GET', '/batch_exports/')).results as { id: string; name: string }[]).find((e) => e.name === name);
+  expect(created).toBeDefined();
+  return created!;
+}
+
+/** Starts a backfill of the open export from the first day through the last, and waits for the page to list it. */
+async function startBackfill(from: string, through: string): Promise<void> {
+  await page.waitForSelector('#backfill-from');
+  await fill('#backfill-from', from);
+  await fill('#backfill-through', through);
+  await page.click('form.backfill-form button[type=submit]');
+  await page.waitForSelector('ul[aria-label=Backfills] li .progress-text');
+}
 
 describe('the web console, in Chromium against the running stack', () => {
   it('signs in with a personal API key kept for the tab only, and lists the key\'s projects', async () => {
@@ -438,15 +474,10 @@ describe('the web console, in Chromium against the running stack', () => {
     expect((await api('GET', `/batch_exports/${created!.id}/`)).paused).toBe(false);
 
     // Two whole past days, by when the events happened: two daily windows, every event in them exported.
-    const day = (daysAgo: number) => new Date(sentAt - daysAgo * DAY).toISOString().slice(0, 10);
     const [from, through] = [day(4), day(3)];
     const inRange = capturedBatch(sentAt).filter((e) => e.timestamp >= `${from}T00:00:00` && e.timestamp < new Date(Date.parse(`${through}T00:00:00Z`) + DAY).toISOString()).length;
     expect(inRange).toBeGreaterThan(0);
-    await page.waitForSelector('#backfill-from');
-    await fill('#backfill-from', from);
-    await fill('#backfill-through', through);
-    await page.click('form.backfill-form button[type=submit]');
-    await page.waitForSelector('ul[aria-label=Backfills] li .progress-text');
+    await startBackfill(from, through);
     expect(await page.$eval('ul[aria-label=Backfills] li .progress-text', (e) => e.textContent)).toMatch(/^\d of 2 windows \(\d+%\), \d+ (of \d+ )?records$/);
     await page.waitForFunction(`document.querySelector('ul[aria-label=Backfills] li')?.dataset.status === 'Completed'`, { timeout: 60_000 });
     await page.waitForFunction(`/^2 of 2 windows \\(100%\\), ${inRange} (of ${inRange} )?records$/.test(document.querySelector('ul[aria-label=Backfills] li .progress-text')?.textContent)`);
@@ -466,6 +497,79 @@ describe('the web console, in Chromium against the running stack', () => {
     expect(runs.reduce((total, [, records]) => total + (records as number), 0)).toBe(inRange);
     await screenshot('batch-exports');
     await expectAccessible();
+  }, 120_000);
+
+  it("shows a run that failed with the destination's error, in its runs and as its export's last run", async () => {
+    // A database that does not exist: Postgres refuses the connection, an error no retry can fix, so the run fails at once.
+    const missing = uniqueName('console_missing');
+    await goTo('/batch-exports', 'Batch exports');
+    const failing = await createPostgresExport('Console Postgres, no database', missing);
+    await startBackfill(day(5), day(5));
+    await page.waitForFunction(`document.querySelector('ul[aria-label=Backfills] li')?.dataset.status === 'Failed'`, { timeout: 60_000 });
+    const [run, ...others] = (await api('GET', `/batch_exports/${failing.id}/runs/`)).results as { id: string; status: string; latest_error: string }[];
+    expect(others).toEqual([]);
+    expect(run).toMatchObject({ status: 'Failed', latest_error: expect.stringContaining(`database "${missing}" does not exist`) });
+    await page.waitForSelector(`table.runs tr[data-run="${run!.id}"][data-status=Failed]`);
+    expect(await page.$eval(`table.runs tr[data-run="${run!.id}"] .run-error`, (cell) => cell.textContent)).toBe(run!.latest_error);
+    expect(await page.$eval(`table.exports tr[data-export="${failing.id}"]`, (row) => row.textContent)).toContain(`Failed, 0 records ${run!.latest_error}`);
+    await screenshot('batch-export-failed-run');
+    await expectAccessible();
+    // Paused, so no scheduled window of it runs once the test is over.
+    await api('POST', `/batch_exports/${failing.id}/pause/`);
+  }, 90_000);
+
+  it('cancels a backfill while its run is still writing, and shows it cancelled as the API states it', async () => {
+    const database = uniqueName('console_target');
+    await goTo('/batch-exports', 'Batch exports');
+    await pool.query(`CREATE DATABASE ${database}`);
+    targetDatabases.push(database);
+    const targetUrl = new URL(config.databaseUrl);
+    targetUrl.pathname = `/${database}`;
+    const target = createPool({ ...config, databaseUrl: targetUrl.href }, { max: 1 });
+    const holder = await target.connect();
+    // The destination's table, locked by a transaction left open: the backfill's first write
+    // waits on it, so the backfill is still running when Cancel is clicked, however fast the worker.
+    await holder.query('CREATE TABLE events (uuid VARCHAR(200) PRIMARY KEY, event VARCHAR(200))');
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE events IN ACCESS EXCLUSIVE MODE');
+    try {
+      const exported = await createPostgresExport('Console Postgres', database);
+      await startBackfill(day(7), day(6));
+      await waitFor(
+        async () => (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`, [database])).rows[0]!.n > 0,
+        { what: "the backfill's first write to wait on the locked table", timeoutMs: 60_000 },
+      );
+      await page.waitForFunction(`document.querySelector('ul[aria-label=Backfills] li')?.dataset.status === 'Running'`);
+      expect(await page.$eval('ul[aria-label=Backfills] li .progress-text', (e) => e.textContent)).toMatch(/^0 of 2 windows \(0%\), 0 (of \d+ )?records$/);
+
+      await page.click('xpath/.//ul[@aria-label="Backfills"]//button[contains(., "Cancel backfill")]');
+      await page.waitForFunction(`document.querySelector('ul[aria-label=Backfills] li')?.dataset.status === 'Cancelled'`);
+      expect(await page.$eval('ul[aria-label=Backfills] li .badge', (badge) => badge.textContent)).toBe('Cancelled');
+      expect(await page.$('xpath/.//ul[@aria-label="Backfills"]//button[contains(., "Cancel backfill")]')).toBeNull();
+      const statuses = async () => ({
+        backfills: ((await api('GET', `/batch_exports/${exported.id}/backfills/`)).results as { status: string }[]).map((b) => b.status),
+        runs: ((await api('GET', `/batch_exports/${exported.id}/runs/`)).results as { status: string }[]).map((r) => r.status),
+      });
+      // The window being written and the one waiting are both cancelled.
+      expect(await statuses()).toEqual({ backfills: ['Cancelled'], runs: ['Cancelled', 'Cancelled'] });
+      await page.waitForFunction(`[...document.querySelectorAll('table.runs tr[data-run]')].map((r) => r.dataset.status).join() === 'Cancelled,Cancelled'`);
+      await screenshot('batch-export-cancelled');
+      await expectAccessible();
+
+      // The write that waited goes through once the lock is gone, and its run stops there, still cancelled.
+      const { rows } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await holder.query('ROLLBACK');
+      await waitFor(
+        async () => (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> $2', [database, rows[0]!.pid])).rows[0]!.n === 0,
+        { what: 'the worker to close its connection to the destination', timeoutMs: 30_000 },
+      );
+      expect(await statuses()).toEqual({ backfills: ['Cancelled'], runs: ['Cancelled', 'Cancelled'] });
+      await api('POST', `/batch_exports/${exported.id}/pause/`);
+    } finally {
+      // Closed rather than returned: a test that failed before the ROLLBACK leaves its lock with the connection.
+      holder.release(true);
+      await target.end();
+    }
   }, 120_000);
 
   it('switches to another project, whose empty pages say what to do next', async () => {
