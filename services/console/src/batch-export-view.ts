@@ -123,7 +123,9 @@ export function draftErrors(draft: ExportDraft): Record<string, string> {
 export function createBody(draft: ExportDraft) {
   const config: Record<string, unknown> = {};
   for (const field of DESTINATION_FIELDS[draft.type]) {
-    const value = (draft.fields[field.name] ?? '').trim();
+    const given = draft.fields[field.name] ?? '';
+    // A secret is sent as typed: spaces at its ends may be part of it.
+    const value = field.kind === 'password' ? given : given.trim();
     if (value === '' && !field.sentEmpty) continue;
     config[field.name] = field.kind === 'port' ? Number(value) : value;
   }

@@ -35,6 +35,10 @@ describe("a batch export's form is checked before the API is called", () => {
     expect(createBody(draft('S3', { bucket_name: 'b' })).destination.config).toEqual({ bucket_name: 'b', region: 'us-east-1', file_format: 'JSONLines' });
   });
 
+  it('sends secrets as typed, spaces at their ends kept, while other fields are trimmed', () => {
+    expect(createBody(draft('Postgres', { host: ' db ', database: 'd', user: 'u', password: ' p ' })).destination.config).toMatchObject({ host: 'db', password: ' p ' });
+  });
+
   it('sends an empty Postgres password, which the API requires and reads as none (a server that asks for none)', () => {
     expect(createBody(draft('Postgres', { host: 'db', database: 'd', user: 'u', password: '' })).destination.config).toMatchObject({ user: 'u', password: '' });
   });

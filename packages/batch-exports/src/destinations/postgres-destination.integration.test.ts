@@ -135,6 +135,15 @@ describe('Postgres destination', () => {
     ]);
   });
 
+  it('writes into an existing table of its key column alone, once per uuid, when a part is written again', async () => {
+    const table = uniqueName('keys_only');
+    await target.query(`CREATE TABLE ${table} (uuid TEXT PRIMARY KEY)`);
+    const keysOnly = destination({ table_name: table });
+    await keysOnly.write(exportPart([eventRecord(1), eventRecord(2)]));
+    await keysOnly.write(exportPart([eventRecord(2)]));
+    expect(await rows(table)).toEqual([{ uuid: eventRecord(1).uuid }, { uuid: eventRecord(2).uuid }]);
+  });
+
   it('fails for good, naming the table and the cause, when rows cannot be merged or the target is missing', async () => {
     const table = uniqueName('no_key');
     await target.query(`CREATE TABLE ${table} (uuid TEXT, event TEXT)`);

@@ -163,11 +163,12 @@ export class PostgresDestination implements Destination {
     const updated = columns.filter((column) => !table.key.includes(column.name));
     const set = updated.map((column) => `${id(column.name)} = EXCLUDED.${id(column.name)}`).join(', ');
     const newer = table.newerBy.map((name) => `EXCLUDED.${id(name)} > stored.${id(name)}`).join(' OR ');
+    // A table of key columns alone has nothing to update, and an empty SET is a syntax error.
+    const onConflict = set ? `DO UPDATE SET ${set}${newer ? ` WHERE ${newer}` : ''}` : 'DO NOTHING';
     return [
       `INSERT INTO ${this.qualifiedTable()} AS stored (${names})`,
       `SELECT ${names} FROM jsonb_to_recordset($1::jsonb) AS incoming(${types})`,
-      `ON CONFLICT (${table.key.map(id).join(', ')}) DO UPDATE SET ${set}`,
-      newer ? `WHERE ${newer}` : '',
+      `ON CONFLICT (${table.key.map(id).join(', ')}) ${onConflict}`,
     ].join(' ');
   }
 
