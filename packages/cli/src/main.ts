@@ -14,7 +14,7 @@ import { formatCredentials, readCredentials } from './credentials-file.js';
 import { runDemoData } from './demo-data/demo-data-command.js';
 import { runImport } from './import/import-command.js';
 
-const config = loadConfig();
+const config = loadConfig(process.env, {}, 'cli');
 const logger = createLogger('cli', 'warn');
 
 async function withPool<T>(work: (pool: Pool) => Promise<T>): Promise<T> {
