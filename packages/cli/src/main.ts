@@ -50,6 +50,13 @@ function parseLevel(value: string): number {
   return MEMBERSHIP_LEVEL[value as keyof typeof MEMBERSHIP_LEVEL];
 }
 
+/** A JSON line per item (or a line saying there are none), or with `ids` the ids alone, comma-separated. */
+function printList(items: { id: string | number }[], none: string, ids = false): void {
+  if (ids) console.log(items.map((item) => item.id).join(','));
+  else if (items.length === 0) console.log(none);
+  else for (const item of items) console.log(JSON.stringify(item));
+}
+
 const program = new Command('tributary').description('Operate a Tributary installation').showHelpAfterError();
 
 program
@@ -117,10 +124,10 @@ program
   .command('orgs:list')
   .description('list organizations (id and name), or those a user is in with their level')
   .option('--email <email>', "only this user's organizations")
-  .action(async (options: { email?: string }) => {
+  .option('--ids', 'print only the ids, comma-separated, for a shell variable')
+  .action(async (options: { email?: string; ids?: boolean }) => {
     const organizations = await withPool((pool) => listOrganizations(new ControlPlaneStore(pool, config.apiKeyPepper), options.email));
-    for (const organization of organizations) console.log(JSON.stringify(organization));
-    if (organizations.length === 0) console.log('no organizations');
+    printList(organizations, 'no organizations', options.ids);
   });
 
 program
@@ -128,10 +135,10 @@ program
   .description("list projects (id, name, organization id): all, an organization's, or those a user can read")
   .option('--email <email>', "only projects of this user's organizations")
   .option('--organization <uuid>', "only this organization's projects", parseUuid)
-  .action(async (options: { email?: string; organization?: string }) => {
+  .option('--ids', 'print only the ids, comma-separated, for a shell variable')
+  .action(async (options: { email?: string; organization?: string; ids?: boolean }) => {
     const projects = await withPool((pool) => listProjects(new ControlPlaneStore(pool, config.apiKeyPepper), options));
-    for (const project of projects) console.log(JSON.stringify(project));
-    if (projects.length === 0) console.log('no projects');
+    printList(projects, 'no projects', options.ids);
   });
 
 program
