@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { mkdtemp, mkdir, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -104,6 +105,23 @@ class Shell {
 const isRead = (command: string) => command.startsWith('curl ') && !/\s-(d|X)\s/.test(command);
 
 describe('README.md', () => {
+  it('finds what make up made for its export examples: the analytics bucket in S3Proxy and the analytics database', async () => {
+    const s3 = new S3Client({
+      endpoint: config.s3Endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey },
+    });
+    try {
+      const head = await s3.send(new HeadBucketCommand({ Bucket: 'analytics' }));
+      expect(head.$metadata.httpStatusCode).toBe(200);
+    } finally {
+      s3.destroy();
+    }
+    const { rows } = await pool.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname = 'analytics'");
+    expect(rows).toEqual([{ datname: 'analytics' }]);
+  });
+
   it('prints what it shows for every example, run as written on the running stack', async () => {
     const readme = await readFile(path.join(root, 'README.md'), 'utf8');
     const examples = readmeExamples(readme);
