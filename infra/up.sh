@@ -16,6 +16,11 @@ else
 fi
 "$ROOT/infra/s3proxy/s3proxy.sh" start
 npx tributary migrate
+# The database the README's Postgres export example writes to, on the machine's Postgres (which
+# infra/services.sh lets exports reach); its table is created by the export's first run.
+ensure_command psql postgresql-client
+psql "${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/tributary}" -tAc "SELECT 1 FROM pg_database WHERE datname = 'analytics'" | grep -q 1 ||
+  psql "${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/tributary}" -qc 'CREATE DATABASE analytics'
 npx tributary kafka:topics
 npx tributary bootstrap --credentials-file "$STATE/credentials.env"
 "$ROOT/infra/services.sh" start

@@ -1,3 +1,4 @@
+import { access, rename } from 'node:fs/promises';
 import type { Config } from '@tributary/config';
 import { ControlPlaneStore, MEMBERSHIP_LEVEL } from '@tributary/control-plane';
 import { withTransaction, type Pool } from '@tributary/postgres';
@@ -5,12 +6,25 @@ import { readCredentials, writeCredentials, type Credentials } from './credentia
 
 export const DEMO_EMAIL = 'demo@tributary.local';
 
+export interface BootstrapResult {
+  credentials: Credentials;
+  /** The file's project and key were still in the database, and are kept. */
+  reused: boolean;
+  /** Where the file that was there before was moved, when it had to be replaced. */
+  replacedFileKeptAs?: string;
+}
+
+const exists = (file: string) => access(file).then(() => true, () => false);
+
 /**
  * Creates the demo organization, user, project and an all-scopes personal API key, unless the
  * credentials file already names a project and key that this database still knows. The key's user
  * is made an instance operator either way, so the status page works with the key `make up` prints.
+ * A file naming what this database does not know (after the database was reset, say) is replaced,
+ * not refused, so that `make up` still ends with working keys; the old one is kept beside it as
+ * `<file>.old`, and the result says so.
  */
-export async function bootstrap(pool: Pool, config: Config, file: string): Promise<{ credentials: Credentials; reused: boolean }> {
+export async function bootstrap(pool: Pool, config: Config, file: string): Promise<BootstrapResult> {
   const existing = await readCredentials(file);
   if (existing) {
     const store = new ControlPlaneStore(pool, config.apiKeyPepper);
@@ -19,7 +33,7 @@ export async function bootstrap(pool: Pool, config: Config, file: string): Promi
     if (project && project.api_token === existing.TRIBUTARY_PROJECT_API_KEY && key) {
       await store.setInstanceOperator(key.user_id, true);
       const credentials = { ...existing, TRIBUTARY_URL: config.publicUrl };
-      await writeCredentials(file, credentials);
+      if (existing.TRIBUTARY_URL !== config.publicUrl) await writeCredentials(file, credentials);
       return { credentials, reused: true };
     }
   }
@@ -38,6 +52,11 @@ export async function bootstrap(pool: Pool, config: Config, file: string): Promi
       TRIBUTARY_PERSONAL_API_KEY: key,
     };
   });
+  let replacedFileKeptAs: string | undefined;
+  if (await exists(file)) {
+    replacedFileKeptAs = `${file}.old`;
+    await rename(file, replacedFileKeptAs);
+  }
   await writeCredentials(file, credentials);
-  return { credentials, reused: false };
+  return { credentials, reused: false, ...(replacedFileKeptAs ? { replacedFileKeptAs } : {}) };
 }

@@ -9,12 +9,13 @@ import { ControlPlaneStore, MEMBERSHIP_LEVEL } from '@tributary/control-plane';
 import { isGrantedScope, type GrantedScope } from '@tributary/auth';
 import { createClickHouse, topologyOf } from '@tributary/clickhouse';
 import { listDeletionRequests, runDeletionBatch } from '@tributary/deletions';
+import { addMember, issueKey, listOrganizations, listProjects } from './accounts.js';
 import { bootstrap } from './bootstrap.js';
 import { formatCredentials, readCredentials } from './credentials-file.js';
 import { runDemoData } from './demo-data/demo-data-command.js';
 import { runImport } from './import/import-command.js';
 
-const config = loadConfig();
+const config = loadConfig(process.env, {}, 'cli');
 const logger = createLogger('cli', 'warn');
 
 async function withPool<T>(work: (pool: Pool) => Promise<T>): Promise<T> {
@@ -49,6 +50,13 @@ function parseLevel(value: string): number {
   return MEMBERSHIP_LEVEL[value as keyof typeof MEMBERSHIP_LEVEL];
 }
 
+/** A JSON line per item (or a line saying there are none), or with `ids` the ids alone, comma-separated. */
+function printList(items: { id: string | number }[], none: string, ids = false): void {
+  if (ids) console.log(items.map((item) => item.id).join(','));
+  else if (items.length === 0) console.log(none);
+  else for (const item of items) console.log(JSON.stringify(item));
+}
+
 const program = new Command('tributary').description('Operate a Tributary installation').showHelpAfterError();
 
 program
@@ -80,7 +88,10 @@ program
   .description('create (once) a demo organization, user, project and all-scopes personal API key')
   .option('--credentials-file <path>', 'where to write the shell variables', path.resolve('.tributary/credentials.env'))
   .action(async (options: { credentialsFile: string }) => {
-    const { credentials, reused } = await withPool((pool) => bootstrap(pool, config, options.credentialsFile));
+    const { credentials, reused, replacedFileKeptAs } = await withPool((pool) => bootstrap(pool, config, options.credentialsFile));
+    if (replacedFileKeptAs) {
+      console.error(`tributary: ${options.credentialsFile} named a project or key this database does not have; it is replaced, the old file kept as ${replacedFileKeptAs}`);
+    }
     console.log(`${reused ? 'Reusing' : 'Created'} the demo project (credentials in ${options.credentialsFile}):`);
     process.stdout.write(formatCredentials(credentials));
   });
@@ -110,18 +121,35 @@ program
   });
 
 program
+  .command('orgs:list')
+  .description('list organizations (id and name), or those a user is in with their level')
+  .option('--email <email>', "only this user's organizations")
+  .option('--ids', 'print only the ids, comma-separated, for a shell variable')
+  .action(async (options: { email?: string; ids?: boolean }) => {
+    const organizations = await withPool((pool) => listOrganizations(new ControlPlaneStore(pool, config.apiKeyPepper), options.email));
+    printList(organizations, 'no organizations', options.ids);
+  });
+
+program
+  .command('projects:list')
+  .description("list projects (id, name, organization id): all, an organization's, or those a user can read")
+  .option('--email <email>', "only projects of this user's organizations")
+  .option('--organization <uuid>', "only this organization's projects", parseUuid)
+  .option('--ids', 'print only the ids, comma-separated, for a shell variable')
+  .action(async (options: { email?: string; organization?: string; ids?: boolean }) => {
+    const projects = await withPool((pool) => listProjects(new ControlPlaneStore(pool, config.apiKeyPepper), options));
+    printList(projects, 'no projects', options.ids);
+  });
+
+program
   .command('keys:create')
   .description('issue a personal API key for a user; the key is printed once')
   .requiredOption('--email <email>', 'the key belongs to this user (created when missing)')
   .requiredOption('--scopes <list>', 'comma-separated scopes, or *', parseScopes)
-  .option('--projects <ids>', 'limit the key to these project ids', parseIds)
+  .option('--projects <ids>', "limit the key to these project ids, each in one of the user's organizations (projects:list --email)", parseIds)
   .option('--label <label>', 'a name for the key', 'cli')
   .action(async (options: { email: string; scopes: GrantedScope[]; projects?: number[]; label: string }) => {
-    const { key, record } = await withPool(async (pool) => {
-      const store = new ControlPlaneStore(pool, config.apiKeyPepper);
-      const user = (await store.findUserByEmail(options.email)) ?? (await store.createUser({ email: options.email }));
-      return store.createPersonalApiKey({ userId: user.id, label: options.label, scopes: options.scopes, scopedProjects: options.projects ?? null });
-    });
+    const { key, record } = await withPool((pool) => issueKey(new ControlPlaneStore(pool, config.apiKeyPepper), options));
     console.log(JSON.stringify({ id: record.id, key, scopes: record.scopes, scoped_projects: record.scoped_projects }));
   });
 
@@ -189,18 +217,11 @@ program
   .command('members:add')
   .description('add a user to an organization, or change the level of one who is already in it')
   .requiredOption('--email <email>', 'the user (create it first with users:create)')
-  .requiredOption('--organization <uuid>', 'organization id', parseUuid)
-  .option('--level <level>', 'member, admin or owner', parseLevel, MEMBERSHIP_LEVEL.member)
-  .action(async (options: { email: string; organization: string; level: number }) => {
-    const user = await withPool(async (pool) => {
-      const store = new ControlPlaneStore(pool, config.apiKeyPepper);
-      const found = await store.findUserByEmail(options.email);
-      if (!found) throw new Error(`no user has the e-mail ${options.email}; create it with users:create`);
-      if (!(await store.findOrganization(options.organization))) throw new Error(`organization ${options.organization} does not exist`);
-      await store.addMembership(options.organization, found.id, options.level);
-      return found;
-    });
-    console.log(JSON.stringify({ organization_id: options.organization, user_uuid: user.uuid, email: user.email, level: options.level }));
+  .requiredOption('--organization <uuid>', 'organization id (orgs:list)', parseUuid)
+  .option('--level <level>', "member, admin or owner (default: member for a new member; an existing member's level is kept)", parseLevel)
+  .action(async (options: { email: string; organization: string; level?: number }) => {
+    const membership = await withPool((pool) => addMember(new ControlPlaneStore(pool, config.apiKeyPepper), options));
+    console.log(JSON.stringify(membership));
   });
 
 const deletions = program.command('deletions').description('the queued event deletions that the weekly batch (Sundays 05:00 UTC) runs');
@@ -291,7 +312,8 @@ program
       seed: options.seed,
       onProgress: (message) => process.stderr.write(`${message}\n`),
     });
-    console.log(`${result.events} demo events stored; the Product analytics dashboard is at ${result.dashboardUrl}`);
+    const stored = result.sent === 0 ? `${result.events} demo events stored already, none sent` : `${result.events} demo events stored`;
+    console.log(`${stored}; the Product analytics dashboard is at ${result.dashboardUrl}`);
   });
 
 program.parseAsync().catch((error: unknown) => {

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { loadConfig, ConfigError, ENV_VARIABLES } from './index.js';
+import { loadConfig, ConfigError, ENV_VARIABLES, PRODUCTION_SECRETS, type ConfigUser } from './index.js';
 
 describe('loadConfig', () => {
   it('uses the documented defaults when nothing is set', () => {
@@ -50,5 +50,63 @@ describe('loadConfig', () => {
     expect(loadConfig({ INGEST_MAX_QUEUED_EVENTS: '80000' }).ingestMaxQueuedEvents).toBe(80_000);
     expect(() => loadConfig({ INGEST_MAX_QUEUED_EVENTS: '0' })).toThrow(/INGEST_MAX_QUEUED_EVENTS/);
     expect(() => loadConfig({ INGEST_MAX_QUEUED_EVENTS: 'lots' })).toThrow(/INGEST_MAX_QUEUED_EVENTS/);
+  });
+});
+
+describe('TRIBUTARY_ENV=production', () => {
+  const secrets = {
+    TRIBUTARY_ENV: 'production',
+    API_KEY_PEPPER: 'a-pepper-of-our-own',
+    DATABASE_URL: 'postgres://tributary:pg-secret@db:5432/tributary',
+    REDIS_URL: 'redis://:redis-secret@redis:6379/0',
+    CLICKHOUSE_PASSWORD: 'ch-secret',
+    QUERY_CLICKHOUSE_PASSWORD: 'query-secret',
+  };
+
+  it('is development unless said', () => {
+    expect(loadConfig({}).env).toBe('development');
+    expect(() => loadConfig({ TRIBUTARY_ENV: 'staging' })).toThrow(/TRIBUTARY_ENV/);
+  });
+
+  it('starts with secrets of its own', () => {
+    expect(loadConfig(secrets).env).toBe('production');
+    for (const user of Object.keys(PRODUCTION_SECRETS) as ConfigUser[]) expect(loadConfig(secrets, {}, user).env).toBe('production');
+  });
+
+  it('refuses every development secret at once, naming each variable', () => {
+    let message = '';
+    try {
+      loadConfig({ TRIBUTARY_ENV: 'production' });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      message = (error as Error).message;
+    }
+    expect(message).toContain('API_KEY_PEPPER is the development default');
+    expect(message).toContain('DATABASE_URL has no password');
+    expect(message).toContain('REDIS_URL has no password');
+    expect(message).toContain('CLICKHOUSE_PASSWORD is the development default');
+    expect(message).toContain('QUERY_CLICKHOUSE_PASSWORD is the development default');
+  });
+
+  it('refuses a development default even when it is set explicitly', () => {
+    expect(() => loadConfig({ ...secrets, API_KEY_PEPPER: ENV_VARIABLES.apiKeyPepper[1] })).toThrow(/API_KEY_PEPPER is the development default/);
+    expect(() => loadConfig({ ...secrets, CLICKHOUSE_PASSWORD: ENV_VARIABLES.clickhousePassword[1] })).toThrow(/^(?!.*QUERY_CLICKHOUSE).*CLICKHOUSE_PASSWORD is the development default/);
+    expect(() => loadConfig({ ...secrets, DATABASE_URL: 'postgres://postgres@db:5432/tributary' })).toThrow(/DATABASE_URL has no password/);
+    expect(() => loadConfig({ ...secrets, REDIS_URL: 'redis://redis:6379/0' })).toThrow(/REDIS_URL has no password/);
+  });
+
+  it('checks only the secrets a process uses: capture and decide send nothing to ClickHouse, only api runs the query endpoint', () => {
+    const storesOnly = { ...secrets, CLICKHOUSE_PASSWORD: '', QUERY_CLICKHOUSE_PASSWORD: '' };
+    expect(loadConfig(storesOnly, {}, 'capture').env).toBe('production');
+    expect(loadConfig(storesOnly, {}, 'decide').env).toBe('production');
+    expect(loadConfig({ ...secrets, QUERY_CLICKHOUSE_PASSWORD: '' }, {}, 'ingest').env).toBe('production');
+    expect(() => loadConfig(storesOnly, {}, 'ingest')).toThrow(/CLICKHOUSE_PASSWORD/);
+    expect(() => loadConfig({ ...secrets, QUERY_CLICKHOUSE_PASSWORD: '' }, {}, 'api')).toThrow(/QUERY_CLICKHOUSE_PASSWORD/);
+    expect(() => loadConfig({ ...secrets, API_KEY_PEPPER: '' }, {}, 'capture')).toThrow(/API_KEY_PEPPER/);
+  });
+
+  it('lets development and tests run on the defaults', () => {
+    expect(loadConfig({ TRIBUTARY_ENV: 'development' }).apiKeyPepper).toBe(ENV_VARIABLES.apiKeyPepper[1]);
+    expect(loadConfig({ TRIBUTARY_ENV: 'test' }, {}, 'api').env).toBe('test');
   });
 });

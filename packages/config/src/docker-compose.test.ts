@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { ENV_VARIABLES, SERVICE_NAMES, loadConfig } from './index.js';
+import { ENV_VARIABLES, SERVICE_NAMES, loadConfig, type ServiceName } from './index.js';
 
 /**
  * Docker cannot run here, so docker-compose.yml is checked by reading it: the same five services
@@ -24,28 +24,34 @@ interface ComposeService {
   volumes?: string[];
   mem_limit?: string;
 }
-/** `${NAME:?message}` is required: compose refuses to start without it, as this does. */
+/**
+ * `${NAME:?message}` is required: compose refuses to start without it, or with it empty, as this
+ * does. An empty value counts as unset, as compose's `:?` and `:-` take it.
+ */
 const interpolated = (env: Record<string, string>) =>
   read('docker-compose.yml')
-    .replace(/\$\{(\w+):-([^}]*)\}/g, (_, name: string, fallback: string) => env[name] ?? fallback)
+    .replace(/\$\{(\w+):-([^}]*)\}/g, (_, name: string, fallback: string) => env[name] || fallback)
     .replace(/\$\{(\w+):\?([^}]*)\}/g, (_, name: string, message: string) => {
-      if (env[name] === undefined) throw new Error(`${name}: ${message}`);
+      if (!env[name]) throw new Error(`${name}: ${message}`);
       return env[name];
     });
-/** The ClickHouse passwords docker-compose.yml requires, each set to a value of its own. */
-const CLICKHOUSE_PASSWORDS = Object.fromEntries(
-  ['DEFAULT', 'ADMIN', 'QUERY', 'INGEST', 'API', 'WORKER', 'REPLICA'].map((name) => [`CLICKHOUSE_${name}_PASSWORD`, `test-${name.toLowerCase()}-password`]),
-);
+/** `NAME=value` lines of an env file, as compose reads them (comments and blank lines skipped). */
+const envFile = (file: string) =>
+  Object.fromEntries(
+    read(file)
+      .split('\n')
+      .map((line) => /^(\w+)=(.*)$/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => [m[1]!, m[2]!]),
+  );
+/** The secrets docker-compose.yml requires from .env, in the order .env.example lists them, each given a value of its own. */
+const ENV_EXAMPLE = envFile('.env.example');
+const SECRETS = Object.fromEntries(Object.keys(ENV_EXAMPLE).map((name) => [name, `test-${name.toLowerCase().replace(/_/g, '-')}`]));
+const CLICKHOUSE_PASSWORDS = Object.fromEntries(Object.entries(SECRETS).filter(([name]) => /^CLICKHOUSE_\w+_PASSWORD$/.test(name)));
 const servicesWith = (env: Record<string, string>) => (parse(interpolated(env), { merge: true }) as { services: Record<string, ComposeService> }).services;
-const clusterEnv = Object.fromEntries(
-  read('infra/cluster/compose.env')
-    .split('\n')
-    .map((line) => /^(\w+)=(.*)$/.exec(line))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => [m[1]!, m[2]!]),
-);
-const services = servicesWith(CLICKHOUSE_PASSWORDS);
-const clusterServices = servicesWith({ ...clusterEnv, ...CLICKHOUSE_PASSWORDS });
+const clusterEnv = envFile('infra/cluster/compose.env');
+const services = servicesWith(SECRETS);
+const clusterServices = servicesWith({ ...clusterEnv, ...SECRETS });
 const CLUSTER_STORES = ['zookeeper', 'clickhouse-1', 'clickhouse-2', 'clickhouse-3', 'clickhouse-4', 'kafka-1', 'kafka-2', 'kafka-3'];
 const STORES = { postgres: 'databaseUrl', redis: 'redisUrl', kafka: 'kafkaBrokers', clickhouse: 'clickhouseUrl' } as const;
 const CONFIG_NAMES = new Set<string>(Object.values(ENV_VARIABLES).map(([name]) => name));
@@ -70,7 +76,7 @@ describe('docker-compose.yml runs what make up runs', () => {
     expect(clusterEnv.COMPOSE_PROFILES).toBe('cluster');
     for (const name of CLUSTER_STORES) expect((clusterServices[name] as { profiles?: string[] }).profiles).toEqual(['cluster']);
     for (const name of SERVICE_NAMES) {
-      const config = loadConfig(Object.fromEntries(Object.entries(clusterServices[name]!.environment ?? {}).map(([k, v]) => [k, String(v)])));
+      const config = loadConfig(Object.fromEntries(Object.entries(clusterServices[name]!.environment ?? {}).map(([k, v]) => [k, String(v)])), {}, name);
       expect(config.clickhouseCluster).toBe('tributary');
       expect(config.kafkaBrokers).toEqual(['kafka-1:9092', 'kafka-2:9092', 'kafka-3:9092']);
       expect(hostPort(config.clickhouseUrl)).toEqual({ host: 'clickhouse-1', port: '8123' });
@@ -85,7 +91,7 @@ describe('docker-compose.yml runs what make up runs', () => {
       expect(environment[portVariable]).toBe(port);
       const unknown = Object.keys(environment).filter((key) => key !== 'SERVICE' && !CONFIG_NAMES.has(key));
       expect(unknown).toEqual([]);
-      const config = loadConfig(environment);
+      const config = loadConfig(environment, {}, name);
       expect(config.env).toBe('production');
       expect(config.host).toBe('0.0.0.0');
     }
@@ -115,24 +121,53 @@ describe('docker-compose.yml runs what make up runs', () => {
     for (const name of SERVICE_NAMES) expect(services[name]!.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
   });
 
-  it('starts nowhere without a password for every ClickHouse user', () => {
-    for (const name of Object.keys(CLICKHOUSE_PASSWORDS)) {
-      const { [name]: _, ...others } = CLICKHOUSE_PASSWORDS;
+  it('starts nowhere without every secret .env.example lists, which it leaves empty', () => {
+    expect(Object.keys(ENV_EXAMPLE)).toEqual(expect.arrayContaining(['API_KEY_PEPPER', 'POSTGRES_PASSWORD', 'REDIS_PASSWORD', ...Object.keys(CLICKHOUSE_PASSWORDS)]));
+    expect(Object.keys(CLICKHOUSE_PASSWORDS)).toHaveLength(7);
+    for (const [name, value] of Object.entries(ENV_EXAMPLE)) expect({ name, value }).toEqual({ name, value: '' });
+    for (const name of Object.keys(SECRETS)) {
+      const { [name]: _, ...others } = SECRETS;
       expect(() => servicesWith(others)).toThrow(name);
+      expect(() => servicesWith({ ...others, [name]: '' })).toThrow(name);
+    }
+    // Every variable the file requires is one .env.example lists.
+    const required = new Set([...read('docker-compose.yml').matchAll(/\$\{(\w+):\?/g)].map(([, name]) => name));
+    expect([...required].sort()).toEqual(Object.keys(SECRETS).sort());
+  });
+
+  it('writes no secret into the YAML: each store and service takes its password from .env', () => {
+    const yaml = read('docker-compose.yml');
+    expect(yaml).not.toMatch(/change-me|postgres:postgres|PASSWORD: [^$"{]/);
+    expect(services.postgres!.environment).toMatchObject({ POSTGRES_PASSWORD: SECRETS.POSTGRES_PASSWORD });
+    expect(services.redis!.command).toEqual(['redis-server', '--requirepass', SECRETS.REDIS_PASSWORD]);
+    for (const name of SERVICE_NAMES) {
+      const config = loadConfig(environmentOf(name), {}, name);
+      expect(config.apiKeyPepper).toBe(SECRETS.API_KEY_PEPPER);
+      expect(new URL(config.databaseUrl).password).toBe(SECRETS.POSTGRES_PASSWORD);
+      expect(new URL(config.redisUrl).password).toBe(SECRETS.REDIS_PASSWORD);
+    }
+  });
+
+  it('refuses, in production mode, to start a service given a development secret, naming it', () => {
+    const pepper = ENV_VARIABLES.apiKeyPepper[1];
+    const withDefaultPepper = servicesWith({ ...SECRETS, API_KEY_PEPPER: pepper });
+    for (const name of SERVICE_NAMES) {
+      const environment = Object.fromEntries(Object.entries(withDefaultPepper[name]!.environment ?? {}).map(([k, v]) => [k, String(v)]));
+      expect(() => loadConfig(environment, {}, name)).toThrow(/API_KEY_PEPPER is the development default/);
     }
   });
 
   it('connects each service that uses ClickHouse as its own user, the query endpoint as the read-only one, migrations as the administrator', () => {
     const users = { ingest: 'INGEST', api: 'API', worker: 'WORKER', migrate: 'ADMIN' } as const;
     for (const [name, user] of Object.entries(users)) {
-      const config = loadConfig(environmentOf(name));
+      const config = loadConfig(environmentOf(name), {}, name === 'migrate' ? 'cli' : (name as ServiceName));
       expect({ name, user: config.clickhouseUser, password: config.clickhousePassword }).toEqual({
         name,
         user: `tributary_${user.toLowerCase()}`,
         password: CLICKHOUSE_PASSWORDS[`CLICKHOUSE_${user}_PASSWORD`],
       });
     }
-    const api = loadConfig(environmentOf('api'));
+    const api = loadConfig(environmentOf('api'), {}, 'api');
     expect([api.queryClickhouseUser, api.queryClickhousePassword]).toEqual(['tributary_query', CLICKHOUSE_PASSWORDS.CLICKHOUSE_QUERY_PASSWORD]);
   });
 

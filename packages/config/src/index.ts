@@ -7,7 +7,11 @@ import { Ajv, type JSONSchemaType } from 'ajv';
  * Defaults work on a developer machine brought up by `make up`.
  */
 export interface Config {
-  /** TRIBUTARY_ENV: `development`, `test` or `production`. */
+  /**
+   * TRIBUTARY_ENV: `development` (the default), `test` or `production`. In production a process
+   * refuses to start while a secret it uses keeps its development default or a store's URL has no
+   * password (PRODUCTION_SECRETS), naming each such variable.
+   */
   env: 'development' | 'test' | 'production';
   /** LOG_LEVEL: pino level. */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -352,8 +356,50 @@ const validate = new Ajv({ coerceTypes: true, allErrors: true }).compile(schema)
 
 export class ConfigError extends Error {}
 
-/** Reads the environment once against the schema; an invalid value stops start-up with its name. */
-export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+/** The settings that are secrets: a production process may not leave one at its development value. */
+export type Secret = 'apiKeyPepper' | 'databaseUrl' | 'redisUrl' | 'clickhousePassword' | 'queryClickhousePassword';
+
+/**
+ * The secrets each process uses, so a production capture is not refused for a ClickHouse password
+ * it never sends (capture and decide do not use ClickHouse; only api runs the query endpoint). The
+ * CLI runs migrations as ClickHouse's administrator.
+ */
+export const PRODUCTION_SECRETS = {
+  capture: ['apiKeyPepper', 'databaseUrl', 'redisUrl'],
+  decide: ['apiKeyPepper', 'databaseUrl', 'redisUrl'],
+  ingest: ['apiKeyPepper', 'databaseUrl', 'redisUrl', 'clickhousePassword'],
+  worker: ['apiKeyPepper', 'databaseUrl', 'redisUrl', 'clickhousePassword'],
+  api: ['apiKeyPepper', 'databaseUrl', 'redisUrl', 'clickhousePassword', 'queryClickhousePassword'],
+  cli: ['apiKeyPepper', 'databaseUrl', 'redisUrl', 'clickhousePassword'],
+} as const satisfies Record<ServiceName | 'cli', readonly Secret[]>;
+export type ConfigUser = keyof typeof PRODUCTION_SECRETS;
+
+/** Why a secret may not be used in production, or null: a development default, or a store URL without a password. */
+function developmentSecret(config: Config, secret: Secret): string | null {
+  const [name, fallback] = ENV_VARIABLES[secret];
+  if (secret === 'databaseUrl' || secret === 'redisUrl') {
+    let password = '';
+    try {
+      password = new URL(config[secret]).password;
+    } catch {
+      return `${name} is not a URL`;
+    }
+    return password === '' ? `${name} has no password` : null;
+  }
+  return config[secret] === fallback ? `${name} is the development default` : null;
+}
+
+/** Every reason the config's secrets keep a production process from starting, naming each variable. */
+function productionSecretProblems(config: Config, secrets: readonly Secret[]): string[] {
+  return secrets.map((secret) => developmentSecret(config, secret)).filter((problem): problem is string => problem !== null);
+}
+
+/**
+ * Reads the environment once against the schema; an invalid value stops start-up with its name, and
+ * so, with TRIBUTARY_ENV=production, does a development secret among those `user` uses (every
+ * secret when not said).
+ */
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}, user?: ConfigUser): Config {
   const raw: Record<string, unknown> = {};
   for (const [key, [name, fallback]] of Object.entries(ENV_VARIABLES)) {
     const value = environment[name];
@@ -375,5 +421,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrid
   const serviceUrls = Object.fromEntries(SERVICE_NAMES.map((name) => [name, named.get(name) ?? `http://127.0.0.1:${typed[`${name}Port`]}`])) as Record<ServiceName, string>;
   const captureWorkers = typed.captureWorkers || availableParallelism();
   const decideWorkers = typed.decideWorkers || availableParallelism();
-  return { ...typed, kafkaBrokers, trustedProxies, batchExportAllowedDestinations, serviceUrls, captureWorkers, decideWorkers, ...overrides };
+  const config = { ...typed, kafkaBrokers, trustedProxies, batchExportAllowedDestinations, serviceUrls, captureWorkers, decideWorkers, ...overrides };
+  if (config.env === 'production') {
+    const secrets: readonly Secret[] = user ? PRODUCTION_SECRETS[user] : [...new Set(Object.values(PRODUCTION_SECRETS).flat())];
+    const problems = productionSecretProblems(config, secrets);
+    if (problems.length > 0) throw new ConfigError(`TRIBUTARY_ENV=production refuses development secrets: ${problems.join('; ')} (docs/security.md, "Production mode")`);
+  }
+  return config;
 }

@@ -48,6 +48,11 @@ export interface PersonalApiKeyRecord {
 
 export const MEMBERSHIP_LEVEL = { member: 1, admin: 8, owner: 15 } as const;
 
+export interface OrganizationWithLevel extends Organization {
+  /** The user's membership level, where the list is one user's. */
+  level: number;
+}
+
 const PROJECT_COLUMNS = 'id, uuid, organization_id, name, api_token, timezone, created_at';
 const KEY_COLUMNS = 'id, user_id, label, mask_value, scopes, scoped_projects, created_at, last_used_at';
 
@@ -66,6 +71,28 @@ export class ControlPlaneStore {
   async findOrganization(id: string): Promise<Organization | null> {
     const { rows } = await this.db.query<Organization>('SELECT id, name FROM organizations WHERE id = $1', [id]);
     return rows[0] ?? null;
+  }
+
+  /** Every organization, oldest first. */
+  async organizations(): Promise<Organization[]> {
+    const { rows } = await this.db.query<Organization>('SELECT id, name FROM organizations ORDER BY created_at, id');
+    return rows;
+  }
+
+  /** The organizations the user belongs to, with their level in each, oldest first. */
+  async organizationsOfUser(userId: number): Promise<OrganizationWithLevel[]> {
+    const { rows } = await this.db.query<OrganizationWithLevel>(
+      `SELECT o.id, o.name, m.level FROM organizations o JOIN organization_memberships m ON m.organization_id = o.id
+       WHERE m.user_id = $1 ORDER BY o.created_at, o.id`,
+      [userId],
+    );
+    return rows;
+  }
+
+  /** The user's level in the organization, or null when not a member. */
+  async membershipLevel(organizationId: string, userId: number): Promise<number | null> {
+    const { rows } = await this.db.query<{ level: number }>('SELECT level FROM organization_memberships WHERE organization_id = $1 AND user_id = $2', [organizationId, userId]);
+    return rows[0]?.level ?? null;
   }
 
   async createUser(input: { email: string; firstName?: string; lastName?: string }): Promise<User> {
@@ -134,6 +161,15 @@ export class ControlPlaneStore {
        JOIN organization_memberships m ON m.organization_id = p.organization_id
        WHERE m.user_id = $1 ORDER BY p.id`,
       [userId],
+    );
+    return rows;
+  }
+
+  /** Every project, or an organization's, by id. */
+  async projects(organizationId?: string): Promise<Project[]> {
+    const { rows } = await this.db.query<Project>(
+      `SELECT ${PROJECT_COLUMNS} FROM projects WHERE $1::uuid IS NULL OR organization_id = $1 ORDER BY id`,
+      [organizationId ?? null],
     );
     return rows;
   }

@@ -10,7 +10,7 @@ import { captureRoutes } from './capture-routes.js';
 import { EventPublisher } from './event-publisher.js';
 import { OverflowDetector } from './overflow-detector.js';
 
-const config = loadConfig();
+const config = loadConfig(process.env, {}, 'capture');
 const logger = createLogger('capture', config.logLevel);
 await runAsWorkers('capture', config.captureWorkers, logger);
 const metrics = createMetrics('capture');

@@ -8,7 +8,7 @@ import { createMetrics, startServiceRuntime } from '@tributary/http';
 import { buildIngestConsumer } from './ingest-app.js';
 import { ingestMetrics } from './ingest-metrics.js';
 
-const config = loadConfig();
+const config = loadConfig(process.env, {}, 'ingest');
 const logger = createLogger('ingest', config.logLevel);
 const registry = createMetrics('ingest');
 // Each partition being worked on holds a connection for its chunk's transaction.

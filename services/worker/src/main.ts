@@ -10,7 +10,7 @@ import { exportMetrics } from './batch-exports/export-metrics.js';
 import { startDeletionScheduler } from './deletion-scheduler.js';
 import { queueMetrics } from './worker-metrics.js';
 
-const config = loadConfig();
+const config = loadConfig(process.env, {}, 'worker');
 const logger = createLogger('worker', config.logLevel);
 const redis = createRedis(config);
 const pool = createPool(config, { max: 3 });

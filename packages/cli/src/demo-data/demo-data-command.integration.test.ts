@@ -12,10 +12,10 @@ beforeAll(async () => {
 });
 afterAll(() => pool.end());
 
-async function api(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${front}/api/environments/${tenant.project.id}${path}`, {
+async function api(method: string, path: string, body?: unknown, who: TestTenant = tenant): Promise<any> {
+  const response = await fetch(`${front}/api/environments/${who.project.id}${path}`, {
     method,
-    headers: { authorization: `Bearer ${tenant.personalApiKey}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${who.personalApiKey}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   expect(response.ok).toBe(true);
@@ -46,5 +46,23 @@ describe('tributary demo-data against the running stack', () => {
     for (const tile of dashboard.tiles) {
       expect({ tile: tile.insight.name, positive: drawnCounts(tile.insight.result).some((n) => n > 0) }).toEqual({ tile: tile.insight.name, positive: true });
     }
+  }, 150_000);
+
+  it('is idempotent: a second run sends nothing and keeps the dashboard, so every count is what one run left', async () => {
+    const own = await createTestTenant(pool, config);
+    const countsNow = async () => ({
+      events: Number((await api('POST', '/query/', { query: { kind: 'HogQLQuery', query: 'SELECT count() FROM events' } }, own)).results[0][0]),
+      dashboards: (await api('GET', '/dashboards/?limit=1000', undefined, own)).count,
+    });
+    const run = () => runDemoData({ url: front, personalApiKey: own.personalApiKey, project: own.project.id, weeks: 1, users: 20, seed: 3, arrivalTimeoutMs: 90_000 });
+    const first = await run();
+    expect(first.sent).toBeGreaterThan(0);
+    const afterOne = await countsNow();
+    expect(afterOne).toMatchObject({ events: first.events, dashboards: 1 });
+    const second = await run();
+    // Anything the second run sent would be stored within ingest's insert interval; give it that long to show.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(await countsNow()).toEqual(afterOne);
+    expect(second).toEqual({ ...first, sent: 0 });
   }, 150_000);
 });

@@ -13,16 +13,22 @@ export interface DemoDataOptions extends Omit<DemoShape, 'now'> {
 }
 
 export interface DemoDataResult {
+  /** Demo events in the project. */
   events: number;
+  /** Of them, sent by this run: none when the project had the demo data already. */
+  sent: number;
   dashboardId: number;
   dashboardUrl: string;
 }
 
 const BATCH_SIZE = 500;
+const DASHBOARD_NAME = 'Product analytics (demo data)';
 
 /**
  * `tributary demo-data`: generated events through capture as a historical migration, then, once
- * they can be queried, a dashboard from the built-in Product analytics template over them.
+ * they can be queried, a dashboard from the built-in Product analytics template over them. It is
+ * idempotent: a project that has demo events already is sent none (events are dated from now, so
+ * a second copy would not be folded into the first), and keeps its demo dashboard.
  */
 export async function runDemoData(options: DemoDataOptions): Promise<DemoDataResult> {
   const base = options.url.replace(/\/+$/, '');
@@ -46,8 +52,18 @@ export async function runDemoData(options: DemoDataOptions): Promise<DemoDataRes
     if (!response.ok) throw new Error(`project ${options.project} is not readable with this key: ${response.status} ${await response.text()}`);
     return (await response.json()) as { api_token: string };
   });
-  const events = generateDemoEvents({ weeks: options.weeks, users: options.users, seed: options.seed, now: options.now ?? Date.now() });
+  const demoDashboard = async () => {
+    const existing = (await api<{ results: { id: number; name: string }[] }>('GET', '/dashboards/?limit=1000')).results.find((d) => d.name === DASHBOARD_NAME);
+    const dashboard = existing ?? (await api<{ id: number }>('POST', '/dashboards/', { name: DASHBOARD_NAME, use_template: 'DEFAULT_APP' }));
+    return { dashboardId: dashboard.id, dashboardUrl: `${base}/dashboards/${dashboard.id}` };
+  };
+
   const before = await demoEventCount();
+  if (before > 0) {
+    options.onProgress?.(`project ${options.project} has ${before} demo events already; none sent`);
+    return { events: before, sent: 0, ...(await demoDashboard()) };
+  }
+  const events = generateDemoEvents({ weeks: options.weeks, users: options.users, seed: options.seed, now: options.now ?? Date.now() });
   const send = batchSender({ url: base, apiKey });
   for (let offset = 0; offset < events.length; offset += BATCH_SIZE) {
     await send(events.slice(offset, offset + BATCH_SIZE));
@@ -56,12 +72,11 @@ export async function runDemoData(options: DemoDataOptions): Promise<DemoDataRes
 
   // A dashboard made before ingest catches up would show the tiles half empty.
   const deadline = Date.now() + (options.arrivalTimeoutMs ?? 180_000);
-  for (let stored = await demoEventCount(); stored < before + events.length; stored = await demoEventCount()) {
-    if (Date.now() > deadline) throw new Error(`only ${stored - before} of ${events.length} events were stored in time; is the worker running?`);
-    options.onProgress?.(`${stored - before} of ${events.length} events stored`);
+  for (let stored = await demoEventCount(); stored < events.length; stored = await demoEventCount()) {
+    if (Date.now() > deadline) throw new Error(`only ${stored} of ${events.length} events were stored in time; is the worker running?`);
+    options.onProgress?.(`${stored} of ${events.length} events stored`);
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
 
-  const dashboard = await api<{ id: number }>('POST', '/dashboards/', { name: 'Product analytics (demo data)', use_template: 'DEFAULT_APP' });
-  return { events: events.length, dashboardId: dashboard.id, dashboardUrl: `${base}/dashboards/${dashboard.id}` };
+  return { events: events.length, sent: events.length, ...(await demoDashboard()) };
 }
