@@ -1,4 +1,4 @@
-import { printHogQL, printQuery, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import { printHogQL, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { intervalOf, seconds, seriesName, seriesWhere, singleSeries, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from './insight-series.js';
 import type { InsightCalendar, Period } from './insight-calendar.js';
@@ -140,6 +140,6 @@ export async function runLifecycleQuery(request: LifecycleQueryRequest, deps: In
   const series = singleSeries(request.series, KIND);
   const { period, interval } = lifecyclePeriod(request, deps.now, deps.calendar);
   const ast = buildLifecycleQuery(series, request, period, interval, deps.now, deps.calendar);
-  const { data } = await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse);
+  const { data } = await deps.run(ast);
   return { results: shapeLifecycle(data, series, period, interval, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
 }

@@ -30,8 +30,9 @@ export interface QueryProject {
 }
 
 /**
- * The insight kinds: each builds its HogQL trees and shapes its answer itself, and runs every
- * statement through the same printer, settings, kill and concurrency limit as a HogQLQuery.
+ * The insight kinds: each builds its HogQL trees and shapes its answer itself; the trees it hands
+ * to `run` are printed here, once, for the project, and run under the same settings, kill and
+ * concurrency limit as a HogQLQuery.
  */
 const INSIGHTS: { [K in InsightRequest['kind']]: (request: Extract<InsightRequest, { kind: K }>, deps: InsightRunDeps) => Promise<object> } = {
   TrendsQuery: runTrendsQuery,
@@ -146,9 +147,10 @@ export class QueryService {
   private async execute(project: QueryProject, request: QueryRequest, signal: AbortSignal, queryId: string): Promise<QueryResponse | object> {
     const teamId = project.id;
     if (isInsight(request)) {
-      // Each of its queries is printed for the project like any other, and runs one after another under the one query id.
+      // The runner builds trees; each is printed here for the project like any other query, and they run one after another under the one query id.
       const run = INSIGHTS[request.kind] as (request: InsightRequest, deps: InsightRunDeps) => Promise<object>;
-      return run(request, { teamId, now: this.clock(), calendar: new InsightCalendar(project.timezone), run: (statement) => this.runInClickHouse(statement, signal, queryId) });
+      const runTree = (ast: SelectLike) => this.runInClickHouse(printQuery(ast, { teamId }).clickhouse, signal, queryId);
+      return run(request, { now: this.clock(), calendar: new InsightCalendar(project.timezone), run: runTree });
     }
     const started = performance.now();
     const timings: QueryTiming[] = [];

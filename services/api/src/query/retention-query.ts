@@ -1,4 +1,4 @@
-import { printHogQL, printQuery, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import { printHogQL, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { seconds, type InsightResponse, type InsightRunDeps } from './insight-series.js';
 import type { InsightCalendar, TrendsInterval } from './insight-calendar.js';
@@ -168,6 +168,6 @@ export async function runRetentionQuery(request: RetentionQueryRequest, deps: In
   const started = performance.now();
   const plan = retentionPlan(request, deps.now, deps.calendar);
   const ast = buildRetentionQuery(plan, request, deps.now, deps.calendar);
-  const { data } = await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse);
+  const { data } = await deps.run(ast);
   return { results: shapeRetention(data, plan, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
 }

@@ -1,4 +1,4 @@
-import { printHogQL, printQuery, queryError, type SelectQuery } from '@tributary/hogql';
+import { printHogQL, queryError, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { intervalOf, seconds, seriesName, seriesWhere, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from './insight-series.js';
 import type { InsightCalendar, Period, TrendsInterval } from './insight-calendar.js';
@@ -83,7 +83,7 @@ export async function runStickinessQuery(request: StickinessQueryRequest, deps: 
   for (const [order, series] of request.series.entries()) {
     const ast = buildStickinessQuery(series, request, period, interval, deps.now, deps.calendar);
     if (order === 0) hogql = printHogQL(ast);
-    const { data } = await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse);
+    const { data } = await deps.run(ast);
     results.push(shapeStickiness(data, series, order, period.buckets.length, interval));
   }
   return { results, hogql, timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
