@@ -2,10 +2,10 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, Sql, createClickHouse, type ClickHouse } from '@tributary/clickhouse';
 import { loadHogQLParser, printQuery } from '@tributary/hogql';
 import { EVENT_ROW_COLUMNS, eventRow, replicasHold, testConfig } from '@tributary/test-support';
-import { runFunnelsQuery, type FunnelsQueryRequest } from '../src/query/funnels-query-runner.js';
-import type { FunnelStepResult } from '../src/query/funnels-query.js';
+import { runFunnelsQuery, type FunnelsQueryRequest } from '../src/query/insights/funnels/funnels-query-runner.js';
+import type { FunnelStepResult } from '../src/query/insights/funnels/funnels-query.js';
 import { queryClickHouseSettings } from '../src/query/query-settings.js';
-import { InsightCalendar } from '../src/query/insight-calendar.js';
+import { InsightCalendar } from '../src/query/insights/toolkit/insight-calendar.js';
 
 /**
  * FunnelsQuery on fixture events written straight into ClickHouse for a fresh project, run the way

@@ -2,11 +2,11 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { Sql, createClickHouse, type ClickHouse } from '@tributary/clickhouse';
 import { loadHogQLParser, printQuery, type SelectLike } from '@tributary/hogql';
 import { EVENT_ROW_COLUMNS, eventRow, replicasHold, testConfig } from '@tributary/test-support';
-import { runLifecycleQuery } from '../src/query/lifecycle-query.js';
+import { runLifecycleQuery } from '../src/query/insights/lifecycle/lifecycle-query.js';
 import { queryClickHouseSettings } from '../src/query/query-settings.js';
-import { runRetentionQuery } from '../src/query/retention-query.js';
-import { runStickinessQuery } from '../src/query/stickiness-query.js';
-import { InsightCalendar } from '../src/query/insight-calendar.js';
+import { runRetentionQuery } from '../src/query/insights/retention/retention-query.js';
+import { runStickinessQuery } from '../src/query/insights/stickiness/stickiness-query.js';
+import { InsightCalendar } from '../src/query/insights/toolkit/insight-calendar.js';
 
 /**
  * The stickiness, lifecycle and retention queries on a few persons over a few days, written

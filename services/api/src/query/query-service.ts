@@ -5,14 +5,14 @@ import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
 import { buildEventsQuery, isoDateTime, shapeValue, type ColumnShape, type EventsQueryRequest } from './events-query.js';
 import { queryClickHouseSettings, type QueryLimits } from './query-settings.js';
-import { runFunnelsQuery, type FunnelsQueryRequest } from './funnels-query-runner.js';
+import { runFunnelsQuery, type FunnelsQueryRequest } from './insights/funnels/funnels-query-runner.js';
 import type { InsightCache, RefreshMode } from './insight-cache.js';
-import { InsightCalendar } from './insight-calendar.js';
-import { seconds, type InsightRunDeps } from './insight-series.js';
-import { runLifecycleQuery, type LifecycleQueryRequest } from './lifecycle-query.js';
-import { runRetentionQuery, type RetentionQueryRequest } from './retention-query.js';
-import { runStickinessQuery, type StickinessQueryRequest } from './stickiness-query.js';
-import { runTrendsQuery, type TrendsQueryRequest } from './trends-query-runner.js';
+import { InsightCalendar } from './insights/toolkit/insight-calendar.js';
+import { seconds, type InsightRunDeps } from './insights/toolkit/insight-series.js';
+import { runLifecycleQuery, type LifecycleQueryRequest } from './insights/lifecycle/lifecycle-query.js';
+import { runRetentionQuery, type RetentionQueryRequest } from './insights/retention/retention-query.js';
+import { runStickinessQuery, type StickinessQueryRequest } from './insights/stickiness/stickiness-query.js';
+import { runTrendsQuery, type TrendsQueryRequest } from './insights/trends/trends-query-runner.js';
 
 export interface HogQLQueryRequest {
   kind: 'HogQLQuery';

@@ -1,8 +1,9 @@
 import { printHogQL, queryError, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
-import { intervalOf, seconds, seriesName, seriesWhere, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from './insight-series.js';
-import type { InsightCalendar, Period, TrendsInterval } from './insight-calendar.js';
-import { alias, asNumber, call, constant, field } from './trends-query.js';
+import { intervalOf, seconds, seriesName, seriesWhere, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
+import type { InsightCalendar, Period, TrendsInterval } from '../toolkit/insight-calendar.js';
+import { alias, call, constant, field } from '../toolkit/hogql-builders.js';
+import { asNumber } from '../toolkit/result-values.js';
 
 /**
  * PostHog's `StickinessQuery`: per series, how many persons did the event on exactly 1, 2, ... N

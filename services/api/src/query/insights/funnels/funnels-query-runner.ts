@@ -9,9 +9,9 @@ import {
   type FunnelStepResult,
   type FunnelsQueryRequest,
 } from './funnels-query.js';
-import { seconds, timedRun, type InsightResponse, type InsightRunDeps } from './insight-series.js';
-import { firstEventQuery, momentOf } from './first-event.js';
-import { topBreakdownValues } from './trends-query.js';
+import { seconds, timedRun, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
+import { firstEventQuery, momentOf } from '../toolkit/first-event.js';
+import { topBreakdownValues } from '../toolkit/breakdown.js';
 
 export type { FunnelsQueryRequest } from './funnels-query.js';
 

@@ -1,8 +1,9 @@
 import { printHogQL, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
-import { intervalOf, seconds, seriesName, seriesWhere, singleSeries, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from './insight-series.js';
-import type { InsightCalendar, Period } from './insight-calendar.js';
-import { alias, and, call, compare, constant, field, zeroFill } from './trends-query.js';
+import { intervalOf, seconds, seriesName, seriesWhere, singleSeries, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
+import type { InsightCalendar, Period } from '../toolkit/insight-calendar.js';
+import { alias, and, array, call, compare, constant, field, lambda } from '../toolkit/hogql-builders.js';
+import { zeroFill } from '../toolkit/result-values.js';
 
 /**
  * PostHog's `LifecycleQuery`: per interval, how many persons were new, returning, resurrecting, or
@@ -43,8 +44,6 @@ export function lifecyclePeriod(request: LifecycleQueryRequest, now: Date, cal: 
 }
 
 const step = (value: Expr, interval: LifecycleInterval, n: number): Expr => call({ day: 'addDays', week: 'addWeeks', month: 'addMonths' }[interval], value, constant(n));
-const lambda = (args: string[], expr: Expr): Expr => ({ node: 'Lambda', args, expr });
-const array = (...exprs: Expr[]): Expr => ({ node: 'Array', exprs });
 
 /**
  * Rows `[start_of_period, status, persons]`. Per person (18.16 has no window functions): the

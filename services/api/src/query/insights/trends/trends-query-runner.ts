@@ -1,27 +1,11 @@
 import { printHogQL, type SelectQuery } from '@tributary/hogql';
-import { firstEventQuery, momentOf } from './first-event.js';
-import { seconds, timedRun, type InsightResponse, type InsightRunDeps } from './insight-series.js';
+import { firstEventQuery, momentOf } from '../toolkit/first-event.js';
+import { seconds, timedRun, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import { parseFormula } from './trends-formula.js';
-import {
-  BREAKDOWN_OTHER,
-  DEFAULT_BREAKDOWN_LIMIT,
-  applyFormula,
-  breakdownCountRows,
-  buildBreakdownCountQuery,
-  countsInOnePass,
-  buildBreakdownValuesQuery,
-  buildSeriesQuery,
-  filterOf,
-  hasBreakdown,
-  isTotalValue,
-  shapeSeries,
-  sortBreakdownResults,
-  topBreakdownValues,
-  type Period,
-  type SeriesRun,
-  type TrendsQueryRequest,
-  type TrendsResult,
-} from './trends-query.js';
+import { BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, topBreakdownValues } from '../toolkit/breakdown.js';
+import type { Period } from '../toolkit/insight-calendar.js';
+import { breakdownCountRows, buildBreakdownCountQuery, countsInOnePass, buildBreakdownValuesQuery, buildSeriesQuery, hasBreakdown, isTotalValue, type TrendsQueryRequest } from './trends-query.js';
+import { applyFormula, filterOf, shapeSeries, sortBreakdownResults, type SeriesRun, type TrendsResult } from './trends-results.js';
 
 export type { TrendsQueryRequest } from './trends-query.js';
 

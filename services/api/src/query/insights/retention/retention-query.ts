@@ -1,8 +1,10 @@
 import { printHogQL, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
-import { seconds, type InsightResponse, type InsightRunDeps } from './insight-series.js';
-import type { InsightCalendar, TrendsInterval } from './insight-calendar.js';
-import { alias, and, asNumber, at, call, compare, constant, field, propertyConditions } from './trends-query.js';
+import { seconds, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
+import type { InsightCalendar, TrendsInterval } from '../toolkit/insight-calendar.js';
+import { alias, and, at, call, compare, constant, field } from '../toolkit/hogql-builders.js';
+import { propertyConditions } from '../toolkit/property-conditions.js';
+import { asNumber } from '../toolkit/result-values.js';
 
 /**
  * PostHog's `RetentionQuery`, by person: one cohort per interval (the last `totalIntervals` ones

@@ -2,7 +2,8 @@ import type { CompactResult } from '@tributary/clickhouse';
 import { queryError, type Expr, type SelectLike } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import type { InsightCalendar, TrendsInterval } from './insight-calendar.js';
-import { and, at, compare, constant, field, propertyConditions } from './trends-query.js';
+import { and, at, compare, constant, field } from './hogql-builders.js';
+import { propertyConditions } from './property-conditions.js';
 
 /**
  * What the stickiness, lifecycle and retention queries share: their series (an `EventsNode`),
