@@ -38,10 +38,12 @@ export function columnAlias(name: string, node: Expr): string {
  * elsewhere a subquery names the column apart and a select around it gives the name back.
  */
 export function implicitNameHides(name: string, sql: string, sources: Source[], columnSql: (source: Source, column: string) => string): boolean {
-  const stored = new Set(sources.flatMap((s) => (s.table === 'events' ? STORED_EVENT_COLUMNS : s.table ? TABLES[s.table].asterisk : (s.columns ?? []))));
+  if (!sources.some((s) => storedColumns(s).includes(name))) return false;
   const only = sources.length === 1 ? sources[0]! : undefined;
-  return stored.has(name) && !(only && sql === columnSql(only, name));
+  return !(only && sql === columnSql(only, name));
 }
+
+const storedColumns = (source: Source): readonly string[] => (source.table === 'events' ? STORED_EVENT_COLUMNS : source.table ? TABLES[source.table].asterisk : (source.columns ?? []));
 
 /**
  * GROUP BY and ORDER BY name a column's alias rather than repeat its expression: 18.16 reads
