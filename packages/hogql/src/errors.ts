@@ -20,4 +20,8 @@ export class HogQLError extends Error {
   }
 }
 
+/** Where a node stands in the query text, when the parser said. */
+export const spanOf = (node: { start?: { offset: number }; end?: { offset: number } }): Span | null =>
+  node.start ? { start: node.start.offset, end: node.end?.offset ?? node.start.offset } : null;
+
 export const queryError = (message: string, span: Span | null = null) => new HogQLError(message, 'hogql_query_error', span);

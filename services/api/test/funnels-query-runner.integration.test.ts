@@ -1,11 +1,11 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, Sql, createClickHouse, type ClickHouse } from '@tributary/clickhouse';
-import { loadHogQLParser } from '@tributary/hogql';
+import { loadHogQLParser, printQuery } from '@tributary/hogql';
 import { EVENT_ROW_COLUMNS, eventRow, replicasHold, testConfig } from '@tributary/test-support';
-import { runFunnelsQuery, type FunnelsQueryRequest } from '../src/query/funnels-query-runner.js';
-import type { FunnelStepResult } from '../src/query/funnels-query.js';
+import { runFunnelsQuery, type FunnelsQueryRequest } from '../src/query/insights/funnels/funnels-query-runner.js';
+import type { FunnelStepResult } from '../src/query/insights/funnels/funnels-query.js';
 import { queryClickHouseSettings } from '../src/query/query-settings.js';
-import { InsightCalendar } from '../src/query/insight-calendar.js';
+import { InsightCalendar } from '../src/query/insights/toolkit/insight-calendar.js';
 
 /**
  * FunnelsQuery on fixture events written straight into ClickHouse for a fresh project, run the way
@@ -85,7 +85,7 @@ const ABC = [step('a'), step('b'), step('c')];
 const funnel = (extra: Partial<FunnelsQueryRequest> = {}, teamId = TEAM) =>
   runFunnelsQuery(
     { kind: 'FunnelsQuery', series: ABC, dateRange: JAN, ...extra },
-    { teamId, now, calendar: new InsightCalendar('UTC'), run: (statement) => clickhouse.queryCompact(Sql.trusted(statement), { settings: queryClickHouseSettings(config) }) },
+    { now, calendar: new InsightCalendar('UTC'), run: (ast) => clickhouse.queryCompact(Sql.trusted(printQuery(ast, { teamId }).clickhouse), { settings: queryClickHouseSettings(config) }) },
   );
 
 const counts = (steps: FunnelStepResult[]) => steps.map((s) => s.count);

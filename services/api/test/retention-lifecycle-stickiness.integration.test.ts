@@ -1,12 +1,12 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { Sql, createClickHouse, type ClickHouse } from '@tributary/clickhouse';
-import { loadHogQLParser } from '@tributary/hogql';
+import { loadHogQLParser, printQuery, type SelectLike } from '@tributary/hogql';
 import { EVENT_ROW_COLUMNS, eventRow, replicasHold, testConfig } from '@tributary/test-support';
-import { runLifecycleQuery } from '../src/query/lifecycle-query.js';
+import { runLifecycleQuery } from '../src/query/insights/lifecycle/lifecycle-query.js';
 import { queryClickHouseSettings } from '../src/query/query-settings.js';
-import { runRetentionQuery } from '../src/query/retention-query.js';
-import { runStickinessQuery } from '../src/query/stickiness-query.js';
-import { InsightCalendar } from '../src/query/insight-calendar.js';
+import { runRetentionQuery } from '../src/query/insights/retention/retention-query.js';
+import { runStickinessQuery } from '../src/query/insights/stickiness/stickiness-query.js';
+import { InsightCalendar } from '../src/query/insights/toolkit/insight-calendar.js';
 
 /**
  * The stickiness, lifecycle and retention queries on a few persons over a few days, written
@@ -28,7 +28,7 @@ const now = new Date('2024-01-10T12:00:00Z');
 
 const config = testConfig();
 let clickhouse: ClickHouse;
-const deps = (teamId = TEAM) => ({ teamId, now, calendar: new InsightCalendar('UTC'), run: (statement: string) => clickhouse.queryCompact(Sql.trusted(statement), { settings: queryClickHouseSettings(config) }) });
+const deps = (teamId = TEAM) => ({ now, calendar: new InsightCalendar('UTC'), run: (ast: SelectLike) => clickhouse.queryCompact(Sql.trusted(printQuery(ast, { teamId }).clickhouse), { settings: queryClickHouseSettings(config) }) });
 
 const event = (team: number, distinctId: string, timestamp: string, name = '$pageview') => eventRow(team, distinctId, name, timestamp);
 

@@ -2,6 +2,7 @@ import { sql } from '@tributary/clickhouse';
 import { containsAggregate, parseExpr, parseOrderExpr, queryError, type Expr, type OrderExpr, type SelectQuery } from '@tributary/hogql';
 import { parseDateInput, type StoredPropertyFilter } from '@tributary/property-filters';
 import { clickhousePropertyCondition } from '@tributary/property-filters/clickhouse';
+import { call, compare, constant, field } from './insights/toolkit/hogql-builders.js';
 
 /** PostHog's `EventsQuery`: a list of events, or aggregates of them, from HogQL expressions. */
 export interface EventsQueryRequest {
@@ -30,11 +31,6 @@ export interface BuiltEventsQuery {
 
 const EVENT_FIELDS = ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at'];
 const PERSON_FIELDS = ['person.id', 'person.created_at', 'person.properties', 'distinct_id'];
-
-const field = (...chain: string[]): Expr => ({ node: 'Field', chain });
-const constant = (value: string | number): Expr => ({ node: 'Constant', value });
-const call = (name: string, ...args: Expr[]): Expr => ({ node: 'Call', name, args });
-const compare = (op: string, left: Expr, right: Expr): Expr => ({ node: 'CompareOperation', op, left, right });
 
 /** A select entry's label after `--` names the column for people, not the query (PostHog's convention). */
 const expressionOf = (entry: string) => entry.split('--')[0]!.trim();

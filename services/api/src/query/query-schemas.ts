@@ -1,5 +1,5 @@
 import { MAX_QUERY_LENGTH } from '@tributary/hogql';
-import { TRENDS_MATHS } from './trends-query.js';
+import { TRENDS_MATHS } from './insights/trends/trends-query.js';
 
 /** What every kind may carry that the endpoint takes and does not act on (PostHog's DataNode fields). */
 const dataNode = { modifiers: { type: 'object' }, tags: { type: 'object' } };

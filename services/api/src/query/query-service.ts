@@ -5,14 +5,14 @@ import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
 import { buildEventsQuery, isoDateTime, shapeValue, type ColumnShape, type EventsQueryRequest } from './events-query.js';
 import { queryClickHouseSettings, type QueryLimits } from './query-settings.js';
-import { runFunnelsQuery, type FunnelsQueryRequest } from './funnels-query-runner.js';
+import { runFunnelsQuery, type FunnelsQueryRequest } from './insights/funnels/funnels-query-runner.js';
 import type { InsightCache, RefreshMode } from './insight-cache.js';
-import { InsightCalendar } from './insight-calendar.js';
-import { seconds, type InsightRunDeps } from './insight-series.js';
-import { runLifecycleQuery, type LifecycleQueryRequest } from './lifecycle-query.js';
-import { runRetentionQuery, type RetentionQueryRequest } from './retention-query.js';
-import { runStickinessQuery, type StickinessQueryRequest } from './stickiness-query.js';
-import { runTrendsQuery, type TrendsQueryRequest } from './trends-query-runner.js';
+import { InsightCalendar } from './insights/toolkit/insight-calendar.js';
+import { seconds, type InsightRunDeps } from './insights/toolkit/insight-series.js';
+import { runLifecycleQuery, type LifecycleQueryRequest } from './insights/lifecycle/lifecycle-query.js';
+import { runRetentionQuery, type RetentionQueryRequest } from './insights/retention/retention-query.js';
+import { runStickinessQuery, type StickinessQueryRequest } from './insights/stickiness/stickiness-query.js';
+import { runTrendsQuery, type TrendsQueryRequest } from './insights/trends/trends-query-runner.js';
 
 export interface HogQLQueryRequest {
   kind: 'HogQLQuery';
@@ -30,8 +30,9 @@ export interface QueryProject {
 }
 
 /**
- * The insight kinds: each builds its HogQL trees and shapes its answer itself, and runs every
- * statement through the same printer, settings, kill and concurrency limit as a HogQLQuery.
+ * The insight kinds: each builds its HogQL trees and shapes its answer itself; the trees it hands
+ * to `run` are printed here, once, for the project, and run under the same settings, kill and
+ * concurrency limit as a HogQLQuery.
  */
 const INSIGHTS: { [K in InsightRequest['kind']]: (request: Extract<InsightRequest, { kind: K }>, deps: InsightRunDeps) => Promise<object> } = {
   TrendsQuery: runTrendsQuery,
@@ -146,9 +147,10 @@ export class QueryService {
   private async execute(project: QueryProject, request: QueryRequest, signal: AbortSignal, queryId: string): Promise<QueryResponse | object> {
     const teamId = project.id;
     if (isInsight(request)) {
-      // Each of its queries is printed for the project like any other, and runs one after another under the one query id.
+      // The runner builds trees; each is printed here for the project like any other query, and they run one after another under the one query id.
       const run = INSIGHTS[request.kind] as (request: InsightRequest, deps: InsightRunDeps) => Promise<object>;
-      return run(request, { teamId, now: this.clock(), calendar: new InsightCalendar(project.timezone), run: (statement) => this.runInClickHouse(statement, signal, queryId) });
+      const runTree = (ast: SelectLike) => this.runInClickHouse(printQuery(ast, { teamId }).clickhouse, signal, queryId);
+      return run(request, { now: this.clock(), calendar: new InsightCalendar(project.timezone), run: runTree });
     }
     const started = performance.now();
     const timings: QueryTiming[] = [];

@@ -1,24 +1,11 @@
 import { MAX_LIMIT, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
-import {
-  BREAKDOWN_NULL,
-  BREAKDOWN_OTHER,
-  DEFAULT_BREAKDOWN_LIMIT,
-  alias,
-  and,
-  asNumber,
-  at,
-  breakdownValueExpr,
-  buildBreakdownValuesQuery,
-  call,
-  compare,
-  constant,
-  field,
-  propertyConditions,
-  type Period,
-  type TrendsQueryRequest,
-} from './trends-query.js';
-import type { InsightCalendar } from './insight-calendar.js';
+import { BREAKDOWN_NULL, BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, breakdownValueExpr, breakdownValuesQuery, type BreakdownFilter } from '../toolkit/breakdown.js';
+import { alias, and, at, call, compare, constant, field, from, lambda, minus, or, plus } from '../toolkit/hogql-builders.js';
+import type { InsightCalendar, Period } from '../toolkit/insight-calendar.js';
+import { seriesWhere } from '../toolkit/insight-series.js';
+import { propertyConditions } from '../toolkit/property-conditions.js';
+import { asNumber } from '../toolkit/result-values.js';
 
 /**
  * PostHog's `FunnelsQuery` (steps view), aggregated by person. Every query is a HogQL tree printed
@@ -67,7 +54,7 @@ export interface FunnelsQueryRequest {
   series: FunnelsEventsNode[];
   dateRange?: { date_from?: string | null; date_to?: string | null };
   properties?: StoredPropertyFilter[];
-  breakdownFilter?: TrendsQueryRequest['breakdownFilter'];
+  breakdownFilter?: BreakdownFilter;
   funnelsFilter?: {
     funnelOrderType?: FunnelOrderType;
     funnelVizType?: 'steps' | 'trends' | 'time_to_convert';
@@ -130,13 +117,8 @@ export function validateFunnelsQuery(request: FunnelsQueryRequest): void {
 
 // ---- Queries.
 
-const lambda = (args: string[], expr: Expr): Expr => ({ node: 'Lambda', args, expr });
 const num = (n: number): Expr => constant(n);
 const ifElse = (cond: Expr, then: Expr, otherwise: Expr): Expr => call('if', cond, then, otherwise);
-const or = (exprs: Expr[]): Expr => (exprs.length === 1 ? exprs[0]! : { node: 'Or', exprs });
-const plus = (left: Expr, right: Expr): Expr => ({ node: 'ArithmeticOperation', op: '+', left, right });
-const minus = (left: Expr, right: Expr): Expr => ({ node: 'ArithmeticOperation', op: '-', left, right });
-const from = (table: string | SelectQuery): SelectQuery['select_from'] => ({ node: 'JoinExpr', table: typeof table === 'string' ? { node: 'Field', chain: [table] } : table });
 
 /** Whether an event is this step (or exclusion): its event name and its own property filters. */
 function stepCondition(step: FunnelsEventsNode, now: Date): Expr {
@@ -153,16 +135,9 @@ export interface FunnelQueryInput {
   cal: InsightCalendar;
 }
 
-/** The top breakdown values by persons doing the first step, one more than the limit (as trends' query, reused). */
-export function buildFunnelBreakdownValuesQuery({ request, period, now, cal }: FunnelQueryInput): SelectQuery {
-  const first = request.series[0]!;
-  const trendsRequest: TrendsQueryRequest = {
-    kind: 'TrendsQuery',
-    series: [{ kind: 'EventsNode', event: first.event, math: 'dau', ...(first.properties && { properties: first.properties }) }],
-    ...(request.properties && { properties: request.properties }),
-    ...(request.breakdownFilter && { breakdownFilter: request.breakdownFilter }),
-  };
-  return buildBreakdownValuesQuery({ request: trendsRequest, series: trendsRequest.series[0]!, period, interval: 'day', now, cal });
+/** The top breakdown values by persons doing the first step, one more than the limit. */
+export function buildFunnelBreakdownValuesQuery({ request, period, now }: FunnelQueryInput): SelectQuery {
+  return breakdownValuesQuery(request.breakdownFilter!, call('uniq', field('person_id')), seriesWhere(request.series[0]!, period.from, period.to, request.properties, now, 'FunnelsQuery'));
 }
 
 /**

@@ -1,8 +1,9 @@
-import { printHogQL, printQuery, queryError, type SelectQuery } from '@tributary/hogql';
+import { printHogQL, queryError, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
-import { intervalOf, seconds, seriesName, seriesWhere, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from './insight-series.js';
-import type { InsightCalendar, Period, TrendsInterval } from './insight-calendar.js';
-import { alias, asNumber, call, constant, field } from './trends-query.js';
+import { intervalOf, seconds, seriesName, seriesWhere, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
+import type { InsightCalendar, Period, TrendsInterval } from '../toolkit/insight-calendar.js';
+import { alias, call, constant, field } from '../toolkit/hogql-builders.js';
+import { asNumber } from '../toolkit/result-values.js';
 
 /**
  * PostHog's `StickinessQuery`: per series, how many persons did the event on exactly 1, 2, ... N
@@ -83,7 +84,7 @@ export async function runStickinessQuery(request: StickinessQueryRequest, deps: 
   for (const [order, series] of request.series.entries()) {
     const ast = buildStickinessQuery(series, request, period, interval, deps.now, deps.calendar);
     if (order === 0) hogql = printHogQL(ast);
-    const { data } = await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse);
+    const { data } = await deps.run(ast);
     results.push(shapeStickiness(data, series, order, period.buckets.length, interval));
   }
   return { results, hogql, timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };

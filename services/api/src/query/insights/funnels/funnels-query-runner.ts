@@ -1,4 +1,4 @@
-import { printHogQL, printQuery, type SelectQuery } from '@tributary/hogql';
+import { printHogQL, type SelectQuery } from '@tributary/hogql';
 import {
   buildFunnelBreakdownValuesQuery,
   buildFunnelQuery,
@@ -9,9 +9,9 @@ import {
   type FunnelStepResult,
   type FunnelsQueryRequest,
 } from './funnels-query.js';
-import { seconds, timedRun, type InsightResponse, type InsightRunDeps } from './insight-series.js';
-import { firstEventQuery, momentOf } from './first-event.js';
-import { topBreakdownValues } from './trends-query.js';
+import { seconds, timedRun, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
+import { firstEventQuery, momentOf } from '../toolkit/first-event.js';
+import { topBreakdownValues } from '../toolkit/breakdown.js';
 
 export type { FunnelsQueryRequest } from './funnels-query.js';
 
@@ -21,13 +21,13 @@ export interface FunnelsQueryResponse extends Omit<InsightResponse<never>, 'resu
   resolved_date_range?: { date_from: string; date_to: string };
 }
 
-/** Runs a FunnelsQuery (steps): its queries are HogQL trees, printed for the project by the HogQL printer. */
+/** Runs a FunnelsQuery (steps): its queries are HogQL trees, each printed for the project by `deps.run`. */
 export async function runFunnelsQuery(request: FunnelsQueryRequest, deps: InsightRunDeps): Promise<FunnelsQueryResponse> {
   const started = performance.now();
   validateFunnelsQuery(request);
   const timings: { k: string; t: number }[] = [];
   const run = timedRun(deps, timings);
-  const query = async (ast: SelectQuery) => (await run(printQuery(ast, { teamId: deps.teamId }).clickhouse)).data;
+  const query = async (ast: SelectQuery) => (await run(ast)).data;
 
   let earliest: Date | null = null;
   if (request.dateRange?.date_from === 'all') {

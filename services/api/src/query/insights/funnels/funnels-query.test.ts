@@ -9,8 +9,8 @@ import {
   type FunnelStepResult,
   type FunnelsQueryRequest,
 } from './funnels-query.js';
-import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from './trends-query.js';
-import { InsightCalendar } from './insight-calendar.js';
+import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from '../toolkit/breakdown.js';
+import { InsightCalendar } from '../toolkit/insight-calendar.js';
 
 const cal = new InsightCalendar('UTC');
 beforeAll(() => loadHogQLParser());

@@ -1,8 +1,9 @@
-import { printHogQL, printQuery, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import { printHogQL, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
-import { intervalOf, seconds, seriesName, seriesWhere, singleSeries, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from './insight-series.js';
-import type { InsightCalendar, Period } from './insight-calendar.js';
-import { alias, and, call, compare, constant, field, zeroFill } from './trends-query.js';
+import { intervalOf, seconds, seriesName, seriesWhere, singleSeries, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
+import type { InsightCalendar, Period } from '../toolkit/insight-calendar.js';
+import { alias, and, array, call, compare, constant, field, lambda } from '../toolkit/hogql-builders.js';
+import { zeroFill } from '../toolkit/result-values.js';
 
 /**
  * PostHog's `LifecycleQuery`: per interval, how many persons were new, returning, resurrecting, or
@@ -43,8 +44,6 @@ export function lifecyclePeriod(request: LifecycleQueryRequest, now: Date, cal: 
 }
 
 const step = (value: Expr, interval: LifecycleInterval, n: number): Expr => call({ day: 'addDays', week: 'addWeeks', month: 'addMonths' }[interval], value, constant(n));
-const lambda = (args: string[], expr: Expr): Expr => ({ node: 'Lambda', args, expr });
-const array = (...exprs: Expr[]): Expr => ({ node: 'Array', exprs });
 
 /**
  * Rows `[start_of_period, status, persons]`. Per person (18.16 has no window functions): the
@@ -140,6 +139,6 @@ export async function runLifecycleQuery(request: LifecycleQueryRequest, deps: In
   const series = singleSeries(request.series, KIND);
   const { period, interval } = lifecyclePeriod(request, deps.now, deps.calendar);
   const ast = buildLifecycleQuery(series, request, period, interval, deps.now, deps.calendar);
-  const { data } = await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse);
+  const { data } = await deps.run(ast);
   return { results: shapeLifecycle(data, series, period, interval, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
 }

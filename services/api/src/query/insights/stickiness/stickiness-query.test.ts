@@ -1,6 +1,6 @@
 import { loadHogQLParser, printQuery } from '@tributary/hogql';
 import { buildStickinessQuery, shapeStickiness, stickinessPeriod, type StickinessQueryRequest } from './stickiness-query.js';
-import { InsightCalendar } from './insight-calendar.js';
+import { InsightCalendar } from '../toolkit/insight-calendar.js';
 
 const cal = new InsightCalendar('UTC');
 beforeAll(() => loadHogQLParser());

@@ -1,27 +1,11 @@
-import { printHogQL, printQuery, type SelectQuery } from '@tributary/hogql';
-import { firstEventQuery, momentOf } from './first-event.js';
-import { seconds, timedRun, type InsightResponse, type InsightRunDeps } from './insight-series.js';
+import { printHogQL, type SelectQuery } from '@tributary/hogql';
+import { firstEventQuery, momentOf } from '../toolkit/first-event.js';
+import { seconds, timedRun, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import { parseFormula } from './trends-formula.js';
-import {
-  BREAKDOWN_OTHER,
-  DEFAULT_BREAKDOWN_LIMIT,
-  applyFormula,
-  breakdownCountRows,
-  buildBreakdownCountQuery,
-  countsInOnePass,
-  buildBreakdownValuesQuery,
-  buildSeriesQuery,
-  filterOf,
-  hasBreakdown,
-  isTotalValue,
-  shapeSeries,
-  sortBreakdownResults,
-  topBreakdownValues,
-  type Period,
-  type SeriesRun,
-  type TrendsQueryRequest,
-  type TrendsResult,
-} from './trends-query.js';
+import { BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, topBreakdownValues } from '../toolkit/breakdown.js';
+import type { Period } from '../toolkit/insight-calendar.js';
+import { breakdownCountRows, buildBreakdownCountQuery, countsInOnePass, buildBreakdownValuesQuery, buildSeriesQuery, hasBreakdown, isTotalValue, type TrendsQueryRequest } from './trends-query.js';
+import { applyFormula, filterOf, shapeSeries, sortBreakdownResults, type SeriesRun, type TrendsResult } from './trends-results.js';
 
 export type { TrendsQueryRequest } from './trends-query.js';
 
@@ -30,7 +14,7 @@ export interface TrendsQueryResponse extends InsightResponse<TrendsResult> {
   resolved_date_range: { date_from: string; date_to: string };
 }
 
-/** Runs a TrendsQuery: its queries are HogQL trees, printed for the project by the HogQL printer, one per series and period. */
+/** Runs a TrendsQuery: its queries are HogQL trees, one per series and period, each printed for the project by `deps.run`. */
 export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightRunDeps): Promise<TrendsQueryResponse> {
   const started = performance.now();
   const cal = deps.calendar;
@@ -39,7 +23,7 @@ export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightR
   const formulaText = request.trendsFilter?.formula?.trim() || null;
   const formula = formulaText ? await parseFormula(formulaText, request.series.length) : null;
   const run = timedRun(deps, timings);
-  const query = async (ast: SelectQuery) => (await run(printQuery(ast, { teamId: deps.teamId }).clickhouse)).data;
+  const query = async (ast: SelectQuery) => (await run(ast)).data;
 
   let earliest: Date | null = null;
   if (request.dateRange?.date_from === 'all') {

@@ -1,6 +1,6 @@
 import { loadHogQLParser, printQuery } from '@tributary/hogql';
 import { buildLifecycleQuery, lifecyclePeriod, shapeLifecycle, type LifecycleQueryRequest } from './lifecycle-query.js';
-import { InsightCalendar } from './insight-calendar.js';
+import { InsightCalendar } from '../toolkit/insight-calendar.js';
 
 const cal = new InsightCalendar('UTC');
 beforeAll(() => loadHogQLParser());

@@ -1,8 +1,10 @@
-import { printHogQL, printQuery, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import { printHogQL, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
-import { seconds, type InsightResponse, type InsightRunDeps } from './insight-series.js';
-import type { InsightCalendar, TrendsInterval } from './insight-calendar.js';
-import { alias, and, asNumber, at, call, compare, constant, field, propertyConditions } from './trends-query.js';
+import { seconds, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
+import type { InsightCalendar, TrendsInterval } from '../toolkit/insight-calendar.js';
+import { alias, and, at, call, compare, constant, field } from '../toolkit/hogql-builders.js';
+import { propertyConditions } from '../toolkit/property-conditions.js';
+import { asNumber } from '../toolkit/result-values.js';
 
 /**
  * PostHog's `RetentionQuery`, by person: one cohort per interval (the last `totalIntervals` ones
@@ -168,6 +170,6 @@ export async function runRetentionQuery(request: RetentionQueryRequest, deps: In
   const started = performance.now();
   const plan = retentionPlan(request, deps.now, deps.calendar);
   const ast = buildRetentionQuery(plan, request, deps.now, deps.calendar);
-  const { data } = await deps.run(printQuery(ast, { teamId: deps.teamId }).clickhouse);
+  const { data } = await deps.run(ast);
   return { results: shapeRetention(data, plan, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
 }

@@ -1,8 +1,9 @@
 import type { CompactResult } from '@tributary/clickhouse';
-import { queryError, type Expr } from '@tributary/hogql';
+import { queryError, type Expr, type SelectLike } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import type { InsightCalendar, TrendsInterval } from './insight-calendar.js';
-import { and, at, compare, constant, field, propertyConditions } from './trends-query.js';
+import { and, at, compare, constant, field } from './hogql-builders.js';
+import { propertyConditions } from './property-conditions.js';
 
 /**
  * What the stickiness, lifecycle and retention queries share: their series (an `EventsNode`),
@@ -17,12 +18,11 @@ export interface InsightEventsNode {
 }
 
 export interface InsightRunDeps {
-  teamId: number;
   now: Date;
   /** The project's timezone, which buckets and dates follow. */
   calendar: InsightCalendar;
-  /** Runs one printed statement in ClickHouse with the query endpoint's settings. */
-  run: (statement: string) => Promise<CompactResult>;
+  /** Prints one query for the project (the printer adds its tenant guard) and runs it in ClickHouse with the query endpoint's settings. */
+  run: (query: SelectLike) => Promise<CompactResult>;
 }
 
 export interface InsightResponse<Result> {
@@ -37,11 +37,11 @@ export interface InsightResponse<Result> {
 export const seconds = (from: number): number => Number(((performance.now() - from) / 1000).toFixed(6));
 
 /** Runs statements as `deps.run` does, adding each one's time to `timings` as `./clickhouse_execute/<n>`, to tell which one is slow. */
-export function timedRun(deps: InsightRunDeps, timings: { k: string; t: number }[]): (statement: string) => Promise<CompactResult> {
+export function timedRun(deps: InsightRunDeps, timings: { k: string; t: number }[]): (query: SelectLike) => Promise<CompactResult> {
   let statements = 0;
-  return async (statement) => {
+  return async (query) => {
     const started = performance.now();
-    const result = await deps.run(statement);
+    const result = await deps.run(query);
     timings.push({ k: `./clickhouse_execute/${statements++}`, t: seconds(started) });
     return result;
   };

@@ -1,15 +1,14 @@
 import type { SelectQuery } from '@tributary/hogql';
+import { call, compare, constant, field, from } from './hogql-builders.js';
 
 /** The time of the project's first event of these names (any event when one is null), for `date_from: 'all'`. */
 export function firstEventQuery(events: readonly (string | null | undefined)[]): SelectQuery {
   const names = events.filter((e): e is string => typeof e === 'string');
   return {
     node: 'SelectQuery',
-    select: [{ node: 'Call', name: 'toUnixTimestamp', args: [{ node: 'Call', name: 'min', args: [{ node: 'Field', chain: ['timestamp'] }] }] }],
-    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
-    ...(names.length === events.length && {
-      where: { node: 'CompareOperation', op: 'in', left: { node: 'Field', chain: ['event'] }, right: { node: 'Tuple', exprs: names.map((value) => ({ node: 'Constant' as const, value })) } },
-    }),
+    select: [call('toUnixTimestamp', call('min', field('timestamp')))],
+    select_from: from('events'),
+    ...(names.length === events.length && { where: compare('in', field('event'), { node: 'Tuple', exprs: names.map(constant) }) }),
   };
 }
 

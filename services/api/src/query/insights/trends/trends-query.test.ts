@@ -1,20 +1,9 @@
 import { loadHogQLParser, printHogQL, printQuery } from '@tributary/hogql';
 import { evaluateFormula, parseFormula } from './trends-formula.js';
-import {
-  BREAKDOWN_NULL,
-  BREAKDOWN_OTHER,
-  applyFormula,
-  breakdownCountRows,
-  buildBreakdownCountQuery,
-  buildBreakdownValuesQuery,
-  countsInOnePass,
-  buildSeriesQuery,
-  shapeSeries,
-  sortBreakdownResults,
-  topBreakdownValues,
-  type TrendsQueryRequest,
-} from './trends-query.js';
-import { InsightCalendar } from './insight-calendar.js';
+import { BREAKDOWN_NULL, BREAKDOWN_OTHER, topBreakdownValues } from '../toolkit/breakdown.js';
+import { breakdownCountRows, buildBreakdownCountQuery, buildBreakdownValuesQuery, countsInOnePass, buildSeriesQuery, type TrendsQueryRequest } from './trends-query.js';
+import { applyFormula, shapeSeries, sortBreakdownResults } from './trends-results.js';
+import { InsightCalendar } from '../toolkit/insight-calendar.js';
 
 beforeAll(() => loadHogQLParser());
 

@@ -1,11 +1,12 @@
-import { sql } from '@tributary/clickhouse';
 import { MAX_LIMIT, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
-import { clickhousePropertyCondition } from '@tributary/property-filters/clickhouse';
-import type { InsightCalendar, Period, TrendsInterval } from './insight-calendar.js';
-import { evaluateFormula, seriesLetter, type Formula } from './trends-formula.js';
+import { BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, breakdownValueExpr, breakdownValuesQuery, type BreakdownFilter } from '../toolkit/breakdown.js';
+import { alias, and, at, call, compare, constant, field } from '../toolkit/hogql-builders.js';
+import type { InsightCalendar, Period, TrendsInterval } from '../toolkit/insight-calendar.js';
+import { propertyConditions } from '../toolkit/property-conditions.js';
+import { asNumber } from '../toolkit/result-values.js';
 
-export type { Period, TrendsInterval } from './insight-calendar.js';
+export type { Period, TrendsInterval } from '../toolkit/insight-calendar.js';
 
 /**
  * PostHog's `TrendsQuery`: one HogQL query per series (and per compared period), printed by the
@@ -34,42 +35,14 @@ export interface TrendsQueryRequest {
   interval?: TrendsInterval;
   dateRange?: { date_from?: string | null; date_to?: string | null };
   properties?: StoredPropertyFilter[];
-  breakdownFilter?: { breakdown?: string | null; breakdown_type?: 'event' | 'person' | 'group' | null; breakdown_group_type_index?: number | null; breakdown_limit?: number };
+  breakdownFilter?: BreakdownFilter;
   compareFilter?: { compare?: boolean };
   trendsFilter?: { formula?: string; display?: string };
 }
-
-export const BREAKDOWN_OTHER = '$$_posthog_breakdown_other_$$';
-export const BREAKDOWN_NULL = '$$_posthog_breakdown_null_$$';
-export const DEFAULT_BREAKDOWN_LIMIT = 25;
-
 /** PostHog's displays that show one number per series over the whole range rather than a line of buckets. */
 export const TOTAL_VALUE_DISPLAYS = new Set(['BoldNumber', 'ActionsPie', 'ActionsTable', 'ActionsBarValue', 'WorldMap']);
 export const isTotalValue = (request: TrendsQueryRequest): boolean => TOTAL_VALUE_DISPLAYS.has(request.trendsFilter?.display ?? '');
-
-/** A numeric result as a number: NULL and NaN (an average of nothing) are 0, as PostHog charts them. */
-export const asNumber = (value: unknown): number => {
-  const n = typeof value === 'number' ? value : value === null || value === undefined ? 0 : Number(value);
-  return Number.isFinite(n) ? n : 0;
-};
-
-/** One value per bucket of the period, 0 where no row was returned; rows outside the period are dropped. */
-export function zeroFill(rows: readonly { bucket: unknown; value: unknown }[], buckets: readonly Date[], interval: TrendsInterval, cal: InsightCalendar): number[] {
-  const byDay = new Map<string, number>();
-  for (const row of rows) byDay.set(String(row.bucket), asNumber(row.value));
-  return buckets.map((b) => byDay.get(cal.formatDay(b, interval)) ?? 0);
-}
-
 // ---- Queries.
-
-// Small HogQL tree builders, shared by the other insight queries.
-export const field = (...chain: (string | number)[]): Expr => ({ node: 'Field', chain });
-export const constant = (value: string | number): Expr => ({ node: 'Constant', value });
-export const call = (name: string, ...args: Expr[]): Expr => ({ node: 'Call', name, args });
-export const compare = (op: string, left: Expr, right: Expr): Expr => ({ node: 'CompareOperation', op, left, right });
-export const alias = (name: string, expr: Expr): Expr => ({ node: 'Alias', alias: name, expr });
-export const and = (exprs: Expr[]): Expr => (exprs.length === 1 ? exprs[0]! : { node: 'And', exprs });
-export const at = (date: Date): Expr => call('toDateTime', constant(date.toISOString()));
 
 const ACTIVE_DAYS: Partial<Record<TrendsMath, number>> = { weekly_active: 7, monthly_active: 30 };
 const QUANTILES: Partial<Record<TrendsMath, number>> = { p90: 0.9, p95: 0.95, p99: 0.99 };
@@ -121,47 +94,8 @@ function activeBucket(days: number, interval: TrendsInterval, cal: InsightCalend
   return interval === 'day' ? joined : call(interval === 'week' ? 'toMonday' : 'toStartOfMonth', joined);
 }
 
-/** Event and person property filters with the flag matcher's semantics, over the row's own columns (person properties as at the event). */
-export function propertyConditions(filters: readonly StoredPropertyFilter[], now: Date, kind = 'TrendsQuery'): Expr[] {
-  return filters.map((filter) => {
-    const type = filter.type ?? 'event';
-    if (type !== 'event' && type !== 'person') throw queryError(`properties of type ${type} are not supported in a ${kind} yet`);
-    const column = type === 'event' ? sql`\`events\`.\`properties\`` : sql`\`events\`.\`person_properties\``;
-    return { node: 'TrustedSql', sql: clickhousePropertyCondition(column, filter, now).text };
-  });
-}
 
-/**
- * A property of the event's group of one type. The project's groups of that type are read once,
- * as two constant arrays (keys, values) sorted alike, and looked up with `transform` (a hash
- * lookup): 18.16 allows one join per SELECT, and the person join may already hold it.
- */
-function groupPropertyExpr(index: number, key: string): Expr {
-  const pairs = call('arraySort', call('groupArray', call('tuple', field('key'), call('ifNull', field('properties', key), constant('')))));
-  const column = (element: number): SelectQuery => ({
-    node: 'SelectQuery',
-    select: [call('arrayMap', { node: 'Lambda', args: ['pair'], expr: call('tupleElement', field('pair'), constant(element)) }, pairs)],
-    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['groups'] } },
-    where: compare('==', field('index'), constant(index)),
-  });
-  return call('nullIf', call('transform', field(`$group_${index}`), column(1), column(2), constant('')), constant(''));
-}
 
-/** The breakdown's value of a row: text, with NULL (absent, empty) as PostHog's null label. */
-export function breakdownValueExpr(filter: NonNullable<TrendsQueryRequest['breakdownFilter']>): Expr {
-  const key = filter.breakdown;
-  if (!key) throw queryError('breakdownFilter.breakdown must name a property');
-  const type = filter.breakdown_type ?? 'event';
-  let value: Expr;
-  if (type === 'event') value = field('properties', key);
-  else if (type === 'person') value = field('person', 'properties', key);
-  else if (type === 'group') {
-    const index = filter.breakdown_group_type_index;
-    if (index === undefined || index === null || !Number.isInteger(index) || index < 0 || index > 4) throw queryError('breakdownFilter: a group breakdown needs breakdown_group_type_index from 0 to 4');
-    value = groupPropertyExpr(index, key);
-  } else throw queryError(`breakdownFilter.breakdown_type ${type} is not supported; use event, person or group`);
-  return call('ifNull', value, constant(BREAKDOWN_NULL));
-}
 
 export const hasBreakdown = (request: TrendsQueryRequest): boolean => Boolean(request.breakdownFilter?.breakdown);
 
@@ -189,33 +123,14 @@ function whereOf({ request, series, period, now, cal }: SeriesQueryInput): Expr 
   return and(where);
 }
 
-/** The top breakdown values of a series over a period, by its aggregate, one more than the limit to tell whether an "other" is needed. */
-export function buildBreakdownValuesQuery(input: SeriesQueryInput): SelectQuery {
-  const filter = input.request.breakdownFilter!;
-  const limit = filter.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT;
-  return {
-    node: 'SelectQuery',
-    select: [alias('breakdown_value', breakdownValueExpr(filter)), alias('total', mathExpr(input.series))],
-    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
-    where: whereOf(input),
-    group_by: [field('breakdown_value')],
-    order_by: [
-      { node: 'OrderExpr', expr: field('total'), order: 'DESC' },
-      { node: 'OrderExpr', expr: field('breakdown_value'), order: 'ASC' },
-    ],
-    limit: constant(limit + 1),
-  };
-}
+
+/** The top breakdown values of a series over a period, by its aggregate. */
+export const buildBreakdownValuesQuery = (input: SeriesQueryInput): SelectQuery => breakdownValuesQuery(input.request.breakdownFilter!, mathExpr(input.series), whereOf(input));
 
 function checkPoints(points: number): void {
   if (points > MAX_LIMIT) throw queryError(`The chart would have ${points} points, more than ${MAX_LIMIT}: narrow the date range, lengthen the interval or lower breakdown_limit`);
 }
 
-/** The top `limit` values, and whether more were found (their rows go to the "other" series). */
-export function topBreakdownValues(rows: readonly unknown[][], limit: number): { values: string[]; other: boolean } {
-  const values = rows.map((r) => String(r[0]));
-  return { values: values.slice(0, limit), other: values.length > limit };
-}
 
 /**
  * A series over a period: `bucket`, then `breakdown_value` when broken down, then `total`. The
@@ -336,148 +251,3 @@ export function breakdownCountRows(rows: readonly unknown[][], limit: number, in
   return { rows: out, values: [...top.map((row) => String(row[1])), ...(other ? [BREAKDOWN_OTHER] : [])], other };
 }
 
-// ---- Results.
-
-export interface TrendsAction {
-  days: string[];
-  id: string | null;
-  type: 'events';
-  order: number;
-  name: string;
-  custom_name: string | null;
-  math: string | null;
-  math_property: string | null;
-  math_hogql: null;
-  math_group_type_index: number | null;
-  properties: Record<string, never>;
-}
-
-export interface TrendsResult {
-  action: TrendsAction | null;
-  label: string;
-  count: number;
-  data: number[] | null;
-  labels?: string[];
-  days: string[];
-  breakdown_value?: string;
-  compare?: boolean;
-  compare_label?: 'current' | 'previous';
-  aggregated_value?: number;
-  filter: Record<string, unknown>;
-}
-
-/** One series' answer over one period, as rows of ClickHouse (`[bucket?, breakdown_value?, total]`). */
-export interface SeriesRun {
-  series: TrendsEventsNode;
-  order: number;
-  period: Period;
-  previous: boolean;
-  rows: unknown[][];
-  /** The breakdown values in the order found (top ones first), "other" last, when broken down. */
-  breakdownValues?: string[];
-}
-
-/** PostHog's echo of the query as a legacy filter. */
-export function filterOf(request: TrendsQueryRequest, period: Period, interval: TrendsInterval, cal: InsightCalendar): Record<string, unknown> {
-  const filter: Record<string, unknown> = {
-    insight: 'TRENDS',
-    properties: request.properties ?? [],
-    date_from: cal.iso(period.from),
-    date_to: cal.iso(new Date(period.to.getTime() - 1000)),
-    entity_type: 'events',
-    interval,
-    ...request.trendsFilter,
-    ...request.breakdownFilter,
-  };
-  return Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined && v !== null));
-}
-
-/** Shapes one series' rows into PostHog's results: one per breakdown value (or one), buckets zero-filled. */
-export function shapeSeries(run: SeriesRun, request: TrendsQueryRequest, interval: TrendsInterval, filter: Record<string, unknown>, cal: InsightCalendar): TrendsResult[] {
-  const { series, period, rows } = run;
-  const total = isTotalValue(request);
-  const broken = hasBreakdown(request);
-  const days = period.buckets.map((b) => cal.formatDay(b, interval));
-  const name = series.event ?? 'All events';
-  const action: TrendsAction = {
-    days,
-    id: series.event,
-    type: 'events',
-    order: run.order,
-    name,
-    custom_name: series.custom_name ?? null,
-    math: series.math ?? null,
-    math_property: series.math_property ?? null,
-    math_hogql: null,
-    math_group_type_index: series.math_group_type_index ?? null,
-    properties: {},
-  };
-  const groups: { value: string | undefined; rows: unknown[][] }[] = broken ? (run.breakdownValues ?? []).map((value) => ({ value, rows: [] })) : [{ value: undefined, rows }];
-  if (broken) {
-    const byValue = new Map(groups.map((g) => [g.value, g]));
-    for (const row of rows) byValue.get(String(row[total ? 0 : 1]))?.rows.push(row);
-  }
-  const seriesCount = request.series.length;
-  return groups.map(({ value, rows: groupRows }) => {
-    const result: TrendsResult = total
-      ? { data: [], days: [], count: 0, aggregated_value: asNumber(groupRows[0]?.at(-1)), label: name, filter, action }
-      : (() => {
-          const data = zeroFill(groupRows.map((r) => ({ bucket: r[0], value: r.at(-1) })), period.buckets, interval, cal);
-          return { data, labels: period.buckets.map((b) => cal.formatLabel(b, interval)), days, count: data.reduce((a, b) => a + b, 0), label: name, filter, action };
-        })();
-    if (request.compareFilter?.compare) {
-      result.compare = true;
-      result.compare_label = run.previous ? 'previous' : 'current';
-    }
-    if (value !== undefined) {
-      result.breakdown_value = value;
-      result.label = seriesCount > 1 ? `${name} - ${value}` : value;
-    }
-    return result;
-  });
-}
-
-/** Orders a series' breakdown results as PostHog does: by size, the null value then "other" last. */
-export function sortBreakdownResults(results: TrendsResult[]): TrendsResult[] {
-  const rank = (r: TrendsResult) => (r.breakdown_value === BREAKDOWN_OTHER ? 2 : r.breakdown_value === BREAKDOWN_NULL ? 1 : 0);
-  const size = (r: TrendsResult) => r.aggregated_value ?? r.count;
-  return [...results].sort((a, b) => rank(a) - rank(b) || size(b) - size(a));
-}
-
-/**
- * Replaces the series by the formula's result, per bucket (or over the total), per breakdown value
- * and per compared period, as PostHog's `apply_formula`: a value a series lacks is 0.
- */
-export function applyFormula(results: TrendsResult[], formula: Formula, formulaText: string, seriesCount: number, totalValue: boolean): TrendsResult[] {
-  const keyOf = (r: TrendsResult) => `${r.compare_label ?? ''}\u0000${r.breakdown_value ?? ''}`;
-  const groups = new Map<string, Map<number, TrendsResult>>();
-  for (const r of results) {
-    const key = keyOf(r);
-    if (!groups.has(key)) groups.set(key, new Map());
-    groups.get(key)!.set(r.action?.order ?? 0, r);
-  }
-  const out: TrendsResult[] = [];
-  for (const members of groups.values()) {
-    const base = [...members.values()][0]!;
-    const letters = (pick: (r: TrendsResult) => number) => {
-      const values: Record<string, number> = {};
-      for (let i = 0; i < seriesCount; i++) {
-        const r = members.get(i);
-        values[seriesLetter(i)] = r ? pick(r) : 0;
-      }
-      return values;
-    };
-    const result: TrendsResult = { ...base, action: null, label: `Formula (${formulaText})` };
-    if (totalValue) {
-      result.aggregated_value = evaluateFormula(formula, letters((r) => r.aggregated_value ?? 0));
-      result.data = null;
-      result.count = 0;
-    } else {
-      const length = base.data?.length ?? 0;
-      result.data = Array.from({ length }, (_, i) => evaluateFormula(formula, letters((r) => r.data?.[i] ?? 0)));
-      result.count = result.data.reduce((a, b) => a + b, 0);
-    }
-    out.push(result);
-  }
-  return out;
-}

@@ -1,5 +1,5 @@
 import { InsightCalendar } from './insight-calendar.js';
-import { zeroFill } from './trends-query.js';
+import { zeroFill } from './result-values.js';
 
 const now = new Date('2024-03-15T10:30:00Z');
 const utc = new InsightCalendar('UTC');

@@ -1,0 +1,383 @@
+import { Sql, propertyText, quoteString, sql } from '@tributary/clickhouse';
+import type { CompareOperation, Expr, Field, OrderExpr, SelectLike, SelectQuery } from './ast.js';
+import { AliasOfExpression, columnAlias, columnAtPosition, implicitNameHides, inList, joinCondition, usingCondition, whereConjuncts } from './clickhouse-18-16.js';
+import { LAZY_JOIN_KEY, aliasesLazyJoinKey, scalarSubquery } from './distributed-table.js';
+import { queryError, spanOf as span } from './errors.js';
+import { lookupFunction } from './functions.js';
+import { printHogQLExpr } from './print-hogql.js';
+import { refOf, scopeOf, type FieldRef, type Source } from './resolved-tree.js';
+import { EVENT_COLUMNS, IDENTITY_SUBQUERIES } from './schema.js';
+import { quoteIdentifier as q } from './sql-names.js';
+
+/**
+ * The second stage of printing: writes a resolved tree (`resolver.ts`) as ClickHouse SQL for one
+ * project, adding the `team_id` guard to every stored table it reads. It looks up no name: what
+ * each field and select reads was settled by the resolver. Where the SQL takes a roundabout form
+ * for ClickHouse 18.16 or a cluster, it calls `clickhouse-18-16.ts` and `distributed-table.ts`.
+ */
+
+const ZERO_UUID = "toUUID('00000000-0000-0000-0000-000000000000')";
+
+interface Printed {
+  sql: string;
+  /** A JSON property read as text: compared with a number it is read as one, with a boolean as 'true'/'false'. */
+  property: boolean;
+}
+
+const plain = (sql: string): Printed => ({ sql, property: false });
+
+/** An expression of constants alone (no name, no subquery): ClickHouse computes it as a value wherever it stands. */
+function isConstantShaped(expr: Expr): boolean {
+  switch (expr.node) {
+    case 'Constant':
+    case 'Placeholder':
+      return true;
+    case 'Tuple':
+    case 'Array':
+      return expr.exprs.every(isConstantShaped);
+    case 'Call':
+      return expr.args.every(isConstantShaped) && (expr.params ?? []).every(isConstantShaped);
+    default:
+      return false;
+  }
+}
+
+const readsProperty = (ref: FieldRef): boolean => (ref.kind === 'column' || ref.kind === 'lazy') && ref.keys.length > 0;
+
+/**
+ * A JSON property as HogQL reads it: text, NULL when absent, empty or JSON null; nested keys read
+ * the value at each level in turn. `visitParam*` are what both 18.16 and current releases have.
+ */
+function property(column: string, keys: string[]): string {
+  let json = Sql.trusted(column);
+  for (const key of keys.slice(0, -1)) json = sql`visitParamExtractRaw(${json}, ${key})`;
+  return `nullIf(nullIf(${propertyText(json, keys.at(-1)!).text}, ''), 'null')`;
+}
+
+function constant(value: unknown, node: Expr): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'string' && (node as { value_type?: string }).value_type === 'number') {
+    // The parser gives a number a double cannot hold (2^64, 1e999) as its text: an integer's digits are still a number.
+    if (/^-?\d+$/.test(value)) return value;
+    throw queryError('A number is too large to compute with', span(node));
+  }
+  if (typeof value === 'string') return quoteString(value);
+  if (typeof value === 'boolean') return value ? '1' : '0';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw queryError('A number is too large to compute with', span(node));
+    return Number.isInteger(value) ? value.toFixed(0) : String(value);
+  }
+  if (Array.isArray(value)) return `[${value.map((v) => constant(v, node)).join(', ')}]`;
+  throw queryError(`A value of type ${typeof value} cannot be used in a query`, span(node));
+}
+
+export class ClickHousePrinter {
+  constructor(
+    private readonly teamId: number,
+    /** `{name}` placeholders' values. */
+    private readonly values: Record<string, unknown>,
+  ) {}
+
+  private guard(alias: string): string {
+    return `${q(alias)}.team_id = ${this.teamId}`;
+  }
+
+  // ---- Fields.
+
+  private column(source: Source, column: string): string {
+    return `${q(source.alias)}.${q(column)}`;
+  }
+
+  private lazyColumn(source: Source, column: string): string {
+    return source.wrapped ? `${q(source.alias)}.${q(column)}` : `${q(`${source.alias}__lazy`)}.${q(column)}`;
+  }
+
+  private field(node: Field): Printed {
+    const ref = refOf(node);
+    const keyed = (sql: string, keys: string[]): Printed => (keys.length ? { sql: property(sql, keys), property: true } : plain(sql));
+    switch (ref.kind) {
+      case 'lambdaArg':
+        return plain(q(ref.name));
+      case 'alias':
+        return plain(q(ref.select.printedAliases.get(ref.name) ?? ref.name));
+      case 'columnCte':
+        return plain(`(${this.expr(ref.expr).sql})`);
+      case 'column':
+        return keyed(this.column(ref.source, ref.column), ref.keys);
+      case 'lazy':
+        return keyed(this.lazyColumn(ref.source, ref.column), ref.keys);
+      case 'personId': {
+        const current = this.lazyColumn(ref.source, '__pdi_person_id');
+        // A distinct id with no person mapping (a personless event) keeps the person stored on the row.
+        return plain(`if(${current} = ${ZERO_UUID}, ${this.column(ref.source, 'person_id')}, ${current})`);
+      }
+    }
+  }
+
+  // ---- Expressions.
+
+  expr(node: Expr): Printed {
+    switch (node.node) {
+      case 'Constant':
+        return plain(constant(node.value, node));
+      case 'Field':
+        return this.field(node);
+      case 'Placeholder':
+        return plain(constant(this.placeholderValue(node.expr, node), node));
+      case 'And':
+        return plain(`(${node.exprs.map((e) => this.expr(e).sql).join(' AND ')})`);
+      case 'Or':
+        return plain(`(${node.exprs.map((e) => this.expr(e).sql).join(' OR ')})`);
+      case 'Not':
+        return plain(`(NOT ${this.expr(node.expr).sql})`);
+      case 'CompareOperation':
+        return plain(this.compare(node));
+      case 'ArithmeticOperation':
+        return plain(`(${this.expr(node.left).sql} ${node.op} ${this.expr(node.right).sql})`);
+      case 'BetweenExpr':
+        return plain(`(${this.expr(node.expr).sql} ${node.negated ? 'NOT ' : ''}BETWEEN ${this.expr(node.low).sql} AND ${this.expr(node.high).sql})`);
+      case 'Tuple':
+        return plain(`tuple(${node.exprs.map((e) => this.expr(e).sql).join(', ')})`);
+      case 'Array':
+        return plain(`[${node.exprs.map((e) => this.expr(e).sql).join(', ')}]`);
+      case 'ArrayAccess':
+        return plain(`arrayElement(${this.expr(node.array).sql}, ${this.expr(node.property).sql})`);
+      case 'TupleAccess':
+        return plain(`tupleElement(${this.expr(node.tuple).sql}, ${node.index})`);
+      case 'Call':
+        return plain(this.call(node));
+      case 'SelectQuery':
+      case 'SelectSetQuery':
+        return plain(scalarSubquery(this.select(node, false)));
+      case 'TrustedSql':
+        return plain(node.sql);
+      default:
+        throw queryError(`${node.node} is not supported`, span(node));
+    }
+  }
+
+  private compare(node: CompareOperation): string {
+    const op = node.op.toLowerCase();
+    if (node.right.node === 'Constant' && node.right.value === null && (op === '==' || op === '!=')) {
+      return `${op === '==' ? 'isNull' : 'isNotNull'}(${this.expr(node.left).sql})`;
+    }
+    if (op === 'in' || op === 'not in') return this.membership(node.left, node.right, op === 'not in');
+    const left = this.coerced(node.left, node.right);
+    const right = this.coerced(node.right, node.left);
+    switch (op) {
+      case '==':
+        return `(${left} = ${right})`;
+      case '!=':
+      case '<':
+      case '<=':
+      case '>':
+      case '>=':
+        return `(${left} ${op} ${right})`;
+      case 'like':
+        return `(${left} LIKE ${right})`;
+      case 'not like':
+        return `(${left} NOT LIKE ${right})`;
+      case 'ilike':
+        return `(lower(${left}) LIKE lower(${right}))`;
+      case 'not ilike':
+        return `(lower(${left}) NOT LIKE lower(${right}))`;
+      case '=~':
+        return `match(${left}, ${right})`;
+      case '!~':
+        return `(NOT match(${left}, ${right}))`;
+      case '=~*':
+        return `match(${left}, concat('(?i)', ${right}))`;
+      case '!~*':
+        return `(NOT match(${left}, concat('(?i)', ${right})))`;
+      default:
+        throw queryError(`The operator ${node.op} is not supported`, span(node));
+    }
+  }
+
+  /** A property compared with a number is read as a number, with a boolean as the text JSON writes. */
+  private coerced(side: Expr, other: Expr): string {
+    const otherValue = other.node === 'Constant' ? other.value : undefined;
+    if (side.node === 'Constant' && typeof side.value === 'boolean' && other.node === 'Field' && readsProperty(refOf(other))) return quoteString(String(side.value));
+    const printed = this.expr(side);
+    if (printed.property && typeof otherValue === 'number') return `toFloat64OrNull(${printed.sql})`;
+    return printed.sql;
+  }
+
+  /**
+   * `left IN right`. ClickHouse reads a name on the right of IN (bare, qualified or in brackets) as
+   * a table of its own database, unguarded: so the right side is printed only as a guarded
+   * subquery or a list of constants, and anything else HogQL may mean there (a column, an alias, a
+   * lambda argument, an array of expressions) as `has(array, left)`, whose arguments are values.
+   */
+  private membership(left: Expr, right: Expr, negated: boolean): string {
+    const l = this.expr(left).sql;
+    const printed = this.inSet(right);
+    if (printed.set !== undefined) return `(${l} ${negated ? 'NOT IN' : 'IN'} ${printed.set})`;
+    return `(${negated ? 'NOT ' : ''}has(${printed.array}, ${l}))`;
+  }
+
+  private inSet(right: Expr): { set: string; array?: never } | { array: string; set?: never } {
+    if (right.node === 'SelectQuery' || right.node === 'SelectSetQuery') return { set: `(${this.select(right, false)})` };
+    const literal = this.literalValue(right);
+    if (literal !== undefined) return { set: inList((Array.isArray(literal) ? literal : [literal]).map((v) => constant(v, right))) };
+    if (right.node === 'Tuple' || right.node === 'Array') {
+      const elements = right.exprs.map((e) => this.expr(e).sql);
+      return right.exprs.every(isConstantShaped) ? { set: inList(elements) } : { array: `[${elements.join(', ')}]` };
+    }
+    return { array: this.expr(right).sql };
+  }
+
+  /** A constant or a placeholder's value: what can be printed as a literal. */
+  private literalValue(expr: Expr): unknown {
+    if (expr.node === 'Constant') return expr.value ?? null;
+    if (expr.node === 'Placeholder') return this.placeholderValue(expr.expr, expr) ?? null;
+    return undefined;
+  }
+
+  private placeholderValue(expr: Expr, node: Expr): unknown {
+    const name = expr.node === 'Field' ? expr.chain.join('.') : printHogQLExpr(expr);
+    if (!Object.hasOwn(this.values, name)) throw queryError(`Placeholder {${name}} has no value: give it in "values"`, span(node));
+    return this.values[name];
+  }
+
+  integer(expr: Expr, clause: string): number {
+    const value = expr.node === 'Placeholder' ? this.placeholderValue(expr.expr, expr) : expr.node === 'Constant' ? expr.value : undefined;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw queryError(`${clause} must be a whole number`, span(expr));
+    return value;
+  }
+
+  /** A call the resolver checked: its name is the function's own, its arity and parameters allowed. */
+  private call(node: Extract<Expr, { node: 'Call' }>): string {
+    const { name, spec } = lookupFunction(node.name)!;
+    const args = node.args;
+    if (name === 'in' || name === 'notIn') return this.membership(args[0]!, args[1]!, name === 'notIn');
+    const printedArgs = args.map((arg) => (arg.node === 'Lambda' ? `(${arg.args.map(q).join(', ')}) -> ${this.expr(arg.expr).sql}` : this.expr(arg).sql));
+    const printedParams = (node.params ?? []).map((p) => this.expr(p).sql);
+    if (typeof spec.clickhouse === 'function') return spec.clickhouse(printedArgs, printedParams);
+    const head = spec.params ? `${spec.clickhouse}(${printedParams.join(', ')})` : spec.clickhouse;
+    return `${head}(${node.distinct ? 'DISTINCT ' : ''}${printedArgs.join(', ')})`;
+  }
+
+  // ---- Selects.
+
+  select(query: SelectLike, top: boolean): string {
+    if (query.node === 'SelectSetQuery') {
+      const parts = [this.select(query.initial_select_query, false)];
+      for (const next of query.subsequent_select_queries) parts.push(`UNION ALL ${this.select(next.select_query, false)}`);
+      return parts.join(' ');
+    }
+    return this.selectQuery(query, top).sql;
+  }
+
+  selectQuery(query: SelectQuery, top: boolean): { sql: string; columns: string[] } {
+    const scope = scopeOf(query);
+    const { sources } = scope;
+    const columns: string[] = [];
+    const items: string[] = [];
+    const taken = new Set<string>();
+    const aliasOf = new AliasOfExpression();
+    /** How a wrapping select reads each column back under its name, when a name had to be kept off a column here. */
+    const outputs: (string | null)[] = [];
+    const keyAliased = aliasesLazyJoinKey(scope.items, sources);
+    const namedAtTop = top && !keyAliased;
+    /** Each column's SQL, for GROUP BY and ORDER BY by position. */
+    const itemSql: string[] = [];
+    let renamed = false;
+    for (const { expr, name, column, implicit, node } of scope.items) {
+      const sql = this.expr(expr).sql;
+      const alias = columnAlias(name, node);
+      const hides = (implicit && implicitNameHides(name, sql, sources, (s, c) => this.column(s, c))) || (!implicit && keyAliased && name === LAZY_JOIN_KEY);
+      let printedAlias: string | null;
+      if (hides) {
+        printedAlias = namedAtTop ? null : q(`__column_${items.length}`);
+        renamed ||= !namedAtTop;
+        if (!implicit && printedAlias) scope.printedAliases.set(name, `__column_${items.length}`);
+      } else {
+        // A second column of one name is left to ClickHouse to name: two equal aliases are an error there.
+        printedAlias = taken.has(name) || sql === alias ? null : alias;
+      }
+      items.push(printedAlias ? `${sql} AS ${printedAlias}` : sql);
+      itemSql.push(sql);
+      if (printedAlias) aliasOf.note(sql, printedAlias);
+      outputs.push(hides ? (printedAlias ? `${printedAlias} AS ${alias}` : null) : taken.has(name) ? null : alias);
+      taken.add(name);
+      columns.push(column);
+    }
+
+    const clauses: string[] = [];
+    const arrayJoin = query.array_join_list?.length
+      ? `${query.array_join_op === 'LEFT ARRAY JOIN' ? 'LEFT ARRAY JOIN' : 'ARRAY JOIN'} ${query.array_join_list
+          .map((e) => (e.node === 'Alias' ? `${this.expr(e.expr).sql} AS ${columnAlias(e.alias, e)}` : this.expr(e).sql))
+          .join(', ')}`
+      : '';
+    const conditions: string[] = [];
+    const prewhere = query.prewhere ? this.expr(query.prewhere).sql : null;
+    if (query.where) conditions.push(...whereConjuncts(query.where).map((e) => this.expr(e).sql));
+    const byPosition = (e: Expr, clause: string): string => aliasOf.name(columnAtPosition(e, clause, itemSql) ?? this.expr(e).sql);
+    if (query.group_by?.length) clauses.push(`GROUP BY ${query.group_by.map((e) => byPosition(e, 'GROUP BY')).join(', ')}`);
+    if (query.having) clauses.push(`HAVING ${this.expr(query.having).sql}`);
+    if (query.order_by?.length) clauses.push(`ORDER BY ${query.order_by.map((o) => this.order(o, (e) => byPosition(e, 'ORDER BY'))).join(', ')}`);
+    if (query.limit_by) {
+      const n = this.integer(query.limit_by.n, 'LIMIT BY');
+      const offset = query.limit_by.offset_value ? `${this.integer(query.limit_by.offset_value, 'LIMIT BY OFFSET')}, ` : '';
+      clauses.push(`LIMIT ${offset}${n} BY ${query.limit_by.exprs.map((e) => this.expr(e).sql).join(', ')}`);
+    }
+    if (!top) {
+      if (query.limit) clauses.push(`LIMIT ${query.offset ? `${this.integer(query.offset, 'OFFSET')}, ` : ''}${this.integer(query.limit, 'LIMIT')}`);
+      else if (query.offset) throw queryError('OFFSET needs a LIMIT', span(query));
+    }
+
+    const from = this.from(sources, conditions);
+    const where = conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '';
+    const sql = [`SELECT ${query.distinct ? 'DISTINCT ' : ''}${items.join(', ')}`, from, arrayJoin, prewhere ? `PREWHERE ${prewhere}` : ''].filter(Boolean).join(' ') + where + (clauses.length ? ` ${clauses.join(' ')}` : '');
+    if (!renamed) return { sql, columns };
+    if (outputs.includes(null)) throw queryError('Two columns of this subquery have one name: give one an alias with AS', span(query));
+    return { sql: `SELECT ${outputs.join(', ')} FROM (${sql})`, columns };
+  }
+
+  private order(o: OrderExpr, print: (e: Expr) => string): string {
+    return `${print(o.expr)} ${o.order === 'DESC' ? 'DESC' : 'ASC'}`;
+  }
+
+  private from(sources: Source[], conditions: string[]): string {
+    return sources
+      .map((source, i) => {
+        const table = this.tableSql(source, conditions);
+        if (i === 0) return `FROM ${table}`;
+        return `${source.join!.type} ${table}${this.constraint(source)}`;
+      })
+      .join(' ');
+  }
+
+  private constraint(right: Source): string {
+    const join = right.join!;
+    if ('on' in join) return ` ON ${joinCondition(join.on, right, (e) => this.expr(e).sql)}`;
+    if ('using' in join) return ` ON ${usingCondition(join.using.map(([l, r]) => [this.expr(l).sql, this.expr(r).sql]))}`;
+    return '';
+  }
+
+  private tableSql(source: Source, conditions: string[]): string {
+    if (source.select) return `(${this.select(source.select, false)}) AS ${q(source.alias)}`;
+    const table = source.table!;
+    if (table !== 'events') return `(${IDENTITY_SUBQUERIES[table]((alias) => this.guard(alias))}) AS ${q(source.alias)}`;
+    if (source.wrapped) return `(${this.eventsSubquery(source)}) AS ${q(source.alias)}`;
+    // The first table of a select is guarded in its WHERE, where ClickHouse uses the key to skip other projects' parts.
+    conditions.unshift(this.guard(source.alias));
+    const lazy = source.lazy.pdi ? ` ANY LEFT JOIN (${this.lazySubquery(source.lazy.person)}) AS ${q(`${source.alias}__lazy`)} ON ${LAZY_JOIN_KEY} = ${q(`${source.alias}__lazy`)}.${q('distinct_id')}` : '';
+    return `events AS ${q(source.alias)}${lazy}`;
+  }
+
+  /** A distinct id's current person (and its fields): the lazy join behind `person_id`, `pdi.` and `person.`. */
+  private lazySubquery(person: boolean): string {
+    const pdi = `(${IDENTITY_SUBQUERIES.person_distinct_ids((alias) => this.guard(alias))}) AS __pdi`;
+    if (!person) return `SELECT __pdi.distinct_id AS distinct_id, __pdi.person_id AS __pdi_person_id FROM ${pdi}`;
+    return `SELECT __pdi.distinct_id AS distinct_id, __pdi.person_id AS __pdi_person_id, __p.properties AS __person_properties, __p.created_at AS __person_created_at, __p.is_identified AS __person_is_identified FROM ${pdi} ANY LEFT JOIN (${IDENTITY_SUBQUERIES.persons((alias) => this.guard(alias))}) AS __p ON __pdi.person_id = __p.id`;
+  }
+
+  private eventsSubquery(source: Source): string {
+    const columns = EVENT_COLUMNS.map((c) => `__e.${q(c)} AS ${q(c)}`);
+    if (!source.lazy.pdi) return `SELECT ${columns.join(', ')} FROM events AS __e WHERE ${this.guard('__e')}`;
+    const lazy = ['__pdi_person_id', ...(source.lazy.person ? ['__person_properties', '__person_created_at', '__person_is_identified'] : [])];
+    return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.lazySubquery(source.lazy.person)}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${this.guard('__e')}`;
+  }
+}
