@@ -4,15 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BatchExportStore } from '@tributary/batch-exports';
 import { runBackup, runRestore } from '@tributary/cli';
-import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, Sql, createClickHouse, distinctIdRow, ident, migrateClickHouse, onCluster, personRow, topologyOf } from '@tributary/clickhouse';
-import type { Config } from '@tributary/config';
-import { startServiceRuntime, type ServiceRuntime } from '@tributary/http';
-import { createLogger } from '@tributary/logger';
+import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, Sql, distinctIdRow, migrateClickHouse, personRow } from '@tributary/clickhouse';
 import { migratePostgres } from '@tributary/postgres';
 import { EVENT_ROW_COLUMNS, createTestTenant, eventRow, testConfig, uniqueName, type TestTenant } from '@tributary/test-support';
-import pg from 'pg';
-import { buildDecide } from '../../decide/src/decide-app.js';
-import { startApi, type ApiHarness } from './api-harness.js';
+import { dropIsolatedStores, isolatedStores, startReadServices, type ReadServices } from './isolated-stores.js';
 
 /**
  * A populated store set is backed up and restored into an empty one; the services started on
@@ -20,61 +15,22 @@ import { startApi, type ApiHarness } from './api-harness.js';
  * (Postgres and ClickHouse) with their own queue prefix, so the shared stores are never touched.
  */
 const run = uniqueName('backup');
-const shared = testConfig();
-function storeSet(name: string): Partial<Config> {
-  const databaseUrl = new URL(shared.databaseUrl);
-  databaseUrl.pathname = `/${name}`;
-  return {
-    databaseUrl: databaseUrl.toString(),
-    clickhouseDatabase: name,
-    queuePrefix: name,
-    // The query endpoint's own user may read only the stack's database.
-    queryClickhouseUser: shared.clickhouseUser,
-    queryClickhousePassword: shared.clickhousePassword,
-    batchExportAllowedDestinations: [new URL(shared.s3Endpoint).host],
-  };
-}
-const sourceStores = storeSet(`${run}_source`);
-const targetStores = storeSet(`${run}_target`);
+const sourceStores = isolatedStores(`${run}_source`);
+const targetStores = isolatedStores(`${run}_target`);
 const source = testConfig(sourceStores);
 const target = testConfig(targetStores);
 
-interface Services {
-  api: ApiHarness;
-  decide: ServiceRuntime;
-}
-async function startServices(stores: Partial<Config>): Promise<Services> {
-  const api = await startApi(stores);
-  const config = testConfig({ ...stores, decidePort: 0, host: '127.0.0.1' });
-  const { options } = await buildDecide(config, createLogger('backup-test', config.logLevel));
-  return { api, decide: await startServiceRuntime({ ...options, shutdownTimeoutMs: 1_000 }, false) };
-}
-async function stopServices(services: Services | undefined): Promise<void> {
-  await services?.api.close();
-  await services?.decide.shutdown('test finished');
-}
-
 let tenant: TestTenant;
-let original: Services;
-let restored: Services | undefined;
+let original: ReadServices;
+let restored: ReadServices | undefined;
 let dir: string;
 const distinctIds = ['alice', 'bob', 'carol', 'dave'].map((name) => `${run}-${name}`);
-
-async function dropStores(config: Config): Promise<void> {
-  const server = new URL(config.databaseUrl);
-  server.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: server.toString() });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(new URL(config.databaseUrl).pathname.slice(1))} WITH (FORCE)`).finally(() => client.end());
-  const clickhouse = createClickHouse(config, { database: null });
-  await clickhouse.command(Sql.trusted(`DROP DATABASE IF EXISTS ${ident(config.clickhouseDatabase).text}${onCluster(topologyOf(config))}`)).finally(() => clickhouse.close());
-}
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'tributary-backup-'));
   await migratePostgres(source);
   await migrateClickHouse(source);
-  original = await startServices(sourceStores);
+  original = await startReadServices(sourceStores);
   const { api } = original;
   tenant = await createTestTenant(api.pool, source);
   const team = tenant.project.id;
@@ -116,10 +72,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await stopServices(original);
-  await stopServices(restored);
-  await dropStores(source);
-  await dropStores(target);
+  await original?.close();
+  await restored?.close();
+  await dropIsolatedStores(source);
+  await dropIsolatedStores(target);
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -130,7 +86,7 @@ const queries = [
   { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview', math: 'total' }], dateRange: { date_from: '2026-01-01', date_to: '2026-02-28' }, interval: 'month', breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } },
 ];
 
-async function answers({ api, decide }: Services) {
+async function answers({ api, flags: decide }: ReadServices) {
   const team = tenant.project.id;
   const results = [];
   for (const query of queries) {
@@ -140,8 +96,7 @@ async function answers({ api, decide }: Services) {
   }
   const flags = [];
   for (const distinctId of [...distinctIds, `${run}-stranger`]) {
-    const response = await fetch(`http://127.0.0.1:${decide.port}/decide/?v=3`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: tenant.project.api_token, distinct_id: distinctId }) });
-    const body = (await response.json()) as { featureFlags: Record<string, boolean>; errorsWhileComputingFlags: boolean };
+    const body = await decide(tenant.project.api_token, distinctId);
     flags.push([distinctId, body.featureFlags, body.errorsWhileComputingFlags]);
   }
   const exports = await api.request('GET', `/api/environments/${team}/batch_exports/`, tenant.personalApiKey);
@@ -170,7 +125,7 @@ describe('tributary backup and restore', () => {
     expect(manifest.clickhouse.tables.find((t) => t.table === 'events')?.files).toHaveLength(2);
 
     await runRestore(target, dir, { force: false });
-    restored = await startServices(targetStores);
+    restored = await startReadServices(targetStores);
     expect(await answers(restored)).toEqual(before);
 
     // The worker makes the same next runs from the restored schedules as from the originals.
@@ -181,10 +136,10 @@ describe('tributary backup and restore', () => {
   it('refuses to restore over stores that hold rows unless forced, naming them', async () => {
     await expect(runRestore(target, dir, { force: false })).rejects.toThrow(/refusing to restore over data: Postgres \(.*persons.*\) and ClickHouse database \w+ \(.*events.*\) already hold rows; pass --force/);
     await restored!.api.pool.query("UPDATE feature_flags SET deleted = true WHERE key = 'pro-checkout'");
-    await stopServices(restored);
+    await restored!.close();
     restored = undefined;
     await runRestore(target, dir, { force: true });
-    restored = await startServices(targetStores);
+    restored = await startReadServices(targetStores);
     const { body } = await restored.api.request('GET', `/api/projects/${tenant.project.id}/feature_flags/`, tenant.personalApiKey);
     expect(body.results.map((f: { key: string }) => f.key)).toEqual(['pro-checkout']);
     const events = await restored.api.clickhouse.query<{ c: string }>(Sql.trusted('SELECT count() AS c FROM events'));
