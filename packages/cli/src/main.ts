@@ -69,7 +69,7 @@ program
     const admin = createKafka(config, logger, 'cli').admin();
     await admin.connect();
     try {
-      const created = await ensureTopics(admin, config.kafkaTopicPrefix, config.kafkaPartitions);
+      const created = await ensureTopics(admin, config.kafkaTopicPrefix, config.kafkaPartitions, { retentionHours: config.kafkaRetentionHours });
       console.log(`kafka topics: ${created.length ? `created ${created.join(', ')}` : 'all present'}`);
     } finally {
       await admin.disconnect();
