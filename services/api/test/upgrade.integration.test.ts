@@ -6,8 +6,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { DISTINCT_ID_COLUMNS, MIGRATIONS_DIR as CLICKHOUSE_MIGRATIONS, PERSON_COLUMNS, Sql, createClickHouse, distinctIdRow, migrateClickHouse, personRow } from '@tributary/clickhouse';
-import { MIGRATIONS_DIR as POSTGRES_MIGRATIONS, createPool, migratePostgres } from '@tributary/postgres';
-import { EVENT_ROW_COLUMNS, createTestTenant, eventRow, testConfig, uniqueName, type TestTenant } from '@tributary/test-support';
+import { ControlPlaneStore, MEMBERSHIP_LEVEL } from '@tributary/control-plane';
+import { MIGRATIONS_DIR as POSTGRES_MIGRATIONS, createPool, migratePostgres, type Pool } from '@tributary/postgres';
+import { EVENT_ROW_COLUMNS, eventRow, testConfig, uniqueName } from '@tributary/test-support';
 import { dropIsolatedStores, isolatedStores, startReadServices, type ReadServices } from './isolated-stores.js';
 
 /**
@@ -28,7 +29,27 @@ async function migrationsUpTo(dir: string, last: number): Promise<string> {
   return copy;
 }
 
-let tenant: TestTenant;
+interface OldTenant {
+  project: { id: number; api_token: string };
+  user: { id: number };
+  personalApiKey: string;
+}
+let tenant: OldTenant;
+
+/** An organization, owner, project and key, the project row with the columns the previous release had. */
+async function previousReleaseTenant(pool: Pool): Promise<OldTenant> {
+  const store = new ControlPlaneStore(pool, config.apiKeyPepper);
+  const name = uniqueName('old');
+  const organization = await store.createOrganization(name);
+  const user = await store.createUser({ email: `${name}@example.test` });
+  await store.addMembership(organization.id, user.id, MEMBERSHIP_LEVEL.owner);
+  const { rows } = await pool.query<{ id: number; api_token: string }>(
+    'INSERT INTO projects (uuid, organization_id, name, api_token) VALUES ($1, $2, $3, $4) RETURNING id, api_token',
+    [randomUUID(), organization.id, name, `phc_${randomUUID().replaceAll('-', '')}`],
+  );
+  const { key } = await store.createPersonalApiKey({ userId: user.id, label: name, scopes: ['*'] });
+  return { project: rows[0]!, user, personalApiKey: key };
+}
 let upgraded: ReadServices | undefined;
 const folders: string[] = [];
 const distinctIds = ['old-1', 'old-2', 'old-3'].map((name) => `${config.clickhouseDatabase}-${name}`);
@@ -42,7 +63,7 @@ beforeAll(async () => {
   const pool = createPool(config, { max: 2 });
   const clickhouse = createClickHouse(config);
   try {
-    tenant = await createTestTenant(pool, config);
+    tenant = await previousReleaseTenant(pool);
     const team = tenant.project.id;
     await pool.query("INSERT INTO feature_flags (team_id, key, filters) VALUES ($1, 'old-flag', $2)", [
       team,
@@ -99,6 +120,7 @@ describe('upgrading from the previous release', () => {
 
     // Columns the upgrade added carry their defaults on the old rows.
     expect((await api.pool.query('SELECT is_staff FROM users WHERE id = $1', [tenant.user.id])).rows).toEqual([{ is_staff: false }]);
+    expect((await api.request('GET', `/api/projects/${team}/`, tenant.personalApiKey)).body).toMatchObject({ timezone: 'UTC', event_retention_days: null });
     const stamped = await api.clickhouse.query<{ c: string }>(Sql.trusted("SELECT count() AS c FROM person WHERE _timestamp > toDateTime('2000-01-01 00:00:00')"));
     expect(Number(stamped[0]!.c)).toBe(distinctIds.length);
     // A writer that names only some columns (as one older than a column's default would) gets the defaults.
