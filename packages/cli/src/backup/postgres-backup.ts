@@ -21,10 +21,17 @@ async function withClient<T>(databaseUrl: string, work: (client: pg.Client) => P
   }
 }
 
-/** pg_dump and pg_restore name what went wrong on stderr; the rest of their output is noise. */
-async function runTool(tool: string, args: string[]): Promise<void> {
+/**
+ * Runs pg_dump or pg_restore on the database: the password goes in PGPASSWORD, never on the
+ * command line, where every user of the machine could read it. They name what went wrong on
+ * stderr; the rest of their output is noise.
+ */
+async function runTool(tool: string, databaseUrl: string, args: string[]): Promise<void> {
+  const url = new URL(databaseUrl);
+  const password = decodeURIComponent(url.password);
+  url.password = '';
   try {
-    await run(tool, args, { maxBuffer: 64 * 1024 * 1024 });
+    await run(tool, [...args, `--dbname=${url.toString()}`], { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...(password ? { PGPASSWORD: password } : {}) } });
   } catch (error) {
     const { code, stderr } = error as NodeJS.ErrnoException & { stderr?: string };
     if (code === 'ENOENT') throw new Error(`${tool} is not installed: install the PostgreSQL client tools of the server's major version or later`);
@@ -37,7 +44,7 @@ async function runTool(tool: string, args: string[]): Promise<void> {
  * table), taken in one transaction, so it is consistent with itself while the services write.
  */
 export async function dumpPostgres(databaseUrl: string, dir: string): Promise<PostgresDump> {
-  await runTool('pg_dump', ['--format=custom', '--no-owner', '--no-privileges', `--file=${path.join(dir, DUMP_FILE)}`, `--dbname=${databaseUrl}`]);
+  await runTool('pg_dump', databaseUrl, ['--format=custom', '--no-owner', '--no-privileges', `--file=${path.join(dir, DUMP_FILE)}`]);
   const migrations = await withClient(databaseUrl, async (client) => (await client.query<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE} ORDER BY id`)).rows.map((r) => r.name));
   return { file: DUMP_FILE, migrations };
 }
@@ -74,6 +81,6 @@ export async function unknownPostgresMigrations(dump: PostgresDump): Promise<str
 export async function restorePostgres(databaseUrl: string, dir: string, dump: PostgresDump): Promise<void> {
   await ensureDatabase({ databaseUrl });
   await withClient(databaseUrl, (client) => client.query('DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public'));
-  await runTool('pg_restore', ['--single-transaction', '--exit-on-error', '--no-owner', '--no-privileges', `--dbname=${databaseUrl}`, path.join(dir, dump.file)]);
+  await runTool('pg_restore', databaseUrl, ['--single-transaction', '--exit-on-error', '--no-owner', '--no-privileges', path.join(dir, dump.file)]);
   await migratePostgres({ databaseUrl });
 }
