@@ -44,7 +44,7 @@ const MAX_AGE_MS = DAY_S * 1000;
 const INSERT_BATCH = 1_000_000;
 
 /** The event properties `realisticEvent(number)` has, built by ClickHouse (checked against it before loading). */
-const PROPERTIES_SQL = `concat(
+export const PROPERTIES_SQL = `concat(
   '{"$current_url":"https://example.com', arrayElement(['/', '/pricing', '/docs/start', '/blog/launch', '/signup'], (number % 5) + 1), '?ref=', toString(number % 7),
   '","$pathname":"', arrayElement(['/', '/pricing', '/docs/start', '/blog/launch', '/signup'], (number % 5) + 1),
   '","$host":"example.com","$browser":"', arrayElement(['Chrome', 'Firefox', 'Safari', 'Edge'], (number % 4) + 1),

@@ -14,6 +14,7 @@ import { bootstrap } from './bootstrap.js';
 import { formatCredentials, readCredentials } from './credentials-file.js';
 import { runDemoData } from './demo-data/demo-data-command.js';
 import { runImport } from './import/import-command.js';
+import { runBackup, runRestore } from './backup/backup-command.js';
 
 const config = loadConfig(process.env, {}, 'cli');
 const logger = createLogger('cli', 'warn');
@@ -76,7 +77,7 @@ program
     const admin = createKafka(config, logger, 'cli').admin();
     await admin.connect();
     try {
-      const created = await ensureTopics(admin, config.kafkaTopicPrefix, config.kafkaPartitions);
+      const created = await ensureTopics(admin, config.kafkaTopicPrefix, config.kafkaPartitions, { retentionHours: config.kafkaRetentionHours });
       console.log(`kafka topics: ${created.length ? `created ${created.join(', ')}` : 'all present'}`);
     } finally {
       await admin.disconnect();
@@ -314,6 +315,26 @@ program
     });
     const stored = result.sent === 0 ? `${result.events} demo events stored already, none sent` : `${result.events} demo events stored`;
     console.log(`${stored}; the Product analytics dashboard is at ${result.dashboardUrl}`);
+  });
+
+program
+  .command('backup')
+  .description('copy Postgres and ClickHouse into a new folder (Redis and Kafka hold nothing a restore needs)')
+  .argument('<dir>', 'a folder that does not exist yet, or is empty')
+  .action(async (dir: string) => {
+    const { manifest, bytes } = await runBackup(config, path.resolve(dir));
+    const files = manifest.clickhouse.tables.reduce((n, t) => n + t.files.length, 0);
+    console.log(`backed up Postgres and ${manifest.clickhouse.tables.length} ClickHouse tables (${files} files) to ${path.resolve(dir)}: ${(bytes / 1024 / 1024).toFixed(1)} MiB`);
+  });
+
+program
+  .command('restore')
+  .description('restore a backup into the configured Postgres database and ClickHouse database, which must hold no rows unless --force')
+  .argument('<dir>', 'a folder written by tributary backup')
+  .option('--force', 'replace the rows the stores already hold')
+  .action(async (dir: string, options: { force?: boolean }) => {
+    const manifest = await runRestore(config, path.resolve(dir), { force: options.force ?? false });
+    console.log(`restored the backup of ${manifest.created_at}; start the services (the worker registers its schedules again)`);
   });
 
 program.parseAsync().catch((error: unknown) => {

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
 import type { Config } from '@tributary/config';
 import { bracketDepth, ident, sql, type Sql } from './sql.js';
@@ -175,6 +176,14 @@ export interface ClickHouse {
   insert<Row extends object>(table: string, columns: readonly (keyof Row & string)[], rows: readonly Row[]): Promise<void>;
   /** Rows already encoded (see TabSeparatedRows); the high-volume path. */
   insertEncoded<Row extends Record<keyof Row, Cell>>(table: string, rows: TabSeparatedRows<Row>): Promise<void>;
+  /**
+   * A statement's answer in ClickHouse's Native format, for copying rows exactly (backups).
+   * ClickHouse holds the whole answer until the statement has finished (`wait_end_of_query`), so
+   * a statement that fails half-way is an error here, never a stream cut short.
+   */
+  exportNative(statement: Sql): Promise<Readable>;
+  /** Inserts rows in Native format, as `exportNative` gave them, into these columns of a table. */
+  importNative(table: string, columns: readonly string[], body: Readable): Promise<void>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -304,6 +313,26 @@ export function createClickHouse(config: ClickHouseConfig, options: { requestTim
         for (const name of [table, ...rows.columns]) ident(name);
         if (first === undefined) throw new Error(`insert into ${table} names no columns`);
         await client.insert({ table, values: rows.stream(), format: 'TabSeparated', columns: [first, ...rest] });
+      } catch (error) {
+        throw wrapError(error);
+      }
+    },
+    async exportNative(statement: Sql): Promise<Readable> {
+      assertParsable(statement);
+      try {
+        const { stream } = await client.exec({ query: `${statement.text}\nFORMAT Native`, clickhouse_settings: { wait_end_of_query: 1 } });
+        return stream;
+      } catch (error) {
+        throw wrapError(error);
+      }
+    },
+    async importNative(table: string, columns: readonly string[], body: Readable): Promise<void> {
+      if (columns.length === 0) throw new Error(`insert into ${table} names no columns`);
+      const names = [ident(table), ...columns.map(ident)].map((name) => name.text);
+      try {
+        const { stream } = await client.exec({ query: `INSERT INTO ${names[0]} (${names.slice(1).join(', ')}) FORMAT Native`, values: body });
+        stream.resume();
+        await new Promise((resolve, reject) => stream.once('end', resolve).once('error', reject));
       } catch (error) {
         throw wrapError(error);
       }

@@ -46,6 +46,14 @@ export interface Config {
   kafkaTopicPrefix: string;
   /** KAFKA_PARTITIONS: partitions per topic; topics are created with it and grown to it at start-up. */
   kafkaPartitions: number;
+  /**
+   * KAFKA_RETENTION_HOURS: how long the event topics (and the dead-letter topic) keep messages,
+   * set on each topic by `tributary kafka:topics`. A week, by default: ingest can be down that
+   * long without losing an event capture took, a replayed message still lands on events it can
+   * fold with, and a dead letter can be read and sent again once its cause is fixed. Disk grows
+   * with it (docs/production.md).
+   */
+  kafkaRetentionHours: number;
   /** INGEST_CONSUMER_GROUP: consumer group of the ingest service. */
   ingestConsumerGroup: string;
   /** CLICKHOUSE_URL: ClickHouse HTTP endpoint. */
@@ -232,6 +240,7 @@ export const ENV_VARIABLES = {
   kafkaClientId: ['KAFKA_CLIENT_ID', 'tributary'],
   kafkaTopicPrefix: ['KAFKA_TOPIC_PREFIX', ''],
   kafkaPartitions: ['KAFKA_PARTITIONS', '8'],
+  kafkaRetentionHours: ['KAFKA_RETENTION_HOURS', '168'],
   ingestConsumerGroup: ['INGEST_CONSUMER_GROUP', 'tributary-ingest'],
   clickhouseUrl: ['CLICKHOUSE_URL', 'http://127.0.0.1:8123'],
   clickhouseDatabase: ['CLICKHOUSE_DATABASE', 'tributary'],
@@ -306,6 +315,7 @@ const schema: JSONSchemaType<RawConfig> = {
     kafkaClientId: { type: 'string', minLength: 1 },
     kafkaTopicPrefix: { type: 'string', pattern: '^[A-Za-z0-9._-]*$' },
     kafkaPartitions: { type: 'integer', minimum: 1, maximum: 1024 },
+    kafkaRetentionHours: { type: 'integer', minimum: 1, maximum: 876_000 },
     ingestConsumerGroup: { type: 'string', minLength: 1 },
     clickhouseUrl: { type: 'string', pattern: '^https?://' },
     clickhouseDatabase: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },

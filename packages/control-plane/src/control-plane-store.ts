@@ -32,6 +32,8 @@ export interface Project {
   api_token: string;
   /** IANA name; insights bucket days in it. */
   timezone: string;
+  /** Days its events are kept (the worker's daily retention job); null keeps them. */
+  event_retention_days: number | null;
   created_at: Date;
 }
 
@@ -53,7 +55,7 @@ export interface OrganizationWithLevel extends Organization {
   level: number;
 }
 
-const PROJECT_COLUMNS = 'id, uuid, organization_id, name, api_token, timezone, created_at';
+const PROJECT_COLUMNS = 'id, uuid, organization_id, name, api_token, timezone, event_retention_days, created_at';
 const KEY_COLUMNS = 'id, user_id, label, mask_value, scopes, scoped_projects, created_at, last_used_at';
 
 /** Postgres access for organizations, users, projects and personal API keys. */
@@ -136,10 +138,13 @@ export class ControlPlaneStore {
     return rows[0]!;
   }
 
-  async updateProject(id: number, changes: { name?: string; timezone?: string }): Promise<Project | null> {
+  /** Changes what is given; `event_retention_days: null` stops deleting the project's old events. */
+  async updateProject(id: number, changes: { name?: string; timezone?: string; event_retention_days?: number | null }): Promise<Project | null> {
     const { rows } = await this.db.query<Project>(
-      `UPDATE projects SET name = COALESCE($2, name), timezone = COALESCE($3, timezone) WHERE id = $1 RETURNING ${PROJECT_COLUMNS}`,
-      [id, changes.name ?? null, changes.timezone ?? null],
+      `UPDATE projects SET name = COALESCE($2, name), timezone = COALESCE($3, timezone),
+         event_retention_days = CASE WHEN $4 THEN $5::integer ELSE event_retention_days END
+       WHERE id = $1 RETURNING ${PROJECT_COLUMNS}`,
+      [id, changes.name ?? null, changes.timezone ?? null, changes.event_retention_days !== undefined, changes.event_retention_days ?? null],
     );
     return rows[0] ?? null;
   }

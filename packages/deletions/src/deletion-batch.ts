@@ -55,6 +55,41 @@ async function waitForMutations(clickhouse: ClickHouse, topology: Topology, time
   }
 }
 
+/** What a job that deletes events needs; the clock, the mutation's timeout and the poll interval are for tests. */
+export interface EventDeletionDeps {
+  pool: Pool;
+  clickhouse: ClickHouse;
+  topology: Topology;
+  logger: Logger;
+  clock?: () => Date;
+  mutationTimeoutMs?: number;
+  pollMs?: number;
+}
+
+/** Runs `work` holding a Postgres advisory lock, so one worker in the deployment runs it at a time; null when another holds it. */
+export async function whileLocked<T>(pool: Pool, lockId: number, work: (client: PoolClient) => Promise<T>): Promise<T | null> {
+  const client = await pool.connect();
+  try {
+    const { rows: lock } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [lockId]);
+    if (!lock[0]?.locked) return null;
+    try {
+      return await work(client);
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [lockId]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/** Deletes the events matching `condition` with one mutation and returns once ClickHouse finished it. */
+export async function deleteEventsWhere(deps: EventDeletionDeps, condition: Sql, defaultTimeoutMs: number): Promise<void> {
+  // Mutations go to the table holding the rows: in a cluster, every shard's, not the Distributed one.
+  const events = Sql.trusted(`${ident(dataTableName(deps.topology, 'events')).text}${onCluster(deps.topology)}`);
+  await deps.clickhouse.command(sql`ALTER TABLE ${events} DELETE WHERE ${condition}`);
+  await waitForMutations(deps.clickhouse, deps.topology, deps.mutationTimeoutMs ?? defaultTimeoutMs, deps.pollMs ?? 500);
+}
+
 export interface DeletionBatchResult {
   requests: number;
   skipped: boolean;
@@ -65,39 +100,18 @@ export interface DeletionBatchResult {
  * waits until ClickHouse finished it, and only then marks the requests done. A crash before
  * that leaves them queued; running them again deletes nothing more than it should.
  */
-export async function runDeletionBatch(deps: {
-  pool: Pool;
-  clickhouse: ClickHouse;
-  topology: Topology;
-  logger: Logger;
-  clock?: () => Date;
-  mutationTimeoutMs?: number;
-  pollMs?: number;
-}): Promise<DeletionBatchResult> {
-  const client = await deps.pool.connect();
-  try {
-    const { rows: lock } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [BATCH_LOCK_ID]);
-    if (!lock[0]?.locked) {
-      deps.logger.info('another worker is running the deletion batch');
-      return { requests: 0, skipped: true };
-    }
-    try {
-      const { rows: pending } = await client.query<DeletionRequest>(
-        'SELECT id, team_id, person_uuid, distinct_ids, created_at, done_at FROM event_deletion_requests WHERE done_at IS NULL ORDER BY id',
-      );
-      if (pending.length === 0) return { requests: 0, skipped: false };
-      // Mutations go to the table holding the rows: in a cluster, every shard's, not the Distributed one.
-      const events = Sql.trusted(`${ident(dataTableName(deps.topology, 'events')).text}${onCluster(deps.topology)}`);
-      await deps.clickhouse.command(sql`ALTER TABLE ${events} DELETE WHERE ${deletionCondition(pending)}`);
-      await waitForMutations(deps.clickhouse, deps.topology, deps.mutationTimeoutMs ?? 30 * 60_000, deps.pollMs ?? 500);
-      const doneAt = (deps.clock ?? (() => new Date()))();
-      await client.query('UPDATE event_deletion_requests SET done_at = $2 WHERE id = ANY($1::bigint[])', [pending.map((r) => r.id), doneAt]);
-      deps.logger.info({ requests: pending.length }, 'event deletion batch finished');
-      return { requests: pending.length, skipped: false };
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [BATCH_LOCK_ID]);
-    }
-  } finally {
-    client.release();
-  }
+export async function runDeletionBatch(deps: EventDeletionDeps): Promise<DeletionBatchResult> {
+  const result = await whileLocked(deps.pool, BATCH_LOCK_ID, async (client) => {
+    const { rows: pending } = await client.query<DeletionRequest>(
+      'SELECT id, team_id, person_uuid, distinct_ids, created_at, done_at FROM event_deletion_requests WHERE done_at IS NULL ORDER BY id',
+    );
+    if (pending.length === 0) return { requests: 0, skipped: false };
+    await deleteEventsWhere(deps, deletionCondition(pending), 30 * 60_000);
+    const doneAt = (deps.clock ?? (() => new Date()))();
+    await client.query('UPDATE event_deletion_requests SET done_at = $2 WHERE id = ANY($1::bigint[])', [pending.map((r) => r.id), doneAt]);
+    deps.logger.info({ requests: pending.length }, 'event deletion batch finished');
+    return { requests: pending.length, skipped: false };
+  });
+  if (result === null) deps.logger.info('another worker is running the deletion batch');
+  return result ?? { requests: 0, skipped: true };
 }

@@ -1,2 +1,3 @@
 export * from './deletion-batch.js';
 export * from './schedule.js';
+export * from './event-retention.js';

@@ -10,3 +10,8 @@ export function nextDeletionRun(now: Date): Date {
   if (next.getTime() <= now.getTime()) next.setUTCDate(next.getUTCDate() + 7);
   return next;
 }
+
+/** The daily event-retention job: 04:00 UTC, an hour before the weekly deletion batch would start. */
+export const RETENTION_SCHEDULE = { id: 'daily-event-retention', pattern: '0 4 * * *', tz: 'UTC' } as const;
+export const RETENTION_QUEUE = 'event-retention';
+export const RETENTION_JOB = 'event-retention';

@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Admin, type Producer, type LogEntry } from 'kafkajs';
+import kafkajs, { Kafka, logLevel, type Admin, type Producer, type LogEntry } from 'kafkajs';
 import type { Config } from '@tributary/config';
 import type { Logger } from '@tributary/logger';
 import { TOPIC_KINDS, topicNames } from './topics.js';
@@ -142,18 +142,21 @@ async function growPartitions(admin: Admin, topics: string[], partitions: number
 /**
  * Creates any missing event topic and grows any with fewer partitions than asked (never fewer:
  * Kafka cannot remove partitions), then returns once every broker serves them, the grown ones
- * with their new count. Returns the topics it created.
+ * with their new count. With `retentionHours`, every topic keeps its messages that long (its own
+ * `retention.ms`, set on new topics and changed on existing ones), whatever the brokers' default.
+ * Returns the topics it created.
  */
-export async function ensureTopics(admin: Admin, prefix: string, partitions: number): Promise<string[]> {
+export async function ensureTopics(admin: Admin, prefix: string, partitions: number, options: { retentionHours?: number } = {}): Promise<string[]> {
   const existing = new Set(await admin.listTopics());
   const names = TOPIC_KINDS.map((kind) => topicNames(prefix)[kind]);
+  const retention = options.retentionHours === undefined ? [] : [{ name: RETENTION_MS, value: String(options.retentionHours * 3_600_000) }];
   let missing = names.filter((name) => !existing.has(name));
   if (missing.length > 0) {
     // No replication factor: the brokers' default.replication.factor and min.insync.replicas
     // apply, 1 on a single broker and 3 and 2 in cluster mode (infra/cluster/kafka-cluster.sh).
     const created = await admin.createTopics({
       waitForLeaders: false,
-      topics: missing.map((topic) => ({ topic, numPartitions: partitions })),
+      topics: missing.map((topic) => ({ topic, numPartitions: partitions, configEntries: retention })),
     });
     // On a cluster, a broker that has not heard yet of topics just made through another lists them
     // as missing; Kafka then answers that every one exists (false), and none was created here.
@@ -164,7 +167,31 @@ export async function ensureTopics(admin: Admin, prefix: string, partitions: num
   // them); keys then map to new partitions, so do it while producers are quiet.
   const present = names.filter((name) => !missing.includes(name));
   if (present.length > 0 && (await growPartitions(admin, present, partitions))) await waitUntilServed(admin, present, partitions);
+  if (present.length > 0 && retention.length > 0) await setRetention(admin, present, retention[0]!.value);
   return missing;
+}
+
+const RETENTION_MS = 'retention.ms';
+// kafkajs is CommonJS, and Node finds these enums only on its default export.
+const { ConfigResourceTypes, ConfigSource } = kafkajs;
+
+/**
+ * Sets `retention.ms` on the topics whose own differs. Kafka's AlterConfigs replaces a topic's
+ * whole set of its own settings, so those an operator gave the topic are sent again with it.
+ */
+async function setRetention(admin: Admin, topics: string[], retentionMs: string): Promise<void> {
+  const { resources } = await admin.describeConfigs({ includeSynonyms: false, resources: topics.map((name) => ({ type: ConfigResourceTypes.TOPIC, name })) });
+  const changes = resources
+    .filter((r) => r.configEntries.find((e) => e.configName === RETENTION_MS)?.configValue !== retentionMs)
+    .map((r) => ({
+      type: ConfigResourceTypes.TOPIC,
+      name: r.resourceName,
+      configEntries: [
+        ...r.configEntries.filter((e) => e.configSource === ConfigSource.TOPIC_CONFIG && e.configName !== RETENTION_MS).map((e) => ({ name: e.configName, value: e.configValue })),
+        { name: RETENTION_MS, value: retentionMs },
+      ],
+    }));
+  if (changes.length > 0) await admin.alterConfigs({ validateOnly: false, resources: changes });
 }
 
 /**

@@ -7,11 +7,11 @@ import { ensureDatabase } from './pool.js';
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../migrations');
 
 /** Applies pending Postgres migrations (recorded in `pgmigrations`); a no-op when up to date. */
-export async function migratePostgres(config: Pick<Config, 'databaseUrl'>): Promise<string[]> {
+export async function migratePostgres(config: Pick<Config, 'databaseUrl'>, dir = MIGRATIONS_DIR): Promise<string[]> {
   await ensureDatabase(config);
   const ran = await runner({
     databaseUrl: config.databaseUrl,
-    dir: MIGRATIONS_DIR,
+    dir,
     direction: 'up',
     migrationsTable: 'pgmigrations',
     count: Number.POSITIVE_INFINITY,

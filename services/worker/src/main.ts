@@ -7,7 +7,7 @@ import { createMetrics, startServiceRuntime } from '@tributary/http';
 import { BatchExportStore, DestinationGuard, createDestination, destinationPolicy } from '@tributary/batch-exports';
 import { startExportQueue } from './batch-exports/export-queue.js';
 import { exportMetrics } from './batch-exports/export-metrics.js';
-import { startDeletionScheduler } from './deletion-scheduler.js';
+import { startDeletionScheduler, startRetentionScheduler } from './deletion-scheduler.js';
 import { queueMetrics } from './worker-metrics.js';
 
 const config = loadConfig(process.env, {}, 'worker');
@@ -18,7 +18,9 @@ const clickhouse = createClickHouse(config, { requestTimeoutMs: 120_000 });
 // An export streams a whole window in one response, for as long as its destination takes.
 const exportClickhouse = createClickHouse(config, { requestTimeoutMs: 6 * 3_600_000 });
 const connection = createRedis(config, { forQueues: true });
-const scheduler = await startDeletionScheduler({ connection, pool, clickhouse, topology: topologyOf(config), logger, prefix: config.queuePrefix });
+const schedulerDeps = { connection, pool, clickhouse, topology: topologyOf(config), logger, prefix: config.queuePrefix };
+const scheduler = await startDeletionScheduler(schedulerDeps);
+const retention = await startRetentionScheduler(schedulerDeps);
 const metrics = createMetrics('worker');
 const destinationGuard = new DestinationGuard(destinationPolicy(config));
 const exports = await startExportQueue(
@@ -42,7 +44,7 @@ const exports = await startExportQueue(
     concurrency: config.batchExportConcurrency,
   },
 );
-queueMetrics(metrics, { queues: [scheduler, exports], logger });
+queueMetrics(metrics, { queues: [scheduler, retention, exports], logger });
 
 await startServiceRuntime({
   name: 'worker',
@@ -51,14 +53,15 @@ await startServiceRuntime({
   host: config.host,
   port: config.workerPort,
   shutdownTimeoutMs: config.shutdownTimeoutMs,
-  // The queue lives in Redis; Postgres and ClickHouse are needed only while the weekly batch runs.
+  // The queues live in Redis; Postgres and ClickHouse are needed only while a job runs.
   dependencies: {
-    redis: { check: async () => (await redisAnswers(redis)) && scheduler.worker.isRunning() && exports.worker.isRunning(), required: true },
+    redis: { check: async () => (await redisAnswers(redis)) && scheduler.worker.isRunning() && retention.worker.isRunning() && exports.worker.isRunning(), required: true },
     postgres: { check: () => postgresAnswers(pool), required: false },
     clickhouse: { check: () => clickhouse.ping(), required: false },
   },
   stop: async () => {
     await scheduler.close();
+    await retention.close();
     await exports.close();
     connection.disconnect();
     await pool.end();

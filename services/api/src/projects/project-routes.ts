@@ -11,6 +11,12 @@ const patchSchema = {
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 200 },
     timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA timezone name; insights bucket days, weeks and months in it' },
+    event_retention_days: {
+      type: ['integer', 'null'],
+      minimum: 1,
+      maximum: 36_500,
+      description: "Days the project's events are kept: the worker deletes older ones daily (04:00 UTC). Null keeps them.",
+    },
   },
 } as const;
 
@@ -22,6 +28,7 @@ function present(project: Project) {
     name: project.name,
     api_token: project.api_token,
     timezone: project.timezone,
+    event_retention_days: project.event_retention_days,
     created_at: project.created_at.toISOString(),
   };
 }
@@ -53,9 +60,9 @@ export function projectRoutes(store: Pick<ControlPlaneStore, 'projectsForUser' |
     res.json(present(await reachable(req)));
   });
 
-  router.patch('/:id', requireScopes('project:write'), documented({ summary: "Update a project's name or timezone", body: patchSchema }), async (req, res) => {
+  router.patch('/:id', requireScopes('project:write'), documented({ summary: "Update a project's name, timezone or event retention", body: patchSchema }), async (req, res) => {
     const project = await reachable(req);
-    const body = validate<{ name?: string; timezone?: string }>(patchSchema, req.body ?? {});
+    const body = validate<{ name?: string; timezone?: string; event_retention_days?: number | null }>(patchSchema, req.body ?? {});
     if (body.timezone !== undefined && !IANAZone.isValidZone(body.timezone)) throw badRequest(`timezone must be an IANA timezone name such as Europe/Berlin: ${JSON.stringify(body.timezone)}.`, 'timezone');
     res.json(present((await store.updateProject(project.id, body))!));
   });
