@@ -55,6 +55,14 @@ async function waitForMutations(clickhouse: ClickHouse, topology: Topology, time
   }
 }
 
+/** The batch's ClickHouse part: one mutation deleting every request's events, waited for until ClickHouse finished it. */
+export async function deleteRequestedEvents(clickhouse: ClickHouse, topology: Topology, requests: readonly DeletionRequest[], timeoutMs: number, pollMs: number): Promise<void> {
+  // Mutations go to the table holding the rows: in a cluster, every shard's, not the Distributed one.
+  const events = Sql.trusted(`${ident(dataTableName(topology, 'events')).text}${onCluster(topology)}`);
+  await clickhouse.command(sql`ALTER TABLE ${events} DELETE WHERE ${deletionCondition(requests)}`);
+  await waitForMutations(clickhouse, topology, timeoutMs, pollMs);
+}
+
 export interface DeletionBatchResult {
   requests: number;
   skipped: boolean;
@@ -86,10 +94,7 @@ export async function runDeletionBatch(deps: {
         'SELECT id, team_id, person_uuid, distinct_ids, created_at, done_at FROM event_deletion_requests WHERE done_at IS NULL ORDER BY id',
       );
       if (pending.length === 0) return { requests: 0, skipped: false };
-      // Mutations go to the table holding the rows: in a cluster, every shard's, not the Distributed one.
-      const events = Sql.trusted(`${ident(dataTableName(deps.topology, 'events')).text}${onCluster(deps.topology)}`);
-      await deps.clickhouse.command(sql`ALTER TABLE ${events} DELETE WHERE ${deletionCondition(pending)}`);
-      await waitForMutations(deps.clickhouse, deps.topology, deps.mutationTimeoutMs ?? 30 * 60_000, deps.pollMs ?? 500);
+      await deleteRequestedEvents(deps.clickhouse, deps.topology, pending, deps.mutationTimeoutMs ?? 30 * 60_000, deps.pollMs ?? 500);
       const doneAt = (deps.clock ?? (() => new Date()))();
       await client.query('UPDATE event_deletion_requests SET done_at = $2 WHERE id = ANY($1::bigint[])', [pending.map((r) => r.id), doneAt]);
       deps.logger.info({ requests: pending.length }, 'event deletion batch finished');
