@@ -1,5 +1,6 @@
+import { Sql } from '@tributary/clickhouse';
 import { cases, values } from '../test/conformance-cases.js';
-import { foreignValuesIn, unguardedReads, useTwoTeamFixture, type HogQLRunner } from '../test/two-team-fixture.js';
+import { TEAM, foreignValuesIn, unguardedReads, useTwoTeamFixture, type HogQLRunner } from '../test/two-team-fixture.js';
 
 /**
  * The HogQL conformance corpus (`test/conformance-cases.ts`) on a current ClickHouse (chdb's
@@ -45,5 +46,19 @@ describe('what only a current ClickHouse runs', () => {
     expect(result.rows).toEqual(rows);
     expect(foreignValuesIn(result.rows)).toEqual([]);
     expect(unguardedReads(result.sql)).toEqual([]);
+  });
+});
+
+/** Where 26 behaves as 18.16 does in ways the printer's rules rest on: the rules stay on both. */
+describe('18.16 behaviour ClickHouse 26 keeps', () => {
+  const raw = async (statement: string) => (await fixture.clickhouse.queryCompact(Sql.trusted(statement), { settings: { output_format_json_quote_64bit_integers: 0 } })).data;
+
+  it('a column alias stands for its name in WHERE before the stored column: the printer refuses an alias named team_id on every server', async () => {
+    expect(await raw(`SELECT ${TEAM + 1} AS team_id FROM events WHERE team_id = ${TEAM + 1} LIMIT 1`)).toEqual([[TEAM + 1]]);
+    expect(await raw(`SELECT ${TEAM + 1} AS team_id FROM events WHERE team_id = ${TEAM} LIMIT 1`)).toEqual([]);
+  });
+
+  it("an unmatched LEFT JOIN row holds the type's default, not NULL (a zero DateTime reads 1970-01-01 on 26, 0000-00-00 on 18.16)", async () => {
+    expect(await raw("SELECT b.d FROM (SELECT 1 AS k) AS a LEFT JOIN (SELECT 2 AS k, toDateTime('2024-01-01 00:00:00', 'UTC') AS d) AS b ON a.k = b.k")).toEqual([['1970-01-01 00:00:00']]);
   });
 });

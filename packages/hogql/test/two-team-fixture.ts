@@ -150,7 +150,7 @@ export type Engine = 'server' | 'chdb';
  * The setup the HogQL suites share: the parser, both projects' rows on `engine`, and a runner
  * for `TEAM` printing for that engine's version, closed after the file.
  */
-export function useTwoTeamFixture(engine: Engine = 'server'): { readonly runner: HogQLRunner } {
+export function useTwoTeamFixture(engine: Engine = 'server'): { readonly runner: HogQLRunner; readonly clickhouse: ClickHouse } {
   const context = {} as { runner: HogQLRunner; clickhouse: ClickHouse };
   beforeAll(async () => {
     await loadHogQLParser();
