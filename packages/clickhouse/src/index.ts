@@ -7,3 +7,4 @@ export { jsonObjectText, jsonStringLiteral } from './json-text.js';
 export { EncodedJsonFields, RowHeads, TabSeparatedRows, tabSeparatedField, tabSeparatedJson, type Cell, type EncodedField } from './tab-separated.js';
 export { dataTableName, onCluster, renderStatement, shardTableName, topologyOf, type Topology, type TopologyConfig } from './topology.js';
 export { clickhouseUsersConfig, serverCaps, SERVICE_USERS, type ServerCaps, type ServiceUser, type UsersConfigOptions } from './users-config.js';
+export { CLICKHOUSE_18_16, isAtLeast, parseServerVersion, serverOf, type ClickHouseServer } from './server-version.js';

@@ -83,7 +83,11 @@ export async function whileLocked<T>(pool: Pool, lockId: number, work: (client: 
 }
 
 /** Deletes the events matching `condition` with one mutation and returns once ClickHouse finished it. */
-export async function deleteEventsWhere(deps: EventDeletionDeps, condition: Sql, defaultTimeoutMs: number): Promise<void> {
+export async function deleteEventsWhere(
+  deps: Pick<EventDeletionDeps, 'clickhouse' | 'topology' | 'mutationTimeoutMs' | 'pollMs'>,
+  condition: Sql,
+  defaultTimeoutMs: number,
+): Promise<void> {
   // Mutations go to the table holding the rows: in a cluster, every shard's, not the Distributed one.
   const events = Sql.trusted(`${ident(dataTableName(deps.topology, 'events')).text}${onCluster(deps.topology)}`);
   await deps.clickhouse.command(sql`ALTER TABLE ${events} DELETE WHERE ${condition}`);

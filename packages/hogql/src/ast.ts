@@ -31,6 +31,7 @@ export type Expr =
   | Lambda
   | TypeCast
   | IsDistinctFrom
+  | WindowFunction
   | OtherNode
   | TrustedSql
   | SelectQuery
@@ -127,9 +128,36 @@ export interface IsDistinctFrom extends Base {
   right: Expr;
   negated: boolean;
 }
-/** A node the printer does not support (window functions, ...): refused with its name. */
+/** One end of a window frame: `n PRECEDING`, `UNBOUNDED FOLLOWING` (no value), `CURRENT ROW`. */
+export interface WindowFrameExpr extends Base {
+  node: 'WindowFrameExpr';
+  frame_type: string;
+  frame_value?: number | null;
+}
+
+/** What `OVER (...)` or `WINDOW name AS (...)` holds. */
+export interface WindowExpr extends Base {
+  node: 'WindowExpr';
+  partition_by?: Expr[] | null;
+  order_by?: OrderExpr[] | null;
+  frame_method?: string | null;
+  frame_start?: WindowFrameExpr | null;
+  frame_end?: WindowFrameExpr | null;
+}
+
+/** `name(exprs) OVER (...)` or `OVER window_name`; `args` are a parametric aggregate's parameters. */
+export interface WindowFunction extends Base {
+  node: 'WindowFunction';
+  name: string;
+  exprs?: Expr[] | null;
+  args?: Expr[] | null;
+  over_expr?: WindowExpr | null;
+  over_identifier?: string | null;
+}
+
+/** A node the printer does not support: refused with its name. */
 export interface OtherNode extends Base {
-  node: 'WindowFunction' | 'HogQLXTag' | 'Dict' | 'ExprCall' | 'SelectSetNode' | 'JoinExpr' | 'OrderExpr' | 'CTE';
+  node: 'HogQLXTag' | 'Dict' | 'ExprCall' | 'SelectSetNode' | 'JoinExpr' | 'OrderExpr' | 'CTE';
 }
 
 /**
@@ -188,7 +216,7 @@ export interface SelectQuery extends Base {
   select_from?: JoinExpr | null;
   array_join_op?: string | null;
   array_join_list?: Expr[] | null;
-  window_exprs?: unknown;
+  window_exprs?: Record<string, WindowExpr> | null;
   where?: Expr | null;
   prewhere?: Expr | null;
   having?: Expr | null;

@@ -9,6 +9,12 @@ import { quoteIdentifier as q } from './sql-names.js';
  * on, reads the plain one otherwise (current releases read both forms alike). The resolver and the
  * printer call these where each rule applies. The rules for a cluster's Distributed tables are in
  * `distributed-table.ts`.
+ *
+ * Only 18.16's bugs depend on the server (`hasLegacyBugs`, `server-features.ts`): the right-hand
+ * join key compared as an expression, and the two-table bound. The other forms here run alike on
+ * every release and stay on all of them, so one printing path places the tenant guard the same way
+ * everywhere; ClickHouse 26 too reads a column alias before a stored column of its name
+ * (`query-conformance-chdb.test.ts`), so the team_id alias refusal is needed there as well.
  */
 
 /** 18.16 has no CTE subqueries, so each use of a CTE is a copy of its body: a bound keeps doubling CTEs from growing without end. */

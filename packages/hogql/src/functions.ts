@@ -1,7 +1,10 @@
+import type { ServerFeature } from './server-features.js';
+
 /**
  * The functions a HogQL query may call, each mapped to what both ClickHouse 18.16 and current
- * releases run. A name not here is refused before anything reaches ClickHouse, so no function
- * that reads files, URLs, other tables or server state can be reached through a query.
+ * releases run, or marked with the feature of a newer release it needs (`since`). A name not here
+ * is refused before anything reaches ClickHouse, so no function that reads files, URLs, other
+ * tables or server state can be reached through a query.
  */
 export interface FunctionSpec {
   /** ClickHouse's name, or a renderer of the printed arguments (and parameters) for a rewrite. */
@@ -13,6 +16,8 @@ export interface FunctionSpec {
   params?: [number, number];
   /** Arguments that are lambdas (`arrayMap(x -> x + 1, arr)`): a lambda may only stand there. */
   lambdaFirst?: boolean;
+  /** What a server needs to run it; refused with a 400 on one without. */
+  since?: ServerFeature;
 }
 
 const MANY = 64;
@@ -164,6 +169,13 @@ const FUNCTIONS: Record<string, FunctionSpec> = {
   visitParamExtractInt: fn('visitParamExtractInt', 2),
   visitParamExtractFloat: fn('visitParamExtractFloat', 2),
   visitParamExtractBool: fn('visitParamExtractBool', 2),
+  // A JSON document, then the keys (or 1-based indexes) of the path to read.
+  ...Object.fromEntries(
+    ['JSONHas', 'JSONLength', 'JSONType', 'JSONExtractString', 'JSONExtractInt', 'JSONExtractUInt', 'JSONExtractFloat', 'JSONExtractBool', 'JSONExtractRaw'].map((name): [string, FunctionSpec] => [
+      name,
+      { ...fn(name, 1, MANY), since: 'jsonFunctions' },
+    ]),
+  ),
 
   // Conditions and nulls.
   if: fn('if', 3),
@@ -242,6 +254,27 @@ const FUNCTIONS: Record<string, FunctionSpec> = {
   cityHash64: fn('cityHash64', 1, MANY),
   sipHash64: fn('sipHash64', 1, MANY),
 };
+
+/** Functions that stand only before OVER (ranks, other rows' values); every aggregate may too. */
+const WINDOW_ONLY: Record<string, FunctionSpec> = {
+  row_number: fn('row_number', 0),
+  rank: fn('rank', 0),
+  dense_rank: fn('dense_rank', 0),
+  lagInFrame: fn('lagInFrame', 1, 3),
+  leadInFrame: fn('leadInFrame', 1, 3),
+  first_value: fn('first_value', 1),
+  last_value: fn('last_value', 1),
+  nth_value: fn('nth_value', 2),
+};
+
+const WINDOW_BY_LOWER_NAME = new Map(
+  [...Object.entries(WINDOW_ONLY), ...Object.entries(FUNCTIONS).filter(([, spec]) => spec.aggregate)].map(([name, spec]) => [name.toLowerCase(), { name, spec }]),
+);
+
+/** A function that may stand before OVER: a window-only one or an aggregate. */
+export function lookupWindowFunction(name: string): { name: string; spec: FunctionSpec } | undefined {
+  return WINDOW_BY_LOWER_NAME.get(name.toLowerCase());
+}
 
 /** Lower-cased names, so `COUNT()` and `Lower()` resolve as ClickHouse's case-insensitive ones do. */
 const BY_LOWER_NAME = new Map(Object.entries(FUNCTIONS).map(([name, spec]) => [name.toLowerCase(), { name, spec }]));

@@ -1,12 +1,13 @@
 import { Sql, propertyText, quoteString, sql } from '@tributary/clickhouse';
-import type { CompareOperation, Expr, Field, OrderExpr, SelectLike, SelectQuery } from './ast.js';
+import type { CompareOperation, Expr, Field, OrderExpr, SelectLike, SelectQuery, WindowExpr, WindowFrameExpr, WindowFunction } from './ast.js';
 import { AliasOfExpression, columnAlias, columnAtPosition, implicitNameHides, inList, joinCondition, usingCondition, whereConjuncts } from './clickhouse-18-16.js';
 import { LAZY_JOIN_KEY, aliasesLazyJoinKey, scalarSubquery } from './distributed-table.js';
 import { queryError, spanOf as span } from './errors.js';
-import { lookupFunction } from './functions.js';
+import { lookupFunction, lookupWindowFunction } from './functions.js';
 import { printHogQLExpr } from './print-hogql.js';
 import { refOf, scopeOf, type FieldRef, type Source } from './resolved-tree.js';
 import { EVENT_COLUMNS, IDENTITY_SUBQUERIES } from './schema.js';
+import { hasLegacyBugs, type ClickHouseServer } from './server-features.js';
 import { quoteIdentifier as q } from './sql-names.js';
 
 /**
@@ -76,6 +77,8 @@ export class ClickHousePrinter {
     private readonly teamId: number,
     /** `{name}` placeholders' values. */
     private readonly values: Record<string, unknown>,
+    /** The server the SQL is for: its bugs' workarounds (`clickhouse-18-16.ts`) only where it has them. */
+    private readonly server: ClickHouseServer,
   ) {}
 
   private guard(alias: string): string {
@@ -146,6 +149,8 @@ export class ClickHousePrinter {
         return plain(`tupleElement(${this.expr(node.tuple).sql}, ${node.index})`);
       case 'Call':
         return plain(this.call(node));
+      case 'WindowFunction':
+        return plain(this.windowFunction(node));
       case 'SelectQuery':
       case 'SelectSetQuery':
         return plain(scalarSubquery(this.select(node, false)));
@@ -258,6 +263,27 @@ export class ClickHousePrinter {
     return `${head}(${node.distinct ? 'DISTINCT ' : ''}${printedArgs.join(', ')})`;
   }
 
+  /** A function over a window the resolver checked: the server has window functions, the name is allowed, a named window exists. */
+  private windowFunction(node: WindowFunction): string {
+    const { name, spec } = lookupWindowFunction(node.name)!;
+    const params = (node.args ?? []).map((p) => this.expr(p).sql);
+    const head = spec.params ? `${name}(${params.join(', ')})` : name;
+    const over = node.over_expr ? `(${this.window(node.over_expr)})` : q(node.over_identifier!);
+    return `${head}(${(node.exprs ?? []).map((e) => this.expr(e).sql).join(', ')}) OVER ${over}`;
+  }
+
+  private window(w: WindowExpr): string {
+    const frameEnd = (end: WindowFrameExpr) => (end.frame_type === 'CURRENT ROW' ? 'CURRENT ROW' : `${end.frame_value ?? 'UNBOUNDED'} ${end.frame_type}`);
+    const parts: string[] = [];
+    if (w.partition_by?.length) parts.push(`PARTITION BY ${w.partition_by.map((e) => this.expr(e).sql).join(', ')}`);
+    if (w.order_by?.length) parts.push(`ORDER BY ${w.order_by.map((o) => this.order(o, (e) => this.expr(e).sql)).join(', ')}`);
+    if (w.frame_start) {
+      const method = w.frame_method ?? 'RANGE';
+      parts.push(w.frame_end ? `${method} BETWEEN ${frameEnd(w.frame_start)} AND ${frameEnd(w.frame_end)}` : `${method} ${frameEnd(w.frame_start)}`);
+    }
+    return parts.join(' ');
+  }
+
   // ---- Selects.
 
   select(query: SelectLike, top: boolean): string {
@@ -316,6 +342,8 @@ export class ClickHousePrinter {
     const byPosition = (e: Expr, clause: string): string => aliasOf.name(columnAtPosition(e, clause, itemSql) ?? this.expr(e).sql);
     if (query.group_by?.length) clauses.push(`GROUP BY ${query.group_by.map((e) => byPosition(e, 'GROUP BY')).join(', ')}`);
     if (query.having) clauses.push(`HAVING ${this.expr(query.having).sql}`);
+    const windows = Object.entries(query.window_exprs ?? {});
+    if (windows.length) clauses.push(`WINDOW ${windows.map(([name, w]) => `${q(name)} AS (${this.window(w)})`).join(', ')}`);
     if (query.order_by?.length) clauses.push(`ORDER BY ${query.order_by.map((o) => this.order(o, (e) => byPosition(e, 'ORDER BY'))).join(', ')}`);
     if (query.limit_by) {
       const n = this.integer(query.limit_by.n, 'LIMIT BY');
@@ -351,8 +379,12 @@ export class ClickHousePrinter {
 
   private constraint(right: Source): string {
     const join = right.join!;
-    if ('on' in join) return ` ON ${joinCondition(join.on, right, (e) => this.expr(e).sql)}`;
-    if ('using' in join) return ` ON ${usingCondition(join.using.map(([l, r]) => [this.expr(l).sql, this.expr(r).sql]))}`;
+    const legacy = hasLegacyBugs(this.server);
+    if ('on' in join) return ` ON ${legacy ? joinCondition(join.on, right, (e) => this.expr(e).sql) : this.expr(join.on).sql}`;
+    if ('using' in join) {
+      const keys = join.using.map(([l, r]): [string, string] => [this.expr(l).sql, this.expr(r).sql]);
+      return ` ON ${legacy ? usingCondition(keys) : keys.map(([l, r]) => `(${l} = ${r})`).join(' AND ')}`;
+    }
     return '';
   }
 

@@ -1,4 +1,4 @@
-import type { Expr, JoinExpr, OrderExpr, SelectLike, SelectQuery } from './ast.js';
+import type { Expr, JoinExpr, OrderExpr, SelectLike, SelectQuery, WindowExpr, WindowFrameExpr } from './ast.js';
 
 /**
  * Prints a syntax tree back to HogQL text: the `hogql` of an answer (the query as it ran, limits
@@ -55,6 +55,11 @@ export function printHogQLExpr(expr: Expr): string {
       const params = expr.params ? `(${expr.params.map(printHogQLExpr).join(', ')})` : '';
       return `${expr.name}${params}(${expr.distinct ? 'DISTINCT ' : ''}${expr.args.map(printHogQLExpr).join(', ')})`;
     }
+    case 'WindowFunction': {
+      const params = expr.args?.length ? `(${expr.args.map(printHogQLExpr).join(', ')})` : '';
+      const over = expr.over_expr ? `(${windowText(expr.over_expr)})` : identifier(expr.over_identifier ?? '');
+      return `${expr.name}${params}(${(expr.exprs ?? []).map(printHogQLExpr).join(', ')}) OVER ${over}`;
+    }
     case 'SelectQuery':
     case 'SelectSetQuery':
       return `(${printHogQL(expr)})`;
@@ -66,6 +71,16 @@ export function printHogQLExpr(expr: Expr): string {
 }
 
 const order = (o: OrderExpr) => `${printHogQLExpr(o.expr)} ${o.order}`;
+
+const frameText = (end: WindowFrameExpr) => (end.frame_type === 'CURRENT ROW' ? 'CURRENT ROW' : `${end.frame_value ?? 'UNBOUNDED'} ${end.frame_type}`);
+
+function windowText(w: WindowExpr): string {
+  const parts: string[] = [];
+  if (w.partition_by?.length) parts.push(`PARTITION BY ${w.partition_by.map(printHogQLExpr).join(', ')}`);
+  if (w.order_by?.length) parts.push(`ORDER BY ${w.order_by.map(order).join(', ')}`);
+  if (w.frame_start) parts.push(`${w.frame_method ?? 'RANGE'} ${w.frame_end ? `BETWEEN ${frameText(w.frame_start)} AND ${frameText(w.frame_end)}` : frameText(w.frame_start)}`);
+  return parts.join(' ');
+}
 
 function join(j: JoinExpr): string {
   const table = j.table.node === 'Field' ? printHogQLExpr(j.table) : `(${printHogQL(j.table as SelectLike)})`;
@@ -92,6 +107,8 @@ export function printHogQL(query: SelectLike): string {
   if (query.where) parts.push(`WHERE ${printHogQLExpr(query.where)}`);
   if (query.group_by?.length) parts.push(`GROUP BY ${query.group_by.map(printHogQLExpr).join(', ')}`);
   if (query.having) parts.push(`HAVING ${printHogQLExpr(query.having)}`);
+  const windows = Object.entries(query.window_exprs ?? {});
+  if (windows.length) parts.push(`WINDOW ${windows.map(([name, w]) => `${identifier(name)} AS (${windowText(w)})`).join(', ')}`);
   if (query.order_by?.length) parts.push(`ORDER BY ${query.order_by.map(order).join(', ')}`);
   if (query.limit_by) parts.push(`LIMIT ${printHogQLExpr(query.limit_by.n)} BY ${query.limit_by.exprs.map(printHogQLExpr).join(', ')}`);
   if (query.limit) parts.push(`LIMIT ${printHogQLExpr(query.limit)}`);

@@ -1,3 +1,4 @@
+import { CLICKHOUSE_18_16, parseServerVersion } from '@tributary/clickhouse';
 import { HogQLError, PARSE_LIMITS, checkQueryShape, loadHogQLParser, parseSelect, printQuery, type PrintOptions } from './index.js';
 
 /**
@@ -111,8 +112,10 @@ describe('printQuery refuses what it cannot guard or run, naming the problem', (
     ['SAMPLE', 'SELECT event FROM events SAMPLE 0.1', 'SAMPLE is not supported'],
     ['UNION DISTINCT', 'SELECT 1 UNION DISTINCT SELECT 2', 'UNION DISTINCT is not supported: use UNION ALL'],
     ['INTERSECT', 'SELECT 1 INTERSECT SELECT 2', 'INTERSECT is not supported: use UNION ALL'],
-    ['a window function', 'SELECT row_number() OVER (ORDER BY timestamp) FROM events', 'WindowFunction is not supported'],
-    ['a named window', 'SELECT event, lag(event) OVER w FROM events WINDOW w AS (ORDER BY timestamp)', 'Window functions are not supported'],
+    ['a window function on 18.16', 'SELECT row_number() OVER (ORDER BY timestamp) FROM events', 'window functions (OVER, WINDOW) need ClickHouse 21.9 or newer; this server is 18.16'],
+    ['a named window on 18.16', 'SELECT event, lagInFrame(event) OVER w FROM events WINDOW w AS (ORDER BY timestamp)', 'window functions (OVER, WINDOW) need ClickHouse 21.9 or newer; this server is 18.16'],
+    ['JSONExtract on 18.16', "SELECT JSONExtractInt(properties, 'amount') FROM events", 'JSONExtract functions need ClickHouse 20.1 or newer; this server is 18.16'],
+    ['three tables in one SELECT on 18.16', 'SELECT 1 FROM events AS e JOIN persons AS p ON e.person_id = p.id JOIN groups AS g ON e.$group_0 = g.key', 'ClickHouse 18.16 joins two tables per SELECT'],
     ['a placeholder without a value', 'SELECT {missing}', 'Placeholder {missing} has no value'],
     ['a LIMIT that is not a constant', 'SELECT event FROM events LIMIT event', 'LIMIT must be a whole number'],
     ['a LIMIT computed by a function', "SELECT event FROM events LIMIT toInt('3')", 'LIMIT must be a whole number'],
@@ -122,6 +125,38 @@ describe('printQuery refuses what it cannot guard or run, naming the problem', (
 
   it.each(refused)('%s', async (_rule, hogql, message) => {
     expect((await refusal(hogql)).message).toContain(message);
+  });
+});
+
+describe('the printer prints for the ClickHouse it talks to', () => {
+  const current = parseServerVersion('26.7.2.1');
+  const printed: [rule: string, hogql: string, clickhouse: string][] = [
+    ['a window function over a partition and an order', 'SELECT row_number() OVER (PARTITION BY event ORDER BY timestamp DESC) AS n FROM events', 'SELECT row_number() OVER (PARTITION BY `events`.`event` ORDER BY `events`.`timestamp` DESC) AS `n` FROM events AS `events` WHERE `events`.team_id = 42 LIMIT 101'],
+    ['an aggregate over a named window with a frame', 'SELECT sum(1) OVER w AS s FROM events WINDOW w AS (ORDER BY timestamp ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)', 'SELECT sum(1) OVER `w` AS `s` FROM events AS `events` WHERE `events`.team_id = 42 WINDOW `w` AS (ORDER BY `events`.`timestamp` ASC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) LIMIT 101'],
+    ['JSONExtract reads the JSON as it is', "SELECT JSONExtractInt(properties, 'amount') AS a FROM events", "SELECT JSONExtractInt(`events`.`properties`, 'amount') AS `a` FROM events AS `events` WHERE `events`.team_id = 42 LIMIT 101"],
+    ['a join key is compared bare: the right-hand key workaround is 18.16\'s alone', 'SELECT 1 AS x FROM persons AS p JOIN groups AS g ON p.id = g.key', 'ON (`p`.`id` = `g`.`key`)'],
+  ];
+
+  it.each(printed)('%s', async (_rule, hogql, clickhouse) => {
+    expect((await print(hogql, { server: current })).clickhouse).toContain(clickhouse);
+  });
+
+  it('prints the right-hand key as an expression for 18.16, and for no stated server', async () => {
+    const join = 'SELECT 1 AS x FROM persons AS p JOIN groups AS g ON p.id = g.key';
+    expect((await print(join, { server: CLICKHOUSE_18_16 })).clickhouse).toContain('ON (`p`.`id` = materialize(`g`.`key`))');
+    expect((await print(join)).clickhouse).toContain('materialize(`g`.`key`)');
+  });
+
+  it('joins more than two tables in one SELECT on a current server, each guarded', async () => {
+    const { clickhouse } = await print('SELECT 1 AS x FROM events AS e JOIN persons AS p ON e.person_id = p.id JOIN groups AS g ON e.$group_0 = g.key', { server: current });
+    // events, the lazy join's person_distinct_id (for person_id), persons, groups.
+    expect(clickhouse.match(/team_id = 42/g)).toHaveLength(4);
+  });
+
+  it('refuses OVER a window the select does not name, and a function that cannot stand before OVER', async () => {
+    await expect(print('SELECT sum(1) OVER w FROM events', { server: current })).rejects.toThrow('No window named w');
+    await expect(print('SELECT lower(event) OVER () FROM events', { server: current })).rejects.toThrow("'lower' cannot be used with OVER");
+    await expect(print('SELECT sum(1) OVER (ORDER BY timestamp GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM events', { server: current })).rejects.toThrow(HogQLError);
   });
 });
 

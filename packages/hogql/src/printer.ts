@@ -3,6 +3,7 @@ import { HogQLError, queryError } from './errors.js';
 import { ClickHousePrinter } from './print-clickhouse.js';
 import { scopeOf } from './resolved-tree.js';
 import { resolveEventsExpr, resolveQuery } from './resolver.js';
+import { CLICKHOUSE_18_16, type ClickHouseServer } from './server-features.js';
 
 export { quoteIdentifier } from './sql-names.js';
 
@@ -22,6 +23,12 @@ export interface PrintOptions {
   defaultLimit?: number;
   /** Rows no top-level query returns more of, whatever its LIMIT says. */
   maxLimit?: number;
+  /**
+   * The ClickHouse release the SQL is for (`serverOf` reads it once per client): what only newer
+   * releases run is allowed there and refused on older ones, and 18.16's workarounds are printed
+   * only for 18.16. Without it, SQL for 18.16, which every later release runs too.
+   */
+  server?: ClickHouseServer;
 }
 
 export interface PrintedQuery {
@@ -44,7 +51,8 @@ export const MAX_LIMIT = 50_000;
  * so no input can reach another project's rows; everything else is an allow-list.
  */
 export function printQuery(query: SelectLike, options: PrintOptions): PrintedQuery {
-  const printer = new ClickHousePrinter(options.teamId, options.values ?? {});
+  const server = options.server ?? CLICKHOUSE_18_16;
+  const printer = new ClickHousePrinter(options.teamId, options.values ?? {}, server);
   const defaultLimit = Math.min(options.defaultLimit ?? DEFAULT_LIMIT, options.maxLimit ?? MAX_LIMIT);
   const maxLimit = options.maxLimit ?? MAX_LIMIT;
   try {
@@ -54,7 +62,7 @@ export function printQuery(query: SelectLike, options: PrintOptions): PrintedQue
     const limit = ownLimit === null ? defaultLimit : Math.min(ownLimit, maxLimit);
     // A query without a LIMIT of its own asks for one row more, to tell whether there are more.
     const fetched = ownLimit === null ? limit + 1 : limit;
-    const resolved = resolveQuery(query);
+    const resolved = resolveQuery(query, server);
     let body: string;
     let columns: string[];
     if (resolved.node === 'SelectQuery') {
@@ -79,7 +87,8 @@ function firstSelect(query: SelectLike): SelectQuery {
  * `person.properties.<key>` reads the row's own `person_properties`; other person fields need a join and are refused.
  */
 export function printEventsExpr(expr: Expr, options: PrintOptions, alias = 'events'): string {
-  const resolved = resolveEventsExpr(expr, alias);
+  const server = options.server ?? CLICKHOUSE_18_16;
+  const resolved = resolveEventsExpr(expr, alias, server);
   if (resolved.source.lazy.pdi) throw queryError('person fields are not available here; use the query endpoint', null);
-  return new ClickHousePrinter(options.teamId, options.values ?? {}).expr(resolved.expr).sql;
+  return new ClickHousePrinter(options.teamId, options.values ?? {}, server).expr(resolved.expr).sql;
 }

@@ -1,7 +1,8 @@
-import type { CTE, Expr, Field, JoinExpr, SelectLike, SelectQuery } from './ast.js';
+import type { CTE, Expr, Field, JoinExpr, OrderExpr, SelectLike, SelectQuery, WindowExpr, WindowFrameExpr, WindowFunction } from './ast.js';
 import { MAX_CTE_EXPANSIONS, checkJoinCount, eventsAsSubquery } from './clickhouse-18-16.js';
 import { queryError, spanOf as span } from './errors.js';
-import { lookupFunction } from './functions.js';
+import { lookupFunction, lookupWindowFunction, type FunctionSpec } from './functions.js';
+import { has, requireFeature, type ClickHouseServer } from './server-features.js';
 import { printHogQLExpr } from './print-hogql.js';
 import { cteList, type FieldRef, type ResolvedField, type ResolvedItem, type ResolvedJoin, type ResolvedSelectQuery, type SelectScope, type Source } from './resolved-tree.js';
 import { TABLES, isTableName } from './schema.js';
@@ -25,6 +26,8 @@ interface Scope {
   ctes: Map<string, CTE>;
   parent: Scope | null;
   lambdaArgs: Set<string>;
+  /** The select's named windows (WINDOW name AS (...)), which OVER name may read. */
+  windows: Set<string>;
 }
 
 const JOIN_TYPES = new Set(['JOIN', 'INNER JOIN', 'LEFT JOIN', 'LEFT OUTER JOIN', 'RIGHT JOIN', 'RIGHT OUTER JOIN', 'FULL JOIN', 'FULL OUTER JOIN', 'CROSS JOIN', 'ANY LEFT JOIN', 'ANY INNER JOIN', 'ANY JOIN', 'ALL LEFT JOIN', 'ALL INNER JOIN']);
@@ -35,7 +38,7 @@ const newSelectScope = (): SelectScope => ({ sources: [], items: [], printedAlia
 
 function newScope(ctes: CTE[], parent: Scope | null): Scope {
   const select = newSelectScope();
-  return { select, sources: select.sources, aliases: new Map(), defining: new Set(), ctes: new Map(ctes.map((c) => [c.name, c])), parent, lambdaArgs: parent?.lambdaArgs ?? new Set() };
+  return { select, sources: select.sources, aliases: new Map(), defining: new Set(), ctes: new Map(ctes.map((c) => [c.name, c])), parent, lambdaArgs: parent?.lambdaArgs ?? new Set(), windows: new Set() };
 }
 
 /** The column a select item gives a subquery's readers: its alias, a field's last name, or its HogQL. */
@@ -47,9 +50,14 @@ function itemName(expr: Expr): string {
 
 const resolvedField = (chain: string[], ref: FieldRef): ResolvedField => ({ node: 'Field', chain, ref });
 
+const FRAME_METHODS = new Set(['ROWS', 'RANGE']);
+const FRAME_ENDS = new Set(['PRECEDING', 'FOLLOWING', 'CURRENT ROW']);
+
 class Resolver {
   private cteExpansions = 0;
   private subqueryCount = 0;
+
+  constructor(private readonly server: ClickHouseServer) {}
 
   /** A use of a CTE: its body, counted, since each use is printed as a copy of it. */
   private expandCte(cte: CTE, node: Expr): Expr {
@@ -234,6 +242,8 @@ class Resolver {
       }
       case 'Call':
         return this.call(node, scope);
+      case 'WindowFunction':
+        return this.windowFunction(node, scope);
       case 'SelectQuery':
       case 'SelectSetQuery':
         return this.select(node, scope);
@@ -267,20 +277,27 @@ class Resolver {
     return this.expr(right, scope);
   }
 
-  private call(node: Extract<Expr, { node: 'Call' }>, scope: Scope): Expr {
-    const found = lookupFunction(node.name);
-    if (!found) throw queryError(`Unsupported function call '${node.name}(...)'`, span(node));
-    const { name, spec } = found;
-    const star = node.args.length === 1 && node.args[0]!.node === 'Field' && node.args[0]!.chain.length === 1 && node.args[0]!.chain[0] === '*';
-    const args = star && name === 'count' ? [] : node.args;
+  /** Checks a call's arity and parameters against its spec and the server; `count(*)` is `count()`. */
+  private checkedArgs(node: Expr, name: string, spec: FunctionSpec, given: Expr[], params: Expr[]): Expr[] {
+    if (spec.since) requireFeature(this.server, spec.since, node);
+    const star = given.length === 1 && given[0]!.node === 'Field' && given[0]!.chain.length === 1 && given[0]!.chain[0] === '*';
+    const args = star && name === 'count' ? [] : given;
     if (args.length < spec.min || args.length > spec.max) {
       const expected = spec.min === spec.max ? `${spec.min}` : `${spec.min} to ${spec.max}`;
       throw queryError(`Function '${name}' expects ${expected} argument${spec.max === 1 ? '' : 's'}, found ${args.length}`, span(node));
     }
-    const params = node.params ?? [];
     if (spec.params) {
       if (params.length < spec.params[0] || params.length > spec.params[1]) throw queryError(`Aggregation '${name}' takes ${spec.params[0]} to ${spec.params[1]} parameters, found ${params.length}`, span(node));
     } else if (params.length) throw queryError(`Function '${name}' takes no parameters`, span(node));
+    return args;
+  }
+
+  private call(node: Extract<Expr, { node: 'Call' }>, scope: Scope): Expr {
+    const found = lookupFunction(node.name);
+    if (!found) throw queryError(`Unsupported function call '${node.name}(...)'`, span(node));
+    const { name, spec } = found;
+    const params = node.params ?? [];
+    const args = this.checkedArgs(node, name, spec, node.args, params);
     if (node.distinct && !spec.aggregate) throw queryError(`DISTINCT is only for aggregations, not '${name}'`, span(node));
     const resolvedCall = (resolvedArgs: Expr[], resolvedParams: Expr[]): Expr => ({ node: 'Call', name, args: resolvedArgs, params: resolvedParams, distinct: node.distinct, start: node.start, end: node.end });
     if (name === 'in' || name === 'notIn') return resolvedCall([this.expr(args[0]!, scope), this.inSet(args[1]!, scope)], []);
@@ -291,6 +308,44 @@ class Resolver {
       return { node: 'Lambda', args: arg.args, expr: this.expr(arg.expr, { ...scope, lambdaArgs: new Set([...scope.lambdaArgs, ...arg.args]) }), start: arg.start, end: arg.end };
     });
     return resolvedCall(resolvedArgs, this.exprs(params, scope));
+  }
+
+  private windowFunction(node: WindowFunction, scope: Scope): WindowFunction {
+    requireFeature(this.server, 'windowFunctions', node);
+    const found = lookupWindowFunction(node.name);
+    if (!found) throw queryError(`'${node.name}' cannot be used with OVER: use an aggregate, row_number, rank, dense_rank, lagInFrame, leadInFrame, first_value, last_value or nth_value`, span(node));
+    const { name, spec } = found;
+    const params = node.args ?? [];
+    const exprs = this.checkedArgs(node, name, spec, node.exprs ?? [], params);
+    if (node.over_identifier !== undefined && node.over_identifier !== null) {
+      if (!scope.windows.has(node.over_identifier)) throw queryError(`No window named ${node.over_identifier}: define it with WINDOW ${node.over_identifier} AS (...)`, span(node));
+      return { ...node, name, exprs: this.exprs(exprs, scope), args: this.exprs(params, scope) };
+    }
+    if (!node.over_expr) throw queryError(`${name} needs OVER`, span(node));
+    return { ...node, name, exprs: this.exprs(exprs, scope), args: this.exprs(params, scope), over_expr: this.window(node.over_expr, scope) };
+  }
+
+  private window(w: WindowExpr, scope: Scope): WindowExpr {
+    const frameEnd = (end: WindowFrameExpr | null | undefined): WindowFrameExpr | null => {
+      if (!end) return null;
+      if (!FRAME_ENDS.has(end.frame_type)) throw queryError(`${end.frame_type} cannot end a window frame`, span(w));
+      const value = end.frame_value;
+      if (value !== undefined && value !== null && !(Number.isInteger(value) && value >= 0)) throw queryError('A window frame offset must be a whole number', span(w));
+      return end;
+    };
+    if (w.frame_method && !FRAME_METHODS.has(w.frame_method)) throw queryError(`${w.frame_method} frames are not supported: use ROWS or RANGE`, span(w));
+    return {
+      ...w,
+      partition_by: w.partition_by ? this.exprs(w.partition_by, scope) : null,
+      order_by: w.order_by ? w.order_by.map((o) => this.orderExpr(o, scope)) : null,
+      frame_start: frameEnd(w.frame_start),
+      frame_end: frameEnd(w.frame_end),
+    };
+  }
+
+  private orderExpr(o: OrderExpr, scope: Scope): OrderExpr {
+    if (o.with_fill) throw queryError('WITH FILL is not supported', span(o));
+    return { ...o, expr: this.expr(o.expr, scope) };
   }
 
   // ---- Selects.
@@ -309,7 +364,6 @@ class Resolver {
   private selectQuery(query: SelectQuery, parent: Scope | null): ResolvedSelectQuery {
     for (const [key, message] of [
       ['qualify', 'QUALIFY is not supported'],
-      ['window_exprs', 'Window functions are not supported by the ClickHouse in use'],
       ['limit_with_ties', 'LIMIT WITH TIES is not supported'],
     ] as const) {
       if (query[key]) throw queryError(message, span(query));
@@ -318,7 +372,7 @@ class Resolver {
 
     const joins: JoinExpr[] = [];
     for (let join = query.select_from; join; join = join.next_join ?? null) joins.push(join);
-    checkJoinCount(joins);
+    if (!has(this.server, 'manyJoins')) checkJoinCount(joins);
     joins.forEach((join, i) => {
       const source = this.sourceOf(join, scope, i === 0, joins.length > 1);
       if (scope.sources.some((s) => s.name === source.name)) throw queryError(`Two tables are named ${source.name}: give one an alias`, span(join));
@@ -326,6 +380,9 @@ class Resolver {
     });
     for (const item of query.select) if (item.node === 'Alias') scope.aliases.set(item.alias, item.expr);
     for (const item of query.array_join_list ?? []) if (item.node === 'Alias') scope.aliases.set(item.alias, item.expr);
+    const windows = Object.entries(query.window_exprs ?? {});
+    if (windows.length) requireFeature(this.server, 'windowFunctions', query);
+    for (const [name] of windows) scope.windows.add(name);
 
     scope.select.items = query.select.flatMap((item): ResolvedItem[] => {
       if (item.node === 'Field' && item.chain.at(-1) === '*') {
@@ -357,10 +414,8 @@ class Resolver {
       where: query.where && this.expr(query.where, scope),
       group_by: query.group_by?.map((e) => this.expr(e, scope)),
       having: query.having && this.expr(query.having, scope),
-      order_by: query.order_by?.map((o) => {
-        if (o.with_fill) throw queryError('WITH FILL is not supported', span(o));
-        return { ...o, expr: this.expr(o.expr, scope) };
-      }),
+      window_exprs: windows.length ? Object.fromEntries(windows.map(([name, w]) => [name, this.window(w, scope)])) : null,
+      order_by: query.order_by?.map((o) => this.orderExpr(o, scope)),
       limit_by: query.limit_by && { ...query.limit_by, exprs: this.exprs(query.limit_by.exprs, scope) },
       scope: scope.select,
     };
@@ -400,8 +455,8 @@ class Resolver {
 }
 
 /** Resolves a parsed query (see `Resolver`). */
-export function resolveQuery(query: SelectLike): SelectLike {
-  return new Resolver().select(query, null);
+export function resolveQuery(query: SelectLike, server: ClickHouseServer): SelectLike {
+  return new Resolver(server).select(query, null);
 }
 
 /**
@@ -409,9 +464,9 @@ export function resolveQuery(query: SelectLike): SelectLike {
  * `person.properties.<key>` reads the row's own `person_properties`. The source says which
  * lazy join parts the expression would need.
  */
-export function resolveEventsExpr(expr: Expr, alias: string): { expr: Expr; source: Source } {
+export function resolveEventsExpr(expr: Expr, alias: string, server: ClickHouseServer): { expr: Expr; source: Source } {
   const source: Source = { name: alias, alias, table: 'events', wrapped: false, lazy: { pdi: false, person: false }, personOnEvents: true };
   const scope = newScope([], null);
   scope.sources.push(source);
-  return { expr: new Resolver().expr(expr, scope), source };
+  return { expr: new Resolver(server).expr(expr, scope), source };
 }

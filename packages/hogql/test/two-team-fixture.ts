@@ -1,6 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import { createClickHouse, type ClickHouse } from '@tributary/clickhouse';
+import { Sql, createClickHouse, serverOf, type ClickHouse, type ClickHouseServer } from '@tributary/clickhouse';
 import { EVENT_ROW_COLUMNS, eventRow, testConfig, type EventRow } from '@tributary/test-support';
 import { loadHogQLParser, parseSelect, printQuery, type PrintOptions } from '../src/index.js';
 
@@ -117,55 +116,50 @@ const groups = [
 ];
 
 /** Writes both projects' rows; the team ids are new per run, so nothing else reads them. */
-export async function insertTwoTeamFixture(): Promise<void> {
-  const clickhouse: ClickHouse = createClickHouse(testConfig());
-  try {
-    const columns = <Row extends object>(rows: Row[]) => Object.keys(rows[0]!) as (keyof Row & string)[];
-    await clickhouse.insert('events', EVENT_ROW_COLUMNS, events);
-    await clickhouse.insert('person', columns(persons), persons);
-    await clickhouse.insert('person_distinct_id', columns(distinctIds), distinctIds);
-    await clickhouse.insert('groups', columns(groups), groups);
-  } finally {
-    await clickhouse.close();
-  }
+export async function insertTwoTeamFixture(clickhouse: ClickHouse): Promise<void> {
+  const columns = <Row extends object>(rows: Row[]) => Object.keys(rows[0]!) as (keyof Row & string)[];
+  await clickhouse.insert('events', EVENT_ROW_COLUMNS, events);
+  await clickhouse.insert('person', columns(persons), persons);
+  await clickhouse.insert('person_distinct_id', columns(distinctIds), distinctIds);
+  await clickhouse.insert('groups', columns(groups), groups);
 }
 
 export interface HogQLRunner {
+  /** The server the runner prints for. */
+  readonly server: ClickHouseServer;
   /** Prints `text` for `TEAM` and runs it: the answer's rows, 64-bit integers as numbers. */
   run(text: string, values?: PrintOptions['values']): Promise<{ sql: string; columns: string[]; rows: unknown[][] }>;
-  close(): Promise<void>;
 }
 
-export function createHogQLRunner(teamId = TEAM): HogQLRunner {
-  const config = testConfig();
-  const client: ClickHouseClient = createClient({
-    url: config.clickhouseUrl,
-    username: config.clickhouseUser,
-    password: config.clickhousePassword,
-    database: config.clickhouseDatabase,
-    log: { level: ClickHouseLogLevel.OFF },
-    clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
-  });
+/** Runs HogQL on `clickhouse`, printed for `server` as the query endpoint prints for the server it talks to. */
+export function createHogQLRunner(clickhouse: ClickHouse, server: ClickHouseServer, teamId = TEAM): HogQLRunner {
   return {
+    server,
     async run(text, values) {
-      const printed = printQuery(await parseSelect(text), { teamId, ...(values && { values }) });
-      const result = await client.query({ query: printed.clickhouse, format: 'JSONCompact' });
-      const { data } = await result.json<unknown[]>();
+      const printed = printQuery(await parseSelect(text), { teamId, server, ...(values && { values }) });
+      const { data } = await clickhouse.queryCompact(Sql.trusted(printed.clickhouse), { settings: { output_format_json_quote_64bit_integers: 0 } });
       return { sql: printed.clickhouse, columns: printed.columns, rows: data };
     },
-    close: () => client.close(),
   };
 }
 
-/** The setup both HogQL suites share: the parser, both projects' rows, and a runner for `TEAM`, closed after the file. */
-export function useTwoTeamFixture(): { readonly runner: HogQLRunner } {
-  const context = {} as { runner: HogQLRunner };
+/** The ClickHouse engines the HogQL suites run on: the stack's server (18.16), or chdb's in-process current release. */
+export type Engine = 'server' | 'chdb';
+
+/**
+ * The setup the HogQL suites share: the parser, both projects' rows on `engine`, and a runner
+ * for `TEAM` printing for that engine's version, closed after the file.
+ */
+export function useTwoTeamFixture(engine: Engine = 'server'): { readonly runner: HogQLRunner; readonly clickhouse: ClickHouse } {
+  const context = {} as { runner: HogQLRunner; clickhouse: ClickHouse };
   beforeAll(async () => {
     await loadHogQLParser();
-    await insertTwoTeamFixture();
-    context.runner = createHogQLRunner();
+    // chdb loads its engine (a native library) when imported: only the files that use it pay for that.
+    context.clickhouse = engine === 'chdb' ? await (await import('@tributary/test-support/chdb')).createChdbClickHouse() : createClickHouse(testConfig());
+    await insertTwoTeamFixture(context.clickhouse);
+    context.runner = createHogQLRunner(context.clickhouse, await serverOf(context.clickhouse));
   });
-  afterAll(() => context.runner.close());
+  afterAll(() => context.clickhouse.close());
   return context;
 }
 

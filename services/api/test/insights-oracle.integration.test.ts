@@ -1,51 +1,18 @@
-import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS } from '@tributary/clickhouse';
-import { EVENT_ROW_COLUMNS, createTestTenant, eventRow, replicasHold, type TestTenant } from '@tributary/test-support';
+import { createTestTenant, replicasHold, type TestTenant } from '@tributary/test-support';
 import { useApi, type ApiHarness } from './api-harness.js';
 import { buildFixture, type Fixture } from './insights-oracle/fixture.js';
-import {
-  referenceFunnels,
-  referenceLifecycle,
-  referenceRetention,
-  referenceStickiness,
-  referenceTrends,
-  type FunnelsRequest,
-  type LifecycleRequest,
-  type RetentionRequest,
-  type StickinessRequest,
-  type TrendsRequest,
-  type TrendsSeries,
-  type World,
-} from './insights-oracle/reference.js';
+import { CASES, NY, TABLE, ZONED, expected, insertFixture, observed, type Zone } from './insights-oracle/cases.js';
 
 /**
  * Issue 45's correctness oracle: every insight kind, asked of the real endpoint on the fixture
  * project, must give exactly the numbers the plain-TypeScript reference computes from the raw rows.
  * The same questions are asked of a project in America/New_York, whose fixture has its edges at
- * local midnight; a second project's rows under the same distinct ids must never count.
+ * local midnight; a second project's rows under the same distinct ids must never count. The
+ * questions are `insights-oracle/cases.ts`; `insights-oracle-chdb.test.ts` asks them of ClickHouse 26.
  */
-
-const NY = 'America/New_York';
-type Zone = 'UTC' | typeof NY;
-type Request = TrendsRequest | FunnelsRequest | RetentionRequest | LifecycleRequest | StickinessRequest;
 
 let api: ApiHarness;
 const projects = new Map<Zone, { tenant: TestTenant; fixture: Fixture }>();
-
-async function insertFixture(teamId: number, fixture: Fixture): Promise<void> {
-  // The historical batch is inserted after the newer one, as late-arriving events are.
-  for (const [i, batch] of fixture.batches.entries()) {
-    const insertedAt = `2024-04-0${i + 1} 00:00:00`;
-    const rows = batch.map((e) =>
-      eventRow(teamId, e.distinctId, e.event, e.timestamp, e.properties, { timestamp_ms: e.ms, person_id: e.personId, person_properties: JSON.stringify(e.personProperties), group_0: e.group0, inserted_at: insertedAt }),
-    );
-    await api.clickhouse.insert('events', EVENT_ROW_COLUMNS, rows);
-  }
-  const persons = fixture.persons.map((p) => ({ id: p.id, created_at: p.createdAt, team_id: teamId, properties: JSON.stringify(p.properties), is_identified: 1, is_deleted: 0, version: p.version }));
-  await api.clickhouse.insert('person', PERSON_COLUMNS, persons);
-  const ids = fixture.distinctIds.map((d) => ({ team_id: teamId, distinct_id: d.distinctId, person_id: d.personId, is_deleted: d.isDeleted ? 1 : 0, version: d.version }));
-  await api.clickhouse.insert('person_distinct_id', DISTINCT_ID_COLUMNS, ids);
-  await replicasHold(api.clickhouse, api.config, [teamId]);
-}
 
 const setup = useApi();
 beforeAll(async () => {
@@ -55,172 +22,10 @@ beforeAll(async () => {
   const other = await createTestTenant(api.pool, api.config);
   projects.set('UTC', { tenant: setup.tenant, fixture: buildFixture('UTC') });
   projects.set(NY, { tenant: ny, fixture: buildFixture(NY) });
-  for (const { tenant, fixture } of projects.values()) await insertFixture(tenant.project.id, fixture);
-  await insertFixture(other.project.id, buildFixture('UTC', { other: true }));
+  for (const { tenant, fixture } of projects.values()) await insertFixture(api.clickhouse, tenant.project.id, fixture);
+  await insertFixture(api.clickhouse, other.project.id, buildFixture('UTC', { other: true }));
+  await replicasHold(api.clickhouse, api.config, [...[...projects.values()].map(({ tenant }) => tenant.project.id), other.project.id]);
 });
-
-// ---- What is compared: the numbers and their labels, not the envelope.
-
-const pick = (source: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.filter((k) => source[k] !== undefined).map((k) => [k, source[k]]));
-const TRENDS_KEYS = ['label', 'count', 'data', 'days', 'labels', 'breakdown_value', 'compare_label', 'aggregated_value'];
-const FUNNEL_KEYS = ['name', 'order', 'count', 'average_conversion_time', 'median_conversion_time', 'breakdown_value'];
-const LIFECYCLE_KEYS = ['status', 'label', 'data', 'count', 'days', 'labels'];
-const STICKINESS_KEYS = ['label', 'count', 'data', 'days', 'labels'];
-
-/** The endpoint's answer in the reference's terms; a retention cohort's `date` is compared as a moment. */
-function observed(request: Request, results: any[]): unknown {
-  switch (request.kind) {
-    case 'TrendsQuery':
-      return results.map((r) => pick(r, TRENDS_KEYS));
-    case 'FunnelsQuery':
-      return results.map((r) => (Array.isArray(r) ? r.map((s) => pick(s, FUNNEL_KEYS)) : pick(r, FUNNEL_KEYS)));
-    case 'RetentionQuery':
-      return results.map((r) => ({ date: Date.parse(r.date), label: r.label, values: r.values.map((v: { count: number; label: string }) => ({ count: v.count, label: v.label })) }));
-    case 'LifecycleQuery':
-      return results.map((r) => pick(r, LIFECYCLE_KEYS));
-    case 'StickinessQuery':
-      return results.map((r) => pick(r, STICKINESS_KEYS));
-  }
-}
-
-function expected(world: World, request: Request): unknown {
-  switch (request.kind) {
-    case 'TrendsQuery':
-      return referenceTrends(world, request);
-    case 'FunnelsQuery':
-      return referenceFunnels(world, request);
-    case 'RetentionQuery':
-      return referenceRetention(world, request);
-    case 'LifecycleQuery':
-      return referenceLifecycle(world, request);
-    case 'StickinessQuery':
-      return referenceStickiness(world, request);
-  }
-}
-
-// ---- The cases.
-
-const range = (date_from: string, date_to: string) => ({ date_from, date_to });
-const pageviews: TrendsSeries = { kind: 'EventsNode', event: '$pageview' };
-const purchases: TrendsSeries = { kind: 'EventsNode', event: 'purchase' };
-const signups: TrendsSeries = { kind: 'EventsNode', event: 'signup' };
-const trends = (series: TrendsSeries[], interval: TrendsRequest['interval'], dateRange: TrendsRequest['dateRange'], rest: Partial<TrendsRequest> = {}): TrendsRequest => ({ kind: 'TrendsQuery', series, interval, dateRange, ...rest });
-const amount = (math: TrendsSeries['math']): TrendsSeries => ({ ...purchases, math, math_property: 'amount' });
-const JAN = range('2024-01-01', '2024-01-31');
-const Q1 = range('2024-01-01', '2024-03-31');
-const WEEKS = range('2024-01-01', '2024-02-11');
-
-const step = (event: string) => ({ kind: 'EventsNode' as const, event });
-const funnel = (events: string[], funnelsFilter: FunnelsRequest['funnelsFilter'] = {}, rest: Partial<FunnelsRequest> = {}): FunnelsRequest => ({ kind: 'FunnelsQuery', series: events.map(step), dateRange: JAN, funnelsFilter, ...rest });
-const retention = (period: RetentionRequest['retentionFilter']['period'], retentionType: RetentionRequest['retentionFilter']['retentionType'], totalIntervals: number, date_to: string, rest: Partial<RetentionRequest['retentionFilter']> = {}): RetentionRequest => ({
-  kind: 'RetentionQuery',
-  retentionFilter: { period, retentionType, totalIntervals, ...rest },
-  dateRange: { date_to },
-});
-const lifecycle = (interval: LifecycleRequest['interval'], dateRange: LifecycleRequest['dateRange'], rest: Partial<LifecycleRequest> = {}): LifecycleRequest => ({ kind: 'LifecycleQuery', series: [pageviews], interval, dateRange, ...rest });
-const stickiness = (interval: StickinessRequest['interval'], dateRange: StickinessRequest['dateRange'], series = [pageviews]): StickinessRequest => ({ kind: 'StickinessQuery', series, interval, dateRange });
-
-const proPlan = { key: 'plan', type: 'person' as const, value: 'pro' };
-const chrome = { key: '$browser', type: 'event' as const, value: 'Chrome' };
-
-const CASES: [string, Request][] = [
-  // Trends: each math, each interval.
-  ['trends total by day, across day edges', trends([pageviews], 'day', range('2024-01-01', '2024-01-10'))],
-  ['trends total by hour, across an hour edge', trends([pageviews], 'hour', range('2024-01-03', '2024-01-03'))],
-  ['trends total by hour over the spring-forward day', trends([pageviews], 'hour', range('2024-03-10', '2024-03-10'))],
-  ['trends total by week, across the Sunday/Monday edges', trends([pageviews], 'week', WEEKS)],
-  ['trends total by month, across the month edges', trends([pageviews], 'month', Q1)],
-  ['trends of all events by day', trends([{ kind: 'EventsNode', event: null }], 'day', range('2024-01-01', '2024-01-07'))],
-  ['trends dau by day: merged ids are one person', trends([{ ...pageviews, math: 'dau' }], 'day', range('2024-01-01', '2024-01-14'))],
-  ['trends dau by week', trends([{ ...pageviews, math: 'dau' }], 'week', WEEKS)],
-  ['trends dau by month', trends([{ ...pageviews, math: 'dau' }], 'month', Q1)],
-  ['trends weekly_active by day, counting the days before the range', trends([{ ...pageviews, math: 'weekly_active' }], 'day', range('2024-01-05', '2024-01-20'))],
-  ['trends weekly_active by week', trends([{ ...pageviews, math: 'weekly_active' }], 'week', WEEKS)],
-  ['trends monthly_active by day', trends([{ ...pageviews, math: 'monthly_active' }], 'day', range('2024-01-25', '2024-02-06'))],
-  ['trends monthly_active by month', trends([{ ...pageviews, math: 'monthly_active' }], 'month', Q1)],
-  ['trends unique_session by day: empty and absent sessions are not sessions', trends([{ kind: 'EventsNode', event: null, math: 'unique_session' }], 'day', range('2024-01-01', '2024-01-10'))],
-  ['trends sum of a property by day', trends([amount('sum')], 'day', JAN)],
-  ['trends avg of a property by week', trends([amount('avg')], 'week', WEEKS)],
-  ['trends min of a property by month', trends([amount('min')], 'month', Q1)],
-  ['trends max of a property by day', trends([amount('max')], 'day', range('2024-01-01', '2024-01-12'))],
-  ['trends median of a property by month', trends([amount('median')], 'month', Q1)],
-  ['trends p90 of a property by month', trends([amount('p90')], 'month', Q1)],
-  ['trends p95 of a property by week', trends([amount('p95')], 'week', WEEKS)],
-  ['trends p99 of a property by month', trends([amount('p99')], 'month', Q1)],
-  ['trends unique_group by week', trends([{ ...purchases, math: 'unique_group', math_group_type_index: 0 }], 'week', range('2024-01-01', '2024-03-03'))],
-  // Filters, breakdowns, compare, formula, totals.
-  ['trends with an event property filter on the series', trends([{ ...pageviews, properties: [chrome] }], 'day', range('2024-01-01', '2024-01-10'))],
-  ['trends with a person property filter, as the person was at the event', trends([pageviews], 'week', range('2024-01-01', '2024-03-17'), { properties: [proPlan] })],
-  ['trends with an is_not and a numeric filter', trends([{ ...purchases, properties: [{ key: 'amount', type: 'event', operator: 'gt', value: 10 }] }], 'month', Q1, { properties: [{ key: 'plan', type: 'person', operator: 'is_not', value: 'enterprise' }] })],
-  ['trends broken down by an event property with null values', trends([pageviews], 'day', range('2024-01-01', '2024-01-10'), { breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } })],
-  ['trends broken down by a person property with null values', trends([{ ...pageviews, math: 'dau' }], 'week', WEEKS, { breakdownFilter: { breakdown: 'country', breakdown_type: 'person' } })],
-  ['trends broken down with a limit, the rest as other', trends([pageviews], 'week', WEEKS, { breakdownFilter: { breakdown: 'country', breakdown_type: 'person', breakdown_limit: 2 } })],
-  ['trends dau broken down by event property with limit 1', trends([{ ...pageviews, math: 'dau' }], 'month', Q1, { breakdownFilter: { breakdown: '$browser', breakdown_type: 'event', breakdown_limit: 1 } })],
-  ['trends of two series broken down', trends([pageviews, purchases], 'month', Q1, { breakdownFilter: { breakdown: 'country', breakdown_type: 'person' } })],
-  ['trends compared with the previous period', trends([pageviews], 'day', range('2024-01-08', '2024-01-14'), { compareFilter: { compare: true } })],
-  ['trends dau by week compared with the previous period', trends([{ ...pageviews, math: 'dau' }], 'week', range('2024-01-29', '2024-02-11'), { compareFilter: { compare: true } })],
-  ['trends formula A/B*100 (zero where B is 0)', trends([purchases, pageviews], 'day', range('2024-01-01', '2024-01-12'), { trendsFilter: { formula: 'A/B*100' } })],
-  ['trends formula with compare', trends([signups, purchases], 'week', WEEKS, { trendsFilter: { formula: 'A+B' }, compareFilter: { compare: true } })],
-  ['trends formula on total values', trends([{ ...pageviews, math: 'dau' }, { ...purchases, math: 'dau' }], 'day', JAN, { trendsFilter: { formula: '(A+B)/2', display: 'BoldNumber' } })],
-  ['trends total value (BoldNumber)', trends([pageviews, purchases], 'day', JAN, { trendsFilter: { display: 'BoldNumber' } })],
-  ['trends total value of dau', trends([{ ...pageviews, math: 'dau' }], 'day', Q1, { trendsFilter: { display: 'BoldNumber' } })],
-  ['trends total value of weekly_active: the last 7 days', trends([{ ...pageviews, math: 'weekly_active' }], 'day', JAN, { trendsFilter: { display: 'BoldNumber' } })],
-  ['trends total value of sum broken down by person', trends([amount('sum')], 'day', Q1, { trendsFilter: { display: 'ActionsPie' }, breakdownFilter: { breakdown: 'country', breakdown_type: 'person' } })],
-  // Funnels.
-  ['funnel ordered, 14-day window', funnel(['$pageview', 'signup', 'purchase'])],
-  ['funnel ordered, 1-day window', funnel(['$pageview', 'signup', 'purchase'], { funnelWindowInterval: 1, funnelWindowIntervalUnit: 'day' })],
-  ['funnel ordered, 45-minute window', funnel(['$pageview', 'signup', 'purchase'], { funnelWindowInterval: 45, funnelWindowIntervalUnit: 'minute' })],
-  ['funnel strict: any event between steps breaks it', funnel(['$pageview', 'signup', 'purchase'], { funnelOrderType: 'strict' })],
-  ['funnel unordered', funnel(['$pageview', 'signup', 'purchase'], { funnelOrderType: 'unordered' })],
-  ['funnel with an exclusion between its steps', funnel(['signup', 'purchase'], { exclusions: [{ kind: 'EventsNode', event: 'cancel', funnelFromStep: 0, funnelToStep: 1 }] })],
-  ['funnel with an exclusion its person does before never reaching the last step', funnel(['signup', 'purchase'], { exclusions: [{ kind: 'EventsNode', event: 'cancel', funnelFromStep: 0, funnelToStep: 1 }] }, { dateRange: Q1 })],
-  ['funnel over the whole quarter, 1-week window', funnel(['$pageview', 'purchase'], { funnelWindowInterval: 1, funnelWindowIntervalUnit: 'week' }, { dateRange: Q1 })],
-  ['funnel with a step property filter and a person filter', funnel(['$pageview', 'purchase'], {}, { series: [{ kind: 'EventsNode', event: '$pageview', properties: [chrome] }, step('purchase')], properties: [{ key: 'country', type: 'person', operator: 'is_set' }] })],
-  ['funnel broken down by an event property of the first step', funnel(['$pageview', 'purchase'], {}, { breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } })],
-  ['funnel broken down by person, limit 2 and other', funnel(['$pageview', 'signup'], {}, { dateRange: Q1, breakdownFilter: { breakdown: 'country', breakdown_type: 'person', breakdown_limit: 2 } })],
-  // Retention.
-  ['retention recurring by day', retention('Day', 'retention_recurring', 7, '2024-01-07')],
-  ['retention first time by day', retention('Day', 'retention_first_time', 7, '2024-01-07')],
-  ['retention recurring by week', retention('Week', 'retention_recurring', 6, '2024-02-05')],
-  ['retention first time by week, signup then pageview', retention('Week', 'retention_first_time', 5, '2024-01-31', { targetEntity: { id: 'signup', type: 'events' }, returningEntity: { id: '$pageview', type: 'events' } })],
-  ['retention recurring by month', retention('Month', 'retention_recurring', 3, '2024-03-31')],
-  ['retention first time by month', retention('Month', 'retention_first_time', 3, '2024-03-15')],
-  // Lifecycle.
-  ['lifecycle by day', lifecycle('day', range('2024-01-01', '2024-01-16'))],
-  ['lifecycle by week', lifecycle('week', range('2024-01-01', '2024-03-17'))],
-  ['lifecycle by month', lifecycle('month', Q1)],
-  ['lifecycle by day with a browser filter', lifecycle('day', range('2024-01-01', '2024-01-10'), { properties: [chrome] })],
-  // Stickiness.
-  ['stickiness by day', stickiness('day', range('2024-01-01', '2024-01-10'))],
-  ['stickiness by hour', stickiness('hour', range('2024-01-03', '2024-01-03'))],
-  ['stickiness by week of two series', stickiness('week', WEEKS, [pageviews, purchases])],
-  ['stickiness by month', stickiness('month', Q1)],
-];
-
-/** The questions whose answers move with the zone: every bucketing interval and kind. */
-const ZONED = new Set([
-  'trends total by day, across day edges',
-  'trends total by hour over the spring-forward day',
-  'trends total by week, across the Sunday/Monday edges',
-  'trends total by month, across the month edges',
-  'trends dau by day: merged ids are one person',
-  'trends weekly_active by day, counting the days before the range',
-  'trends monthly_active by month',
-  'trends broken down by an event property with null values',
-  'trends compared with the previous period',
-  'trends total value of weekly_active: the last 7 days',
-  'funnel ordered, 14-day window',
-  'funnel broken down by person, limit 2 and other',
-  'retention recurring by day',
-  'retention first time by week, signup then pageview',
-  'retention recurring by month',
-  'lifecycle by day',
-  'lifecycle by week',
-  'stickiness by day',
-  'stickiness by week of two series',
-]);
-
-const TABLE: [string, Zone, Request][] = [...CASES.map(([name, request]): [string, Zone, Request] => [name, 'UTC', request]), ...CASES.filter(([name]) => ZONED.has(name)).map(([name, request]): [string, Zone, Request] => [name, NY, request])];
 
 describe('every insight kind agrees with the reference computed from the raw rows', () => {
   it('covers at least 50 cases', () => {

@@ -5,6 +5,7 @@ import { createClickHouse, sql } from '@tributary/clickhouse';
 import { createLogger } from '@tributary/logger';
 import { createPool, eventRow, testConfig, EVENT_ROW_COLUMNS } from '@tributary/test-support';
 import type { RunExecutorDeps } from '../src/batch-exports/run-executor.js';
+import { WINDOW } from './export-window.js';
 
 export const config = testConfig();
 export const pool = createPool(config, { max: 4 });
@@ -25,8 +26,7 @@ export const executorDeps = (partRecords = 1_000, leaseMs = 30_000, partsInFligh
   leaseMs,
 });
 
-/** A window in the past the test's events are stored in. */
-export const WINDOW = { start: new Date('2024-03-01T10:00:00Z'), end: new Date('2024-03-01T11:00:00Z') };
+export { WINDOW };
 const stored = (offsetMs: number) => new Date(WINDOW.start.getTime() + offsetMs).toISOString().slice(0, 19).replace('T', ' ');
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ClickHouseError, Sql, queryInputProblem, type ClickHouse, type CompactResult } from '@tributary/clickhouse';
+import { ClickHouseError, Sql, queryInputProblem, serverOf, type ClickHouse, type CompactResult } from '@tributary/clickhouse';
 import { HogQLError, MAX_LIMIT, parseSelect, printHogQL, printQuery, type PrintedQuery, type SelectLike } from '@tributary/hogql';
 import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
@@ -146,10 +146,12 @@ export class QueryService {
 
   private async execute(project: QueryProject, request: QueryRequest, signal: AbortSignal, queryId: string): Promise<QueryResponse | object> {
     const teamId = project.id;
+    // Printed for the release this client talks to, asked once: what it lacks is refused with a 400 that names the release it needs.
+    const server = await serverOf(this.deps.clickhouse);
     if (isInsight(request)) {
       // The runner builds trees; each is printed here for the project like any other query, and they run one after another under the one query id.
       const run = INSIGHTS[request.kind] as (request: InsightRequest, deps: InsightRunDeps) => Promise<object>;
-      const runTree = (ast: SelectLike) => this.runInClickHouse(printQuery(ast, { teamId }).clickhouse, signal, queryId);
+      const runTree = (ast: SelectLike) => this.runInClickHouse(printQuery(ast, { teamId, server }).clickhouse, signal, queryId);
       return run(request, { now: this.clock(), calendar: new InsightCalendar(project.timezone), run: runTree });
     }
     const started = performance.now();
@@ -162,7 +164,7 @@ export class QueryService {
       ast = await parseSelect(request.query);
       timings.push({ k: './parse', t: seconds(started) });
       const printStarted = performance.now();
-      printed = printQuery(ast, { teamId, values: request.values ?? {} });
+      printed = printQuery(ast, { teamId, server, values: request.values ?? {} });
       timings.push({ k: './print', t: seconds(printStarted) });
     } else {
       const built = await buildEventsQuery(request, this.clock());
@@ -170,7 +172,7 @@ export class QueryService {
       timings.push({ k: './build', t: seconds(started) });
       const printStarted = performance.now();
       const limit = request.limit !== undefined && request.limit > 0 ? Math.min(request.limit, MAX_LIMIT) : undefined;
-      printed = printQuery(ast, { teamId, ...(limit !== undefined && { defaultLimit: limit }) });
+      printed = printQuery(ast, { teamId, server, ...(limit !== undefined && { defaultLimit: limit }) });
       timings.push({ k: './print', t: seconds(printStarted) });
     }
 
