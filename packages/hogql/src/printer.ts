@@ -64,8 +64,6 @@ interface Source {
   /** Events printed as a guarded subquery (a joined table, or the first one of a select with joins): 18.16 takes one JOIN per SELECT. */
   wrapped: boolean;
   lazy: { pdi: boolean; person: boolean };
-  /** `person.properties` reads the row's `person_properties` (as at the event), with no join: the events list's expressions. */
-  personOnEvents?: boolean;
 }
 
 interface Scope {
@@ -256,6 +254,13 @@ class Printer {
       case 'person_id':
         if (rest.length) throw queryError(`Field not found: ${rest.join('.')}`, span(node));
         return { sql: this.personId(source), property: false };
+      case 'poe': {
+        const [sub, ...deeper] = rest;
+        if (sub === 'id' && deeper.length === 0) return { sql: this.column(source, 'person_id'), property: false };
+        if (sub !== 'properties') throw queryError(`Field not found: poe.${rest.join('.')} (poe has id, properties)`, span(node));
+        const sql = this.column(source, 'person_properties');
+        return deeper.length ? { sql: property(sql, deeper), property: true } : { sql, property: false };
+      }
       case 'lazy': {
         const [sub, ...deeper] = rest;
         if (def.join === 'pdi') {
@@ -264,10 +269,6 @@ class Printer {
           throw queryError(`Field not found: pdi.${rest.join('.')} (pdi has distinct_id, person_id)`, span(node));
         }
         if (sub === 'id' && deeper.length === 0) return { sql: this.personId(source), property: false };
-        if (sub === 'properties' && source.personOnEvents) {
-          const sql = this.column(source, 'person_properties');
-          return deeper.length ? { sql: property(sql, deeper), property: true } : { sql, property: false };
-        }
         source.lazy.pdi = true;
         source.lazy.person = true;
         if (sub === 'properties') {
@@ -325,8 +326,6 @@ class Printer {
       case 'SelectQuery':
       case 'SelectSetQuery':
         return plain(scalarSubquery(this.select(node, scope, false)));
-      case 'TrustedSql':
-        return plain(node.sql);
       case 'Lambda':
         throw queryError('A lambda can only be the first argument of an array function such as arrayMap', span(node));
       case 'IsDistinctFrom':
@@ -778,23 +777,4 @@ export function printQuery(query: SelectLike, options: PrintOptions): PrintedQue
 
 function firstSelect(query: SelectLike): SelectQuery {
   return query.node === 'SelectQuery' ? query : firstSelect(query.initial_select_query);
-}
-
-/**
- * Prints one expression over a project's events (the events list's `select` and `where`).
- * `person.properties.<key>` reads the row's own `person_properties`; other person fields need a join and are refused.
- */
-export function printEventsExpr(expr: Expr, options: PrintOptions, alias = 'events'): string {
-  const printer = new Printer(options);
-  const scope: Scope = {
-    sources: [{ name: alias, alias, table: 'events', wrapped: false, lazy: { pdi: false, person: false }, personOnEvents: true }],
-    aliases: new Map(),
-    defining: new Set(),
-    ctes: new Map(),
-    parent: null,
-    lambdaArgs: new Set(),
-  };
-  const sql = printer.expr(expr, scope).sql;
-  if (scope.sources[0]!.lazy.pdi) throw queryError('person fields are not available here; use the query endpoint', null);
-  return sql;
 }

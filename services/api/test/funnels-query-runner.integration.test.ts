@@ -85,7 +85,7 @@ const ABC = [step('a'), step('b'), step('c')];
 const funnel = (extra: Partial<FunnelsQueryRequest> = {}, teamId = TEAM) =>
   runFunnelsQuery(
     { kind: 'FunnelsQuery', series: ABC, dateRange: JAN, ...extra },
-    { teamId, now, calendar: new InsightCalendar('UTC'), run: (statement) => clickhouse.queryCompact(Sql.trusted(statement), { settings: queryClickHouseSettings(config) }) },
+    { teamId, now, filters: { now, cohorts: new Map() }, calendar: new InsightCalendar('UTC'), run: (statement) => clickhouse.queryCompact(Sql.trusted(statement), { settings: queryClickHouseSettings(config) }) },
   );
 
 const counts = (steps: FunnelStepResult[]) => steps.map((s) => s.count);

@@ -1,4 +1,4 @@
-import { MAX_LIMIT, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import { MAX_LIMIT, queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import {
   BREAKDOWN_NULL,
@@ -139,22 +139,22 @@ const minus = (left: Expr, right: Expr): Expr => ({ node: 'ArithmeticOperation',
 const from = (table: string | SelectQuery): SelectQuery['select_from'] => ({ node: 'JoinExpr', table: typeof table === 'string' ? { node: 'Field', chain: [table] } : table });
 
 /** Whether an event is this step (or exclusion): its event name and its own property filters. */
-function stepCondition(step: FunnelsEventsNode, now: Date): Expr {
+function stepCondition(step: FunnelsEventsNode, filters: FilterContext): Expr {
   const conditions: Expr[] = [];
   if (step.event !== null && step.event !== undefined) conditions.push(compare('==', field('event'), constant(step.event)));
-  conditions.push(...propertyConditions(step.properties ?? [], now, 'FunnelsQuery'));
+  conditions.push(...propertyConditions(step.properties ?? [], filters));
   return conditions.length ? and(conditions) : constant(1);
 }
 
 export interface FunnelQueryInput {
   request: FunnelsQueryRequest;
   period: Period;
-  now: Date;
+  filters: FilterContext;
   cal: InsightCalendar;
 }
 
 /** The top breakdown values by persons doing the first step, one more than the limit (as trends' query, reused). */
-export function buildFunnelBreakdownValuesQuery({ request, period, now, cal }: FunnelQueryInput): SelectQuery {
+export function buildFunnelBreakdownValuesQuery({ request, period, filters, cal }: FunnelQueryInput): SelectQuery {
   const first = request.series[0]!;
   const trendsRequest: TrendsQueryRequest = {
     kind: 'TrendsQuery',
@@ -162,7 +162,7 @@ export function buildFunnelBreakdownValuesQuery({ request, period, now, cal }: F
     ...(request.properties && { properties: request.properties }),
     ...(request.breakdownFilter && { breakdownFilter: request.breakdownFilter }),
   };
-  return buildBreakdownValuesQuery({ request: trendsRequest, series: trendsRequest.series[0]!, period, interval: 'day', now, cal });
+  return buildBreakdownValuesQuery({ request: trendsRequest, series: trendsRequest.series[0]!, period, interval: 'day', filters, cal });
 }
 
 /**
@@ -184,7 +184,7 @@ const conversionOf = (k: number) => `conversion_time_${k}`;
  * `breakdown_value?`, then per step `count_k`, and from the second step `average_k`, `median_k` (seconds).
  */
 export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: string[]; other: boolean }): SelectQuery {
-  const { request, period, now } = input;
+  const { request, period, filters } = input;
   validateFunnelsQuery(request);
   const steps = request.series;
   const n = steps.length;
@@ -194,8 +194,8 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
   const broken = Boolean(breakdown);
 
   // 1. The events that matter, one row each: the person, and the event as one sort key (below).
-  const stepConditions = steps.map((s) => stepCondition(s, now));
-  const exclusionConditions = exclusions.map((e) => stepCondition(e, now));
+  const stepConditions = steps.map((s) => stepCondition(s, filters));
+  const exclusionConditions = exclusions.map((e) => stepCondition(e, filters));
   const flag = (cond: Expr) => ifElse(cond, num(1), num(0));
   // An event that is a step is not an exclusion (PostHog refuses exclusions that are steps anyway).
   const flags = [...stepConditions, ...exclusionConditions.map((c) => and([c, { node: 'Not', expr: or(stepConditions) }]))];
@@ -212,7 +212,7 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
     const value = breakdownValueExpr(request.breakdownFilter!);
     eventsSelect.push(alias('event_breakdown', breakdown.other ? ifElse(compare('in', value, { node: 'Tuple', exprs: breakdown.values.map(constant) }), value, constant(BREAKDOWN_OTHER)) : value));
   }
-  const where: Expr[] = [compare('>=', field('timestamp'), at(period.from)), compare('<', field('timestamp'), at(period.to)), ...propertyConditions(request.properties ?? [], now, 'FunnelsQuery')];
+  const where: Expr[] = [compare('>=', field('timestamp'), at(period.from)), compare('<', field('timestamp'), at(period.to)), ...propertyConditions(request.properties ?? [], filters)];
   // Strict funnels see every event of the person: any other one between two steps breaks the funnel.
   if (order !== 'strict') where.push(or([...stepConditions, ...exclusionConditions]));
   const eventsQuery: SelectQuery = { node: 'SelectQuery', select: eventsSelect, select_from: from('events'), where: and(where) };

@@ -1,7 +1,5 @@
-import { sql } from '@tributary/clickhouse';
-import { MAX_LIMIT, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import { MAX_LIMIT, propertyFilterExprs, queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
-import { clickhousePropertyCondition } from '@tributary/property-filters/clickhouse';
 import type { InsightCalendar, Period, TrendsInterval } from './insight-calendar.js';
 import { evaluateFormula, seriesLetter, type Formula } from './trends-formula.js';
 
@@ -121,14 +119,9 @@ function activeBucket(days: number, interval: TrendsInterval, cal: InsightCalend
   return interval === 'day' ? joined : call(interval === 'week' ? 'toMonday' : 'toStartOfMonth', joined);
 }
 
-/** Event and person property filters with the flag matcher's semantics, over the row's own columns (person properties as at the event). */
-export function propertyConditions(filters: readonly StoredPropertyFilter[], now: Date, kind = 'TrendsQuery'): Expr[] {
-  return filters.map((filter) => {
-    const type = filter.type ?? 'event';
-    if (type !== 'event' && type !== 'person') throw queryError(`properties of type ${type} are not supported in a ${kind} yet`);
-    const column = type === 'event' ? sql`\`events\`.\`properties\`` : sql`\`events\`.\`person_properties\``;
-    return { node: 'TrustedSql', sql: clickhousePropertyCondition(column, filter, now).text };
-  });
+/** Property filters of every type, as HogQL the printer resolves (person properties as at the event). */
+export function propertyConditions(filters: readonly StoredPropertyFilter[], context: FilterContext): Expr[] {
+  return propertyFilterExprs(filters, context);
 }
 
 /**
@@ -170,11 +163,11 @@ export interface SeriesQueryInput {
   series: TrendsEventsNode;
   period: Period;
   interval: TrendsInterval;
-  now: Date;
+  filters: FilterContext;
   cal: InsightCalendar;
 }
 
-function whereOf({ request, series, period, now, cal }: SeriesQueryInput): Expr {
+function whereOf({ request, series, period, filters, cal }: SeriesQueryInput): Expr {
   const math = series.math ?? 'total';
   const activeDays = ACTIVE_DAYS[math];
   const total = isTotalValue(request);
@@ -185,7 +178,7 @@ function whereOf({ request, series, period, now, cal }: SeriesQueryInput): Expr 
   if (series.event !== null && series.event !== undefined) where.unshift(compare('==', field('event'), constant(series.event)));
   if (math === 'unique_group') where.push(call('notEmpty', groupField(series)));
   if (math === 'unique_session') where.push(call('notEmpty', call('ifNull', field('properties', '$session_id'), constant(''))));
-  where.push(...propertyConditions([...(series.properties ?? []), ...(request.properties ?? [])], now));
+  where.push(...propertyConditions([...(series.properties ?? []), ...(request.properties ?? [])], filters));
   return and(where);
 }
 
