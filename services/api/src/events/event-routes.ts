@@ -77,11 +77,14 @@ async function clientQuery<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** One HogQL expression over the project's events, as the list reads them. */
-async function eventsExpression(source: string): Promise<Expr> {
+async function eventsExpression(source: string, teamId: number): Promise<Expr> {
   const expr = await parseExpr(source);
   // The list returns rows, one per event: an aggregation has no rows to fold here.
   if (containsAggregate(expr)) throw queryError('Aggregations such as count() are not available in the events list: use the query endpoint');
-  return onStoredPerson(expr);
+  const onEvent = onStoredPerson(expr);
+  // Printed alone first, so a name it cannot resolve is refused as this parameter's.
+  printQuery({ node: 'SelectQuery', select: [onEvent], select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } } }, { teamId });
+  return onEvent;
 }
 
 /** Runs one of the list's trees, printed for the project: the printer adds the tenant guard, as to any query. */
@@ -156,9 +159,9 @@ export function eventRoutes(deps: EventRouteDeps): Router {
     const context = await filterContext(deps.cohorts, teamId, cohortIds(propertyFilters), now);
     const conditions: Expr[] = [
       ...(await compileOrReject('properties', () => propertyFilterExprs(propertyFilters, context))),
-      ...(await Promise.all(whereSources.map((source) => compileOrReject('where', () => eventsExpression(source))))),
+      ...(await Promise.all(whereSources.map((source) => compileOrReject('where', () => eventsExpression(source, teamId))))),
     ];
-    const select = selectSources && (await Promise.all(selectSources.map((source) => compileOrReject('select', () => eventsExpression(source)))));
+    const select = selectSources && (await Promise.all(selectSources.map((source) => compileOrReject('select', () => eventsExpression(source, teamId)))));
 
     let distinctIds: string[] | undefined;
     if (query.distinct_id !== undefined) distinctIds = [query.distinct_id];
@@ -176,13 +179,13 @@ export function eventRoutes(deps: EventRouteDeps): Router {
     const next = (count: number) => (count > query.limit ? pageUrl(deps.publicUrl, req, query.limit, query.offset + query.limit) : null);
 
     if (select && selectSources) {
-      const rows = await clientQuery(() => compileOrReject('select', () => read<Record<string, unknown>>(deps.clickhouse, teamId, listEventsQuery(filters, query.limit, query.offset, select))));
+      const rows = await clientQuery(() => read<Record<string, unknown>>(deps.clickhouse, teamId, listEventsQuery(filters, query.limit, query.offset, select)));
       const results = rows.slice(0, query.limit).map((row) => select.map((_, i) => row[`c${i}`]));
       if (query.format === 'csv') return sendCsv(res, selectSources, results);
       res.json({ columns: selectSources, results, next: next(rows.length) });
       return;
     }
-    const page = await clientQuery(() => compileOrReject('where', () => pageInWidening(deps.clickhouse, teamId, filters, query.limit, query.offset, now)));
+    const page = await clientQuery(() => pageInWidening(deps.clickhouse, teamId, filters, query.limit, query.offset, now));
     const rows = await clientQuery(() => eventsOfPage(deps.clickhouse, teamId, page.slice(0, query.limit)));
     const results = await storedEvents(deps.persons, teamId, rows);
     if (query.format === 'csv') return sendCsv(res, STORED_EVENT_FIELDS, results.map((e) => STORED_EVENT_FIELDS.map((f) => e[f])));

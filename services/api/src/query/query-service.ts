@@ -149,11 +149,12 @@ export class QueryService {
 
   private async execute(project: QueryProject, request: QueryRequest, signal: AbortSignal, queryId: string): Promise<QueryResponse | object> {
     const teamId = project.id;
-    const filters = request.kind === 'HogQLQuery' ? null : await filterContext(this.deps.cohorts, teamId, cohortIdsIn(request), this.clock());
+    const filterContextOf = (request: EventsQueryRequest | InsightRequest) => filterContext(this.deps.cohorts, teamId, cohortIdsIn(request), this.clock());
     if (isInsight(request)) {
+      const filters = await filterContextOf(request);
       // Each of its queries is printed for the project like any other, and runs one after another under the one query id.
       const run = INSIGHTS[request.kind] as (request: InsightRequest, deps: InsightRunDeps) => Promise<object>;
-      return run(request, { teamId, now: filters!.now, filters: filters!, calendar: new InsightCalendar(project.timezone), run: (statement) => this.runInClickHouse(statement, signal, queryId) });
+      return run(request, { teamId, now: filters.now, filters, calendar: new InsightCalendar(project.timezone), run: (statement) => this.runInClickHouse(statement, signal, queryId) });
     }
     const started = performance.now();
     const timings: QueryTiming[] = [];
@@ -168,7 +169,7 @@ export class QueryService {
       printed = printQuery(ast, { teamId, values: request.values ?? {} });
       timings.push({ k: './print', t: seconds(printStarted) });
     } else {
-      const built = await buildEventsQuery(request, filters!);
+      const built = await buildEventsQuery(request, await filterContextOf(request));
       ({ ast, shapes, columns } = built);
       timings.push({ k: './build', t: seconds(started) });
       const printStarted = performance.now();
