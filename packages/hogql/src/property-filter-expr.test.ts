@@ -1,4 +1,4 @@
-import { PropertyFilterError, parseDateInput, type StoredPropertyFilter } from '@tributary/property-filters';
+import { PropertyFilterError, VALUE_OPERATORS, parseDateInput, type StoredPropertyFilter } from '@tributary/property-filters';
 import { cohortIds, loadHogQLParser, parseSelect, printHogQL, printQuery, propertyFilterExprs, type FilterContext, type SelectQuery } from './index.js';
 
 const now = new Date('2026-05-10T12:00:00Z');
@@ -73,6 +73,21 @@ describe('property filters as HogQL', () => {
     expect(query([{ key: 'text', value: 'Buy', operator: 'not_icontains', type: 'element' }]).hogql).toMatch(/^SELECT count\(\) FROM events WHERE not\(arrayExists\(element_value -> positionCaseInsensitive/);
     expect(query([{ key: 'href', operator: 'is_set', type: 'element' }]).hogql).toContain('notEmpty(extractAll(elements_chain,');
     expect(() => query([{ key: 'selector', value: 'a', type: 'element' }])).toThrow(/key must be one of tag_name, text, href/);
+  });
+
+  it('builds every value operator the validator accepts, on every type that takes one', () => {
+    for (const type of ['event', 'person', 'group', 'element']) {
+      for (const operator of VALUE_OPERATORS) {
+        const filter = { key: type === 'element' ? 'text' : 'p', type, group_type_index: 0, operator, value: operator.startsWith('is_date') ? '-7d' : operator.includes('regex') ? '^a' : 'a' };
+        expect(() => query([filter])).not.toThrow();
+      }
+    }
+  });
+
+  it('compares a number too large for a double as text, instead of rendering Infinity into SQL', () => {
+    const { sql } = query([{ key: 'p', operator: 'gt', value: '1e999' }]);
+    expect(sql).not.toContain('multiIf');
+    expect(sql).not.toContain('Infinity');
   });
 
   it('escapes keys and values', () => {

@@ -16,7 +16,7 @@ import type { Expr, SelectQuery } from './ast.js';
  * Property filters (PostHog's `properties=[...]`) as ordinary HogQL, as PostHog's `property_to_expr`
  * builds them: the printer resolves their names and guards every table they read like any query's,
  * and the HogQL printed back from them runs as it is. The conditions keep the flag matcher's
- * semantics (see `clickhousePropertyCondition`): a missing property satisfies only the negative
+ * semantics (`matchProperty`'s, tested alike): a missing property satisfies only the negative
  * operators, `exact` ignores case, numbers compare as numbers.
  */
 
