@@ -32,7 +32,6 @@ export type Expr =
   | TypeCast
   | IsDistinctFrom
   | OtherNode
-  | TrustedSql
   | SelectQuery
   | SelectSetQuery;
 
@@ -130,15 +129,6 @@ export interface IsDistinctFrom extends Base {
 /** A node the printer does not support (window functions, ...): refused with its name. */
 export interface OtherNode extends Base {
   node: 'WindowFunction' | 'HogQLXTag' | 'Dict' | 'ExprCall' | 'SelectSetNode' | 'JoinExpr' | 'OrderExpr' | 'CTE';
-}
-
-/**
- * SQL the code base built itself (a property filter compiled by `@tributary/property-filters`),
- * placed in a tree it builds. The parser never emits this node, so no query text can make one.
- */
-export interface TrustedSql extends Base {
-  node: 'TrustedSql';
-  sql: string;
 }
 
 export interface OrderExpr extends Base {

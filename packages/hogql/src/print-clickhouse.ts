@@ -116,7 +116,7 @@ export class ClickHousePrinter {
 
   // ---- Expressions.
 
-  expr(node: Expr): Printed {
+  private expr(node: Expr): Printed {
     switch (node.node) {
       case 'Constant':
         return plain(constant(node.value, node));
@@ -149,8 +149,6 @@ export class ClickHousePrinter {
       case 'SelectQuery':
       case 'SelectSetQuery':
         return plain(scalarSubquery(this.select(node, false)));
-      case 'TrustedSql':
-        return plain(node.sql);
       default:
         throw queryError(`${node.node} is not supported`, span(node));
     }
