@@ -33,7 +33,6 @@ export type Expr =
   | IsDistinctFrom
   | WindowFunction
   | OtherNode
-  | TrustedSql
   | SelectQuery
   | SelectSetQuery;
 
@@ -158,15 +157,6 @@ export interface WindowFunction extends Base {
 /** A node the printer does not support: refused with its name. */
 export interface OtherNode extends Base {
   node: 'HogQLXTag' | 'Dict' | 'ExprCall' | 'SelectSetNode' | 'JoinExpr' | 'OrderExpr' | 'CTE';
-}
-
-/**
- * SQL the code base built itself (a property filter compiled by `@tributary/property-filters`),
- * placed in a tree it builds. The parser never emits this node, so no query text can make one.
- */
-export interface TrustedSql extends Base {
-  node: 'TrustedSql';
-  sql: string;
 }
 
 export interface OrderExpr extends Base {

@@ -81,6 +81,7 @@ const FUNCTIONS: Record<string, FunctionSpec> = {
   toFloatOrZero: fn(([a]) => `toFloat64OrZero(${asText(a!)})`, 1),
   toDateTime: fn((args) => `parseDateTimeBestEffort(${asText(args[0]!)}, ${args[1] ?? "'UTC'"})`, 1, 2),
   toDate: fn('toDate', 1, 2),
+  parseDateTimeBestEffortOrNull: fn('parseDateTimeBestEffortOrNull', 1, 2),
   toUUID: fn('toUUID', 1),
   toInt64: fn('toInt64', 1),
   toUInt64: fn('toUInt64', 1),

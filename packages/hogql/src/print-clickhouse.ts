@@ -119,7 +119,7 @@ export class ClickHousePrinter {
 
   // ---- Expressions.
 
-  expr(node: Expr): Printed {
+  private expr(node: Expr): Printed {
     switch (node.node) {
       case 'Constant':
         return plain(constant(node.value, node));
@@ -154,8 +154,6 @@ export class ClickHousePrinter {
       case 'SelectQuery':
       case 'SelectSetQuery':
         return plain(scalarSubquery(this.select(node, false)));
-      case 'TrustedSql':
-        return plain(node.sql);
       default:
         throw queryError(`${node.node} is not supported`, span(node));
     }

@@ -63,8 +63,6 @@ export function printHogQLExpr(expr: Expr): string {
     case 'SelectQuery':
     case 'SelectSetQuery':
       return `(${printHogQL(expr)})`;
-    case 'TrustedSql':
-      return `<filter>`;
     default:
       return `<${expr.node}>`;
   }

@@ -1,8 +1,8 @@
-import type { Expr, SelectLike, SelectQuery } from './ast.js';
-import { HogQLError, queryError } from './errors.js';
+import type { SelectLike, SelectQuery } from './ast.js';
+import { HogQLError } from './errors.js';
 import { ClickHousePrinter } from './print-clickhouse.js';
 import { scopeOf } from './resolved-tree.js';
-import { resolveEventsExpr, resolveQuery } from './resolver.js';
+import { resolveQuery } from './resolver.js';
 import { CLICKHOUSE_18_16, type ClickHouseServer } from './server-features.js';
 
 export { quoteIdentifier } from './sql-names.js';
@@ -82,13 +82,3 @@ function firstSelect(query: SelectLike): SelectQuery {
   return query.node === 'SelectQuery' ? query : firstSelect(query.initial_select_query);
 }
 
-/**
- * Prints one expression over a project's events (the events list's `select` and `where`).
- * `person.properties.<key>` reads the row's own `person_properties`; other person fields need a join and are refused.
- */
-export function printEventsExpr(expr: Expr, options: PrintOptions, alias = 'events'): string {
-  const server = options.server ?? CLICKHOUSE_18_16;
-  const resolved = resolveEventsExpr(expr, alias, server);
-  if (resolved.source.lazy.pdi) throw queryError('person fields are not available here; use the query endpoint', null);
-  return new ClickHousePrinter(options.teamId, options.values ?? {}, server).expr(resolved.expr).sql;
-}

@@ -22,8 +22,6 @@ export interface Source {
   wrapped: boolean;
   /** Which parts of the lazy person join the select's fields read. */
   lazy: { pdi: boolean; person: boolean };
-  /** `person.properties` reads the row's `person_properties` (as at the event), with no join: the events list's expressions. */
-  personOnEvents?: boolean;
   /** How the source is joined to the one before it (every source but the first). */
   join?: ResolvedJoin;
 }

@@ -177,6 +177,12 @@ class Resolver {
       case 'person_id':
         if (rest.length) throw queryError(`Field not found: ${rest.join('.')}`, span(node));
         return this.personId(source);
+      case 'poe': {
+        const [sub, ...deeper] = rest;
+        if (sub === 'id' && deeper.length === 0) return { kind: 'column', source, column: 'person_id', keys: [] };
+        if (sub !== 'properties') throw queryError(`Field not found: poe.${rest.join('.')} (poe has id, properties)`, span(node));
+        return { kind: 'column', source, column: 'person_properties', keys: deeper };
+      }
       case 'lazy': {
         const [sub, ...deeper] = rest;
         if (def.join === 'pdi') {
@@ -185,7 +191,6 @@ class Resolver {
           throw queryError(`Field not found: pdi.${rest.join('.')} (pdi has distinct_id, person_id)`, span(node));
         }
         if (sub === 'id' && deeper.length === 0) return this.personId(source);
-        if (sub === 'properties' && source.personOnEvents) return { kind: 'column', source, column: 'person_properties', keys: deeper };
         source.lazy.pdi = true;
         source.lazy.person = true;
         if (sub === 'properties') return { kind: 'lazy', source, column: '__person_properties', keys: deeper };
@@ -201,11 +206,10 @@ class Resolver {
     return nodes.map((e) => this.expr(e, scope));
   }
 
-  expr(node: Expr, scope: Scope): Expr {
+  private expr(node: Expr, scope: Scope): Expr {
     switch (node.node) {
       case 'Constant':
       case 'Placeholder':
-      case 'TrustedSql':
         return node;
       case 'Field':
         return this.field(node, scope);
@@ -459,14 +463,3 @@ export function resolveQuery(query: SelectLike, server: ClickHouseServer): Selec
   return new Resolver(server).select(query, null);
 }
 
-/**
- * Resolves one expression over a project's events, the events list's `select` and `where`:
- * `person.properties.<key>` reads the row's own `person_properties`. The source says which
- * lazy join parts the expression would need.
- */
-export function resolveEventsExpr(expr: Expr, alias: string, server: ClickHouseServer): { expr: Expr; source: Source } {
-  const source: Source = { name: alias, alias, table: 'events', wrapped: false, lazy: { pdi: false, person: false }, personOnEvents: true };
-  const scope = newScope([], null);
-  scope.sources.push(source);
-  return { expr: new Resolver(server).expr(expr, scope), source };
-}

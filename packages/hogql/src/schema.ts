@@ -13,7 +13,9 @@ export type FieldDef =
   /** The event's current person, through its distinct id: `person_id`. */
   | { kind: 'person_id' }
   /** A lazy join: `pdi.person_id`, `person.properties.email`. */
-  | { kind: 'lazy'; join: 'pdi' | 'person' };
+  | { kind: 'lazy'; join: 'pdi' | 'person' }
+  /** The person as at the event, stored on the row (PostHog's person-on-events): `poe.id`, `poe.properties.email`. */
+  | { kind: 'poe' };
 
 export interface TableSchema {
   fields: Record<string, FieldDef>;
@@ -30,6 +32,8 @@ export const TABLES: Record<TableName, TableSchema> = {
       event: column('event'),
       properties: column('properties', true),
       timestamp: column('timestamp'),
+      /** The milliseconds of `timestamp`, which the events list orders by. */
+      timestamp_ms: column('timestamp_ms'),
       distinct_id: column('distinct_id'),
       elements_chain: column('elements_chain'),
       created_at: column('created_at'),
@@ -42,6 +46,7 @@ export const TABLES: Record<TableName, TableSchema> = {
       person_id: { kind: 'person_id' },
       pdi: { kind: 'lazy', join: 'pdi' },
       person: { kind: 'lazy', join: 'person' },
+      poe: { kind: 'poe' },
     },
     asterisk: ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', '$session_id', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4'],
   },
@@ -69,7 +74,7 @@ export const STORED_EVENT_COLUMNS = [
 ];
 
 /** The stored events columns a subquery over events carries, so outer fields resolve as on the table. */
-export const EVENT_COLUMNS = ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', 'person_id', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4'];
+export const EVENT_COLUMNS = ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', 'person_id', 'person_properties', 'timestamp_ms', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4'];
 
 /** The latest version of each identity row, with deleted ones left out: the copies are versioned. */
 export const IDENTITY_SUBQUERIES: Record<Exclude<TableName, 'events'>, (guard: (alias: string) => string) => string> = {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
+import { PropertyFilterError } from '@tributary/property-filters';
 import { MARKER, OTHER_TEAM, PERSON, TEAM, foreignValuesIn, tableNamesOutsideFrom, unguardedReads, useTwoTeamFixture, type Engine, type HogQLRunner } from './two-team-fixture.js';
-import { HogQLError, parseSelect, printQuery } from '../src/index.js';
+import { HogQLError, parseSelect, printHogQL, printQuery, propertyFilterExprs, type FilterContext, type SelectQuery } from '../src/index.js';
 
 /**
  * No HogQL query a project sends reads another project's rows: each either is refused with a
@@ -290,6 +291,52 @@ export function isolationSuite(engine: Engine): void {
       expect(Date.now() - started).toBeLessThan(60_000);
       // Most queries must run, or the property proves little.
       expect(outcomes.ran).toBeGreaterThanOrEqual(50);
+    }, 90_000);
+  });
+
+  /**
+   * Property filters of every type become HogQL (`propertyFilterExprs`) that the printer guards like
+   * any query: generated ones, naming both projects' keys and values, never answer with the other's.
+   */
+  describe("generated property filters never answer with another project's values", () => {
+    const context: FilterContext = {
+      now: new Date('2024-02-01T00:00:00Z'),
+      cohorts: new Map([
+        [1, { id: 1, static: true, distinctIds: ['alice', 'bob-laptop'] }],
+        [2, { id: 2, static: false, filters: { type: 'OR', values: [{ key: 'plan', value: 'pro' }, { key: 'email', operator: 'icontains', value: MARKER }] } }],
+      ]),
+    };
+    const value = fc.constantFrom<unknown>('Chrome', 'pro', 'acme', 'Acme Inc', 'tech', MARKER, `${MARKER}-browser`, 5, '999999', ['pro', MARKER], '^a', '-7d', '2024-01-02');
+    const operator = fc.constantFrom('exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'lt', 'is_set', 'is_not_set', 'is_date_after');
+    const key = fc.constantFrom('$browser', 'plan', 'amount', 'name', 'industry', 'email', 'a');
+    const filter = fc.oneof(
+      fc.record({ type: fc.constantFrom('event', 'person'), key, operator, value }),
+      fc.record({ type: fc.constant('group'), group_type_index: fc.constantFrom(0, 1), key, operator, value }),
+      fc.record({ type: fc.constant('element'), key: fc.constantFrom('tag_name', 'text', 'href'), operator, value }),
+      fc.record({ type: fc.constant('cohort'), key: fc.constant('id'), operator: fc.constantFrom('in', 'not_in'), value: fc.constantFrom(1, 2) }),
+    );
+    const columns = ['uuid', 'event', 'distinct_id', 'person_id', 'person.properties', 'poe.properties', '$group_0', 'properties'].map((f): SelectQuery['select'][number] => ({ node: 'Field', chain: f.split('.') }));
+
+    it('holds for 40 filter lists, each printed as HogQL and run', async () => {
+      let ran = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(filter, { minLength: 1, maxLength: 3 }), async (filters) => {
+          let exprs;
+          try {
+            exprs = propertyFilterExprs(filters, context);
+          } catch (error) {
+            // A value its operator does not take is the client's 400: nothing is read.
+            if (error instanceof PropertyFilterError) return;
+            throw error;
+          }
+          const query: SelectQuery = { node: 'SelectQuery', select: columns, select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } }, where: { node: 'And', exprs } };
+          const outcome = await attempt(printHogQL(query));
+          if ('rows' in outcome) ran++;
+          expectIsolated(outcome);
+        }),
+        { numRuns: 40 },
+      );
+      expect(ran).toBeGreaterThanOrEqual(20);
     }, 90_000);
   });
 }

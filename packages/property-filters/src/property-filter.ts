@@ -14,7 +14,8 @@ export type PropertyOperator = (typeof PROPERTY_OPERATORS)[number];
 export type CohortOperator = Extract<PropertyOperator, 'in' | 'not_in'>;
 export type ValueOperator = Exclude<PropertyOperator, CohortOperator>;
 
-export const PROPERTY_FILTER_TYPES = ['event', 'person', 'group', 'cohort'] as const;
+/** What a filter over events may test: flags and cohorts accept fewer (see their own lists). */
+export const PROPERTY_FILTER_TYPES = ['event', 'person', 'group', 'cohort', 'element'] as const;
 export type PropertyFilterType = (typeof PROPERTY_FILTER_TYPES)[number];
 
 export type Scalar = string | number | boolean;

@@ -69,7 +69,7 @@ export function apiDeps(
     store: new ControlPlaneStore(stores.pool, config.apiKeyPepper),
     flags: new FeatureFlagStore(stores.pool, stores.redis),
     clickhouse: stores.clickhouse,
-    query: new QueryService({ clickhouse: stores.queryClickhouse, limits: config, cache: new InsightCache({ redis: stores.redis, clickhouse: stores.clickhouse, clock: () => new Date() }) }),
+    query: new QueryService({ clickhouse: stores.queryClickhouse, limits: config, cache: new InsightCache({ redis: stores.redis, clickhouse: stores.clickhouse, clock: () => new Date() }), cohorts: new CohortStore(stores.pool, stores.redis) }),
     queryClickhouse: stores.queryClickhouse,
     pool: stores.pool,
     redis: stores.redis,

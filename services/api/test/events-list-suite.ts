@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
-import { sql, type ClickHouse } from '@tributary/clickhouse';
-import { loadHogQLParser } from '@tributary/hogql';
+import { Sql, serverOf, type ClickHouse } from '@tributary/clickhouse';
+import { loadHogQLParser, parseExpr, printQuery, type SelectQuery } from '@tributary/hogql';
 import { EVENT_ROW_COLUMNS, eventRow } from '@tributary/test-support';
-import { eventsByIdQuery, listEventsQuery, pageOfEventsQuery, propertyValuesQuery } from '../src/events/event-query.js';
+import { eventsByIdQuery, listEventsQuery, pageOfEventsQuery, propertyValuesQuery } from '../src/events/events-list-query.js';
 import type { InsightCache } from '../src/query/insight-cache.js';
 import type { EventsQueryRequest } from '../src/query/events-query.js';
 import { QueryService, type QueryResponse } from '../src/query/query-service.js';
@@ -10,7 +10,7 @@ import { QueryService, type QueryResponse } from '../src/query/query-service.js'
 /**
  * The events list's statements on real rows: EventsQuery (as the console's events page and
  * PostHog's clients ask it) through the query service printing for the server it talks to, and the
- * stored-events route's own (`events/event-query.ts`):
+ * stored-events route's own trees (`events/events-list-query.ts`), printed for the server as the route prints them:
  * `events-list.integration.test.ts` runs them on the stack's ClickHouse 18.16,
  * `events-list-chdb.test.ts` on ClickHouse 26, with the same expected answers.
  */
@@ -28,7 +28,7 @@ export function eventsListSuite(target: () => ClickHouse): void {
       eventRow(team + 1, 'ann', '$pageview', at(4), { $browser: 'Chrome' }),
     ]);
     // The events list is never cached: the cache is not reached.
-    service = new QueryService({ clickhouse: target(), cache: {} as InsightCache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 } });
+    service = new QueryService({ clickhouse: target(), cache: {} as InsightCache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: { definitions: async () => [], memberDistinctIds: async () => [] } });
   });
 
   const list = async (request: Omit<EventsQueryRequest, 'kind'>) =>
@@ -57,16 +57,18 @@ export function eventsListSuite(target: () => ClickHouse): void {
 
   it("pages stored events newest first, the page's rows fetched by id, and lists a property's values", async () => {
     const clickhouse = target();
-    const filters = { teamId: team, after: new Date('2024-05-01T00:00:00Z'), before: new Date('2024-05-02T00:00:00Z') };
-    const page = await clickhouse.query<{ id: string; ts: string }>(pageOfEventsQuery(filters, 2, 1));
+    const server = await serverOf(clickhouse);
+    const read = <T>(query: SelectQuery) => clickhouse.query<T>(Sql.trusted(printQuery(query, { teamId: team, server }).clickhouse));
+    const filters = { after: new Date('2024-05-01T00:00:00Z'), before: new Date('2024-05-02T00:00:00Z') };
+    const page = await read<{ id: string; ts: string }>(pageOfEventsQuery(filters, 2, 1));
     expect(page.map((p) => p.ts)).toEqual(['2024-05-01 10:02:00', '2024-05-01 10:01:00', '2024-05-01 10:00:00']);
-    const rows = await clickhouse.query<{ id: string; distinct_id: string; event: string }>(eventsByIdQuery(team, page.map((p) => p.id), page.at(-1)!.ts, page[0]!.ts));
+    const rows = await read<{ id: string; distinct_id: string; event: string }>(eventsByIdQuery(page.map((p) => p.id), page.at(-1)!.ts, page[0]!.ts));
     expect(rows.map((r) => [r.id, r.distinct_id]).sort()).toEqual(page.map((p, i) => [p.id, ['bob', 'ann', 'ann'][i]]).sort());
-    const listed = await clickhouse.query<{ event: string; distinct_id: string }>(listEventsQuery({ ...filters, event: '$pageview' }, 1, 0));
+    const listed = await read<{ event: string; distinct_id: string }>(listEventsQuery({ ...filters, event: '$pageview' }, 1, 0));
     expect(listed.map((r) => r.distinct_id)).toEqual(['bob', 'ann']);
-    const chosen = await clickhouse.query<{ c0: string }>(listEventsQuery({ ...filters, distinctIds: ['ann'] }, 5, 0, [sql`event`]));
+    const chosen = await read<{ c0: string }>(listEventsQuery({ ...filters, distinctIds: ['ann'] }, 5, 0, [await parseExpr('event')]));
     expect(chosen.map((r) => r.c0)).toEqual(['$pageview', '$pageview']);
-    const values = await clickhouse.query<{ name: string; c: string }>(propertyValuesQuery(team, '$browser', 'fi', undefined));
+    const values = await read<{ name: string; c: string }>(propertyValuesQuery('$browser', 'fi', undefined));
     expect(values.map((v) => [v.name, Number(v.c)])).toEqual([['Firefox', 2]]);
   });
 }

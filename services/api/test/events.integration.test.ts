@@ -159,6 +159,15 @@ describe('GET /events/', () => {
     expect(aggregate.body).toMatchObject({ code: 'invalid_query', attr: 'select', detail: expect.stringMatching(/Aggregations such as count\(\) are not available/) });
   });
 
+  it('reads person.properties in where and select as the event recorded them, and refuses person fields that need the person join', async () => {
+    const { status, body } = await list(q({ select: JSON.stringify(['person.properties.email', 'poe.properties.email']), where: JSON.stringify(["person.properties.email = 'u1@example.com'"]) }));
+    expect(status).toBe(200);
+    expect(body.results.length).toBeGreaterThan(0);
+    expect(body.results).toEqual(body.results.map(() => ['u1@example.com', 'u1@example.com']));
+    const joined = await list(q({ where: JSON.stringify(["person.id = 'x'"]) }));
+    expect(joined.body).toMatchObject({ code: 'invalid_query', attr: 'where', detail: expect.stringMatching(/person fields are not available here/) });
+  });
+
   it('answers an unknown function in where with a 400 naming it', async () => {
     const { status, body } = await list(q({ where: JSON.stringify(['frobnicate(event) = 1']) }));
     expect(status).toBe(400);

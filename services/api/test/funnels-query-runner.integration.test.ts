@@ -85,7 +85,7 @@ const ABC = [step('a'), step('b'), step('c')];
 const funnel = (extra: Partial<FunnelsQueryRequest> = {}, teamId = TEAM) =>
   runFunnelsQuery(
     { kind: 'FunnelsQuery', series: ABC, dateRange: JAN, ...extra },
-    { now, calendar: new InsightCalendar('UTC'), run: (ast) => clickhouse.queryCompact(Sql.trusted(printQuery(ast, { teamId }).clickhouse), { settings: queryClickHouseSettings(config) }) },
+    { now, filters: { now, cohorts: new Map() }, calendar: new InsightCalendar('UTC'), run: (ast) => clickhouse.queryCompact(Sql.trusted(printQuery(ast, { teamId }).clickhouse), { settings: queryClickHouseSettings(config) }) },
   );
 
 const counts = (steps: FunnelStepResult[]) => steps.map((s) => s.count);

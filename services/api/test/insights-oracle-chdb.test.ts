@@ -18,6 +18,8 @@ const projects: Record<Zone, { id: number; fixture: Fixture }> = {
   [NY]: { id: TEAM + 1, fixture: buildFixture(NY) },
 };
 
+// The oracle's questions name no cohort, so the store is never asked.
+const noCohorts = { definitions: async () => [], memberDistinctIds: async () => [] };
 let clickhouse: ChdbClickHouse;
 let service: QueryService;
 beforeAll(async () => {
@@ -27,7 +29,7 @@ beforeAll(async () => {
   await insertFixture(clickhouse, TEAM + 2, buildFixture('UTC', { other: true }));
   // Computes every answer, as the real cache does for a question it has not seen.
   const cache = { answer: (_project: unknown, _request: unknown, _mode: unknown, compute: () => Promise<object>) => compute() } as unknown as InsightCache;
-  service = new QueryService({ clickhouse, cache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 } });
+  service = new QueryService({ clickhouse, cache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: noCohorts });
 });
 afterAll(() => clickhouse.close());
 

@@ -28,7 +28,7 @@ const now = new Date('2024-01-10T12:00:00Z');
 
 const config = testConfig();
 let clickhouse: ClickHouse;
-const deps = (teamId = TEAM) => ({ now, calendar: new InsightCalendar('UTC'), run: (ast: SelectLike) => clickhouse.queryCompact(Sql.trusted(printQuery(ast, { teamId }).clickhouse), { settings: queryClickHouseSettings(config) }) });
+const deps = (teamId = TEAM) => ({ now, filters: { now, cohorts: new Map() }, calendar: new InsightCalendar('UTC'), run: (ast: SelectLike) => clickhouse.queryCompact(Sql.trusted(printQuery(ast, { teamId }).clickhouse), { settings: queryClickHouseSettings(config) }) });
 
 const event = (team: number, distinctId: string, timestamp: string, name = '$pageview') => eventRow(team, distinctId, name, timestamp);
 

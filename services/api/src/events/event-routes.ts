@@ -1,14 +1,14 @@
 import { Router } from 'express';
-import { Sql, queryInputProblem, type ClickHouse } from '@tributary/clickhouse';
+import { Sql, queryInputProblem, serverOf, type ClickHouse } from '@tributary/clickhouse';
 import { PAGE_PROPERTIES, badRequest, documented, notFound, validateJsonParam, validateQuery } from '@tributary/http';
-import { HogQLError, cohortIds, compilePropertyFilters, containsAggregate, parseExpr, printEventsExpr, queryError } from '@tributary/hogql';
+import { HogQLError, cohortIds, containsAggregate, parseExpr, printQuery, propertyFilterExprs, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
 import { PropertyFilterError, parseDateInput, type StoredPropertyFilter } from '@tributary/property-filters';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import type { CohortStore } from '../cohorts/cohort-store.js';
 import { pageUrl, sendCsv } from '../http/responses.js';
 import type { ManagementPersonStore } from '../persons/management-person-store.js';
-import { cohortConditions } from './cohort-conditions.js';
-import { eventsByIdQuery, listEventsQuery, pageOfEventsQuery, propertyValuesQuery, type EventFilters } from './event-query.js';
+import { filterContext } from '../cohorts/filter-cohorts.js';
+import { eventsByIdQuery, listEventsQuery, onStoredPerson, pageOfEventsQuery, propertyValuesQuery, type EventListFilters } from './events-list-query.js';
 import { toStoredEvent, type EventRow, type StoredEvent } from './stored-event.js';
 
 interface ListQuery {
@@ -76,13 +76,22 @@ async function clientQuery<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** One HogQL expression over the project's events, as the list's SQL reads them (`FROM events`). */
-async function eventsExpression(source: string, teamId: number): Promise<Sql> {
+/** One HogQL expression over the project's events, as the list reads them. */
+async function eventsExpression(source: string, teamId: number): Promise<Expr> {
   const expr = await parseExpr(source);
   // The list returns rows, one per event: an aggregation has no rows to fold here.
   if (containsAggregate(expr)) throw queryError('Aggregations such as count() are not available in the events list: use the query endpoint');
+  const onEvent = onStoredPerson(expr);
+  // Printed alone first, so a name it cannot resolve is refused as this parameter's.
+  printQuery({ node: 'SelectQuery', select: [onEvent], select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } } }, { teamId });
+  return onEvent;
+}
+
+/** Runs one of the list's trees, printed for the project: the printer adds the tenant guard, as to any query. */
+async function read<T>(clickhouse: ClickHouse, teamId: number, query: SelectQuery): Promise<T[]> {
+  const server = await serverOf(clickhouse);
   // The printer quotes every name and escapes every value, and refuses what is not on its allow-lists.
-  return Sql.trusted(printEventsExpr(expr, { teamId }));
+  return clickhouse.query<T>(Sql.trusted(printQuery(query, { teamId, server }).clickhouse));
 }
 
 function parseTime(value: string | undefined, attr: string, now: Date): Date | undefined {
@@ -102,15 +111,15 @@ const WINDOWS_DAYS = [1, 7, 30, 365];
  * bound, until the window holds the whole page. ClickHouse skips other days by the primary key,
  * so a recent page of a large project reads a small part of it (PostHog's events list does this).
  */
-async function pageInWidening(clickhouse: ClickHouse, filters: EventFilters, limit: number, offset: number, now: Date): Promise<{ id: string; ts: string }[]> {
+async function pageInWidening(clickhouse: ClickHouse, teamId: number, filters: EventListFilters, limit: number, offset: number, now: Date): Promise<{ id: string; ts: string }[]> {
   const end = filters.before ?? now;
   for (const days of WINDOWS_DAYS) {
     const from = new Date(end.getTime() - days * 86_400_000);
     if (filters.after && filters.after >= from) break;
-    const page = await clickhouse.query<{ id: string; ts: string }>(pageOfEventsQuery({ ...filters, after: from }, limit, offset));
+    const page = await read<{ id: string; ts: string }>(clickhouse, teamId, pageOfEventsQuery({ ...filters, after: from }, limit, offset));
     if (page.length > limit) return page;
   }
-  return clickhouse.query<{ id: string; ts: string }>(pageOfEventsQuery(filters, limit, offset));
+  return read<{ id: string; ts: string }>(clickhouse, teamId, pageOfEventsQuery(filters, limit, offset));
 }
 
 /** Rows as stored events, each naming its distinct id's current person. */
@@ -123,7 +132,7 @@ async function storedEvents(persons: ManagementPersonStore, teamId: number, rows
 async function eventsOfPage(clickhouse: ClickHouse, teamId: number, page: readonly { id: string; ts: string }[]): Promise<EventRow[]> {
   if (page.length === 0) return [];
   const times = page.map((p) => p.ts).sort();
-  const rows = await clickhouse.query<EventRow>(eventsByIdQuery(teamId, page.map((p) => p.id), times[0]!, times.at(-1)!));
+  const rows = await read<EventRow>(clickhouse, teamId, eventsByIdQuery(page.map((p) => p.id), times[0]!, times.at(-1)!));
   const byId = new Map(rows.map((row) => [row.id, row]));
   return page.map((p) => byId.get(p.id)).filter((row): row is EventRow => row !== undefined);
 }
@@ -148,9 +157,9 @@ export function eventRoutes(deps: EventRouteDeps): Router {
     const propertyFilters = validateJsonParam<StoredPropertyFilter[]>(filtersSchema, query.properties, 'properties') ?? [];
     const whereSources = validateJsonParam<string[]>(expressionsSchema, query.where, 'where') ?? [];
     const selectSources = validateJsonParam<string[]>(expressionsSchema, query.select, 'select');
-    const cohorts = await compileOrReject('properties', () => cohortConditions(deps.cohorts, teamId, cohortIds(propertyFilters), now));
-    const conditions: Sql[] = [
-      await compileOrReject('properties', () => compilePropertyFilters(propertyFilters, { teamId, now, cohorts })),
+    const context = await filterContext(deps.cohorts, teamId, cohortIds(propertyFilters), now);
+    const conditions: Expr[] = [
+      ...(await compileOrReject('properties', () => propertyFilterExprs(propertyFilters, context))),
       ...(await Promise.all(whereSources.map((source) => compileOrReject('where', () => eventsExpression(source, teamId))))),
     ];
     const select = selectSources && (await Promise.all(selectSources.map((source) => compileOrReject('select', () => eventsExpression(source, teamId)))));
@@ -161,8 +170,7 @@ export function eventRoutes(deps: EventRouteDeps): Router {
       const ofPerson = (await deps.persons.get(teamId, query.person_id))?.distinct_ids ?? [];
       distinctIds = distinctIds ? distinctIds.filter((id) => ofPerson.includes(id)) : ofPerson;
     }
-    const filters: EventFilters = {
-      teamId,
+    const filters: EventListFilters = {
       conditions,
       ...(query.event !== undefined && { event: query.event }),
       ...(distinctIds !== undefined && { distinctIds }),
@@ -172,13 +180,13 @@ export function eventRoutes(deps: EventRouteDeps): Router {
     const next = (count: number) => (count > query.limit ? pageUrl(deps.publicUrl, req, query.limit, query.offset + query.limit) : null);
 
     if (select && selectSources) {
-      const rows = await clientQuery(() => deps.clickhouse.query<Record<string, unknown>>(listEventsQuery(filters, query.limit, query.offset, select)));
+      const rows = await clientQuery(() => read<Record<string, unknown>>(deps.clickhouse, teamId, listEventsQuery(filters, query.limit, query.offset, select)));
       const results = rows.slice(0, query.limit).map((row) => select.map((_, i) => row[`c${i}`]));
       if (query.format === 'csv') return sendCsv(res, selectSources, results);
       res.json({ columns: selectSources, results, next: next(rows.length) });
       return;
     }
-    const page = await clientQuery(() => pageInWidening(deps.clickhouse, filters, query.limit, query.offset, now));
+    const page = await clientQuery(() => pageInWidening(deps.clickhouse, teamId, filters, query.limit, query.offset, now));
     const rows = await clientQuery(() => eventsOfPage(deps.clickhouse, teamId, page.slice(0, query.limit)));
     const results = await storedEvents(deps.persons, teamId, rows);
     if (query.format === 'csv') return sendCsv(res, STORED_EVENT_FIELDS, results.map((e) => STORED_EVENT_FIELDS.map((f) => e[f])));
@@ -190,7 +198,7 @@ export function eventRoutes(deps: EventRouteDeps): Router {
     if (!key) throw badRequest('Query parameter key is required: the property whose values to list.', 'key');
     const value = typeof req.query.value === 'string' ? req.query.value : undefined;
     const event = typeof req.query.event_name === 'string' ? req.query.event_name : undefined;
-    const rows = await deps.clickhouse.query<{ name: string }>(propertyValuesQuery(projectOf(req).id, key, value, event));
+    const rows = await read<{ name: string }>(deps.clickhouse, projectOf(req).id, propertyValuesQuery(key, value, event));
     const results = rows.map((r) => ({ name: r.name }));
     if (req.query.format === 'csv') return sendCsv(res, ['name'], results.map((r) => [r.name]));
     res.json(results);
@@ -198,7 +206,7 @@ export function eventRoutes(deps: EventRouteDeps): Router {
 
   router.get('/:id', requireScopes('query:read'), documented({ summary: 'Retrieve one stored event' }), async (req, res) => {
     const teamId = projectOf(req).id;
-    const rows = await deps.clickhouse.query<EventRow>(listEventsQuery({ teamId, uuid: String(req.params.id) }, 1, 0));
+    const rows = await read<EventRow>(deps.clickhouse, teamId, listEventsQuery({ uuid: String(req.params.id) }, 1, 0));
     const row = rows[0];
     if (!row) throw notFound(`Event ${req.params.id} does not exist in this project.`);
     const event = (await storedEvents(deps.persons, teamId, [row]))[0]!;

@@ -1,5 +1,6 @@
-import { sql, type ClickHouse } from '@tributary/clickhouse';
+import { Sql, type ClickHouse } from '@tributary/clickhouse';
 import { queueEventDeletion } from '@tributary/deletions';
+import { printQuery } from '@tributary/hogql';
 import { badRequest, serviceUnavailable } from '@tributary/http';
 import { planSplit, splitPersonUuid } from '@tributary/ingestion';
 import { SendNotStartedError } from '@tributary/kafka';
@@ -10,6 +11,7 @@ import type { CohortRecord, CohortStore } from '../cohorts/cohort-store.js';
 import type { PersonActivityLog } from './person-activity.js';
 import type { PersonCopies } from './person-copies.js';
 import type { PersonEventPublisher } from './person-event-publisher.js';
+import { propertiesTimelineQuery } from './properties-timeline-query.js';
 import type { DistinctIdChange, ManagementPersonStore, PersonRecord } from './management-person-store.js';
 
 export interface PersonServiceDeps {
@@ -29,8 +31,6 @@ export interface Actor {
   userId: number | null;
 }
 
-/** Events scanned for a properties timeline, oldest first. */
-const TIMELINE_EVENT_LIMIT = 10_000;
 
 /**
  * What the persons API does beyond reading rows: property changes go through ingestion as
@@ -147,11 +147,9 @@ export class PersonService {
 
   /** How the person's properties changed over their events. */
   async propertiesTimeline(person: PersonRecord): Promise<TimelinePoint[]> {
-    const rows = await this.deps.clickhouse.query<{ timestamp: string; person_properties: string }>(
-      sql`SELECT toString(timestamp) AS timestamp, person_properties FROM events
-           WHERE team_id = ${person.team_id} AND toString(person_id) = ${person.uuid}
-           ORDER BY timestamp, uuid LIMIT 1 BY uuid LIMIT ${TIMELINE_EVENT_LIMIT}`,
-    );
-    return propertiesTimeline(rows.map((r) => ({ timestamp: `${r.timestamp.replace(' ', 'T')}Z`, properties: JSON.parse(r.person_properties || '{}') as Record<string, unknown> })));
+    // The printer adds the project's guard, as to any query.
+    const printed = printQuery(propertiesTimelineQuery(person.uuid), { teamId: person.team_id });
+    const rows = await this.deps.clickhouse.query<{ ts: string; person_properties: string }>(Sql.trusted(printed.clickhouse));
+    return propertiesTimeline(rows.map((r) => ({ timestamp: `${r.ts.replace(' ', 'T')}Z`, properties: JSON.parse(r.person_properties || '{}') as Record<string, unknown> })));
   }
 }

@@ -1,8 +1,7 @@
-import { sql } from '@tributary/clickhouse';
-import { containsAggregate, parseExpr, parseOrderExpr, queryError, type Expr, type OrderExpr, type SelectQuery } from '@tributary/hogql';
+import { containsAggregate, parseExpr, parseOrderExpr, queryError, type Expr, type FilterContext, type OrderExpr, type SelectQuery } from '@tributary/hogql';
 import { parseDateInput, type StoredPropertyFilter } from '@tributary/property-filters';
-import { clickhousePropertyCondition } from '@tributary/property-filters/clickhouse';
 import { call, compare, constant, field } from './insights/toolkit/hogql-builders.js';
+import { propertyConditions } from './insights/toolkit/property-conditions.js';
 
 /** PostHog's `EventsQuery`: a list of events, or aggregates of them, from HogQL expressions. */
 export interface EventsQueryRequest {
@@ -39,16 +38,6 @@ function tupleOf(fields: string[]): Expr {
   return call('tuple', ...fields.map((f) => field(...f.split('.'))));
 }
 
-/** Event and person property filters, compiled with the flag matcher's semantics, over the row's own columns. */
-function propertyConditions(filters: readonly StoredPropertyFilter[], now: Date): Expr[] {
-  return filters.map((filter) => {
-    const type = filter.type ?? 'event';
-    if (type !== 'event' && type !== 'person') throw queryError(`EventsQuery properties of type ${type} are not supported; use a where expression`);
-    const column = type === 'event' ? sql`\`events\`.\`properties\`` : sql`\`events\`.\`person_properties\``;
-    return { node: 'TrustedSql', sql: clickhousePropertyCondition(column, filter, now).text };
-  });
-}
-
 function timeBound(value: string, now: Date, attr: string): Expr {
   const date = parseDateInput(value, now);
   if (!date) throw queryError(`${attr} must be an ISO 8601 date-time or a relative date such as -24h: ${JSON.stringify(value)}`);
@@ -61,7 +50,8 @@ function timeBound(value: string, now: Date, attr: string): Expr {
  * entries that aggregate go to HAVING; the window defaults to the last 24 hours; the order to
  * `timestamp DESC` for event lists.
  */
-export async function buildEventsQuery(request: EventsQueryRequest, now: Date): Promise<BuiltEventsQuery> {
+export async function buildEventsQuery(request: EventsQueryRequest, filters: FilterContext): Promise<BuiltEventsQuery> {
+  const { now } = filters;
   const entries = request.select.length ? request.select : ['*'];
   const shapes: ColumnShape[] = [];
   const select: Expr[] = [];
@@ -92,7 +82,7 @@ export async function buildEventsQuery(request: EventsQueryRequest, now: Date): 
   if (request.personId) where.push(compare('==', call('toString', field('person_id')), constant(request.personId)));
   where.push(compare('<', field('timestamp'), timeBound(request.before ?? new Date(now.getTime() + 5000).toISOString(), now, 'before')));
   if (request.after !== 'all') where.push(compare('>', field('timestamp'), timeBound(request.after ?? '-24h', now, 'after')));
-  where.push(...propertyConditions(request.properties ?? [], now));
+  where.push(...propertyConditions(request.properties ?? [], filters));
 
   let orderBy: OrderExpr[];
   if (request.orderBy?.length) orderBy = await Promise.all(request.orderBy.map((o) => parseOrderExpr(o)));

@@ -3,6 +3,8 @@ import { ClickHouseError, Sql, queryInputProblem, serverOf, type ClickHouse, typ
 import { HogQLError, MAX_LIMIT, parseSelect, printHogQL, printQuery, type PrintedQuery, type SelectLike } from '@tributary/hogql';
 import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
+import type { CohortStore } from '../cohorts/cohort-store.js';
+import { cohortIdsIn, filterContext } from '../cohorts/filter-cohorts.js';
 import { buildEventsQuery, isoDateTime, shapeValue, type ColumnShape, type EventsQueryRequest } from './events-query.js';
 import { queryClickHouseSettings, type QueryLimits } from './query-settings.js';
 import { runFunnelsQuery, type FunnelsQueryRequest } from './insights/funnels/funnels-query-runner.js';
@@ -66,6 +68,8 @@ export interface QueryServiceDeps {
   limits: QueryLimits & { queryConcurrencyPerProject: number };
   /** Insight answers (not HogQL or events lists, whose answers follow now()). */
   cache: InsightCache;
+  /** The cohorts property filters name. */
+  cohorts: Pick<CohortStore, 'definitions' | 'memberDistinctIds'>;
   clock?: () => Date;
 }
 
@@ -148,11 +152,13 @@ export class QueryService {
     const teamId = project.id;
     // Printed for the release this client talks to, asked once: what it lacks is refused with a 400 that names the release it needs.
     const server = await serverOf(this.deps.clickhouse);
+    const filterContextOf = (request: EventsQueryRequest | InsightRequest) => filterContext(this.deps.cohorts, teamId, cohortIdsIn(request), this.clock());
     if (isInsight(request)) {
+      const filters = await filterContextOf(request);
       // The runner builds trees; each is printed here for the project like any other query, and they run one after another under the one query id.
       const run = INSIGHTS[request.kind] as (request: InsightRequest, deps: InsightRunDeps) => Promise<object>;
       const runTree = (ast: SelectLike) => this.runInClickHouse(printQuery(ast, { teamId, server }).clickhouse, signal, queryId);
-      return run(request, { now: this.clock(), calendar: new InsightCalendar(project.timezone), run: runTree });
+      return run(request, { now: filters.now, filters, calendar: new InsightCalendar(project.timezone), run: runTree });
     }
     const started = performance.now();
     const timings: QueryTiming[] = [];
@@ -167,7 +173,7 @@ export class QueryService {
       printed = printQuery(ast, { teamId, server, values: request.values ?? {} });
       timings.push({ k: './print', t: seconds(printStarted) });
     } else {
-      const built = await buildEventsQuery(request, this.clock());
+      const built = await buildEventsQuery(request, await filterContextOf(request));
       ({ ast, shapes, columns } = built);
       timings.push({ k: './build', t: seconds(started) });
       const printStarted = performance.now();

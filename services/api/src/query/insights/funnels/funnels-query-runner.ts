@@ -35,7 +35,7 @@ export async function runFunnelsQuery(request: FunnelsQueryRequest, deps: Insigh
   }
   const cal = deps.calendar;
   const period = cal.resolveDateRange(request.dateRange, 'day', deps.now, earliest);
-  const input = { request, period, now: deps.now, cal };
+  const input = { request, period, filters: deps.filters, cal };
 
   let results: FunnelsQueryResponse['results'];
   let hogql: string;

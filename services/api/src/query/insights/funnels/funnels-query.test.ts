@@ -25,14 +25,14 @@ const request = (extra: Partial<FunnelsQueryRequest> = {}): FunnelsQueryRequest 
 
 describe('building the funnel query', () => {
   it('is a HogQL tree the printer guards: every stored table read for the project alone', () => {
-    const sql = printQuery(buildFunnelQuery({ request: request(), period, now, cal }), { teamId: 42 }).clickhouse;
+    const sql = printQuery(buildFunnelQuery({ request: request(), period, filters: { now, cohorts: new Map() }, cal }), { teamId: 42 }).clickhouse;
     expect(sql).toContain('`events`.team_id = 42');
     expect(sql).toContain('`d`.team_id = 42');
     expect(sql).not.toMatch(/team_id = (?!42)/);
   });
 
   it('reads events of the date range, one flag per step, and counts persons per step', () => {
-    const hogql = printHogQL(buildFunnelQuery({ request: request(), period, now, cal }));
+    const hogql = printHogQL(buildFunnelQuery({ request: request(), period, filters: { now, cohorts: new Map() }, cal }));
     expect(hogql).toContain('person_id AS aggregation_target');
     expect(hogql).toContain("toDateTime('2024-01-01T00:00:00.000Z')");
     expect(hogql).toContain("toDateTime('2024-02-01T00:00:00.000Z')");
@@ -45,22 +45,22 @@ describe('building the funnel query', () => {
     expect(funnelWindowSeconds(undefined)).toBe(14 * 86_400);
     expect(funnelWindowSeconds({ funnelWindowInterval: 2, funnelWindowIntervalUnit: 'hour' })).toBe(7_200);
     expect(funnelWindowSeconds({ funnelWindowInterval: 1, funnelWindowIntervalUnit: 'week' })).toBe(604_800);
-    expect(printHogQL(buildFunnelQuery({ request: request({ funnelsFilter: { funnelWindowInterval: 5, funnelWindowIntervalUnit: 'minute' } }), period, now, cal }))).toContain('+ 300');
+    expect(printHogQL(buildFunnelQuery({ request: request({ funnelsFilter: { funnelWindowInterval: 5, funnelWindowIntervalUnit: 'minute' } }), period, filters: { now, cohorts: new Map() }, cal }))).toContain('+ 300');
   });
 
   it('a strict funnel reads every event of the person; ordered and unordered only the steps\'', () => {
     const twoSteps = request({ series: [{ kind: 'EventsNode', event: 'a' }, { kind: 'EventsNode', event: 'b' }] });
-    const where = (r: FunnelsQueryRequest) => printHogQL(buildFunnelQuery({ request: r, period, now, cal }));
+    const where = (r: FunnelsQueryRequest) => printHogQL(buildFunnelQuery({ request: r, period, filters: { now, cohorts: new Map() }, cal }));
     expect(where(twoSteps)).toMatch(/\(\(event = 'a'\) OR \(event = 'b'\)\)/);
     expect(where({ ...twoSteps, funnelsFilter: { funnelOrderType: 'strict' } })).not.toMatch(/\(\(event = 'a'\) OR \(event = 'b'\)\)/);
   });
 
   it('a breakdown maps values past the top ones to "other", and ranks values by persons doing the first step', () => {
     const r = request({ breakdownFilter: { breakdown: '$browser' } });
-    const hogql = printHogQL(buildFunnelQuery({ request: r, period, now, cal }, { values: ['Chrome'], other: true }));
+    const hogql = printHogQL(buildFunnelQuery({ request: r, period, filters: { now, cohorts: new Map() }, cal }, { values: ['Chrome'], other: true }));
     expect(hogql).toContain(BREAKDOWN_OTHER);
     expect(hogql).toContain('GROUP BY breakdown_value');
-    const values = printHogQL(buildFunnelBreakdownValuesQuery({ request: r, period, now, cal }));
+    const values = printHogQL(buildFunnelBreakdownValuesQuery({ request: r, period, filters: { now, cohorts: new Map() }, cal }));
     expect(values).toContain('uniq(person_id) AS total');
     expect(values).toContain("event = 'a'");
   });
@@ -78,11 +78,25 @@ describe('building the funnel query', () => {
     ['exclusions when unordered', { funnelsFilter: { funnelOrderType: 'unordered', exclusions: [{ kind: 'EventsNode', event: 'x', funnelFromStep: 0, funnelToStep: 1 }] } }, /unordered/],
     ['more steps and exclusions than the sort key has flags for', { series: Array.from({ length: 20 }, (_, k) => ({ kind: 'EventsNode' as const, event: `s${k}` })), funnelsFilter: { exclusions: Array.from({ length: 8 }, () => ({ kind: 'EventsNode' as const, event: 'x', funnelFromStep: 0, funnelToStep: 1 })) } }, /at most 27/],
     ['groups', { aggregation_group_type_index: 0 }, /aggregation_group_type_index/],
-    ['cohort filters', { properties: [{ key: 'id', value: 1, type: 'cohort' } as never] }, /cohort/],
   ])('refuses %s with a query error', (_, extra, message) => {
-    const build = () => buildFunnelQuery({ request: request(extra), period, now, cal });
+    const build = () => buildFunnelQuery({ request: request(extra), period, filters: { now, cohorts: new Map() }, cal });
     expect(build).toThrow(HogQLError);
     expect(build).toThrow(message);
+  });
+
+  it('takes filters of every type, as HogQL the printer resolves and guards', () => {
+    const properties = [
+      { key: 'id', value: 1, type: 'cohort' },
+      { key: 'tier', value: 'gold', type: 'group', group_type_index: 0 },
+      { key: 'tag_name', value: 'button', type: 'element' },
+      { key: 'email', operator: 'is_set', type: 'person' },
+    ];
+    const cohorts = new Map([[1, { id: 1, static: false as const, filters: { values: [{ key: 'plan', value: 'pro' }] } }]]);
+    const ast = buildFunnelQuery({ request: request({ properties }), period, filters: { now, cohorts }, cal });
+    expect(printHogQL(ast)).toContain('distinct_id IN (SELECT distinct_id FROM person_distinct_ids WHERE person_id IN (SELECT id FROM persons WHERE');
+    const sql = printQuery(ast, { teamId: 42 }).clickhouse;
+    for (const alias of ['p', 'd', 'g']) expect(sql).toContain(`\`${alias}\`.team_id = 42`);
+    expect(() => buildFunnelQuery({ request: request({ properties }), period, filters: { now, cohorts: new Map() }, cal })).toThrow('cohort 1 does not exist');
   });
 
   it('accepts a valid request', () => {

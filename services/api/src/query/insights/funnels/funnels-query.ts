@@ -1,4 +1,4 @@
-import { MAX_LIMIT, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import { MAX_LIMIT, queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, breakdownValueExpr, breakdownValuesQuery, type BreakdownFilter } from '../toolkit/breakdown.js';
 import { alias, and, at, call, compare, constant, field, from, lambda, minus, or, plus } from '../toolkit/hogql-builders.js';
@@ -121,23 +121,23 @@ const num = (n: number): Expr => constant(n);
 const ifElse = (cond: Expr, then: Expr, otherwise: Expr): Expr => call('if', cond, then, otherwise);
 
 /** Whether an event is this step (or exclusion): its event name and its own property filters. */
-function stepCondition(step: FunnelsEventsNode, now: Date): Expr {
+function stepCondition(step: FunnelsEventsNode, filters: FilterContext): Expr {
   const conditions: Expr[] = [];
   if (step.event !== null && step.event !== undefined) conditions.push(compare('==', field('event'), constant(step.event)));
-  conditions.push(...propertyConditions(step.properties ?? [], now, 'FunnelsQuery'));
+  conditions.push(...propertyConditions(step.properties ?? [], filters));
   return conditions.length ? and(conditions) : constant(1);
 }
 
 export interface FunnelQueryInput {
   request: FunnelsQueryRequest;
   period: Period;
-  now: Date;
+  filters: FilterContext;
   cal: InsightCalendar;
 }
 
 /** The top breakdown values by persons doing the first step, one more than the limit. */
-export function buildFunnelBreakdownValuesQuery({ request, period, now }: FunnelQueryInput): SelectQuery {
-  return breakdownValuesQuery(request.breakdownFilter!, call('uniq', field('person_id')), seriesWhere(request.series[0]!, period.from, period.to, request.properties, now, 'FunnelsQuery'));
+export function buildFunnelBreakdownValuesQuery({ request, period, filters }: FunnelQueryInput): SelectQuery {
+  return breakdownValuesQuery(request.breakdownFilter!, call('uniq', field('person_id')), seriesWhere(request.series[0]!, period.from, period.to, request.properties, filters));
 }
 
 /**
@@ -159,7 +159,7 @@ const conversionOf = (k: number) => `conversion_time_${k}`;
  * `breakdown_value?`, then per step `count_k`, and from the second step `average_k`, `median_k` (seconds).
  */
 export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: string[]; other: boolean }): SelectQuery {
-  const { request, period, now } = input;
+  const { request, period, filters } = input;
   validateFunnelsQuery(request);
   const steps = request.series;
   const n = steps.length;
@@ -169,8 +169,8 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
   const broken = Boolean(breakdown);
 
   // 1. The events that matter, one row each: the person, and the event as one sort key (below).
-  const stepConditions = steps.map((s) => stepCondition(s, now));
-  const exclusionConditions = exclusions.map((e) => stepCondition(e, now));
+  const stepConditions = steps.map((s) => stepCondition(s, filters));
+  const exclusionConditions = exclusions.map((e) => stepCondition(e, filters));
   const flag = (cond: Expr) => ifElse(cond, num(1), num(0));
   // An event that is a step is not an exclusion (PostHog refuses exclusions that are steps anyway).
   const flags = [...stepConditions, ...exclusionConditions.map((c) => and([c, { node: 'Not', expr: or(stepConditions) }]))];
@@ -187,7 +187,7 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
     const value = breakdownValueExpr(request.breakdownFilter!);
     eventsSelect.push(alias('event_breakdown', breakdown.other ? ifElse(compare('in', value, { node: 'Tuple', exprs: breakdown.values.map(constant) }), value, constant(BREAKDOWN_OTHER)) : value));
   }
-  const where: Expr[] = [compare('>=', field('timestamp'), at(period.from)), compare('<', field('timestamp'), at(period.to)), ...propertyConditions(request.properties ?? [], now, 'FunnelsQuery')];
+  const where: Expr[] = [compare('>=', field('timestamp'), at(period.from)), compare('<', field('timestamp'), at(period.to)), ...propertyConditions(request.properties ?? [], filters)];
   // Strict funnels see every event of the person: any other one between two steps breaks the funnel.
   if (order !== 'strict') where.push(or([...stepConditions, ...exclusionConditions]));
   const eventsQuery: SelectQuery = { node: 'SelectQuery', select: eventsSelect, select_from: from('events'), where: and(where) };

@@ -16,7 +16,7 @@ const request = (extra: Partial<LifecycleQueryRequest> = {}): LifecycleQueryRequ
 describe('LifecycleQuery', () => {
   it('reads from the interval before the range, so its first interval has a status, and guards every table', () => {
     const { period, interval } = lifecyclePeriod(request(), now, cal);
-    const sql = printQuery(buildLifecycleQuery(request().series[0]!, request(), period, interval, now, cal), { teamId: 42 }).clickhouse;
+    const sql = printQuery(buildLifecycleQuery(request().series[0]!, request(), period, interval, { now, cohorts: new Map() }, cal), { teamId: 42 }).clickhouse;
     expect(sql).toContain("'2023-12-31T00:00:00.000Z'");
     expect(sql).toContain("'2024-01-04T00:00:00.000Z'");
     expect(sql).toContain('`events`.team_id = 42');

@@ -1,4 +1,4 @@
-import { printHogQL, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import { printHogQL, queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { intervalOf, seconds, seriesName, seriesWhere, singleSeries, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import type { InsightCalendar, Period } from '../toolkit/insight-calendar.js';
@@ -52,7 +52,7 @@ const step = (value: Expr, interval: LifecycleInterval, n: number): Expr => call
  * status, each interval after an active one not followed by activity with `dormant`; the pairs
  * are counted per interval and status.
  */
-export function buildLifecycleQuery(series: InsightEventsNode, request: LifecycleQueryRequest, period: Period, interval: LifecycleInterval, now: Date, cal: InsightCalendar): SelectQuery {
+export function buildLifecycleQuery(series: InsightEventsNode, request: LifecycleQueryRequest, period: Period, interval: LifecycleInterval, filters: FilterContext, cal: InsightCalendar): SelectQuery {
   const first = period.buckets[0]!;
   const last = period.buckets.at(-1)!;
   const activity = field('activity');
@@ -64,7 +64,7 @@ export function buildLifecycleQuery(series: InsightEventsNode, request: Lifecycl
       alias('activity', call('arraySort', call('groupUniqArray', cal.bucketOf(field('timestamp'), interval)))),
     ],
     select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
-    where: seriesWhere(series, cal.add(first, interval, -1), cal.add(last, interval, 1), request.properties, now, KIND),
+    where: seriesWhere(series, cal.add(first, interval, -1), cal.add(last, interval, 1), request.properties, filters),
     group_by: [field('actor')],
   };
   // The interval before each active one: the creation interval before the first.
@@ -138,7 +138,7 @@ export async function runLifecycleQuery(request: LifecycleQueryRequest, deps: In
   const started = performance.now();
   const series = singleSeries(request.series, KIND);
   const { period, interval } = lifecyclePeriod(request, deps.now, deps.calendar);
-  const ast = buildLifecycleQuery(series, request, period, interval, deps.now, deps.calendar);
+  const ast = buildLifecycleQuery(series, request, period, interval, deps.filters, deps.calendar);
   const { data } = await deps.run(ast);
   return { results: shapeLifecycle(data, series, period, interval, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
 }

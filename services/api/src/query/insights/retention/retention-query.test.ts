@@ -22,7 +22,7 @@ describe('RetentionQuery', () => {
 
   it('reads first events from all time for first-time retention, and guards the project', () => {
     const plan = retentionPlan(request({ retentionType: 'retention_first_time', totalIntervals: 3 }), now, cal);
-    const sql = printQuery(buildRetentionQuery(plan, request(), now, cal), { teamId: 42 }).clickhouse;
+    const sql = printQuery(buildRetentionQuery(plan, request(), { now, cohorts: new Map() }, cal), { teamId: 42 }).clickhouse;
     expect(sql).toContain('minIf(');
     expect(sql).toContain('`events`.team_id = 42');
     expect(sql).toContain('`d`.team_id = 42');

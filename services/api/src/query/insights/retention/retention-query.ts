@@ -1,4 +1,4 @@
-import { printHogQL, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import { printHogQL, queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { seconds, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import type { InsightCalendar, TrendsInterval } from '../toolkit/insight-calendar.js';
@@ -110,7 +110,7 @@ const inRange = (index: Expr, plan: RetentionPlan): Expr => and([compare('>=', i
  * start and the intervals they returned in; each start is paired with every later interval
  * (two arrayJoins multiply), and persons counted where they returned, or at interval 0.
  */
-export function buildRetentionQuery(plan: RetentionPlan, request: RetentionQueryRequest, now: Date, cal: InsightCalendar): SelectQuery {
+export function buildRetentionQuery(plan: RetentionPlan, request: RetentionQueryRequest, filters: FilterContext, cal: InsightCalendar): SelectQuery {
   const timestampIndex = intervalIndex(field('timestamp'), plan, cal);
   let starts: Expr;
   if (plan.firstTime) {
@@ -129,7 +129,7 @@ export function buildRetentionQuery(plan: RetentionPlan, request: RetentionQuery
     where: and([
       compare('<', field('timestamp'), at(plan.end)),
       { node: 'Or', exprs: [targetWhere, and([isEvent(plan.returning), tsAfterStart(plan)])] },
-      ...propertyConditions(request.properties ?? [], now, KIND),
+      ...propertyConditions(request.properties ?? [], filters),
     ]),
     group_by: [field('actor')],
   };
@@ -169,7 +169,7 @@ export function shapeRetention(rows: readonly unknown[][], plan: RetentionPlan, 
 export async function runRetentionQuery(request: RetentionQueryRequest, deps: InsightRunDeps): Promise<InsightResponse<RetentionResult>> {
   const started = performance.now();
   const plan = retentionPlan(request, deps.now, deps.calendar);
-  const ast = buildRetentionQuery(plan, request, deps.now, deps.calendar);
+  const ast = buildRetentionQuery(plan, request, deps.filters, deps.calendar);
   const { data } = await deps.run(ast);
   return { results: shapeRetention(data, plan, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
 }

@@ -22,7 +22,7 @@ describe('StickinessQuery', () => {
 
   it('counts each person\'s distinct active intervals, then persons per count, for the project alone', () => {
     const { period, interval } = stickinessPeriod(request(), now, cal);
-    const sql = printQuery(buildStickinessQuery(request().series[0]!, request(), period, interval, now, cal), { teamId: 42 }).clickhouse;
+    const sql = printQuery(buildStickinessQuery(request().series[0]!, request(), period, interval, { now, cohorts: new Map() }, cal), { teamId: 42 }).clickhouse;
     expect(sql).toContain("uniqExact(toDate(`events`.`timestamp`, 'UTC'))");
     expect(sql).toContain('`events`.team_id = 42');
     expect(sql).toContain("'$pageview'");

@@ -1,4 +1,4 @@
-import { printHogQL, queryError, type SelectQuery } from '@tributary/hogql';
+import { printHogQL, queryError, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { intervalOf, seconds, seriesName, seriesWhere, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import type { InsightCalendar, Period, TrendsInterval } from '../toolkit/insight-calendar.js';
@@ -39,12 +39,12 @@ export function stickinessPeriod(request: StickinessQueryRequest, now: Date, cal
  * Rows `[num_intervals, persons]`: each person's count of distinct active intervals in the range,
  * then how many persons have each count.
  */
-export function buildStickinessQuery(series: InsightEventsNode, request: StickinessQueryRequest, period: Period, interval: TrendsInterval, now: Date, cal: InsightCalendar): SelectQuery {
+export function buildStickinessQuery(series: InsightEventsNode, request: StickinessQueryRequest, period: Period, interval: TrendsInterval, filters: FilterContext, cal: InsightCalendar): SelectQuery {
   const perPerson: SelectQuery = {
     node: 'SelectQuery',
     select: [alias('actor', field('person_id')), alias('num_intervals', call('uniqExact', cal.bucketOf(field('timestamp'), interval)))],
     select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
-    where: seriesWhere(series, period.from, period.to, request.properties, now, KIND),
+    where: seriesWhere(series, period.from, period.to, request.properties, filters),
     group_by: [field('actor')],
   };
   return {
@@ -82,7 +82,7 @@ export async function runStickinessQuery(request: StickinessQueryRequest, deps: 
   const results: StickinessResult[] = [];
   let hogql = '';
   for (const [order, series] of request.series.entries()) {
-    const ast = buildStickinessQuery(series, request, period, interval, deps.now, deps.calendar);
+    const ast = buildStickinessQuery(series, request, period, interval, deps.filters, deps.calendar);
     if (order === 0) hogql = printHogQL(ast);
     const { data } = await deps.run(ast);
     results.push(shapeStickiness(data, series, order, period.buckets.length, interval));

@@ -1,5 +1,5 @@
 import type { CompactResult } from '@tributary/clickhouse';
-import { queryError, type Expr, type SelectLike } from '@tributary/hogql';
+import { queryError, type Expr, type FilterContext, type SelectLike } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import type { InsightCalendar, TrendsInterval } from './insight-calendar.js';
 import { and, at, compare, constant, field } from './hogql-builders.js';
@@ -19,6 +19,8 @@ export interface InsightEventsNode {
 
 export interface InsightRunDeps {
   now: Date;
+  /** `now` and the cohorts the request's filters name, for its property filters. */
+  filters: FilterContext;
   /** The project's timezone, which buckets and dates follow. */
   calendar: InsightCalendar;
   /** Prints one query for the project (the printer adds its tenant guard) and runs it in ClickHouse with the query endpoint's settings. */
@@ -55,10 +57,10 @@ export function intervalOf<I extends TrendsInterval>(value: unknown, allowed: re
 }
 
 /** The series' event name (or every event), in [from, to), with its own and the query's property filters. */
-export function seriesWhere(series: InsightEventsNode, from: Date, to: Date, properties: readonly StoredPropertyFilter[] | undefined, now: Date, kind: string): Expr {
+export function seriesWhere(series: InsightEventsNode, from: Date, to: Date, properties: readonly StoredPropertyFilter[] | undefined, filters: FilterContext): Expr {
   const where: Expr[] = [compare('>=', field('timestamp'), at(from)), compare('<', field('timestamp'), at(to))];
   if (series.event !== null && series.event !== undefined) where.unshift(compare('==', field('event'), constant(series.event)));
-  where.push(...propertyConditions([...(series.properties ?? []), ...(properties ?? [])], now, kind));
+  where.push(...propertyConditions([...(series.properties ?? []), ...(properties ?? [])], filters));
   return and(where);
 }
 

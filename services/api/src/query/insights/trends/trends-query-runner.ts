@@ -40,7 +40,7 @@ export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightR
   // As PostHog orders them: every series of the current period, then every series of the previous one.
   for (const [period, previous] of periods) {
     for (const [order, series] of request.series.entries()) {
-      const input = { request, series, period, interval, now: deps.now, cal };
+      const input = { request, series, period, interval, filters: deps.filters, cal };
       if (!hasBreakdown(request)) {
         const ast = buildSeriesQuery(input);
         hogql ??= printHogQL(ast);

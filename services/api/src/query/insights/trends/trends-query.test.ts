@@ -48,7 +48,7 @@ describe('formulas', () => {
 });
 
 describe('series queries', () => {
-  const input = (extra: Partial<TrendsQueryRequest> = {}, series = request(extra).series[0]!) => ({ request: request(extra), series, period: cal.resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-07' }, 'day', now), interval: 'day' as const, now, cal });
+  const input = (extra: Partial<TrendsQueryRequest> = {}, series = request(extra).series[0]!) => ({ request: request(extra), series, period: cal.resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-07' }, 'day', now), interval: 'day' as const, filters: { now, cohorts: new Map() }, cal });
 
   it('counts per bucket in HogQL the printer guards to the project', () => {
     const ast = buildSeriesQuery(input());
@@ -83,7 +83,7 @@ describe('breakdowns', () => {
   const breakdownFilter = { breakdown: '$browser', breakdown_limit: 1 };
   const period = cal.resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-02' }, 'day', now);
   const req = request({ breakdownFilter });
-  const input = { request: req, series: req.series[0]!, period, interval: 'day' as const, now, cal };
+  const input = { request: req, series: req.series[0]!, period, interval: 'day' as const, filters: { now, cohorts: new Map() }, cal };
 
   it('asks for one more value than the limit, and groups the values past it as "other"', () => {
     expect(printHogQL(buildBreakdownValuesQuery(input))).toContain(`LIMIT 2`);

@@ -1,4 +1,4 @@
-import { MAX_LIMIT, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import { MAX_LIMIT, queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, breakdownValueExpr, breakdownValuesQuery, type BreakdownFilter } from '../toolkit/breakdown.js';
 import { alias, and, at, call, compare, constant, field } from '../toolkit/hogql-builders.js';
@@ -104,11 +104,11 @@ export interface SeriesQueryInput {
   series: TrendsEventsNode;
   period: Period;
   interval: TrendsInterval;
-  now: Date;
+  filters: FilterContext;
   cal: InsightCalendar;
 }
 
-function whereOf({ request, series, period, now, cal }: SeriesQueryInput): Expr {
+function whereOf({ request, series, period, filters, cal }: SeriesQueryInput): Expr {
   const math = series.math ?? 'total';
   const activeDays = ACTIVE_DAYS[math];
   const total = isTotalValue(request);
@@ -119,7 +119,7 @@ function whereOf({ request, series, period, now, cal }: SeriesQueryInput): Expr 
   if (series.event !== null && series.event !== undefined) where.unshift(compare('==', field('event'), constant(series.event)));
   if (math === 'unique_group') where.push(call('notEmpty', groupField(series)));
   if (math === 'unique_session') where.push(call('notEmpty', call('ifNull', field('properties', '$session_id'), constant(''))));
-  where.push(...propertyConditions([...(series.properties ?? []), ...(request.properties ?? [])], now));
+  where.push(...propertyConditions([...(series.properties ?? []), ...(request.properties ?? [])], filters));
   return and(where);
 }
 
