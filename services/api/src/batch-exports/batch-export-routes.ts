@@ -1,7 +1,6 @@
 import { Router, type Request } from 'express';
 import { BatchExportStore, destinationRefusal, type BackfillRow, type BatchExportRow, type DestinationGuard, type DestinationSpec, type NewBatchExport, type RunRow } from '@tributary/batch-exports';
 import { PAGE_SCHEMA, badRequest, documented, notFound, pageOf } from '@tributary/http';
-import type { Pool } from '@tributary/postgres';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import { pageLinks } from '../http/responses.js';
 import { isUuid } from '../http/uuid.js';
@@ -84,9 +83,9 @@ async function checkReachable(guard: DestinationGuard, destination: NewBatchExpo
  * `/batch_exports/`: PostHog's batch export API. The api keeps the exports, runs and backfills in
  * Postgres; the worker schedules the windows and runs them (see services/worker/src/batch-exports).
  */
-export function batchExportRoutes(deps: { pool: Pool; publicUrl: string; destinationGuard: DestinationGuard }): Router {
+export function batchExportRoutes(deps: { batchExports: BatchExportStore; publicUrl: string; destinationGuard: DestinationGuard }): Router {
   const router = Router({ mergeParams: true });
-  const store = new BatchExportStore(deps.pool);
+  const store = deps.batchExports;
   const read = requireScopes('batch_export:read');
   const write = requireScopes('batch_export:write');
 

@@ -1,8 +1,5 @@
 import { Router, type Request } from 'express';
-import type { FeatureFlagStore } from '@tributary/control-plane';
 import { PAGE_SCHEMA, documented, notFound, pageOf, validateBody } from '@tributary/http';
-import type { Pool } from '@tributary/postgres';
-import type { AccessControls } from '../access-controls/access-controls.js';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { LinkedFlags } from '../feature-flags/linked-flags.js';
 import { pageLinks } from '../http/responses.js';
@@ -53,11 +50,9 @@ function featureId(req: Request): string {
  * Attaching a flag, or a change that rewrites its enrollment condition, asks for write on that flag
  * (scope and access control); an answer shows the flag only to whoever may read it.
  */
-export function earlyAccessFeatureRoutes(deps: { pool: Pool; flags: FeatureFlagStore; publicUrl: string; access: AccessControls }): Router {
+export function earlyAccessFeatureRoutes(deps: { features: EarlyAccessFeatureStore; featureService: EarlyAccessFeatureService; linkedFlags: LinkedFlags; publicUrl: string }): Router {
   const router = Router({ mergeParams: true });
-  const features = new EarlyAccessFeatureStore(deps.pool);
-  const service = new EarlyAccessFeatureService({ features, flags: deps.flags });
-  const linked = new LinkedFlags(deps);
+  const { features, featureService: service, linkedFlags: linked } = deps;
   const present = async (req: Request, row: EarlyAccessFeatureRow) => presentEarlyAccessFeature(row, await linked.visible(req, row.feature_flag));
   /** The live feature's flag must be the caller's to change. */
   const flagWritable = async (req: Request) => {

@@ -1,8 +1,5 @@
 import { Router, type Request } from 'express';
-import type { FeatureFlagStore } from '@tributary/control-plane';
 import { PAGE_SCHEMA, documented, notFound, pageOf } from '@tributary/http';
-import type { Pool } from '@tributary/postgres';
-import type { AccessControls } from '../access-controls/access-controls.js';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { LinkedFlags } from '../feature-flags/linked-flags.js';
 import { pageLinks } from '../http/responses.js';
@@ -66,11 +63,9 @@ function surveyId(req: Request): string {
  * the survey's own targeting flag needs write on it (scope and access control); any change that
  * touches the flags the survey made needs edit access to them; answers show only flags the caller may read.
  */
-export function surveyRoutes(deps: { pool: Pool; flags: FeatureFlagStore; publicUrl: string; access: AccessControls }): Router {
+export function surveyRoutes(deps: { surveys: SurveyStore; surveyService: SurveyService; linkedFlags: LinkedFlags; publicUrl: string }): Router {
   const router = Router({ mergeParams: true });
-  const surveys = new SurveyStore(deps.pool);
-  const service = new SurveyService({ surveys, flags: deps.flags });
-  const linked = new LinkedFlags(deps);
+  const { surveys, surveyService: service, linkedFlags: linked } = deps;
   const madeBySurvey = (flag: MinimalFlag | null) => ({ madeByParent: flag !== null && isSurveyFlag(flag.key) });
 
   const present = async (req: Request, row: SurveyRow) =>
