@@ -2,7 +2,7 @@ export * from './errors.js';
 export { errorHandler, notFoundHandler, writeError } from './error-handler.js';
 export { isStoreUnavailable } from './store-unavailable.js';
 export { directRouteTable, type DirectMethod, type DirectRequest, type DirectRoute } from './direct-routes.js';
-export { PAGE_PROPERTIES, PAGE_SCHEMA, assertStorable, pageOf, schemaError, validate, validateBody, validateJsonParam, validateQuery, type Page } from './request-validation.js';
+export { PAGE_PROPERTIES, PAGE_SCHEMA, assertStorable, bodySchemas, pageOf, schemaError, validate, validateBody, validateJsonParam, validateQuery, type BodySchemaOptions, type Page } from './request-validation.js';
 export { startServiceRuntime, type ServiceRuntime, type ServiceRuntimeOptions } from './service-runtime.js';
 export { stopInOrder, type StopStep } from './stop-in-order.js';
 export { Counter, Gauge, Histogram, Registry, RUNTIME_PATHS, createMetrics } from './observability.js';

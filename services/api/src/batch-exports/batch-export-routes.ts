@@ -3,7 +3,7 @@ import { BatchExportStore, destinationRefusal, type BackfillRow, type BatchExpor
 import { PAGE_SCHEMA, badRequest, documented, notFound, pageOf } from '@tributary/http';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import { pageLinks } from '../http/responses.js';
-import { isUuid } from '../http/uuid.js';
+import { uuidParam } from '../http/uuid.js';
 import { backfillSchema, createBatchExportSchema, parseBackfill, parseCreateBatchExport, parsePatchBatchExport, patchBatchExportSchema, publicConfig } from './batch-export-requests.js';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
@@ -65,11 +65,6 @@ function presentBackfill(row: BackfillRow) {
   };
 }
 
-const idOf = (raw: unknown, what: string): string => {
-  if (!isUuid(String(raw))) throw notFound(`${what} ${String(raw)} does not exist.`);
-  return String(raw);
-};
-
 const LATEST_RUNS = 10;
 
 /** A destination must be someone else's server when saved (the worker checks again as it connects); a 400 names the field and why. */
@@ -90,7 +85,7 @@ export function batchExportRoutes(deps: { batchExports: BatchExportStore; public
   const write = requireScopes('batch_export:write');
 
   const exportOf = async (req: Request): Promise<BatchExportRow> => {
-    const row = await store.get(projectOf(req).id, idOf(req.params.id, 'Batch export'));
+    const row = await store.get(projectOf(req).id, uuidParam(req.params.id, 'Batch export'));
     if (!row) throw notFound(`Batch export ${req.params.id} does not exist.`);
     return row;
   };
@@ -144,7 +139,7 @@ export function batchExportRoutes(deps: { batchExports: BatchExportStore; public
 
   const runOf = async (req: Request) => {
     const row = await exportOf(req);
-    const run = await store.run(row.id, idOf(req.params.run_id, 'Run'));
+    const run = await store.run(row.id, uuidParam(req.params.run_id, 'Run'));
     if (!run) throw notFound(`Run ${req.params.run_id} does not exist.`);
     return { row, run };
   };
@@ -182,14 +177,14 @@ export function batchExportRoutes(deps: { batchExports: BatchExportStore; public
 
   router.get('/:id/backfills/:backfill_id', read, documented({ summary: 'Retrieve a backfill' }), async (req, res) => {
     const row = await exportOf(req);
-    const backfill = await store.backfill(row.id, idOf(req.params.backfill_id, 'Backfill'));
+    const backfill = await store.backfill(row.id, uuidParam(req.params.backfill_id, 'Backfill'));
     if (!backfill) throw notFound(`Backfill ${req.params.backfill_id} does not exist.`);
     res.json(presentBackfill(backfill));
   });
 
   router.post('/:id/backfills/:backfill_id/cancel', write, documented({ summary: 'Cancel a backfill: its runs that have not started will not' }), async (req, res) => {
     const row = await exportOf(req);
-    const backfill = await store.cancelBackfill(row.id, idOf(req.params.backfill_id, 'Backfill'));
+    const backfill = await store.cancelBackfill(row.id, uuidParam(req.params.backfill_id, 'Backfill'));
     if (!backfill) throw notFound(`Backfill ${req.params.backfill_id} does not exist.`);
     res.json(presentBackfill(backfill));
   });

@@ -1,5 +1,5 @@
 import { Router, type Request } from 'express';
-import { badRequest, documented, forbidden, notFound, validateBody } from '@tributary/http';
+import { badRequest, bodySchemas, documented, forbidden, notFound, validateBody } from '@tributary/http';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import { isUuid, UUID_PATTERN } from '../http/uuid.js';
 import { presentUser } from '../organizations/organization-user.js';
@@ -9,16 +9,7 @@ import type { ProjectRoles } from './project-roles.js';
 // Explicit levels stop at admin: ownership is an organization matter.
 const level = { type: 'integer', enum: [1, 8] } as const;
 const userUuid = { type: 'string', pattern: UUID_PATTERN } as const;
-const createSchema = {
-  type: 'object',
-  required: ['user_uuid'],
-  properties: { user_uuid: userUuid, level: { ...level, default: 1 } },
-};
-const patchSchema = {
-  type: 'object',
-  required: ['level'],
-  properties: { user_uuid: userUuid, level },
-};
+const { create: createSchema, patch: patchSchema } = bodySchemas({ user_uuid: userUuid, level }, { required: ['user_uuid'], defaults: { level: 1 }, patchRequired: ['level'] });
 
 function present(row: ExplicitMemberRow) {
   return {
