@@ -1,7 +1,7 @@
 import type { KafkaMessage } from 'kafkajs';
-import { EncodedJsonFields, RowHeads } from '@tributary/clickhouse';
+import { EncodedJsonFields, RowHeads, WRITTEN_EVENT_HEAD_COLUMNS, type EventRowOut } from '@tributary/clickhouse';
 import type { ChunkEvent, GroupIdentify } from '@tributary/ingestion';
-import { EVENT_HEAD_COLUMNS, type EventRowOut, type RowBuffer } from './clickhouse-rows.js';
+import type { RowBuffer } from './clickhouse-rows.js';
 
 /**
  * How a chunk's events are held between the steps of EventProcessor, shaped for V8's garbage
@@ -18,7 +18,7 @@ export interface Warning {
 }
 
 /** The first columns of a chunk's event rows, encoded as soon as each event is read (see RowHeads). */
-export type EventHeads = RowHeads<EventRowOut, (typeof EVENT_HEAD_COLUMNS)[number]>;
+export type EventHeads = RowHeads<EventRowOut, (typeof WRITTEN_EVENT_HEAD_COLUMNS)[number]>;
 
 /**
  * An event ready for its person: parsed, its project known, its timestamp computed. It keeps
@@ -66,7 +66,7 @@ export interface ChunkMemory {
 
 /** Runs `work` with a chunk's encoded parts, released whatever it ends with. */
 export async function withChunkMemory<T>(rows: RowBuffer, work: (memory: ChunkMemory) => Promise<T>): Promise<T> {
-  const memory: ChunkMemory = { heads: new RowHeads(rows.events, EVENT_HEAD_COLUMNS), personFields: new EncodedJsonFields() };
+  const memory: ChunkMemory = { heads: new RowHeads(rows.events, WRITTEN_EVENT_HEAD_COLUMNS), personFields: new EncodedJsonFields() };
   try {
     return await work(memory);
   } finally {
