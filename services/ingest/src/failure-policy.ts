@@ -70,6 +70,21 @@ export function failureAction(level: FailureLevel, kind: FailureKind, items: num
   return attempts < POISON_ATTEMPTS ? 'wait' : 'dead-letter';
 }
 
+/** How a chunk of messages that fails for its content is split: in halves, until the message at fault is alone. */
+export function splitInHalves<T>(items: readonly T[]): T[][] {
+  const half = Math.ceil(items.length / 2);
+  return [items.slice(0, half), items.slice(half)];
+}
+
+/**
+ * How person changes that keep failing are split: first into the groups of events that touch the
+ * same persons (`groupsOf`), so that one bad event costs only its own persons' events a second
+ * try, then into single events.
+ */
+export function splitByPersonsThenEvents<T>(groupsOf: (items: readonly T[]) => T[][]): (items: readonly T[], depth: number) => T[][] {
+  return (items, depth) => (depth === 0 ? groupsOf(items) : items.map((item) => [item]));
+}
+
 /** How one level runs its work under the policy. */
 export interface IsolatedWork<T, R> {
   level: FailureLevel;

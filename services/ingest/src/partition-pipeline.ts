@@ -6,7 +6,7 @@ import { detach } from './event-memory.js';
 import type { RefusedRow } from './clickhouse-writer.js';
 import { failedMessageLetter, refusedRowLetter, type DeadLetter } from './dead-letters.js';
 import type { MessageProcessor } from './message-processor.js';
-import { runIsolated } from './failure-policy.js';
+import { runIsolated, splitInHalves } from './failure-policy.js';
 
 export interface PartitionPipelineDeps {
   topic: string;
@@ -45,11 +45,6 @@ interface ProcessedChunk {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const halves = <T>(items: readonly T[]): T[][] => {
-  const half = Math.ceil(items.length / 2);
-  return [items.slice(0, half), items.slice(half)];
-};
 
 interface Queued {
   message: KafkaMessage;
@@ -164,7 +159,7 @@ export class PartitionPipeline {
         await this.deps.processor.processBatch(messages, rows, deadLetters);
         return { rows, deadLetters };
       },
-      split: halves,
+      split: splitInHalves,
       combine: (parts) => ({ rows: RowBuffer.concat(parts.map((p) => p.rows)), deadLetters: parts.flatMap((p) => p.deadLetters) }),
       deadLetter: (message, error) => {
         this.deps.logger.error({ err: error, topic: this.deps.topic, partition: this.deps.partition, offset: message.offset }, 'message fails ingest; dead-lettered');

@@ -7,7 +7,7 @@ import { withTransaction, type Pool } from '@tributary/postgres';
 import type { RowBuffer } from '../clickhouse-rows.js';
 import type { DeadLetter } from '../dead-letters.js';
 import type { Prepared, RecordedPerson } from '../event-memory.js';
-import { runIsolated } from '../failure-policy.js';
+import { runIsolated, splitByPersonsThenEvents } from '../failure-policy.js';
 import { groupBy } from '../group-by.js';
 import { applyPersonChunk, type PersonChunkChanges } from '../persons/apply-person-chunk.js';
 import { recordOutboxEntry } from '../persons/person-outbox.js';
@@ -82,8 +82,7 @@ export function createApplyPersonsStep(deps: ApplyPersonsDeps) {
           if (outboxId !== null) rows.outbox.push(outboxId);
           await deps.personCache.setMany(changes.cache).catch((error: unknown) => deps.logger.warn({ err: error }, 'person cache not updated'));
         },
-        split: (indexes, depth) =>
-          depth === 0 ? groupByPersons(indexes.map((i) => ({ teamId: prepared[i]!.teamId, event: prepared[i]!.person }))).map((group) => group.map((k) => indexes[k]!)) : indexes.map((i) => [i]),
+        split: splitByPersonsThenEvents((indexes) => groupByPersons(indexes.map((i) => ({ teamId: prepared[i]!.teamId, event: prepared[i]!.person }))).map((group) => group.map((k) => indexes[k]!))),
         combine: () => undefined,
         deadLetter: (index, error) => void deadLetters.push({ message: prepared[index]!.message, reason: `person changes failed: ${error instanceof Error ? error.message : String(error)}` }),
         // A store that is away is the messages level's to wait out.
