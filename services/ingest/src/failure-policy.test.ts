@@ -1,24 +1,33 @@
-import { CONFLICT_ATTEMPTS, POISON_ATTEMPTS, failureAction, runIsolated, type FailureKind, type FailureLevel } from './failure-policy.js';
+import { CONFLICT_ATTEMPTS, POISON_ATTEMPTS, failureAction, runIsolated, splitByPersonsThenEvents, splitInHalves, type FailureKind, type FailureLevel } from './failure-policy.js';
 
 const conflict = Object.assign(new Error('could not serialize access'), { code: '40001' });
 const unavailable = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
 
 describe('failure policy', () => {
-  it.each<[FailureLevel, FailureKind, number, number, string]>([
-    ['messages', 'unavailable', 10, 1, 'wait'],
-    ['messages', 'unavailable', 1, 99, 'wait'],
-    ['messages', 'conflict', 1, 99, 'wait'],
-    ['messages', 'permanent', 2, 1, 'split'],
-    ['messages', 'permanent', 1, POISON_ATTEMPTS - 1, 'wait'],
-    ['messages', 'permanent', 1, POISON_ATTEMPTS, 'dead-letter'],
-    ['persons', 'unavailable', 1, 99, 'wait'],
-    ['persons', 'conflict', 3, CONFLICT_ATTEMPTS - 1, 'retry'],
-    ['persons', 'conflict', 3, CONFLICT_ATTEMPTS, 'split'],
-    ['persons', 'conflict', 1, CONFLICT_ATTEMPTS, 'dead-letter'],
-    ['persons', 'permanent', 3, 1, 'split'],
-    ['persons', 'permanent', 1, 1, 'dead-letter'],
-  ])('at the %s level, a %s failure of %i item(s), attempt %i: %s', (level, kind, items, attempts, action) => {
-    expect(failureAction(level, kind, items, attempts)).toBe(action);
+  it.each<[FailureLevel, FailureKind, boolean, number, string]>([
+    ['messages', 'unavailable', true, 1, 'wait'],
+    ['messages', 'unavailable', false, 99, 'wait'],
+    ['messages', 'conflict', false, 99, 'wait'],
+    ['messages', 'permanent', true, 1, 'split'],
+    ['messages', 'permanent', false, POISON_ATTEMPTS - 1, 'wait'],
+    ['messages', 'permanent', false, POISON_ATTEMPTS, 'dead-letter'],
+    ['persons', 'unavailable', false, 99, 'wait'],
+    ['persons', 'conflict', true, CONFLICT_ATTEMPTS - 1, 'retry'],
+    ['persons', 'conflict', true, CONFLICT_ATTEMPTS, 'split'],
+    ['persons', 'conflict', false, CONFLICT_ATTEMPTS, 'dead-letter'],
+    ['persons', 'permanent', true, 1, 'split'],
+    ['persons', 'permanent', false, 1, 'dead-letter'],
+  ])('at the %s level, a %s failure (splittable: %s), attempt %i: %s', (level, kind, splittable, attempts, action) => {
+    expect(failureAction(level, kind, splittable, attempts)).toBe(action);
+  });
+
+  it('splits person changes by persons, then tries each event once more alone, even one that was its group', () => {
+    const split = splitByPersonsThenEvents((items: readonly string[]) => [items.filter((i) => i !== 'c'), ['c']]);
+    expect(split(['a', 'b', 'c'], 0)).toEqual([['a', 'b'], ['c']]);
+    expect(split(['c'], 1)).toEqual([['c']]);
+    expect(split(['c'], 2)).toBeNull();
+    expect(splitInHalves(['a', 'b', 'c'])).toEqual([['a', 'b'], ['c']]);
+    expect(splitInHalves(['a'])).toBeNull();
   });
 
   const isolate = (level: FailureLevel, failing: (items: readonly string[]) => Error | null, wait: (error: unknown) => Promise<void> = (error) => Promise.reject(error)) => {
@@ -31,7 +40,7 @@ describe('failure policy', () => {
         if (error) throw error;
         return { done: [...items], dead: [] };
       },
-      split: (items) => [items.slice(0, items.length / 2), items.slice(items.length / 2)],
+      split: splitInHalves,
       combine: (parts) => ({ done: parts.flatMap((p) => p.done), dead: parts.flatMap((p) => p.dead) }),
       deadLetter: (item) => ({ done: [], dead: [item] }),
       wait,

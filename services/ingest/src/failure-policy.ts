@@ -56,22 +56,23 @@ export function classifyFailure(error: unknown): FailureKind {
 }
 
 /**
- * The policy itself: what to do with work of `items` items after its `attempts`-th failure of this
- * kind. `conflictAttempts` is CONFLICT_ATTEMPTS unless a test sets it.
+ * The policy itself: what to do with work after its `attempts`-th failure of this kind, when it
+ * can still be split or not. `conflictAttempts` is CONFLICT_ATTEMPTS unless a test sets it.
  */
-export function failureAction(level: FailureLevel, kind: FailureKind, items: number, attempts: number, conflictAttempts = CONFLICT_ATTEMPTS): FailureAction {
+export function failureAction(level: FailureLevel, kind: FailureKind, splittable: boolean, attempts: number, conflictAttempts = CONFLICT_ATTEMPTS): FailureAction {
   if (kind === 'unavailable') return 'wait';
   if (level === 'persons') {
     if (kind === 'conflict' && attempts < conflictAttempts) return 'retry';
-    return items > 1 ? 'split' : 'dead-letter';
+    return splittable ? 'split' : 'dead-letter';
   }
   if (kind === 'conflict') return 'wait';
-  if (items > 1) return 'split';
+  if (splittable) return 'split';
   return attempts < POISON_ATTEMPTS ? 'wait' : 'dead-letter';
 }
 
 /** How a chunk of messages that fails for its content is split: in halves, until the message at fault is alone. */
-export function splitInHalves<T>(items: readonly T[]): T[][] {
+export function splitInHalves<T>(items: readonly T[]): T[][] | null {
+  if (items.length < 2) return null;
   const half = Math.ceil(items.length / 2);
   return [items.slice(0, half), items.slice(half)];
 }
@@ -79,21 +80,21 @@ export function splitInHalves<T>(items: readonly T[]): T[][] {
 /**
  * How person changes that keep failing are split: first into the groups of events that touch the
  * same persons (`groupsOf`), so that one bad event costs only its own persons' events a second
- * try, then into single events.
+ * try, then into single events, each tried once more on its own, even one that was its group.
  */
-export function splitByPersonsThenEvents<T>(groupsOf: (items: readonly T[]) => T[][]): (items: readonly T[], depth: number) => T[][] {
-  return (items, depth) => (depth === 0 ? groupsOf(items) : items.map((item) => [item]));
+export function splitByPersonsThenEvents<T>(groupsOf: (items: readonly T[]) => T[][]): (items: readonly T[], depth: number) => T[][] | null {
+  return (items, depth) => (depth === 0 ? groupsOf(items) : depth === 1 ? items.map((item) => [item]) : null);
 }
 
 /** How one level runs its work under the policy. */
 export interface IsolatedWork<T, R> {
   level: FailureLevel;
   run: (items: readonly T[]) => Promise<R>;
-  /** The parts failing work is split into, `depth` the number of splits it came through. */
-  split: (items: readonly T[], depth: number) => (readonly T[])[];
+  /** The parts failing work is split into, `depth` the number of splits it came through; null once it cannot be split. */
+  split: (items: readonly T[], depth: number) => (readonly T[])[] | null;
   combine: (parts: R[]) => R;
-  /** What an item given up becomes: its dead letter and no rows. */
-  deadLetter: (item: T, error: unknown, attempts: number) => R;
+  /** What work given up becomes (one item, once it cannot be split): its dead letter and no rows. */
+  deadLetter: (item: T, error: unknown) => R;
   /** Waits out a store that is away (or a conflict, at the messages level); throws to stop trying. */
   wait: (error: unknown, attempts: number) => Promise<void>;
   /** Told before work is split, for the log. */
@@ -104,6 +105,8 @@ export interface IsolatedWork<T, R> {
 /** Runs `work` over `items` as the policy says, until it is done, split and done, or dead-lettered. */
 export async function runIsolated<T, R>(items: readonly T[], work: IsolatedWork<T, R>, depth = 0): Promise<R> {
   const attempts = new Map<FailureKind, number>();
+  // Asked only once the work failed: splitting by persons reads every event of the chunk.
+  let parts: (readonly T[])[] | null | undefined;
   for (;;) {
     try {
       return await work.run(items);
@@ -111,7 +114,8 @@ export async function runIsolated<T, R>(items: readonly T[], work: IsolatedWork<
       const kind = classifyFailure(error);
       const attempt = (attempts.get(kind) ?? 0) + 1;
       attempts.set(kind, attempt);
-      switch (failureAction(work.level, kind, items.length, attempt, work.conflictAttempts)) {
+      if (parts === undefined) parts = work.split(items, depth);
+      switch (failureAction(work.level, kind, parts !== null, attempt, work.conflictAttempts)) {
         case 'wait':
           await work.wait(error, attempt);
           break;
@@ -120,12 +124,12 @@ export async function runIsolated<T, R>(items: readonly T[], work: IsolatedWork<
           break;
         case 'split': {
           work.splitting?.(error, items.length);
-          const parts: R[] = [];
-          for (const part of work.split(items, depth)) parts.push(await runIsolated(part, work, depth + 1));
-          return work.combine(parts);
+          const results: R[] = [];
+          for (const part of parts!) results.push(await runIsolated(part, work, depth + 1));
+          return work.combine(results);
         }
         case 'dead-letter':
-          return work.deadLetter(items[0]!, error, attempt);
+          return work.deadLetter(items[0]!, error);
       }
     }
   }
