@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import type { Config } from '@tributary/config';
-import { ident, sql, Sql, type ClickHouse } from '@tributary/clickhouse';
+import { EVENTS_TABLE_COLUMNS, ident, sql, Sql, type ClickHouse } from '@tributary/clickhouse';
 import { createPool } from '@tributary/postgres';
 import { realisticEvent } from './events.js';
 import { STATE_DIR } from './lib.js';
@@ -125,8 +125,7 @@ export async function benchProject(dataset: Dataset, deps: { clickhouse: ClickHo
       const rows = Math.min(INSERT_BATCH, total - start);
       await clickhouse.command(
         Sql.trusted(
-          `INSERT INTO events (uuid, event, properties, timestamp, timestamp_ms, team_id, distinct_id, elements_chain, created_at,
-                               person_id, person_properties, person_created_at, group_0, group_1, group_2, group_3, group_4, inserted_at)
+          `INSERT INTO events (${EVENTS_TABLE_COLUMNS.join(', ')})
            SELECT generateUUIDv4(), ${dataset.eventSql}, ${PROPERTIES_SQL},
                   toDateTime(${end - spanS}) + intDiv(number * ${spanS}, ${total}), number % 1000, ${team},
                   concat('user-', toString(${distinctId})), '', now(),

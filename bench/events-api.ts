@@ -5,7 +5,7 @@
  * front door. Needs `make up`. Run: npx tsx bench/events-api.ts [events] [repeats]
  */
 import { loadConfig } from '@tributary/config';
-import { createClickHouse, sql } from '@tributary/clickhouse';
+import { EVENTS_TABLE_COLUMNS, Sql, createClickHouse, sql } from '@tributary/clickhouse';
 import { createPool, createTestTenant } from '@tributary/test-support';
 import { percentile, table } from './lib.js';
 
@@ -20,8 +20,7 @@ const team = tenant.project.id;
 // Events spread over 90 days, 50,000 distinct ids, four event names and a few properties.
 const fillStarted = Date.now();
 await clickhouse.command(sql`
-  INSERT INTO events (uuid, event, properties, timestamp, timestamp_ms, team_id, distinct_id, elements_chain, created_at,
-                      person_id, person_properties, person_created_at, group_0, group_1, group_2, group_3, group_4, inserted_at)
+  INSERT INTO events (${Sql.trusted(EVENTS_TABLE_COLUMNS.join(', '))})
   SELECT generateUUIDv4(),
          arrayElement(['$pageview', 'button clicked', 'signed up', '$autocapture'], (number % 4) + 1),
          concat('{"$browser":"', arrayElement(['Chrome', 'Firefox', 'Safari', 'Edge'], (intHash32(number) % 4) + 1),

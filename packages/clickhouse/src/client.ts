@@ -19,6 +19,7 @@ export class ClickHouseError extends Error {
 }
 
 function wrapError(error: unknown): ClickHouseError {
+  if (error instanceof ClickHouseError) return error;
   const message = error instanceof Error ? error.message : String(error);
   const code = /Code: (\d+)/.exec(message)?.[1];
   // The client's own error stays the cause: a refused or reset connection says ClickHouse is away.
@@ -206,116 +207,109 @@ function connect(config: ClickHouseConfig, database: string | undefined, request
   });
 }
 
+/** Runs `work` with ClickHouse's errors wrapped as ClickHouseError. */
+async function wrapped<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw wrapError(error);
+  }
+}
+
+/** An insert's table and columns, checked: the client puts them into the INSERT text. */
+function insertColumns(table: string, columns: readonly string[]): [string, ...string[]] {
+  for (const name of [table, ...columns]) ident(name);
+  const [first, ...rest] = columns;
+  if (first === undefined) throw new Error(`insert into ${table} names no columns`);
+  return [first, ...rest];
+}
+
+/** TabSeparatedRaw lines from the bytes of an answer, each a Buffer ending with its newline, a chunk at a time. */
+async function* linesOf(stream: AsyncIterable<Buffer>): AsyncIterable<Buffer[]> {
+  let rest: Buffer | null = null;
+  for await (const received of stream) {
+    const chunk: Buffer = rest ? Buffer.concat([rest, received]) : received;
+    const lines: Buffer[] = [];
+    let start = 0;
+    for (let end = chunk.indexOf(10, start); end !== -1; end = chunk.indexOf(10, start)) {
+      lines.push(chunk.subarray(start, end + 1));
+      start = end + 1;
+    }
+    rest = start < chunk.length ? chunk.subarray(start) : null;
+    if (lines.length > 0) yield lines;
+  }
+  // ClickHouse ends an answer it could not finish with the error's text after the rows it
+  // sent: the caller, which knows its lines' shape, tells such a line apart.
+  if (rest) throw new Error(`ClickHouse's answer ended inside a line: ${rest.toString().slice(0, 500)}`);
+}
+
 export function createClickHouse(config: ClickHouseConfig, options: { requestTimeoutMs?: number; database?: string | null } = {}): ClickHouse {
   const database = options.database === null ? undefined : (options.database ?? config.clickhouseDatabase);
   const client = connect(config, database, options.requestTimeoutMs ?? 30_000);
+  /**
+   * The one way a statement is sent: checked before it goes, with its settings and id; the
+   * caller's work with it runs with ClickHouse's errors wrapped as ClickHouseError.
+   */
+  const send = async <T>(statement: Sql, options: CompactQueryOptions, work: (request: { query: string; clickhouse_settings?: Record<string, string | number>; query_id?: string }) => Promise<T>): Promise<T> => {
+    assertParsable(statement);
+    return wrapped(() => work({ query: statement.text, ...(options.settings && { clickhouse_settings: options.settings }), ...(options.queryId && { query_id: options.queryId }) }));
+  };
+  /** A streaming answer: the first chunk waits for the request, every chunk's error is wrapped. */
+  async function* streamed<T>(start: () => Promise<AsyncIterable<T>>): AsyncIterable<T> {
+    try {
+      yield* await start();
+    } catch (error) {
+      throw wrapError(error);
+    }
+  }
   return {
-    async query<Row>(statement: Sql): Promise<Row[]> {
-      assertParsable(statement);
-      const read = async () => (await client.query({ query: statement.text, format: 'JSONEachRow' })).json<Row>();
-      try {
-        return await read().catch((error: unknown) => {
+    query<Row>(statement: Sql): Promise<Row[]> {
+      return send(statement, {}, (request) => {
+        const read = async () => (await client.query({ ...request, format: 'JSONEachRow' })).json<Row>();
+        return read().catch((error: unknown) => {
           if (isConnectionReset(error)) return read();
           throw error;
         });
-      } catch (error) {
-        throw wrapError(error);
-      }
+      });
     },
-    async queryCompact(statement: Sql, options: CompactQueryOptions = {}): Promise<CompactResult> {
-      assertParsable(statement);
-      try {
-        const result = await client.query({
-          query: statement.text,
-          format: 'JSONCompact',
-          ...(options.settings && { clickhouse_settings: options.settings }),
-          ...(options.queryId && { query_id: options.queryId }),
-        });
-        const { meta, data } = await result.json<unknown[]>();
+    queryCompact(statement: Sql, options: CompactQueryOptions = {}): Promise<CompactResult> {
+      return send(statement, options, async (request) => {
+        const { meta, data } = await (await client.query({ ...request, format: 'JSONCompact' })).json<unknown[]>();
         return { meta: meta ?? [], data };
-      } catch (error) {
-        throw wrapError(error);
-      }
+      });
     },
-    async *stream<Row>(statement: Sql, options: CompactQueryOptions = {}): AsyncIterable<Row[]> {
-      assertParsable(statement);
-      try {
-        const result = await client.query({
-          query: statement.text,
-          format: 'JSONEachRow',
-          ...(options.settings && { clickhouse_settings: options.settings }),
-          ...(options.queryId && { query_id: options.queryId }),
-        });
-        for await (const rows of result.stream<Row>()) yield rows.map((row) => row.json<Row>());
-      } catch (error) {
-        throw wrapError(error);
-      }
+    stream<Row>(statement: Sql, options: CompactQueryOptions = {}): AsyncIterable<Row[]> {
+      return streamed(() =>
+        send(statement, options, async (request) => {
+          const result = await client.query({ ...request, format: 'JSONEachRow' });
+          return (async function* () {
+            for await (const rows of result.stream<Row>()) yield rows.map((row) => row.json<Row>());
+          })();
+        }),
+      );
     },
-    async *streamLines(statement: Sql, options: CompactQueryOptions = {}): AsyncIterable<Buffer[]> {
-      assertParsable(statement);
-      try {
-        const { stream } = await client.exec({
-          query: `${statement.text}\nFORMAT TabSeparatedRaw`,
-          ...(options.settings && { clickhouse_settings: options.settings }),
-          ...(options.queryId && { query_id: options.queryId }),
-        });
-        let rest: Buffer | null = null;
-        for await (const received of stream as AsyncIterable<Buffer>) {
-          const chunk: Buffer = rest ? Buffer.concat([rest, received]) : received;
-          const lines: Buffer[] = [];
-          let start = 0;
-          for (let end = chunk.indexOf(10, start); end !== -1; end = chunk.indexOf(10, start)) {
-            lines.push(chunk.subarray(start, end + 1));
-            start = end + 1;
-          }
-          rest = start < chunk.length ? chunk.subarray(start) : null;
-          if (lines.length > 0) yield lines;
-        }
-        // ClickHouse ends an answer it could not finish with the error's text after the rows it
-        // sent: the caller, which knows its lines' shape, tells such a line apart.
-        if (rest) throw new Error(`ClickHouse's answer ended inside a line: ${rest.toString().slice(0, 500)}`);
-      } catch (error) {
-        throw wrapError(error);
-      }
+    streamLines(statement: Sql, options: CompactQueryOptions = {}): AsyncIterable<Buffer[]> {
+      return streamed(() =>
+        send(statement, options, async (request) => {
+          const { stream } = await client.exec({ ...request, query: `${request.query}\nFORMAT TabSeparatedRaw` });
+          return linesOf(stream as AsyncIterable<Buffer>);
+        }),
+      );
     },
-    async kill(prefix: string): Promise<void> {
-      try {
-        await client.command({ query: sql`KILL QUERY WHERE startsWith(query_id, ${prefix}) ASYNC`.text });
-      } catch (error) {
-        throw wrapError(error);
-      }
+    kill(prefix: string): Promise<void> {
+      return send(sql`KILL QUERY WHERE startsWith(query_id, ${prefix}) ASYNC`, {}, async (request) => void (await client.command(request)));
     },
-    async command(statement: Sql): Promise<void> {
-      assertParsable(statement);
-      try {
-        await client.command({ query: statement.text });
-      } catch (error) {
-        throw wrapError(error);
-      }
+    command(statement: Sql): Promise<void> {
+      return send(statement, {}, async (request) => void (await client.command(request)));
     },
     async insert<Row extends object>(table: string, columns: readonly (keyof Row & string)[], rows: readonly Row[]): Promise<void> {
       if (rows.length === 0) return;
-      try {
-        // Identifiers are checked here because the client puts them into the INSERT text.
-        for (const name of [table, ...columns]) ident(name);
-        const [first, ...rest] = columns;
-        if (first === undefined) throw new Error(`insert into ${table} names no columns`);
-        // 18.16 ignores the DEFAULTs of omitted JSONEachRow fields, so columns are always explicit.
-        await client.insert({ table, values: rows as Row[], format: 'JSONEachRow', columns: [first, ...rest] });
-      } catch (error) {
-        throw wrapError(error);
-      }
+      // 18.16 ignores the DEFAULTs of omitted JSONEachRow fields, so columns are always explicit.
+      await wrapped(() => client.insert({ table, values: rows as Row[], format: 'JSONEachRow', columns: insertColumns(table, columns) }));
     },
     async insertEncoded<Row extends Record<keyof Row, Cell>>(table: string, rows: TabSeparatedRows<Row>): Promise<void> {
       if (rows.length === 0) return;
-      try {
-        const [first, ...rest] = rows.columns;
-        for (const name of [table, ...rows.columns]) ident(name);
-        if (first === undefined) throw new Error(`insert into ${table} names no columns`);
-        await client.insert({ table, values: rows.stream(), format: 'TabSeparated', columns: [first, ...rest] });
-      } catch (error) {
-        throw wrapError(error);
-      }
+      await wrapped(() => client.insert({ table, values: rows.stream(), format: 'TabSeparated', columns: insertColumns(table, rows.columns) }));
     },
     async exportNative(statement: Sql): Promise<Readable> {
       assertParsable(statement);

@@ -1,6 +1,7 @@
 export * from './sql.js';
 export { createClickHouse, queryInputProblem, isRefusedRows, ClickHouseError, MAX_STATEMENT_NESTING, type ClickHouse, type ClickHouseConfig, type CompactResult, type CompactQueryOptions } from './client.js';
 export { migrateClickHouse, loadMigrations, splitStatements, MIGRATIONS_DIR } from './migrations.js';
+export * from './event-rows.js';
 export * from './person-rows.js';
 export { propertyText, propertyNumber, propertyIsSet } from './json-property.js';
 export { jsonObjectText, jsonStringLiteral } from './json-text.js';

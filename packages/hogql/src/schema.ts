@@ -1,3 +1,4 @@
+import { EVENTS_TABLE_COLUMNS } from '@tributary/clickhouse';
 /**
  * The tables a project's HogQL may read, and what each field is in ClickHouse. The stored tables
  * (`events`, `person`, `person_distinct_id`, `groups`) hold every project's rows; a query names
@@ -68,8 +69,7 @@ export const isTableName = (name: string): name is TableName => Object.hasOwn(TA
 
 /** Every column of the stored events table and of its lazy join: a column alias of one of these names would hide it. */
 export const STORED_EVENT_COLUMNS = [
-  'uuid', 'event', 'properties', 'timestamp', 'timestamp_ms', 'team_id', 'distinct_id', 'elements_chain', 'created_at', 'person_id',
-  'person_properties', 'person_created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'inserted_at',
+  ...EVENTS_TABLE_COLUMNS,
   '__pdi_person_id', '__person_properties', '__person_created_at', '__person_is_identified',
 ];
 

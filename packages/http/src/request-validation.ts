@@ -123,3 +123,30 @@ export function pageOf(req: Request): Page {
   const { limit, offset } = validateQuery<Page>(PAGE_SCHEMA, req);
   return { limit, offset };
 }
+
+/** How a resource's create body differs from its patch body, field by field. */
+export interface BodySchemaOptions {
+  /** Fields a create must name. */
+  required?: readonly string[];
+  /** What a create fills in for a field it leaves out; a patch leaves it as it is. */
+  defaults?: Record<string, unknown>;
+  /** Fields only a create takes, or takes in another shape. */
+  createOnly?: Record<string, object>;
+  /** Fields only a patch takes, or takes in another shape. */
+  patchOnly?: Record<string, object>;
+  /** Fields a patch must name. */
+  patchRequired?: readonly string[];
+}
+
+/**
+ * A resource's create and patch body schemas from one list of its fields, so that a limit set on
+ * a field holds for both.
+ */
+export function bodySchemas(fields: Record<string, object>, options: BodySchemaOptions = {}): { create: object; patch: object } {
+  const { required = [], defaults = {}, createOnly = {}, patchOnly = {}, patchRequired = [] } = options;
+  const createFields = Object.fromEntries(Object.entries(fields).map(([name, schema]) => [name, Object.hasOwn(defaults, name) ? { ...schema, default: defaults[name] } : schema]));
+  return {
+    create: { type: 'object', ...(required.length > 0 ? { required } : {}), properties: { ...createFields, ...createOnly } },
+    patch: { type: 'object', ...(patchRequired.length > 0 ? { required: patchRequired } : {}), properties: { ...fields, ...patchOnly } },
+  };
+}

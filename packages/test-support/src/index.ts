@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
+import { EVENTS_TABLE_COLUMNS, type EventsTableColumn } from '@tributary/clickhouse';
 import { loadConfig, type Config } from '@tributary/config';
 import { ControlPlaneStore, MEMBERSHIP_LEVEL, type Project, type User } from '@tributary/control-plane';
 import { createPool, withTransaction, type Pool } from '@tributary/postgres';
@@ -89,13 +90,10 @@ export function frontDoorApi(front: string, tenant: () => TestTenant, scope: 'en
   };
 }
 
-/** The columns of a stored events row (packages/clickhouse/migrations), for tests that write straight into ClickHouse. */
-export const EVENT_ROW_COLUMNS = [
-  'uuid', 'event', 'properties', 'timestamp', 'timestamp_ms', 'team_id', 'distinct_id', 'elements_chain', 'created_at', 'person_id',
-  'person_properties', 'person_created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'inserted_at',
-] as const;
+/** Every column of a stored events row, for tests that write straight into ClickHouse (`inserted_at` too). */
+export const EVENT_ROW_COLUMNS = EVENTS_TABLE_COLUMNS;
 
-export type EventRow = Record<(typeof EVENT_ROW_COLUMNS)[number], string | number>;
+export type EventRow = Record<EventsTableColumn, string | number>;
 
 /**
  * One event as ingest stores it, at `timestamp` (`YYYY-MM-DD hh:mm:ss`, UTC): created and inserted

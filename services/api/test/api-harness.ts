@@ -6,7 +6,7 @@ import { createLogger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
 import type { Redis } from '@tributary/redis';
 import { createTestTenant, testConfig, type TestTenant } from '@tributary/test-support';
-import { apiService } from '../src/api-service.js';
+import { buildApi } from '../src/api-app.js';
 
 /** The api service in-process on a free port, against the real stores. */
 export interface ApiHarness {
@@ -20,10 +20,10 @@ export interface ApiHarness {
   close: () => Promise<void>;
 }
 
-/** Built by the same `apiService` as `main.ts`; the person changes it publishes go to the real topic, where the running ingest applies them. */
+/** Built by the same `buildApi` as `main.ts`; the person changes it publishes go to the real topic, where the running ingest applies them. */
 export async function startApi(overrides: Partial<Config> = {}): Promise<ApiHarness> {
   const config = testConfig({ apiPort: 0, host: '127.0.0.1', ...overrides });
-  const { options, stores } = await apiService(config, createLogger('api-test', config.logLevel));
+  const { options, stores } = await buildApi({ config, logger: createLogger('api-test', config.logLevel) });
   const runtime = await startServiceRuntime({ ...options, shutdownTimeoutMs: 1000 }, false);
   const url = `http://127.0.0.1:${runtime.port}`;
   return {

@@ -49,7 +49,7 @@ export interface ReadServices {
 export async function startReadServices(stores: Partial<Config>): Promise<ReadServices> {
   const api = await startApi(stores);
   const config = testConfig({ ...stores, decidePort: 0, host: '127.0.0.1' });
-  const { options } = await buildDecide(config, createLogger('isolated-stores-test', config.logLevel));
+  const { options } = await buildDecide({ config, logger: createLogger('isolated-stores-test', config.logLevel) });
   const decide = await startServiceRuntime({ ...options, shutdownTimeoutMs: 1_000 }, false);
   return {
     api,

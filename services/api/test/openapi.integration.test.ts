@@ -2,7 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { RUNTIME_PATHS, mountedRoutes, openApiPath, startServiceRuntime, type ServiceRuntime } from '@tributary/http';
 import { createLogger } from '@tributary/logger';
 import { createTestTenant, testConfig, type TestTenant } from '@tributary/test-support';
-import { apiService, type ApiStores } from '../src/api-service.js';
+import { buildApi, type ApiStores } from '../src/api-app.js';
 import { publicRoutes } from '../src/operations/schema-routes.js';
 
 type Operation = { parameters?: { name: string; in: string; required?: boolean }[]; security?: Record<string, string[]>[]; requestBody?: { content: Record<string, { schema: any }> } };
@@ -16,7 +16,7 @@ let document: Document;
 
 beforeAll(async () => {
   const config = testConfig({ apiPort: 0, host: '127.0.0.1' });
-  const service = await apiService(config, createLogger('api-test', config.logLevel));
+  const service = await buildApi({ config, logger: createLogger('api-test', config.logLevel) });
   stores = service.stores;
   runtime = await startServiceRuntime({ ...service.options, shutdownTimeoutMs: 1000 }, false);
   url = `http://127.0.0.1:${runtime.port}`;

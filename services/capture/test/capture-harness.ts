@@ -1,15 +1,10 @@
-import { ControlPlaneStore, TokenResolver } from '@tributary/control-plane';
 import { startServiceRuntime, type ServiceRuntime } from '@tributary/http';
-import { PartitionCounts, createKafka, createProducer, decodeMessageEvents, ensureTopics, topicNames, type CaptureMessage, type TopicNames } from '@tributary/kafka';
+import { createKafka, decodeMessageEvents, ensureTopics, topicNames, type CaptureMessage, type TopicNames } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
-import { createPool, type Pool } from '@tributary/postgres';
-import { createRedis, type Redis } from '@tributary/redis';
 import { createTestTenant, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
 import type { Config } from '@tributary/config';
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import { captureRoutes } from '../src/capture-routes.js';
-import { EventPublisher } from '../src/event-publisher.js';
-import { OverflowDetector } from '../src/overflow-detector.js';
+import { buildCapture } from '../src/capture-app.js';
 
 export interface PublishedEvent {
   event: CaptureMessage;
@@ -17,7 +12,7 @@ export interface PublishedEvent {
   partition: number;
 }
 
-/** Capture in-process on a free port, publishing to real topics under a unique prefix. */
+/** Capture in-process on a free port, built by the same `buildCapture` as `main.ts`, publishing to real topics under a unique prefix. */
 export interface CaptureHarness {
   url: string;
   tenant: TestTenant;
@@ -29,51 +24,19 @@ export interface CaptureHarness {
 }
 
 export async function startCapture(overrides: Partial<Config> = {}, brokers?: string[]): Promise<CaptureHarness> {
-  const config = testConfig(overrides);
-  const logger = createLogger('capture-test', config.logLevel);
   const prefix = `${uniqueName('c')}_`;
   const topics = topicNames(prefix);
-  const pool: Pool = createPool(config, { max: 2 });
-  const redis: Redis = createRedis(config);
+  const config = testConfig({ ...overrides, kafkaTopicPrefix: prefix, capturePort: 0, host: '127.0.0.1' });
+  const logger = createLogger('capture-test', config.logLevel);
   const kafka = createKafka(config, logger, 'capture-test');
   const admin = kafka.admin();
   await admin.connect();
   await ensureTopics(admin, prefix, 2);
   await admin.disconnect();
-  const publishKafka = brokers ? createKafka({ ...config, kafkaBrokers: brokers }, logger, 'capture-test-dead') : kafka;
-  const producer = createProducer(publishKafka);
-  const publishAdmin = publishKafka.admin();
-  if (!brokers) await Promise.all([producer.connect(), publishAdmin.connect()]);
-  const tenant = await createTestTenant(pool, config);
-  const runtime: ServiceRuntime = await startServiceRuntime(
-    {
-      name: 'capture-test',
-      logger,
-      host: '127.0.0.1',
-      port: 0,
-      shutdownTimeoutMs: 1000,
-      direct: captureRoutes({
-        tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
-        publisher: new EventPublisher(
-          [producer],
-          topics,
-          new PartitionCounts(publishAdmin, [topics.realtime, topics.historical, topics.overflow]),
-          new OverflowDetector(redis, config.captureOverflowEventsPerSecond),
-          config.kafkaProduceTimeoutMs,
-        ),
-        logger,
-        maxBatchBytes: config.captureMaxBatchBytes,
-        maxEventBytes: config.captureMaxEventBytes,
-      }),
-      dependencies: {},
-      stop: async () => {
-        await Promise.all([producer.disconnect(), publishAdmin.disconnect()]).catch(() => undefined);
-        await pool.end();
-        redis.disconnect();
-      },
-    },
-    false,
-  );
+  // With `brokers`, capture publishes to a Kafka that is away, while the topics and readers stay on the real one.
+  const { options, stores } = await buildCapture({ config: brokers ? { ...config, kafkaBrokers: brokers } : config, logger, connectKafka: !brokers });
+  const tenant = await createTestTenant(stores.pool, config);
+  const runtime: ServiceRuntime = await startServiceRuntime({ ...options, shutdownTimeoutMs: 1000 }, false);
   return {
     url: `http://127.0.0.1:${runtime.port}`,
     tenant,

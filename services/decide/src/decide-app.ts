@@ -1,7 +1,7 @@
 import type { Config } from '@tributary/config';
 import { ControlPlaneStore, FeatureFlagStore, PersonCache, TokenResolver } from '@tributary/control-plane';
 import { openGeoIp } from '@tributary/geoip';
-import { createMetrics, type ServiceRuntimeOptions } from '@tributary/http';
+import { createMetrics, stopInOrder, type ServiceRuntimeOptions } from '@tributary/http';
 import type { Logger } from '@tributary/logger';
 import { createPool, postgresAnswers, type Pool } from '@tributary/postgres';
 import { createRedis, redisAnswers, type Redis } from '@tributary/redis';
@@ -24,6 +24,11 @@ export interface DecideObservers {
   unknownIds?: { ttlMs?: number; clock?: () => number };
 }
 
+export interface DecideBuildDeps extends DecideObservers {
+  config: Config;
+  logger: Logger;
+}
+
 export interface DecideStores {
   pool: Pool;
   redis: Redis;
@@ -34,7 +39,7 @@ export interface DecideStores {
  * The decide service, connected: what `main.ts` runs and what the integration tests start on a
  * free port, so both build it the same way.
  */
-export async function buildDecide(config: Config, logger: Logger, observers: DecideObservers = {}): Promise<{ options: ServiceRuntimeOptions; stores: DecideStores }> {
+export async function buildDecide({ config, logger, ...observers }: DecideBuildDeps): Promise<{ options: ServiceRuntimeOptions; stores: DecideStores }> {
   const registry = createMetrics('decide');
   const metrics = observers.metrics ?? decideMetrics(registry);
   // Short timeouts: an unreachable store must cost a flag answer, never the whole response.
@@ -85,13 +90,13 @@ export async function buildDecide(config: Config, logger: Logger, observers: Dec
         postgres: { check: () => postgresAnswers(ownPool), required: false },
         redis: { check: () => redisAnswers(redis), required: false },
       },
-      stop: async () => {
-        await definitions.close();
-        await ownPool.end();
-        personCache.close();
-        personReader.disconnect();
-        redis.disconnect();
-      },
+      stop: stopInOrder(logger, [
+        ['flag definitions', () => definitions.close()],
+        ['postgres', () => ownPool.end()],
+        ['person cache', () => personCache.close()],
+        ['redis person reader', () => personReader.disconnect()],
+        ['redis', () => redis.disconnect()],
+      ]),
     },
   };
 }

@@ -46,7 +46,9 @@ async function startDecide(unknownIds: { ttlMs?: number; clock?: () => number } 
   const statements: string[] = [];
   const lookups: string[] = [];
   const metrics = { evaluated: () => undefined, cacheLookup: (cache: string, hit: boolean) => lookups.push(`${cache}:${hit ? 'hit' : 'miss'}`) };
-  const { options, stores } = await buildDecide(testConfig({ decidePort: 0, host: '127.0.0.1', decidePersonCopies: 1_000, decideRememberedAnswers: 1_000 }), logger, {
+  const { options, stores } = await buildDecide({
+    config: testConfig({ decidePort: 0, host: '127.0.0.1', decidePersonCopies: 1_000, decideRememberedAnswers: 1_000 }),
+    logger,
     pool: (pool) => counting(pool, statements),
     metrics,
     unknownIds: { ttlMs: 60_000, ...unknownIds },

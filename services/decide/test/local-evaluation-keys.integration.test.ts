@@ -14,7 +14,7 @@ let decide: ServiceRuntime;
 let elsewhere: TestTenant;
 
 beforeAll(async () => {
-  const { options } = await buildDecide(config, createLogger('local-evaluation-keys-test', config.logLevel));
+  const { options } = await buildDecide({ config, logger: createLogger('local-evaluation-keys-test', config.logLevel) });
   decide = await startServiceRuntime({ ...options, shutdownTimeoutMs: 1_000 }, false);
   elsewhere = await createTestTenant(setup.api.pool, config);
 });

@@ -15,7 +15,7 @@ let decideUrl: string;
 let close: () => Promise<void>;
 
 beforeAll(async () => {
-  const { options } = await buildDecide(testConfig({ decidePort: 0, host: '127.0.0.1' }), createLogger('sdk-products-test', config.logLevel));
+  const { options } = await buildDecide({ config: testConfig({ decidePort: 0, host: '127.0.0.1' }), logger: createLogger('sdk-products-test', config.logLevel) });
   const runtime = await startServiceRuntime({ ...options, name: 'decide-test', shutdownTimeoutMs: 1_000 }, false);
   decideUrl = `http://127.0.0.1:${runtime.port}`;
   close = () => runtime.shutdown('test finished');

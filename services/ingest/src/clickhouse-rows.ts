@@ -1,40 +1,6 @@
-import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, TabSeparatedRows, type DistinctIdRowOut, type EncodedField, type PersonRowOut } from '@tributary/clickhouse';
+import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, TabSeparatedRows, WRITTEN_EVENT_COLUMNS, type DistinctIdRowOut, type EventRowOut, type PersonRowOut } from '@tributary/clickhouse';
 
-/** Rows as written to the ClickHouse tables of packages/clickhouse/migrations. */
-export interface EventRowOut {
-  uuid: string;
-  event: string;
-  properties: string;
-  timestamp: string;
-  timestamp_ms: number;
-  team_id: number;
-  distinct_id: string;
-  elements_chain: string;
-  created_at: string;
-  person_id: string;
-  /** Ingest encodes it as soon as the event is applied (see EventProcessor). */
-  person_properties: string | EncodedField;
-  person_created_at: string;
-  group_0: string;
-  group_1: string;
-  group_2: string;
-  group_3: string;
-  group_4: string;
-}
-
-/**
- * The columns of an event row known before its person is: ingest encodes them first (see RowHeads).
- * `inserted_at` is not written: ClickHouse sets it to when it stored the row (its DEFAULT now()),
- * which is what batch exports cut their windows by.
- */
-export const EVENT_HEAD_COLUMNS = [
-  'uuid', 'event', 'properties', 'timestamp', 'timestamp_ms', 'team_id', 'distinct_id', 'elements_chain', 'created_at',
-] as const satisfies readonly (keyof EventRowOut)[];
-
-export const EVENT_COLUMNS = [
-  ...EVENT_HEAD_COLUMNS, 'person_id', 'person_properties', 'person_created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4',
-] as const satisfies readonly (keyof EventRowOut)[];
-
+/** Rows as written to the ClickHouse tables of packages/clickhouse/migrations; events' and persons' are defined there. */
 export interface GroupRowOut {
   group_type_index: number;
   group_key: string;
@@ -60,7 +26,7 @@ export const WARNING_COLUMNS = ['team_id', 'source', 'type', 'details', 'timesta
 export class RowBuffer {
   // Columns named as JSON hold only JSON text with every control character escaped: JSON.stringify's
   // output, or Postgres's jsonb text (see parsePropertiesJson).
-  readonly events = new TabSeparatedRows<EventRowOut>(EVENT_COLUMNS, ['properties', 'person_properties']);
+  readonly events = new TabSeparatedRows<EventRowOut>(WRITTEN_EVENT_COLUMNS, ['properties', 'person_properties']);
   readonly persons = new TabSeparatedRows<PersonRowOut>(PERSON_COLUMNS, ['properties']);
   readonly distinctIds = new TabSeparatedRows<DistinctIdRowOut>(DISTINCT_ID_COLUMNS);
   readonly groups = new TabSeparatedRows<GroupRowOut>(GROUP_COLUMNS, ['group_properties']);

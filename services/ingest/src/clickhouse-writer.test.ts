@@ -1,5 +1,6 @@
 import { ClickHouseError, type ClickHouse } from '@tributary/clickhouse';
-import { RowBuffer, type EventRowOut } from './clickhouse-rows.js';
+import type { EventRowOut } from '@tributary/clickhouse';
+import { RowBuffer } from './clickhouse-rows.js';
 import { MOST_REFUSED_ROWS, RowWriter } from './clickhouse-writer.js';
 
 describe('RowWriter', () => {

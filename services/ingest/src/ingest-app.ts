@@ -1,12 +1,13 @@
 import type { Kafka } from 'kafkajs';
-import type { ClickHouse } from '@tributary/clickhouse';
+import { createClickHouse, type ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
 import { ControlPlaneStore, PersonCache, TokenResolver } from '@tributary/control-plane';
 import { openGeoIp } from '@tributary/geoip';
-import type { RenewingProducer, TopicNames } from '@tributary/kafka';
+import { createMetrics, stopInOrder, type ServiceRuntimeOptions } from '@tributary/http';
+import { createKafka, createProducer, kafkaReachability, produceMetrics, topicNames, type RenewingProducer, type TopicNames } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
-import type { Pool } from '@tributary/postgres';
-import type { Redis } from '@tributary/redis';
+import { createPool, postgresAnswers, type Pool } from '@tributary/postgres';
+import { createRedis, redisAnswers, type Redis } from '@tributary/redis';
 import { RowWriter } from './clickhouse-writer.js';
 import { refusedRowLetter, sendDeadLetters } from './dead-letters.js';
 import { EventProcessor } from './event-processor.js';
@@ -14,7 +15,7 @@ import { GroupStore } from './groups/group-store.js';
 import { IngestConsumer } from './ingest-consumer.js';
 import type { MessageProcessor } from './message-processor.js';
 import { PersonOutbox } from './persons/person-outbox.js';
-import type { IngestMetrics } from './ingest-metrics.js';
+import { ingestMetrics, type IngestMetrics } from './ingest-metrics.js';
 
 export interface IngestDeps {
   /** Without an insert interval, rows are inserted as soon as the previous insert is done. */
@@ -73,4 +74,70 @@ export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: Me
       }),
     ),
   });
+}
+
+export interface IngestBuildDeps {
+  config: Config;
+  logger: Logger;
+}
+
+/**
+ * The ingest service, connected: what `main.ts` runs. The consumer is started after the HTTP
+ * runtime: joining the group waits for a crashed member's session to expire, and health answers
+ * meanwhile while readiness says "not ready" until the consumer runs.
+ */
+export async function buildIngest({ config, logger }: IngestBuildDeps): Promise<{ options: ServiceRuntimeOptions; consumer: IngestConsumer }> {
+  const registry = createMetrics('ingest');
+  // Each partition being worked on holds a connection for its chunk's transaction.
+  const pool = createPool(config, { max: config.ingestPartitionsConcurrently + 2 });
+  const redis = createRedis(config);
+  const clickhouse = createClickHouse(config);
+  const kafka = createKafka(config, logger, 'ingest');
+  const producer = createProducer(kafka, produceMetrics(registry));
+  const admin = kafka.admin();
+  const topics = topicNames(config.kafkaTopicPrefix);
+  const kafkaReachable = kafkaReachability(kafka);
+  await producer.connect();
+
+  const consumer = await buildIngestConsumer({
+    config,
+    logger,
+    pool,
+    redis,
+    clickhouse,
+    kafka,
+    producer,
+    topics,
+    groupId: config.ingestConsumerGroup,
+    metrics: ingestMetrics(registry, { admin, groupId: config.ingestConsumerGroup, topics, logger }),
+  });
+  return {
+    consumer,
+    options: {
+      name: 'ingest',
+      logger,
+      metrics: registry,
+      host: config.host,
+      port: config.ingestPort,
+      shutdownTimeoutMs: config.shutdownTimeoutMs,
+      // Every event needs Kafka, Postgres (persons) and ClickHouse (rows); Redis holds only the
+      // person cache that decide reads, and a miss there falls back to Postgres.
+      dependencies: {
+        kafka: { check: async () => consumer.isRunning && (await kafkaReachable.check()), required: true },
+        postgres: { check: () => postgresAnswers(pool), required: true },
+        clickhouse: { check: () => clickhouse.ping(), required: true },
+        redis: { check: () => redisAnswers(redis), required: false },
+      },
+      stop: stopInOrder(logger, [
+        // The consumer writes and commits what it has taken before leaving the group.
+        ['consumer', () => consumer.stop()],
+        ['kafka admin', () => admin.disconnect()],
+        ['kafka reachability', () => kafkaReachable.close()],
+        ['kafka producer', () => producer.disconnect()],
+        ['postgres', () => pool.end()],
+        ['clickhouse', () => clickhouse.close()],
+        ['redis', () => redis.disconnect()],
+      ]),
+    },
+  };
 }

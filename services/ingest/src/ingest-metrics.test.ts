@@ -1,7 +1,8 @@
 import { Registry } from '@tributary/http';
 import { topicNames, type Admin } from '@tributary/kafka';
 import { createLogger } from '@tributary/logger';
-import { RowBuffer, type EventRowOut } from './clickhouse-rows.js';
+import type { EventRowOut } from '@tributary/clickhouse';
+import { RowBuffer } from './clickhouse-rows.js';
 import { ingestMetrics } from './ingest-metrics.js';
 
 const row = (uuid: string): EventRowOut => ({

@@ -2,10 +2,11 @@ import type { KafkaMessage } from 'kafkajs';
 import { eventsInMessage } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
 import { RowBuffer } from './clickhouse-rows.js';
+import { detach } from './event-memory.js';
 import type { RefusedRow } from './clickhouse-writer.js';
 import { failedMessageLetter, refusedRowLetter, type DeadLetter } from './dead-letters.js';
 import type { MessageProcessor } from './message-processor.js';
-import { classifyFailure } from './retry-policy.js';
+import { runIsolated, splitInHalves } from './failure-policy.js';
 
 export interface PartitionPipelineDeps {
   topic: string;
@@ -38,39 +39,12 @@ export interface PartitionPipelineDeps {
   retryDelayMs?: { first: number; max: number };
 }
 
-/**
- * Times a message alone in its chunk fails for a reason other than a store being away before it
- * is dead-lettered: enough that a passing fault costs no event, few enough that one bad message
- * holds its partition back for about a second.
- */
-const POISON_ATTEMPTS = 3;
-
 interface ProcessedChunk {
   rows: RowBuffer;
   deadLetters: DeadLetter[];
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const copy = (bytes: Buffer | null) => (bytes === null ? null : Buffer.from(bytes));
-
-/**
- * Gives the message bytes of its own. kafkajs hands out slices of the whole fetch response, so
- * one queued message would keep every partition's share of that response in memory for as long
- * as it waits; copied, a queue holds only its own messages. kafkajs is done with the message
- * once it is handed over.
- */
-function detach(message: KafkaMessage): KafkaMessage {
-  message.key = copy(message.key);
-  message.value = copy(message.value);
-  if (message.headers) {
-    for (const [name, value] of Object.entries(message.headers)) {
-      if (Buffer.isBuffer(value)) message.headers[name] = Buffer.from(value);
-      else if (Array.isArray(value)) message.headers[name] = value.map((v) => (Buffer.isBuffer(v) ? Buffer.from(v) : v));
-    }
-  }
-  return message;
-}
 
 interface Queued {
   message: KafkaMessage;
@@ -172,31 +146,26 @@ export class PartitionPipeline {
   }
 
   /**
-   * Processes a chunk, waiting out stores that are away. A chunk that fails for another reason (a
-   * message that hits a bug) would fail on every attempt and hold its partition back for good: it
-   * is split in halves, as ClickHouse's refused rows are set apart, until the message at fault is
-   * alone, and that one is dead-lettered with the error; the others are processed.
+   * Processes a chunk under the failure policy (see failure-policy.ts): stores that are away are
+   * waited out; a chunk that fails for its content is halved until the message at fault is alone,
+   * and that one is dead-lettered with the error while the others are processed.
    */
-  private async processChunk(chunk: KafkaMessage[]): Promise<ProcessedChunk> {
-    let failures = 0;
-    return this.untilDone('process', async () => {
-      const rows = new RowBuffer();
-      const deadLetters: DeadLetter[] = [];
-      try {
-        await this.deps.processor.processBatch(chunk, rows, deadLetters);
+  private processChunk(chunk: readonly KafkaMessage[]): Promise<ProcessedChunk> {
+    return runIsolated(chunk, {
+      level: 'messages',
+      run: async (messages) => {
+        const rows = new RowBuffer();
+        const deadLetters: DeadLetter[] = [];
+        await this.deps.processor.processBatch(messages, rows, deadLetters);
         return { rows, deadLetters };
-      } catch (error) {
-        if (classifyFailure(error) !== 'permanent') throw error;
-        if (chunk.length > 1) {
-          const half = Math.ceil(chunk.length / 2);
-          const parts = [await this.processChunk(chunk.slice(0, half)), await this.processChunk(chunk.slice(half))];
-          return { rows: RowBuffer.concat(parts.map((p) => p.rows)), deadLetters: parts.flatMap((p) => p.deadLetters) };
-        }
-        failures += 1;
-        if (failures < POISON_ATTEMPTS) throw error;
-        this.deps.logger.error({ err: error, topic: this.deps.topic, partition: this.deps.partition, offset: chunk[0]!.offset }, 'message fails ingest; dead-lettered');
-        return { rows, deadLetters: [failedMessageLetter(chunk[0]!, error)] };
-      }
+      },
+      split: splitInHalves,
+      combine: (parts) => ({ rows: RowBuffer.concat(parts.map((p) => p.rows)), deadLetters: parts.flatMap((p) => p.deadLetters) }),
+      deadLetter: (message, error) => {
+        this.deps.logger.error({ err: error, topic: this.deps.topic, partition: this.deps.partition, offset: message.offset }, 'message fails ingest; dead-lettered');
+        return { rows: new RowBuffer(), deadLetters: [failedMessageLetter(message, error)] };
+      },
+      wait: (error, attempt) => this.backoff('process', error, attempt),
     });
   }
 
@@ -238,15 +207,21 @@ export class PartitionPipeline {
 
   /** Runs `work` until it succeeds, waiting longer each time; stops trying once revoked. */
   private async untilDone<T>(what: string, work: () => Promise<T>): Promise<T> {
-    const { first, max } = this.deps.retryDelayMs ?? { first: 200, max: 5_000 };
-    for (let delay = first; ; delay = Math.min(max, delay * 2)) {
+    for (let attempt = 1; ; attempt += 1) {
       try {
         return await work();
       } catch (error) {
-        if (this.revoked) throw error;
-        this.deps.logger.warn({ err: error, topic: this.deps.topic, partition: this.deps.partition, retryInMs: delay }, `ingest ${what} failed; retrying`);
-        await sleep(delay);
+        await this.backoff(what, error, attempt);
       }
     }
+  }
+
+  /** Waits before the `attempt`-th retry, longer each time; throws `error` once revoked. */
+  private async backoff(what: string, error: unknown, attempt: number): Promise<void> {
+    if (this.revoked) throw error;
+    const { first, max } = this.deps.retryDelayMs ?? { first: 200, max: 5_000 };
+    const delay = Math.min(max, first * 2 ** (attempt - 1));
+    this.deps.logger.warn({ err: error, topic: this.deps.topic, partition: this.deps.partition, retryInMs: delay }, `ingest ${what} failed; retrying`);
+    await sleep(delay);
   }
 }

@@ -3,7 +3,7 @@ import type { ChunkPerson } from '@tributary/ingestion';
 import { createPool, withTransaction } from '@tributary/postgres';
 import { createTestTenant, testConfig } from '@tributary/test-support';
 import { ConcurrentClaimError, IngestPersonStore } from '../src/persons/ingest-person-store.js';
-import { classifyFailure } from '../src/retry-policy.js';
+import { classifyFailure } from '../src/failure-policy.js';
 
 /**
  * Two partitions that both meet a new distinct id create a person with the same uuid (it derives

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createClickHouse, sql } from '@tributary/clickhouse';
 import { testConfig } from '@tributary/test-support';
-import { RowBuffer, type EventRowOut } from '../src/clickhouse-rows.js';
+import type { EventRowOut } from '@tributary/clickhouse';
+import { RowBuffer } from '../src/clickhouse-rows.js';
 import { MOST_REFUSED_ROWS, RowWriter } from '../src/clickhouse-writer.js';
 
 /**

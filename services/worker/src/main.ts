@@ -1,72 +1,8 @@
 import { loadConfig } from '@tributary/config';
+import { startServiceRuntime } from '@tributary/http';
 import { createLogger } from '@tributary/logger';
-import { createRedis, redisAnswers } from '@tributary/redis';
-import { createPool, postgresAnswers } from '@tributary/postgres';
-import { createClickHouse, topologyOf } from '@tributary/clickhouse';
-import { createMetrics, startServiceRuntime } from '@tributary/http';
-import { BatchExportStore, DestinationGuard, createDestination, destinationPolicy } from '@tributary/batch-exports';
-import { startExportQueue } from './batch-exports/export-queue.js';
-import { exportMetrics } from './batch-exports/export-metrics.js';
-import { startDeletionScheduler, startRetentionScheduler } from './deletion-scheduler.js';
-import { queueMetrics } from './worker-metrics.js';
+import { buildWorker } from './worker-app.js';
 
 const config = loadConfig(process.env, {}, 'worker');
-const logger = createLogger('worker', config.logLevel);
-const redis = createRedis(config);
-const pool = createPool(config, { max: 3 });
-const clickhouse = createClickHouse(config, { requestTimeoutMs: 120_000 });
-// An export streams a whole window in one response, for as long as its destination takes.
-const exportClickhouse = createClickHouse(config, { requestTimeoutMs: 6 * 3_600_000 });
-const connection = createRedis(config, { forQueues: true });
-const schedulerDeps = { connection, pool, clickhouse, topology: topologyOf(config), logger, prefix: config.queuePrefix };
-const scheduler = await startDeletionScheduler(schedulerDeps);
-const retention = await startRetentionScheduler(schedulerDeps);
-const metrics = createMetrics('worker');
-const destinationGuard = new DestinationGuard(destinationPolicy(config));
-const exports = await startExportQueue(
-  {
-    store: new BatchExportStore(pool),
-    clickhouse: exportClickhouse,
-    createDestination: (spec) => createDestination(spec, destinationGuard),
-    logger,
-    partRecords: config.batchExportPartRecords,
-    partsInFlight: config.batchExportPartsInFlight,
-    leaseMs: config.batchExportLeaseMs,
-    observe: exportMetrics(metrics),
-  },
-  {
-    connection,
-    prefix: config.queuePrefix,
-    tickMs: config.batchExportTickMs,
-    settleMs: config.batchExportSettleS * 1000,
-    attempts: config.batchExportAttempts,
-    backoffMs: config.batchExportBackoffMs,
-    concurrency: config.batchExportConcurrency,
-  },
-);
-queueMetrics(metrics, { queues: [scheduler, retention, exports], logger });
-
-await startServiceRuntime({
-  name: 'worker',
-  logger,
-  metrics,
-  host: config.host,
-  port: config.workerPort,
-  shutdownTimeoutMs: config.shutdownTimeoutMs,
-  // The queues live in Redis; Postgres and ClickHouse are needed only while a job runs.
-  dependencies: {
-    redis: { check: async () => (await redisAnswers(redis)) && scheduler.worker.isRunning() && retention.worker.isRunning() && exports.worker.isRunning(), required: true },
-    postgres: { check: () => postgresAnswers(pool), required: false },
-    clickhouse: { check: () => clickhouse.ping(), required: false },
-  },
-  stop: async () => {
-    await scheduler.close();
-    await retention.close();
-    await exports.close();
-    connection.disconnect();
-    await pool.end();
-    await clickhouse.close();
-    await exportClickhouse.close();
-    redis.disconnect();
-  },
-});
+const { options } = await buildWorker({ config, logger: createLogger('worker', config.logLevel) });
+await startServiceRuntime(options);

@@ -1,5 +1,5 @@
 import { DESTINATION_CONFIG_SCHEMAS, EXPORT_INTERVALS, type DestinationType, type ExportInterval, type NewBatchExport } from '@tributary/batch-exports';
-import { badRequest, validate } from '@tributary/http';
+import { badRequest, bodySchemas, validate } from '@tributary/http';
 
 const DESTINATION_TYPES = Object.keys(DESTINATION_CONFIG_SCHEMAS) as DestinationType[];
 const ISO_MOMENT = '^\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?(Z|[+-]\\d{2}:?\\d{2})?)?$';
@@ -11,30 +11,15 @@ const destination = {
   properties: { type: { type: 'string', enum: DESTINATION_TYPES }, config: { type: 'object' } },
 } as const;
 
-export const createBatchExportSchema = {
-  type: 'object',
-  required: ['name', 'destination', 'interval'],
-  properties: {
-    name: { type: 'string', minLength: 1, maxLength: 400 },
-    model: { type: 'string', enum: ['events', 'persons'], default: 'events' },
-    destination,
-    interval: { type: 'string', enum: EXPORT_INTERVALS },
-    paused: { type: 'boolean', default: false },
-    start_at: moment,
-    end_at: moment,
+export const { create: createBatchExportSchema, patch: patchBatchExportSchema } = bodySchemas(
+  { name: { type: 'string', minLength: 1, maxLength: 400 }, destination, interval: { type: 'string', enum: EXPORT_INTERVALS }, start_at: moment, end_at: moment },
+  {
+    required: ['name', 'destination', 'interval'],
+    createOnly: { model: { type: 'string', enum: ['events', 'persons'], default: 'events' }, paused: { type: 'boolean', default: false } },
+    // A patch may change the destination's config alone.
+    patchOnly: { destination: { ...destination, required: ['type'] } },
   },
-};
-
-export const patchBatchExportSchema = {
-  type: 'object',
-  properties: {
-    name: { type: 'string', minLength: 1, maxLength: 400 },
-    destination: { ...destination, required: ['type'] },
-    interval: { type: 'string', enum: EXPORT_INTERVALS },
-    start_at: moment,
-    end_at: moment,
-  },
-};
+);
 
 export const backfillSchema = {
   type: 'object',

@@ -1,10 +1,9 @@
 import { Router, type Request } from 'express';
 import { BatchExportStore, destinationRefusal, type BackfillRow, type BatchExportRow, type DestinationGuard, type DestinationSpec, type NewBatchExport, type RunRow } from '@tributary/batch-exports';
 import { PAGE_SCHEMA, badRequest, documented, notFound, pageOf } from '@tributary/http';
-import type { Pool } from '@tributary/postgres';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import { pageLinks } from '../http/responses.js';
-import { isUuid } from '../http/uuid.js';
+import { uuidParam } from '../http/uuid.js';
 import { backfillSchema, createBatchExportSchema, parseBackfill, parseCreateBatchExport, parsePatchBatchExport, patchBatchExportSchema, publicConfig } from './batch-export-requests.js';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
@@ -66,11 +65,6 @@ function presentBackfill(row: BackfillRow) {
   };
 }
 
-const idOf = (raw: unknown, what: string): string => {
-  if (!isUuid(String(raw))) throw notFound(`${what} ${String(raw)} does not exist.`);
-  return String(raw);
-};
-
 const LATEST_RUNS = 10;
 
 /** A destination must be someone else's server when saved (the worker checks again as it connects); a 400 names the field and why. */
@@ -84,14 +78,14 @@ async function checkReachable(guard: DestinationGuard, destination: NewBatchExpo
  * `/batch_exports/`: PostHog's batch export API. The api keeps the exports, runs and backfills in
  * Postgres; the worker schedules the windows and runs them (see services/worker/src/batch-exports).
  */
-export function batchExportRoutes(deps: { pool: Pool; publicUrl: string; destinationGuard: DestinationGuard }): Router {
+export function batchExportRoutes(deps: { batchExports: BatchExportStore; publicUrl: string; destinationGuard: DestinationGuard }): Router {
   const router = Router({ mergeParams: true });
-  const store = new BatchExportStore(deps.pool);
+  const store = deps.batchExports;
   const read = requireScopes('batch_export:read');
   const write = requireScopes('batch_export:write');
 
   const exportOf = async (req: Request): Promise<BatchExportRow> => {
-    const row = await store.get(projectOf(req).id, idOf(req.params.id, 'Batch export'));
+    const row = await store.get(projectOf(req).id, uuidParam(req.params.id, 'Batch export'));
     if (!row) throw notFound(`Batch export ${req.params.id} does not exist.`);
     return row;
   };
@@ -145,7 +139,7 @@ export function batchExportRoutes(deps: { pool: Pool; publicUrl: string; destina
 
   const runOf = async (req: Request) => {
     const row = await exportOf(req);
-    const run = await store.run(row.id, idOf(req.params.run_id, 'Run'));
+    const run = await store.run(row.id, uuidParam(req.params.run_id, 'Run'));
     if (!run) throw notFound(`Run ${req.params.run_id} does not exist.`);
     return { row, run };
   };
@@ -183,14 +177,14 @@ export function batchExportRoutes(deps: { pool: Pool; publicUrl: string; destina
 
   router.get('/:id/backfills/:backfill_id', read, documented({ summary: 'Retrieve a backfill' }), async (req, res) => {
     const row = await exportOf(req);
-    const backfill = await store.backfill(row.id, idOf(req.params.backfill_id, 'Backfill'));
+    const backfill = await store.backfill(row.id, uuidParam(req.params.backfill_id, 'Backfill'));
     if (!backfill) throw notFound(`Backfill ${req.params.backfill_id} does not exist.`);
     res.json(presentBackfill(backfill));
   });
 
   router.post('/:id/backfills/:backfill_id/cancel', write, documented({ summary: 'Cancel a backfill: its runs that have not started will not' }), async (req, res) => {
     const row = await exportOf(req);
-    const backfill = await store.cancelBackfill(row.id, idOf(req.params.backfill_id, 'Backfill'));
+    const backfill = await store.cancelBackfill(row.id, uuidParam(req.params.backfill_id, 'Backfill'));
     if (!backfill) throw notFound(`Backfill ${req.params.backfill_id} does not exist.`);
     res.json(presentBackfill(backfill));
   });

@@ -1,5 +1,5 @@
 import type { CohortFilterGroup } from '@tributary/flags';
-import { badRequest } from '@tributary/http';
+import { badRequest, bodySchemas } from '@tributary/http';
 import { VALUE_OPERATORS, propertyFilterProblem } from '@tributary/property-filters';
 
 export interface CohortFilters {
@@ -57,28 +57,10 @@ export interface CohortCreateBody {
 
 const distinctIds = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 400 } };
 
-export const createSchema = {
-  type: 'object',
-  required: ['name'],
-  properties: {
-    name: { type: 'string', minLength: 1, maxLength: 400 },
-    description: { type: 'string', maxLength: 1000, default: '' },
-    is_static: { type: 'boolean', default: false },
-    filters: filtersSchema,
-    distinct_ids: distinctIds,
-  },
-};
-
-export const patchSchema = {
-  type: 'object',
-  properties: {
-    name: { type: 'string', minLength: 1, maxLength: 400 },
-    description: { type: 'string', maxLength: 1000 },
-    is_static: { type: 'boolean' },
-    filters: filtersSchema,
-    distinct_ids: distinctIds,
-  },
-};
+export const { create: createSchema, patch: patchSchema } = bodySchemas(
+  { name: { type: 'string', minLength: 1, maxLength: 400 }, description: { type: 'string', maxLength: 1000 }, is_static: { type: 'boolean' }, filters: filtersSchema, distinct_ids: distinctIds },
+  { required: ['name'], defaults: { description: '', is_static: false } },
+);
 
 const isGroup = (value: CohortFilterGroup | NonNullable<CohortFilterGroup['values']>[number]): value is CohortFilterGroup => !('key' in value);
 

@@ -1,4 +1,4 @@
-import { badRequest, validate } from '@tributary/http';
+import { badRequest, bodySchemas, validate } from '@tributary/http';
 import { insightSource } from '../insights/insight-requests.js';
 import { BUILT_IN_TEMPLATE_NAMES, builtInTemplate } from './built-in-templates.js';
 import type { DashboardTemplate } from './dashboard-template.js';
@@ -70,35 +70,14 @@ const template = {
   },
 } as const;
 
-export const createDashboardSchema = {
-  type: 'object',
-  properties: {
-    name,
-    description,
-    pinned: { type: 'boolean', default: false },
-    deleted: { type: 'boolean', default: false },
-    use_template: { type: 'string', default: '' },
-    use_dashboard: { type: 'integer', minimum: 1, maximum: 999_999_999 },
-    delete_insights: { type: 'boolean', default: false },
-    tags,
-    restriction_level: { ...restrictionLevel, default: RESTRICTION_LEVEL.everyoneCanEdit },
-    template,
+export const { create: createDashboardSchema, patch: patchDashboardSchema } = bodySchemas(
+  { name, description, pinned: { type: 'boolean' }, deleted: { type: 'boolean' }, delete_insights: { type: 'boolean', default: false }, tags, restriction_level: restrictionLevel },
+  {
+    defaults: { pinned: false, deleted: false, restriction_level: RESTRICTION_LEVEL.everyoneCanEdit },
+    createOnly: { use_template: { type: 'string', default: '' }, use_dashboard: { type: 'integer', minimum: 1, maximum: 999_999_999 }, template },
+    patchOnly: { filters: { type: 'object' } },
   },
-};
-
-export const patchDashboardSchema = {
-  type: 'object',
-  properties: {
-    name,
-    description,
-    pinned: { type: 'boolean' },
-    tags,
-    restriction_level: restrictionLevel,
-    filters: { type: 'object' },
-    deleted: { type: 'boolean' },
-    delete_insights: { type: 'boolean', default: false },
-  },
-};
+);
 
 /**
  * A create body, or a 400 naming the first field that is wrong. `use_template` names a built-in

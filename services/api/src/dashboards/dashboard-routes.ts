@@ -1,6 +1,5 @@
 import { Router, type Request, type Response } from 'express';
 import { PAGE_SCHEMA, badRequest, documented, forbidden, notFound, pageOf } from '@tributary/http';
-import type { Pool } from '@tributary/postgres';
 import { accessControlRoutes } from '../access-controls/access-control-routes.js';
 import type { AccessControls } from '../access-controls/access-controls.js';
 import type { AccessLevel } from '@tributary/auth';
@@ -44,12 +43,9 @@ function presentDashboard(row: DashboardRow) {
  * JSON, or copied from another, behind access controls. A dashboard read answers every tile's
  * insight with its results, computing those not fresh in the cache (`refresh=blocking`, the default).
  */
-export function dashboardRoutes(deps: { pool: Pool; publicUrl: string; access: AccessControls; members: OrganizationMemberStore; queries: QueryService }): Router {
+export function dashboardRoutes(deps: { dashboards: DashboardStore; insights: InsightStore; insightAccess: InsightAccess; publicUrl: string; access: AccessControls; members: OrganizationMemberStore; queries: QueryService }): Router {
   const router = Router({ mergeParams: true });
-  const dashboards = new DashboardStore(deps.pool);
-  const insights = new InsightStore(deps.pool);
-  const { access } = deps;
-  const insightAccess = new InsightAccess({ access, dashboards });
+  const { dashboards, insights, insightAccess, access } = deps;
 
   /** The live dashboard, if the caller has at least `needed` access to it. */
   const reachable = async (req: Request, id: number, needed: 'viewer' | 'editor'): Promise<{ row: DashboardRow; level: AccessLevel }> => {

@@ -1,12 +1,9 @@
 import { Router, type Request } from 'express';
-import type { FeatureFlagStore } from '@tributary/control-plane';
-import { PAGE_SCHEMA, documented, notFound, pageOf, validateBody } from '@tributary/http';
-import type { Pool } from '@tributary/postgres';
-import type { AccessControls } from '../access-controls/access-controls.js';
+import { PAGE_SCHEMA, bodySchemas, documented, notFound, validateBody } from '@tributary/http';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { LinkedFlags } from '../feature-flags/linked-flags.js';
-import { pageLinks } from '../http/responses.js';
-import { isUuid } from '../http/uuid.js';
+import { listRoute } from '../http/list-route.js';
+import { uuidParam } from '../http/uuid.js';
 import { EarlyAccessFeatureService } from './early-access-feature-service.js';
 import { EarlyAccessFeatureStore, STAGES, type EarlyAccessFeatureFields, type EarlyAccessFeatureRow } from './early-access-feature-store.js';
 
@@ -17,17 +14,11 @@ const fields = {
   documentation_url: { type: 'string', maxLength: 800, pattern: '^(https?://\\S+)?$', description: 'must be an http(s) URL or empty' },
 } as const;
 
-const createSchema = {
-  type: 'object',
+const { create: createSchema, patch: patchSchema } = bodySchemas(fields, {
   required: ['name', 'stage'],
-  properties: {
-    ...fields,
-    description: { ...fields.description, default: '' },
-    documentation_url: { ...fields.documentation_url, default: '' },
-    feature_flag_id: { type: 'integer', minimum: 1, maximum: 2_147_483_647 },
-  },
-};
-const patchSchema = { type: 'object', properties: fields };
+  defaults: { description: '', documentation_url: '' },
+  createOnly: { feature_flag_id: { type: 'integer', minimum: 1, maximum: 2_147_483_647 } },
+});
 
 /** A feature as PostHog's EarlyAccessFeatureSerializer answers it; `flag` is its flag as the caller may see it. */
 export function presentEarlyAccessFeature(row: EarlyAccessFeatureRow, flag: EarlyAccessFeatureRow['feature_flag']) {
@@ -42,22 +33,16 @@ export function presentEarlyAccessFeature(row: EarlyAccessFeatureRow, flag: Earl
   };
 }
 
-function featureId(req: Request): string {
-  const raw = String(req.params.id);
-  if (!isUuid(raw)) throw notFound(`Early access feature ${raw} does not exist.`);
-  return raw;
-}
+const featureId = (req: Request): string => uuidParam(req.params.id, 'Early access feature');
 
 /**
  * `/early_access_features/`: PostHog's features in preview, each with the flag persons enroll in.
  * Attaching a flag, or a change that rewrites its enrollment condition, asks for write on that flag
  * (scope and access control); an answer shows the flag only to whoever may read it.
  */
-export function earlyAccessFeatureRoutes(deps: { pool: Pool; flags: FeatureFlagStore; publicUrl: string; access: AccessControls }): Router {
+export function earlyAccessFeatureRoutes(deps: { features: EarlyAccessFeatureStore; featureService: EarlyAccessFeatureService; linkedFlags: LinkedFlags; publicUrl: string }): Router {
   const router = Router({ mergeParams: true });
-  const features = new EarlyAccessFeatureStore(deps.pool);
-  const service = new EarlyAccessFeatureService({ features, flags: deps.flags });
-  const linked = new LinkedFlags(deps);
+  const { features, featureService: service, linkedFlags: linked } = deps;
   const present = async (req: Request, row: EarlyAccessFeatureRow) => presentEarlyAccessFeature(row, await linked.visible(req, row.feature_flag));
   /** The live feature's flag must be the caller's to change. */
   const flagWritable = async (req: Request) => {
@@ -65,11 +50,7 @@ export function earlyAccessFeatureRoutes(deps: { pool: Pool; flags: FeatureFlagS
     if (row?.feature_flag) await linked.require(req, row.feature_flag.id, 'editor');
   };
 
-  router.get('/', requireScopes('early_access_feature:read'), documented({ summary: 'List early access features', query: PAGE_SCHEMA }), async (req, res) => {
-    const page = pageOf(req);
-    const { count, results } = await features.list(projectOf(req).id, page.limit, page.offset);
-    res.json({ count, ...pageLinks(deps.publicUrl, req, page, count), results: await Promise.all(results.map((row) => present(req, row))) });
-  });
+  router.get('/', requireScopes('early_access_feature:read'), documented({ summary: 'List early access features', query: PAGE_SCHEMA }), listRoute(deps.publicUrl, features, present));
 
   router.post(
     '/',

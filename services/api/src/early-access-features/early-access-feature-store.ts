@@ -1,5 +1,6 @@
 import type { Pool } from '@tributary/postgres';
 import { minimalFlagJson, type MinimalFlag } from '../surveys/minimal-flag.js';
+import { UuidRowStore } from '../surveys/uuid-row-store.js';
 
 export const STAGES = ['draft', 'concept', 'alpha', 'beta', 'general-availability', 'archived'] as const;
 export type Stage = (typeof STAGES)[number];
@@ -22,20 +23,9 @@ const SELECT = `SELECT e.id, e.team_id, e.name, e.description, e.stage, e.docume
   FROM early_access_features e`;
 
 /** A project's early access features in Postgres; decide lists them for posthog-js (see ProductLists). */
-export class EarlyAccessFeatureStore {
-  constructor(private readonly pool: Pool) {}
-
-  async list(teamId: number, limit: number, offset: number): Promise<{ count: number; results: EarlyAccessFeatureRow[] }> {
-    const [{ rows }, count] = await Promise.all([
-      this.pool.query<EarlyAccessFeatureRow>(`${SELECT} WHERE e.team_id = $1 ORDER BY e.created_at DESC, e.id LIMIT $2 OFFSET $3`, [teamId, limit, offset]),
-      this.pool.query<{ count: number }>('SELECT count(*)::int AS count FROM early_access_features WHERE team_id = $1', [teamId]),
-    ]);
-    return { count: count.rows[0]!.count, results: rows };
-  }
-
-  async get(teamId: number, id: string): Promise<EarlyAccessFeatureRow | null> {
-    const { rows } = await this.pool.query<EarlyAccessFeatureRow>(`${SELECT} WHERE e.team_id = $1 AND e.id = $2`, [teamId, id]);
-    return rows[0] ?? null;
+export class EarlyAccessFeatureStore extends UuidRowStore<EarlyAccessFeatureRow> {
+  constructor(pool: Pool) {
+    super(pool, { name: 'early_access_features', alias: 'e', select: SELECT });
   }
 
   /** Whether a feature already shows through this flag: a flag belongs to one feature at most. */
@@ -59,10 +49,5 @@ export class EarlyAccessFeatureStore {
       [teamId, id, changes.name ?? null, changes.description ?? null, changes.stage ?? null, changes.documentation_url ?? null],
     );
     return result.rowCount === 1 ? this.get(teamId, id) : null;
-  }
-
-  async delete(teamId: number, id: string): Promise<boolean> {
-    const result = await this.pool.query('DELETE FROM early_access_features WHERE team_id = $1 AND id = $2', [teamId, id]);
-    return result.rowCount === 1;
   }
 }

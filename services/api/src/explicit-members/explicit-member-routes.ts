@@ -1,6 +1,5 @@
 import { Router, type Request } from 'express';
-import { badRequest, documented, forbidden, notFound, validateBody } from '@tributary/http';
-import type { Pool } from '@tributary/postgres';
+import { badRequest, bodySchemas, documented, forbidden, notFound, validateBody } from '@tributary/http';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import { isUuid, UUID_PATTERN } from '../http/uuid.js';
 import { presentUser } from '../organizations/organization-user.js';
@@ -10,16 +9,7 @@ import type { ProjectRoles } from './project-roles.js';
 // Explicit levels stop at admin: ownership is an organization matter.
 const level = { type: 'integer', enum: [1, 8] } as const;
 const userUuid = { type: 'string', pattern: UUID_PATTERN } as const;
-const createSchema = {
-  type: 'object',
-  required: ['user_uuid'],
-  properties: { user_uuid: userUuid, level: { ...level, default: 1 } },
-};
-const patchSchema = {
-  type: 'object',
-  required: ['level'],
-  properties: { user_uuid: userUuid, level },
-};
+const { create: createSchema, patch: patchSchema } = bodySchemas({ user_uuid: userUuid, level }, { required: ['user_uuid'], defaults: { level: 1 }, patchRequired: ['level'] });
 
 function present(row: ExplicitMemberRow) {
   return {
@@ -45,9 +35,9 @@ function memberUuid(req: Request): string {
  * `/explicit_members/`: raise an organization member's level in one project. Everyone in the
  * project may read the list; only its admins change it, and it always keeps one admin.
  */
-export function explicitMemberRoutes(deps: { pool: Pool; roles: ProjectRoles }): Router {
+export function explicitMemberRoutes(deps: { explicitMembers: ExplicitMemberStore; roles: ProjectRoles }): Router {
   const router = Router({ mergeParams: true });
-  const members = new ExplicitMemberStore(deps.pool);
+  const members = deps.explicitMembers;
   const requireAdmin = async (req: Request) => {
     if (!(await deps.roles.of(req)).isAdmin) throw forbidden('Only project admins can add, change or remove explicit members.');
   };

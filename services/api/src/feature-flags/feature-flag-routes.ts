@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import { validateFlagDefinition } from '@tributary/flags';
 import { DuplicateFlagKeyError, type FeatureFlagInput, type FeatureFlagRecord, type FeatureFlagStore } from '@tributary/control-plane';
-import { PAGE_SCHEMA, badRequest, documented, notFound, pageOf, validateBody } from '@tributary/http';
+import { PAGE_SCHEMA, badRequest, bodySchemas, documented, notFound, pageOf, validateBody } from '@tributary/http';
 import { accessControlRoutes } from '../access-controls/access-control-routes.js';
 import type { AccessControls } from '../access-controls/access-controls.js';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
@@ -17,18 +17,10 @@ const flagProperties = {
   ensure_experience_continuity: { type: 'boolean' },
 } as const;
 
-const createSchema = {
-  type: 'object',
+const { create: createSchema, patch: patchSchema } = bodySchemas(flagProperties, {
   required: ['key'],
-  properties: {
-    ...flagProperties,
-    name: { ...flagProperties.name, default: '' },
-    filters: { type: 'object', default: { groups: [{ properties: [], rollout_percentage: 0 }] } },
-    active: { type: 'boolean', default: true },
-    ensure_experience_continuity: { type: 'boolean', default: false },
-  },
-};
-const patchSchema = { type: 'object', properties: flagProperties };
+  defaults: { name: '', filters: { groups: [{ properties: [], rollout_percentage: 0 }] }, active: true, ensure_experience_continuity: false },
+});
 
 function checkFilters(filters: Record<string, unknown> | undefined): void {
   if (filters === undefined) return;

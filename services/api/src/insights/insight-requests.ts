@@ -1,4 +1,4 @@
-import { badRequest, validate } from '@tributary/http';
+import { badRequest, bodySchemas, validate } from '@tributary/http';
 import { normaliseTags } from '../http/tags.js';
 import { QUERY_KINDS, QUERY_SCHEMAS } from '../query/query-schemas.js';
 import type { QueryRequest } from '../query/query-service.js';
@@ -30,24 +30,10 @@ const tags = { type: 'array', maxItems: 100, items: { type: 'string', minLength:
 const dashboards = { type: 'array', maxItems: 100, items: { type: 'integer', minimum: 1, maximum: 999_999_999 } } as const;
 const query = { type: 'object', required: ['kind'], properties: { kind: { type: 'string' } } } as const;
 
-export const createInsightSchema = {
-  type: 'object',
-  required: ['query'],
-  properties: {
-    name: { ...name, default: '' },
-    description: { ...description, default: '' },
-    query,
-    tags: { ...tags, default: [] },
-    favorited: { type: 'boolean', default: false },
-    saved: { type: 'boolean', default: true },
-    dashboards: { ...dashboards, default: [] },
-  },
-};
-
-export const patchInsightSchema = {
-  type: 'object',
-  properties: { name, description, query, tags, favorited: { type: 'boolean' }, saved: { type: 'boolean' }, deleted: { type: 'boolean' }, dashboards },
-};
+export const { create: createInsightSchema, patch: patchInsightSchema } = bodySchemas(
+  { name, description, query, tags, favorited: { type: 'boolean' }, saved: { type: 'boolean' }, dashboards },
+  { required: ['query'], defaults: { name: '', description: '', tags: [], favorited: false, saved: true, dashboards: [] }, patchOnly: { deleted: { type: 'boolean' } } },
+);
 
 export const listInsightsSchema = {
   type: 'object',

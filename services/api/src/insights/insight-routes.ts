@@ -1,9 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { PAGE_PROPERTIES, documented, notFound, validateQuery, type Page } from '@tributary/http';
-import type { Pool } from '@tributary/postgres';
-import type { AccessControls } from '../access-controls/access-controls.js';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
-import { DashboardStore } from '../dashboards/dashboard-store.js';
 import { clientSignal, pageLinks } from '../http/responses.js';
 import { presentUser, type UserColumns } from '../organizations/organization-user.js';
 import { refreshMode, type RefreshMode } from '../query/insight-cache.js';
@@ -51,10 +48,9 @@ const LIST_QUERY = { properties: { ...PAGE_PROPERTIES, ...listInsightsSchema.pro
  * (`refresh=force_cache`); `blocking` computes what is not fresh, `force_blocking` everything.
  * Deleting is a soft delete, as `PATCH {deleted: true}` is.
  */
-export function insightRoutes(deps: { pool: Pool; publicUrl: string; queries: QueryService; access: AccessControls }): Router {
+export function insightRoutes(deps: { insights: InsightStore; insightAccess: InsightAccess; publicUrl: string; queries: QueryService }): Router {
   const router = Router({ mergeParams: true });
-  const insights = new InsightStore(deps.pool);
-  const access = new InsightAccess({ access: deps.access, dashboards: new DashboardStore(deps.pool) });
+  const { insights, insightAccess: access } = deps;
 
   const withResults = async (req: Request, res: Response, row: InsightRow, refresh: RefreshMode) =>
     presentInsight(await access.view(req, row), await insightResult(deps.queries, projectOf(req), row.query, refresh, clientSignal(res)));

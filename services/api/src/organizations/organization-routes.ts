@@ -1,6 +1,5 @@
 import { Router } from 'express';
 import { PAGE_SCHEMA, documented, notFound, pageOf } from '@tributary/http';
-import type { Pool } from '@tributary/postgres';
 import { principalOf, requireScopes } from '../auth/authenticate.js';
 import { pageLinks } from '../http/responses.js';
 import { isUuid } from '../http/uuid.js';
@@ -12,9 +11,9 @@ function presentMember(row: OrganizationMemberRow) {
 }
 
 /** `/api/organizations/:organization_id/members/`, where `@current` names the caller's organization. */
-export function organizationRoutes(deps: { pool: Pool; publicUrl: string }): Router {
+export function organizationRoutes(deps: { members: OrganizationMemberStore; publicUrl: string }): Router {
   const router = Router();
-  const members = new OrganizationMemberStore(deps.pool);
+  const { members } = deps;
 
   router.get('/:organization_id/members', requireScopes('organization_member:read'), documented({ summary: 'List an organization’s members', query: PAGE_SCHEMA }), async (req, res) => {
     const { key, userId } = principalOf(req);

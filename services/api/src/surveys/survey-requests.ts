@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { badRequest, validate } from '@tributary/http';
+import { badRequest, bodySchemas, validate } from '@tributary/http';
 
 export const SURVEY_TYPES = ['popover', 'widget', 'api', 'external_survey'] as const;
 const QUESTION_TYPES = ['open', 'link', 'rating', 'single_choice', 'multiple_choice'] as const;
@@ -108,25 +108,22 @@ const fields = {
   enable_partial_responses: { type: ['boolean', 'null'] },
 } as const;
 
-export const createSurveySchema = {
-  type: 'object',
+export const { create: createSurveySchema, patch: patchSurveySchema } = bodySchemas(fields, {
   required: ['name', 'type'],
-  properties: {
-    ...fields,
-    description: { ...fields.description, default: '' },
-    questions: { ...fields.questions, default: [] },
-    appearance: { ...fields.appearance, default: null },
-    conditions: { ...conditions, default: null },
-    linked_flag_id: { ...flagId, default: null },
-    start_date: { ...date, default: null },
-    end_date: { ...date, default: null },
-    archived: { type: 'boolean', default: false },
-    responses_limit: { ...fields.responses_limit, default: null },
-    schedule: { ...fields.schedule, default: null },
-    enable_partial_responses: { ...fields.enable_partial_responses, default: null },
+  defaults: {
+    description: '',
+    questions: [],
+    appearance: null,
+    conditions: null,
+    linked_flag_id: null,
+    start_date: null,
+    end_date: null,
+    archived: false,
+    responses_limit: null,
+    schedule: null,
+    enable_partial_responses: null,
   },
-};
-export const patchSurveySchema = { type: 'object', properties: fields };
+});
 
 /** A date the pattern let through must still be one, and is kept as its ISO form. */
 function checkedDate(value: string | null | undefined, attr: string): string | null | undefined {

@@ -1,12 +1,9 @@
 import { Router, type Request } from 'express';
-import type { FeatureFlagStore } from '@tributary/control-plane';
-import { PAGE_SCHEMA, documented, notFound, pageOf } from '@tributary/http';
-import type { Pool } from '@tributary/postgres';
-import type { AccessControls } from '../access-controls/access-controls.js';
+import { PAGE_SCHEMA, documented, notFound } from '@tributary/http';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { LinkedFlags } from '../feature-flags/linked-flags.js';
-import { pageLinks } from '../http/responses.js';
-import { isUuid } from '../http/uuid.js';
+import { listRoute } from '../http/list-route.js';
+import { uuidParam } from '../http/uuid.js';
 import { presentUser, type UserColumns } from '../organizations/organization-user.js';
 import type { MinimalFlag } from './minimal-flag.js';
 import { isSurveyFlag } from './survey-flags.js';
@@ -54,11 +51,7 @@ export function presentSurvey(row: SurveyRow) {
   };
 }
 
-function surveyId(req: Request): string {
-  const raw = String(req.params.id);
-  if (!isUuid(raw)) throw notFound(`Survey ${raw} does not exist.`);
-  return raw;
-}
+const surveyId = (req: Request): string => uuidParam(req.params.id, 'Survey');
 
 /**
  * `/surveys/`: PostHog's survey definitions, with the flags they show through (see SurveyService).
@@ -66,11 +59,9 @@ function surveyId(req: Request): string {
  * the survey's own targeting flag needs write on it (scope and access control); any change that
  * touches the flags the survey made needs edit access to them; answers show only flags the caller may read.
  */
-export function surveyRoutes(deps: { pool: Pool; flags: FeatureFlagStore; publicUrl: string; access: AccessControls }): Router {
+export function surveyRoutes(deps: { surveys: SurveyStore; surveyService: SurveyService; linkedFlags: LinkedFlags; publicUrl: string }): Router {
   const router = Router({ mergeParams: true });
-  const surveys = new SurveyStore(deps.pool);
-  const service = new SurveyService({ surveys, flags: deps.flags });
-  const linked = new LinkedFlags(deps);
+  const { surveys, surveyService: service, linkedFlags: linked } = deps;
   const madeBySurvey = (flag: MinimalFlag | null) => ({ madeByParent: flag !== null && isSurveyFlag(flag.key) });
 
   const present = async (req: Request, row: SurveyRow) =>
@@ -93,11 +84,7 @@ export function surveyRoutes(deps: { pool: Pool; flags: FeatureFlagStore; public
     for (const flag of own) await linked.require(req, flag!.id, 'editor', { madeByParent: true });
   };
 
-  router.get('/', requireScopes('survey:read'), documented({ summary: 'List surveys', query: PAGE_SCHEMA }), async (req, res) => {
-    const page = pageOf(req);
-    const { count, results } = await surveys.list(projectOf(req).id, page.limit, page.offset);
-    res.json({ count, ...pageLinks(deps.publicUrl, req, page, count), results: await Promise.all(results.map((row) => present(req, row))) });
-  });
+  router.get('/', requireScopes('survey:read'), documented({ summary: 'List surveys', query: PAGE_SCHEMA }), listRoute(deps.publicUrl, surveys, present));
 
   router.post('/', requireScopes('survey:write'), documented({ summary: 'Create a survey (a flag it names must be one the caller may read)', body: createSurveySchema }), async (req, res) => {
     const body = parseCreateSurvey(req.body);

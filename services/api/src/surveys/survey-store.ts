@@ -2,6 +2,7 @@ import type { Pool } from '@tributary/postgres';
 import { USER_COLUMNS, type UserColumns } from '../organizations/organization-user.js';
 import { minimalFlagJson, type MinimalFlag } from './minimal-flag.js';
 import type { SurveyFields } from './survey-requests.js';
+import { UuidRowStore } from './uuid-row-store.js';
 
 /** The row with the flags it holds: the survey's own fields and which flags it shows through. */
 export interface SurveyRecord extends SurveyFields {
@@ -42,20 +43,9 @@ function uniqueName<T>(name: string, write: () => Promise<T>): Promise<T> {
 }
 
 /** A project's surveys in Postgres; decide reads the same table for posthog-js (see ProductLists). */
-export class SurveyStore {
-  constructor(private readonly pool: Pool) {}
-
-  async list(teamId: number, limit: number, offset: number): Promise<{ count: number; results: SurveyRow[] }> {
-    const [{ rows }, count] = await Promise.all([
-      this.pool.query<SurveyRow>(`${SELECT} WHERE s.team_id = $1 ORDER BY s.created_at DESC, s.id LIMIT $2 OFFSET $3`, [teamId, limit, offset]),
-      this.pool.query<{ count: number }>('SELECT count(*)::int AS count FROM surveys WHERE team_id = $1', [teamId]),
-    ]);
-    return { count: count.rows[0]!.count, results: rows };
-  }
-
-  async get(teamId: number, id: string): Promise<SurveyRow | null> {
-    const { rows } = await this.pool.query<SurveyRow>(`${SELECT} WHERE s.team_id = $1 AND s.id = $2`, [teamId, id]);
-    return rows[0] ?? null;
+export class SurveyStore extends UuidRowStore<SurveyRow> {
+  constructor(pool: Pool) {
+    super(pool, { name: 'surveys', alias: 's', select: SELECT });
   }
 
   async create(teamId: number, id: string, record: SurveyRecord, createdBy: number): Promise<SurveyRow> {
@@ -74,10 +64,5 @@ export class SurveyStore {
       this.pool.query(`UPDATE surveys SET ${WRITTEN.map((column, i) => `${column} = $${i + 3}`).join(', ')} WHERE team_id = $1 AND id = $2`, [teamId, id, ...valuesOf(record)]),
     );
     return result.rowCount === 1 ? this.get(teamId, id) : null;
-  }
-
-  async delete(teamId: number, id: string): Promise<boolean> {
-    const result = await this.pool.query('DELETE FROM surveys WHERE team_id = $1 AND id = $2', [teamId, id]);
-    return result.rowCount === 1;
   }
 }
