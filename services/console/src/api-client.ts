@@ -17,6 +17,8 @@ export interface Project {
   name: string;
   api_token: string;
   timezone: string;
+  /** Days the project's events are kept; null keeps them forever. */
+  event_retention_days: number | null;
 }
 
 export interface ApiClient {

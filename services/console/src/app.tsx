@@ -9,6 +9,7 @@ import { EventsPage } from './pages/events-page.js';
 import { FeatureFlagsPage } from './pages/feature-flags-page.js';
 import { InsightsPage } from './pages/insights-page.js';
 import { PersonsPage } from './pages/persons-page.js';
+import { ProjectSettingsPage } from './pages/project-settings-page.js';
 import { SignInPage } from './pages/sign-in-page.js';
 import { SqlPage } from './pages/sql-page.js';
 import { StatusPage } from './pages/status-page.js';
@@ -26,6 +27,7 @@ const PAGES = [
   { path: '/persons', label: 'Persons' },
   { path: '/feature-flags', label: 'Feature flags' },
   { path: '/batch-exports', label: 'Batch exports' },
+  { path: '/settings', label: 'Project settings' },
   { path: '/status', label: 'Status' },
 ];
 
@@ -60,7 +62,7 @@ function SignedIn({ apiKey, onSignOut }: { apiKey: string; onSignOut: () => void
   const list = projects.data?.results ?? [];
   // The project chosen earlier in this tab, or the key's first.
   const project = list.find((p) => p.id === projectId) ?? list[0];
-  const context = useMemo(() => (project ? { api: createApiClient(apiKey, project.id), project } : null), [apiKey, project]);
+  const context = useMemo(() => (project ? { api: createApiClient(apiKey, project.id), project, reloadProjects: projects.reload } : null), [apiKey, project, projects.reload]);
 
   return (
     <div class="layout">
@@ -121,6 +123,7 @@ function Page({ path }: { path: string }) {
   if (path.startsWith('/persons')) return <PersonsPage />;
   if (path.startsWith('/feature-flags')) return <FeatureFlagsPage />;
   if (path.startsWith('/batch-exports')) return <BatchExportsPage />;
+  if (path.startsWith('/settings')) return <ProjectSettingsPage />;
   if (path.startsWith('/status')) return <StatusPage />;
   return <DashboardsPage />;
 }

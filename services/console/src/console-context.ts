@@ -6,6 +6,8 @@ import type { ApiClient, Project } from './api-client.js';
 export interface ConsoleContext {
   api: ApiClient;
   project: Project;
+  /** Asks the API for the key's projects again, after one of them changed. */
+  reloadProjects: () => void;
 }
 
 export const Console = createContext<ConsoleContext | null>(null);

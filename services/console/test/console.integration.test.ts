@@ -17,6 +17,8 @@ const config = testConfig();
 const front = config.publicUrl.replace(/\/$/, '');
 const pool = createPool(config, { max: 2 });
 const api = frontDoorApi(front, () => tenant);
+// `/api/projects/:id/...`, where the project's own settings are.
+const projectApi = frontDoorApi(front, () => tenant, 'projects');
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const screenshots = path.join(root, '.tributary', 'test-artifacts', 'console');
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -571,6 +573,47 @@ describe('the web console, in Chromium against the running stack', () => {
       await target.end();
     }
   }, 120_000);
+
+  it("edits the project's event retention, with its days checked in the form and the API's refusal shown as stated", async () => {
+    await goTo('/settings', 'Project settings');
+    await page.waitForSelector('dd[data-setting=retention]');
+    const setting = (name: string) => page.$eval(`dd[data-setting=${name}]`, (e) => e.textContent);
+    expect([await setting('name'), await setting('timezone'), await setting('retention')]).toEqual([tenant.project.name, tenant.project.timezone, 'Kept forever']);
+    expect(await page.$eval('#settings-retention-days', (e) => (e as unknown as { disabled: boolean }).disabled)).toBe(true);
+    const submit = () => page.click('form.settings-form button[type=submit]');
+    const saved = (retention: string) => page.waitForFunction(`document.querySelector('dd[data-setting=retention]')?.textContent === ${JSON.stringify(retention)} && document.querySelector('form.settings-form [role=status]')?.textContent === 'Settings saved.'`);
+
+    // A bad value is named beside its field, before anything is sent.
+    await page.click('#settings-keep-days');
+    await fill('#settings-retention-days', '0');
+    await submit();
+    await page.waitForSelector('#settings-retention-days-error');
+    expect(await page.$eval('#settings-retention-days-error', (e) => e.textContent)).toBe('Days must be a whole number from 1 to 36500.');
+    expect(await attribute('#settings-retention-days', 'aria-invalid')).toBe('true');
+    await expectAccessible();
+    // A timezone no one has is refused by the API, which names the field.
+    await fill('#settings-retention-days', '30');
+    await fill('#settings-timezone', 'Mars/Olympus_Mons');
+    const [refused] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().includes(`/api/projects/${tenant.project.id}/`)), submit()]);
+    expect(refused.status()).toBe(400);
+    const { detail } = (await refused.json()) as { detail: string };
+    expect(detail).toMatch(/^timezone must be an IANA timezone name/);
+    await page.waitForFunction(`document.querySelector('form.settings-form .error[role=alert]')?.textContent === ${JSON.stringify(detail)}`);
+    expect((await projectApi('GET', '/')).event_retention_days).toBeNull();
+
+    await fill('#settings-timezone', tenant.project.timezone);
+    await submit();
+    await saved('30 days');
+    expect(await page.$('#settings-retention-days-error')).toBeNull();
+    expect(await projectApi('GET', '/')).toMatchObject({ name: tenant.project.name, timezone: tenant.project.timezone, event_retention_days: 30 });
+    await screenshot('project-settings');
+    await expectAccessible();
+
+    await page.click('#settings-keep-forever');
+    await submit();
+    await saved('Kept forever');
+    expect((await projectApi('GET', '/')).event_retention_days).toBeNull();
+  });
 
   it('switches to another project, whose empty pages say what to do next', async () => {
     await page.select('.project-switcher select', String(emptyProject.id));
