@@ -115,6 +115,7 @@ describe('GET /api/projects/', () => {
         name: tenant.project.name,
         api_token: tenant.project.api_token,
         timezone: 'UTC',
+        event_retention_days: null,
         created_at: tenant.project.created_at.toISOString(),
       },
       expect.objectContaining({ id: sibling.id, name: sibling.name }),
