@@ -1,7 +1,7 @@
 import type { Expr, JoinExpr } from './ast.js';
 import { queryError, spanOf } from './errors.js';
 import type { Source } from './resolved-tree.js';
-import { STORED_EVENT_COLUMNS, TABLES } from './schema.js';
+import { EVENTS_AND_JOIN_COLUMNS, TABLES } from './schema.js';
 import { quoteIdentifier as q } from './sql-names.js';
 
 /**
@@ -49,7 +49,7 @@ export function implicitNameHides(name: string, sql: string, sources: Source[], 
   return !(only && sql === columnSql(only, name));
 }
 
-const storedColumns = (source: Source): readonly string[] => (source.table === 'events' ? STORED_EVENT_COLUMNS : source.table ? TABLES[source.table].asterisk : (source.columns ?? []));
+const storedColumns = (source: Source): readonly string[] => (source.table === 'events' ? EVENTS_AND_JOIN_COLUMNS : source.table ? TABLES[source.table].asterisk : (source.columns ?? []));
 
 /**
  * GROUP BY and ORDER BY name a column's alias rather than repeat its expression: 18.16 reads

@@ -6,7 +6,7 @@ import { queryError, spanOf as span } from './errors.js';
 import { lookupFunction, lookupWindowFunction } from './functions.js';
 import { printHogQLExpr } from './print-hogql.js';
 import { refOf, scopeOf, type FieldRef, type Source } from './resolved-tree.js';
-import { EVENT_COLUMNS, IDENTITY_SUBQUERIES } from './schema.js';
+import { EVENTS_SUBQUERY_COLUMNS, IDENTITY_SUBQUERIES } from './schema.js';
 import { hasLegacyBugs, type ClickHouseServer } from './server-features.js';
 import { quoteIdentifier as q } from './sql-names.js';
 
@@ -405,7 +405,7 @@ export class ClickHousePrinter {
   }
 
   private eventsSubquery(source: Source): string {
-    const columns = EVENT_COLUMNS.map((c) => `__e.${q(c)} AS ${q(c)}`);
+    const columns = EVENTS_SUBQUERY_COLUMNS.map((c) => `__e.${q(c)} AS ${q(c)}`);
     if (!source.lazy.pdi) return `SELECT ${columns.join(', ')} FROM events AS __e WHERE ${this.guard('__e')}`;
     const lazy = ['__pdi_person_id', ...(source.lazy.person ? ['__person_properties', '__person_created_at', '__person_is_identified'] : [])];
     return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.lazySubquery(source.lazy.person)}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${this.guard('__e')}`;

@@ -68,13 +68,13 @@ export const TABLES: Record<TableName, TableSchema> = {
 export const isTableName = (name: string): name is TableName => Object.hasOwn(TABLES, name);
 
 /** Every column of the stored events table and of its lazy join: a column alias of one of these names would hide it. */
-export const STORED_EVENT_COLUMNS = [
+export const EVENTS_AND_JOIN_COLUMNS = [
   ...EVENTS_TABLE_COLUMNS,
   '__pdi_person_id', '__person_properties', '__person_created_at', '__person_is_identified',
 ];
 
 /** The stored events columns a subquery over events carries, so outer fields resolve as on the table. */
-export const EVENT_COLUMNS = ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', 'person_id', 'person_properties', 'timestamp_ms', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4'];
+export const EVENTS_SUBQUERY_COLUMNS = ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', 'person_id', 'person_properties', 'timestamp_ms', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4'];
 
 /** The latest version of each identity row, with deleted ones left out: the copies are versioned. */
 export const IDENTITY_SUBQUERIES: Record<Exclude<TableName, 'events'>, (guard: (alias: string) => string) => string> = {

@@ -53,7 +53,7 @@ function newestFirst(select: Expr[], where: Expr, uuid: Expr, limit: number, off
 }
 
 /** The stored-event columns of `EventRow`: the person as the row recorded it (`poe`), for events whose distinct id has none now. */
-const STORED_EVENT_COLUMNS: Expr[] = [
+const EVENT_ROW_SELECT: Expr[] = [
   alias('id', call('toString', field('uuid'))),
   ...['event', 'distinct_id', 'properties', 'timestamp', 'timestamp_ms', 'elements_chain'].map((name) => field(name)),
   alias('person_id', call('toString', field('poe', 'id'))),
@@ -62,7 +62,7 @@ const STORED_EVENT_COLUMNS: Expr[] = [
 
 /** A page of stored events, or of the client's `select` expressions (named `c0`, `c1`, ...). */
 export function listEventsQuery(filters: EventListFilters, limit: number, offset: number, select?: readonly Expr[]): SelectQuery {
-  if (!select) return newestFirst(STORED_EVENT_COLUMNS, whereOf(filters), field('id'), limit, offset);
+  if (!select) return newestFirst(EVENT_ROW_SELECT, whereOf(filters), field('id'), limit, offset);
   return newestFirst([...select.map((expr, i) => alias(`c${i}`, expr)), alias('_uuid', call('toString', field('uuid')))], whereOf(filters), field('_uuid'), limit, offset);
 }
 
@@ -79,7 +79,7 @@ export function pageOfEventsQuery(filters: EventListFilters, limit: number, offs
 export function eventsByIdQuery(ids: readonly string[], from: string, to: string): SelectQuery {
   return {
     node: 'SelectQuery',
-    select: STORED_EVENT_COLUMNS,
+    select: EVENT_ROW_SELECT,
     select_from: events,
     where: {
       node: 'And',
