@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ClickHouseError, MAX_STATEMENT_NESTING, createClickHouse, isRefusedRows, queryInputProblem } from './client.js';
 import { Sql, sql } from './sql.js';
 
@@ -48,5 +50,27 @@ describe('inserts refused for their rows', () => {
 
   it("a select naming two columns alike is the client's query to fix, not the server's failure", () => {
     expect(queryInputProblem(new ClickHouseError("Code: 15, e.displayText() = DB::Exception: Column '1' already exists", 15))).toMatch(/same name/);
+  });
+});
+
+describe('an error the driver parsed', () => {
+  it("keeps ClickHouse's code, so a query's own mistake is still its 400", async () => {
+    // 18.16's wording, naming `Array(UUID)`: the driver reads `(UUID)` as the error's type and keeps the code apart from the message.
+    const server = createServer((_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('Code: 43, e.displayText() = DB::Exception: Types of array and 2nd argument of function has must be identical up to nullability. Passed: Array(UUID) and String., e.what() = DB::Exception\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const clickhouse = createClickHouse({ clickhouseUrl: `http://127.0.0.1:${port}`, clickhouseDatabase: 'tributary', clickhouseUser: 'default', clickhousePassword: '' });
+    try {
+      const error = await clickhouse.query(sql`SELECT 1`).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ClickHouseError);
+      expect((error as ClickHouseError).code).toBe(43);
+      expect(queryInputProblem(error)).toMatch(/Types of array and 2nd argument of function has/);
+    } finally {
+      await clickhouse.close();
+      server.close();
+    }
   });
 });

@@ -21,7 +21,10 @@ export class ClickHouseError extends Error {
 function wrapError(error: unknown): ClickHouseError {
   if (error instanceof ClickHouseError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  const code = /Code: (\d+)/.exec(message)?.[1];
+  // The driver takes the code out of a message it could parse (one naming an upper-case type in
+  // brackets, as `Array(UUID)` does), leaving it only on the error; a Node error's code is a name.
+  const own = String((error as { code?: unknown } | null)?.code ?? '');
+  const code = /Code: (\d+)/.exec(message)?.[1] ?? (/^\d+$/.test(own) ? own : undefined);
   // The client's own error stays the cause: a refused or reset connection says ClickHouse is away.
   return new ClickHouseError(message, code === undefined ? null : Number(code), { cause: error });
 }

@@ -74,6 +74,13 @@ describe('saved insights', () => {
     expect((await call('GET', `${insightsPath()}${soft.id}/`)).status).toBe(404);
   });
 
+  it('lists the dashboards showing it in the order they were given', async () => {
+    const board = async (name: string) => (await call('POST', `/api/environments/${tenant.project.id}/dashboards/`, { name })).body.id as number;
+    const first = await board('First');
+    const second = await board('Second');
+    expect((await create({ name: 'Both', query: trend, dashboards: [second, first] })).body.dashboards).toEqual([second, first]);
+  });
+
   it('refuses a query it cannot run, an unknown dashboard and a bad refresh, naming the field', async () => {
     const cases: [object, string][] = [
       [{ query: { kind: 'InsightVizNode', source: { kind: 'HogQLQuery', query: 'SELECT 1' } } }, 'query.source'],

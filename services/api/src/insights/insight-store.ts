@@ -117,11 +117,13 @@ export class InsightStore {
     });
   }
 
+  // Tiles are made in the order given, so an insight lists its dashboards in that order (tile ids).
   private async placeOn(client: PoolClient, teamId: number, insightId: number, dashboards: number[]): Promise<void> {
     await client.query(
       `INSERT INTO dashboard_tiles (dashboard_id, insight_id)
        SELECT d.id, $2 FROM dashboards d WHERE d.team_id = $1 AND d.id = ANY($3::int[]) AND NOT d.deleted
-         AND NOT EXISTS (SELECT 1 FROM dashboard_tiles t WHERE t.dashboard_id = d.id AND t.insight_id = $2)`,
+         AND NOT EXISTS (SELECT 1 FROM dashboard_tiles t WHERE t.dashboard_id = d.id AND t.insight_id = $2)
+       ORDER BY array_position($3::int[], d.id)`,
       [teamId, insightId, dashboards],
     );
   }
