@@ -1,5 +1,5 @@
 import { Sql } from '@tributary/clickhouse';
-import { cases, values } from '../test/conformance-cases.js';
+import { expectCorpusAnswers } from '../test/conformance-cases.js';
 import { TEAM, foreignValuesIn, unguardedReads, useTwoTeamFixture, type HogQLRunner } from '../test/two-team-fixture.js';
 
 /**
@@ -18,14 +18,7 @@ test('the engine is a current ClickHouse, and the runner prints for it', () => {
 });
 
 describe('HogQL answers on ClickHouse 26 equal those on 18.16', () => {
-  describe.each(Object.entries(cases))('%s', (_group, table) => {
-    it.each(table)('%s', async (_rule, hogql, rows) => {
-      const result = await runner.run(hogql, values);
-      expect(result.rows).toEqual(rows);
-      expect(foreignValuesIn(result.rows)).toEqual([]);
-      expect(unguardedReads(result.sql)).toEqual([]);
-    });
-  });
+  expectCorpusAnswers(() => runner);
 });
 
 /** What HogQL offers that only a current ClickHouse runs: printed for it, answered from the project's rows alone. */

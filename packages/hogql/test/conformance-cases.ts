@@ -1,4 +1,4 @@
-import { MARKER, PERSON } from './two-team-fixture.js';
+import { MARKER, PERSON, foreignValuesIn, unguardedReads, type HogQLRunner } from './two-team-fixture.js';
 
 /**
  * HogQL queries and the exact rows ClickHouse returns for them (18.16 and 26 alike: `query-conformance*.test.ts` run them on both) on the two-project
@@ -136,3 +136,15 @@ const clauses: Case[] = [
 ];
 
 export const cases = { counting, properties, persons, tables, joins, subqueries, expressions, aggregates, clauses };
+
+/** Each case's rows, from the project's rows alone with every read guarded, on whichever engine `runner` gives. */
+export function expectCorpusAnswers(runner: () => HogQLRunner): void {
+  describe.each(Object.entries(cases))('%s', (_group, table) => {
+    it.each(table)('%s', async (_rule, hogql, rows) => {
+      const result = await runner().run(hogql, values);
+      expect(result.rows).toEqual(rows);
+      expect(foreignValuesIn(result.rows)).toEqual([]);
+      expect(unguardedReads(result.sql)).toEqual([]);
+    });
+  });
+}
