@@ -8,7 +8,7 @@ import { createLogger } from '@tributary/logger';
 import { ControlPlaneStore, MEMBERSHIP_LEVEL } from '@tributary/control-plane';
 import { isGrantedScope, type GrantedScope } from '@tributary/auth';
 import { createClickHouse, topologyOf } from '@tributary/clickhouse';
-import { listDeletionRequests, runDeletionBatch } from '@tributary/deletions';
+import { MUTATION_REQUEST_TIMEOUT_MS, listDeletionRequests, runDeletionBatch } from '@tributary/deletions';
 import { addMember, issueKey, listOrganizations, listProjects } from './accounts.js';
 import { bootstrap } from './bootstrap.js';
 import { formatCredentials, readCredentials } from './credentials-file.js';
@@ -243,7 +243,7 @@ deletions
   .command('run-now')
   .description('run the deletion batch immediately instead of waiting for Sunday')
   .action(async () => {
-    const clickhouse = createClickHouse(config, { requestTimeoutMs: 120_000 });
+    const clickhouse = createClickHouse(config, { requestTimeoutMs: MUTATION_REQUEST_TIMEOUT_MS });
     try {
       const result = await withPool((pool) => runDeletionBatch({ pool, clickhouse, topology: topologyOf(config), logger }));
       console.log(result.skipped ? 'another worker is running the batch; nothing done' : `deleted the events of ${result.requests} queued request(s)`);

@@ -11,6 +11,12 @@ export interface DeletionRequest {
   done_at: Date | null;
 }
 
+/**
+ * How long a client that sends mutations waits for ClickHouse's answer: an ALTER may wait for the
+ * reads running on its table before ClickHouse takes it, longer than an ordinary statement's timeout.
+ */
+export const MUTATION_REQUEST_TIMEOUT_MS = 120_000;
+
 /** Arbitrary but fixed: only one worker in the whole deployment runs the batch at a time. */
 const BATCH_LOCK_ID = 727_001;
 
@@ -89,7 +95,8 @@ export async function deleteEventsWhere(
   defaultTimeoutMs: number,
 ): Promise<void> {
   // Mutations go to the table holding the rows: in a cluster, every shard's, not the Distributed one.
-  const events = Sql.trusted(`${ident(dataTableName(deps.topology, 'events')).text}${onCluster(deps.topology)}`);
+  // Named with its database: each server runs an ON CLUSTER statement in its own default database.
+  const events = Sql.trusted(`${ident(deps.topology.database).text}.${ident(dataTableName(deps.topology, 'events')).text}${onCluster(deps.topology)}`);
   await deps.clickhouse.command(sql`ALTER TABLE ${events} DELETE WHERE ${condition}`);
   await waitForMutations(deps.clickhouse, deps.topology, deps.mutationTimeoutMs ?? defaultTimeoutMs, deps.pollMs ?? 500);
 }

@@ -5,6 +5,7 @@ import { createPool, postgresAnswers } from '@tributary/postgres';
 import { createClickHouse, topologyOf } from '@tributary/clickhouse';
 import { createMetrics, stopInOrder, type ServiceRuntimeOptions } from '@tributary/http';
 import { BatchExportStore, DestinationGuard, createDestination, destinationPolicy } from '@tributary/batch-exports';
+import { MUTATION_REQUEST_TIMEOUT_MS } from '@tributary/deletions';
 import { startExportQueue } from './batch-exports/export-queue.js';
 import { exportMetrics } from './batch-exports/export-metrics.js';
 import { startDeletionScheduler, startRetentionScheduler } from './deletion-scheduler.js';
@@ -19,7 +20,7 @@ export interface WorkerBuildDeps {
 export async function buildWorker({ config, logger }: WorkerBuildDeps): Promise<{ options: ServiceRuntimeOptions }> {
   const redis = createRedis(config);
   const pool = createPool(config, { max: 3 });
-  const clickhouse = createClickHouse(config, { requestTimeoutMs: 120_000 });
+  const clickhouse = createClickHouse(config, { requestTimeoutMs: MUTATION_REQUEST_TIMEOUT_MS });
   // An export streams a whole window in one response, for as long as its destination takes.
   const exportClickhouse = createClickHouse(config, { requestTimeoutMs: 6 * 3_600_000 });
   const connection = createRedis(config, { forQueues: true });

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { jest } from '@jest/globals';
 import { createClickHouse, sql, topologyOf } from '@tributary/clickhouse';
-import { DELETION_JOB, listDeletionRequests, nextDeletionRun, queueEventDeletion } from '@tributary/deletions';
+import { DELETION_JOB, MUTATION_REQUEST_TIMEOUT_MS, listDeletionRequests, nextDeletionRun, queueEventDeletion } from '@tributary/deletions';
 import { createLogger } from '@tributary/logger';
 import { createRedis } from '@tributary/redis';
 import { createPool, createTestTenant, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
@@ -14,7 +14,7 @@ const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
 const config = testConfig();
 const pool = createPool(config, { max: 3 });
-const clickhouse = createClickHouse(config);
+const clickhouse = createClickHouse(config, { requestTimeoutMs: MUTATION_REQUEST_TIMEOUT_MS });
 const logger = createLogger('worker-test', config.logLevel);
 let tenant: TestTenant;
 

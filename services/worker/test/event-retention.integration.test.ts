@@ -1,6 +1,6 @@
 import { createClickHouse, migrateClickHouse, sql, topologyOf, type ClickHouse } from '@tributary/clickhouse';
 import { ControlPlaneStore } from '@tributary/control-plane';
-import { RETENTION_SCHEDULE, runEventRetention } from '@tributary/deletions';
+import { MUTATION_REQUEST_TIMEOUT_MS, RETENTION_SCHEDULE, runEventRetention } from '@tributary/deletions';
 import { createLogger } from '@tributary/logger';
 import { migratePostgres, type Pool } from '@tributary/postgres';
 import { createRedis } from '@tributary/redis';
@@ -24,7 +24,7 @@ beforeAll(async () => {
   await migratePostgres(config);
   await migrateClickHouse(config);
   pool = createPool(config, { max: 3 });
-  clickhouse = createClickHouse(config);
+  clickhouse = createClickHouse(config, { requestTimeoutMs: MUTATION_REQUEST_TIMEOUT_MS });
   [kept, trimmed] = [await createTestTenant(pool, config), await createTestTenant(pool, config)];
   const events = [kept, trimmed].flatMap((tenant) => [1, 29, 30, 31, 400].map((days) => eventRow(tenant.project.id, 'user', `${days} days ago`, daysAgo(days))));
   await clickhouse.insert('events', EVENT_ROW_COLUMNS, events);
