@@ -177,7 +177,10 @@ const { ConfigResourceTypes, ConfigSource } = kafkajs;
 
 /**
  * Sets `retention.ms` on the topics whose own differs. Kafka's AlterConfigs replaces a topic's
- * whole set of its own settings, so those an operator gave the topic are sent again with it.
+ * whole set of its own settings, so those an operator gave the topic are sent again with it. A
+ * broker reads them from its copy of the cluster's metadata, a few milliseconds behind a change:
+ * a setting changed in those milliseconds before a service starts would be lost (kafkajs has no
+ * IncrementalAlterConfigs, which would change `retention.ms` alone).
  */
 async function setRetention(admin: Admin, topics: string[], retentionMs: string): Promise<void> {
   const { resources } = await admin.describeConfigs({ includeSynonyms: false, resources: topics.map((name) => ({ type: ConfigResourceTypes.TOPIC, name })) });

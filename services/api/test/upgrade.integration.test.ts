@@ -95,10 +95,15 @@ afterAll(async () => {
   for (const folder of folders) await rm(folder, { recursive: true, force: true });
 });
 
-// Single node only for now: the old schema's replicated person tables read back empty on a cluster; not yet understood (see the closing note of this session).
-const onSingleNode = process.env.TOPOLOGY === 'cluster' ? describe.skip : describe;
+/**
+ * A cluster's shards run their part of a distributed query in the database remote_servers names
+ * for them (the stack's, infra/cluster/clickhouse-cluster.sh), so a join from this test's own
+ * database's events to its persons is read there against the stack's persons. Decide's flags
+ * below read the upgraded persons' properties on a cluster too.
+ */
+const joinsOwnPersons = process.env.TOPOLOGY !== 'cluster';
 
-onSingleNode('upgrading from the previous release', () => {
+describe('upgrading from the previous release', () => {
   it('migrates with `tributary migrate`, loses nothing, and the new code reads the old data', async () => {
     const env = { ...process.env, DATABASE_URL: config.databaseUrl, CLICKHOUSE_DATABASE: config.clickhouseDatabase };
     const { stdout } = await promisify(execFile)('npx', ['tributary', 'migrate'], { cwd: root, env });
@@ -114,7 +119,9 @@ onSingleNode('upgrading from the previous release', () => {
       return body.results;
     };
     expect(await query('SELECT distinct_id, count() FROM events GROUP BY distinct_id ORDER BY distinct_id')).toEqual(distinctIds.map((id) => [id, eventsPerPerson]));
-    expect(await query("SELECT person.properties.tier FROM events WHERE event = 'old event' GROUP BY person.properties.tier ORDER BY person.properties.tier")).toEqual([['gold'], ['silver']]);
+    if (joinsOwnPersons) {
+      expect(await query("SELECT person.properties.tier FROM events WHERE event = 'old event' GROUP BY person.properties.tier ORDER BY person.properties.tier")).toEqual([['gold'], ['silver']]);
+    }
 
     const persons = await api.request('GET', `/api/environments/${team}/persons/`, tenant.personalApiKey);
     expect(persons.body.results.flatMap((p: { distinct_ids: string[] }) => p.distinct_ids).sort()).toEqual(distinctIds);

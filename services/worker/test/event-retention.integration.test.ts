@@ -40,7 +40,7 @@ const eventsOf = async (tenant: TestTenant) =>
   (await clickhouse.query<{ event: string }>(sql`SELECT event FROM events WHERE team_id = ${tenant.project.id} ORDER BY timestamp DESC`)).map((r) => r.event);
 
 // Single node only for now: old events are still read after the retention mutation on a cluster; not yet understood (see the closing note of this session).
-const onSingleNode = process.env.TOPOLOGY === 'cluster' ? describe.skip : describe;
+const onSingleNode = describe;
 
 onSingleNode('per-project event retention', () => {
   it('deletes the events older than a project keeps, whole UTC days, and no other project\'s', async () => {
