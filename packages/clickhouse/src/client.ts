@@ -147,6 +147,15 @@ export function queryInputProblem(error: unknown): string | null {
  * A keep-alive connection ClickHouse closed just as it was reused resets before any answer (a
  * process starved of CPU can reuse one past the server's timeout). A read is safe to send again.
  */
+/**
+ * Whether the client stopped waiting for a statement (its request timeout) rather than ClickHouse
+ * failing it: ClickHouse goes on running such a statement until it is killed.
+ */
+export function isRequestTimeout(error: unknown): boolean {
+  const cause = error instanceof ClickHouseError ? error.cause : error;
+  return error instanceof Error && (error as ClickHouseError).code == null && cause instanceof Error && /^Timeout error\.?$/.test(cause.message);
+}
+
 const isConnectionReset = (error: unknown) => ['ECONNRESET', 'EPIPE'].includes(String((error as NodeJS.ErrnoException | null)?.code));
 
 /** A query's answer as ClickHouse's JSONCompact gives it: column names and types, rows as arrays. */

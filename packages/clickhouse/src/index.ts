@@ -1,5 +1,5 @@
 export * from './sql.js';
-export { createClickHouse, queryInputProblem, isRefusedRows, ClickHouseError, MAX_STATEMENT_NESTING, type ClickHouse, type ClickHouseConfig, type CompactResult, type CompactQueryOptions } from './client.js';
+export { createClickHouse, queryInputProblem, isRefusedRows, isRequestTimeout, ClickHouseError, MAX_STATEMENT_NESTING, type ClickHouse, type ClickHouseConfig, type CompactResult, type CompactQueryOptions } from './client.js';
 export { migrateClickHouse, loadMigrations, splitStatements, MIGRATIONS_DIR } from './migrations.js';
 export * from './event-rows.js';
 export * from './person-rows.js';

@@ -294,3 +294,12 @@ export function containsAggregate(expr: unknown): boolean {
   if (node.node === 'Call' && node.name !== undefined && lookupFunction(node.name)?.spec.aggregate) return true;
   return Object.values(expr).some((value) => (Array.isArray(value) ? value.some(containsAggregate) : containsAggregate(value)));
 }
+
+/** Whether an expression names `*` or `table.*` outside any subquery of its own. */
+export function containsAsterisk(expr: unknown): boolean {
+  if (typeof expr !== 'object' || expr === null) return false;
+  const node = expr as { node?: string; chain?: unknown[] };
+  if (node.node === 'SelectQuery' || node.node === 'SelectSetQuery') return false;
+  if (node.node === 'Field' && node.chain?.at(-1) === '*') return true;
+  return Object.values(expr).some((value) => (Array.isArray(value) ? value.some(containsAsterisk) : containsAsterisk(value)));
+}

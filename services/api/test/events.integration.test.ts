@@ -157,6 +157,11 @@ describe('GET /events/', () => {
     expect(column.body.detail).toMatch(/Unable to resolve field: team_id/);
     const aggregate = await list(q({ select: JSON.stringify(['count()']) }));
     expect(aggregate.body).toMatchObject({ code: 'invalid_query', attr: 'select', detail: expect.stringMatching(/Aggregations such as count\(\) are not available/) });
+    // `*` (bare, qualified, quoted or inside a call) stands for nothing in one column or one condition.
+    for (const [attr, source] of [['select', '`events`.*'], ['select', 'events.*'], ['select', '*'], ['where', '*'], ['where', 'isNotNull(*)'], ['select', 'tuple(events.*)']]) {
+      const { status, body } = await list(q({ [attr!]: JSON.stringify([source]) }));
+      expect({ source, status, body }).toEqual({ source, status: 400, body: expect.objectContaining({ code: 'invalid_query', attr, detail: expect.stringMatching(/\* is not available in the events list|Syntax error/) }) });
+    }
   });
 
   it('reads person.properties in where and select as the event recorded them, and refuses person fields that need the person join', async () => {

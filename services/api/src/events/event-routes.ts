@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { Sql, queryInputProblem, serverOf, type ClickHouse } from '@tributary/clickhouse';
 import { PAGE_PROPERTIES, badRequest, documented, notFound, validateJsonParam, validateQuery } from '@tributary/http';
-import { HogQLError, cohortIds, containsAggregate, parseExpr, printQuery, propertyFilterExprs, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import { HogQLError, cohortIds, containsAggregate, containsAsterisk, parseExpr, printQuery, propertyFilterExprs, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
 import { PropertyFilterError, parseDateInput, type StoredPropertyFilter } from '@tributary/property-filters';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import type { CohortStore } from '../cohorts/cohort-store.js';
@@ -70,6 +70,8 @@ async function clientQuery<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
+    // Any name or form the printer refuses came from the client's filters or expressions.
+    if (error instanceof HogQLError) throw badRequest(`The query cannot run: ${error.message}. Check properties, where and select.`, null, 'invalid_query');
     const problem = queryInputProblem(error);
     if (problem) throw badRequest(`The query cannot run: ${problem}. Check properties, where and select.`, null, 'invalid_query');
     throw error;
@@ -81,6 +83,8 @@ async function eventsExpression(source: string, teamId: number): Promise<Expr> {
   const expr = await parseExpr(source);
   // The list returns rows, one per event: an aggregation has no rows to fold here.
   if (containsAggregate(expr)) throw queryError('Aggregations such as count() are not available in the events list: use the query endpoint');
+  // Each expression is one column or one condition, so `*` has nothing to stand for here.
+  if (containsAsterisk(expr)) throw queryError('* is not available in the events list: name the columns or properties');
   const onEvent = onStoredPerson(expr);
   // Printed alone first, so a name it cannot resolve is refused as this parameter's.
   printQuery({ node: 'SelectQuery', select: [onEvent], select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } } }, { teamId });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ClickHouseError, Sql, queryInputProblem, serverOf, type ClickHouse, type CompactResult } from '@tributary/clickhouse';
+import { ClickHouseError, Sql, isRequestTimeout, queryInputProblem, serverOf, type ClickHouse, type CompactResult } from '@tributary/clickhouse';
 import { HogQLError, MAX_LIMIT, parseSelect, printHogQL, printQuery, type PrintedQuery, type SelectLike } from '@tributary/hogql';
 import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
@@ -82,12 +82,15 @@ export interface RunOptions {
 
 const isDateTime = (type: string) => /^(Nullable\()?DateTime(\('UTC'\))?\)?$/.test(type);
 
+/** ClickHouse's code for a statement stopped at its time limit (max_execution_time). */
+const TIMEOUT_EXCEEDED = 159;
+
 /** Errors of a query the client wrote, as the one error shape: a 400 that names the problem. */
 function clientError(error: unknown, limits: QueryLimits): HttpError | null {
   if (error instanceof HogQLError) return badRequest(error.message, 'query', error.code);
   if (error instanceof PropertyFilterError) return badRequest(`properties: ${error.message}`, 'properties', 'invalid_property_filter');
   if (!(error instanceof ClickHouseError)) return null;
-  if (error.code === 159) {
+  if (error.code === TIMEOUT_EXCEEDED) {
     return badRequest(`The query ran longer than ${limits.queryMaxExecutionTimeS} s and was stopped; narrow its date range or what it reads.`, 'query', 'query_timeout');
   }
   if (error.code === 394) return badRequest('The query was cancelled (DELETE .../query/:client_query_id/) before it finished.', 'query', 'query_cancelled');
@@ -220,6 +223,12 @@ export class QueryService {
     try {
       // The printer's output is SQL this code base wrote: every name is an allow-listed one, every value escaped.
       return await this.deps.clickhouse.queryCompact(Sql.trusted(statement), { settings: queryClickHouseSettings(this.deps.limits), queryId });
+    } catch (error) {
+      // A loaded server (or one pausing this statement behind higher-priority ones) may not stop it at
+      // its time limit; the client's wait then ends first, and the statement would run on unwatched.
+      if (!isRequestTimeout(error)) throw error;
+      kill();
+      throw new ClickHouseError(`Code: ${TIMEOUT_EXCEEDED}. The statement outlasted the endpoint's wait and was killed`, TIMEOUT_EXCEEDED, { cause: error });
     } finally {
       clientGone.removeEventListener('abort', kill);
     }
