@@ -8,8 +8,8 @@ export interface OperationDoc {
   summary: string;
   description?: string;
   tags?: string[];
-  /** JSON schema of the query string: an object whose properties are the parameters. */
-  query?: { properties?: Record<string, object>; required?: readonly string[] };
+  /** JSON schema of the query string: an object whose properties are the parameters (ajv's strict mode wants it to say so). */
+  query?: { type: 'object'; properties?: Record<string, object>; required?: readonly string[] };
   /** JSON schema of a JSON request body. */
   body?: object;
   /** Content types the body may come as, when it is not only JSON. */
@@ -26,6 +26,11 @@ export interface OperationDoc {
 
 const DOC = Symbol.for('tributary.operation-doc');
 type Documented = { [DOC]?: Partial<OperationDoc> };
+
+/** What the handlers of a route say about it, together. */
+export function operationDoc(route: MountedRoute): Partial<OperationDoc> {
+  return Object.assign({}, ...route.handlers.map((h) => (h as Documented)[DOC] ?? {}));
+}
 
 /** Attaches documentation to a handler that does something else too (such as a scope check). */
 export function withDoc<H extends RequestHandler>(handler: H, doc: Partial<OperationDoc>): H {
@@ -90,7 +95,7 @@ export function openApiDocument(routes: readonly MountedRoute[], info: DocumentI
   const skipped = new Set<string>(RUNTIME_PATHS);
   for (const route of routes) {
     if (skipped.has(route.path) || route.method === 'OPTIONS' || route.method === 'HEAD' || route.method === '_ALL') continue;
-    const doc: Partial<OperationDoc> = Object.assign({}, ...route.handlers.map((h) => (h as Documented)[DOC] ?? {}));
+    const doc = operationDoc(route);
     const path = openApiPath(route.path);
     const pathParameters = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
     const queryParameters = Object.entries(doc.query?.properties ?? {}).map(([name, schema]) => ({

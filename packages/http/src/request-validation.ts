@@ -8,7 +8,8 @@ import { jsonProblem } from './json-problem.js';
  * it means (`"true"` is not `true`); query strings are converted by their schema first (below).
  * `verbose` keeps each error's schema, whose `description` words the message where ajv's would not.
  */
-const ajv = new Ajv({ useDefaults: true, allowUnionTypes: true, verbose: true });
+export const AJV_OPTIONS = { useDefaults: true, allowUnionTypes: true, verbose: true } as const;
+const ajv = new Ajv(AJV_OPTIONS);
 const compiled = new WeakMap<object, ValidateFunction>();
 
 function validator<T>(schema: object): ValidateFunction<T> {
@@ -116,7 +117,7 @@ export interface Page {
 }
 
 /** The query string of a plain list: `limit` and `offset`. */
-export const PAGE_SCHEMA = { type: 'object', properties: PAGE_PROPERTIES };
+export const PAGE_SCHEMA = { type: 'object' as const, properties: PAGE_PROPERTIES };
 
 /** `limit` and `offset` of a list request, or a 400 naming the bad one. */
 export function pageOf(req: Request): Page {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { EVENT_ROW_COLUMNS, createTestTenant, eventRow, waitFor, type TestTenant } from '@tributary/test-support';
 import { useApi, type ApiHarness } from './api-harness.js';
 
@@ -54,5 +55,53 @@ describe('insight answers are cached by query and data freshness', () => {
     const { body } = await api.request('POST', `/api/environments/${other.project.id}/query/`, other.personalApiKey, { query: trend });
     expect(body.is_cached).toBe(false);
     expect(body.results[0].data).toEqual([0, 0]);
+  });
+});
+
+describe('an answer that filters by a cohort is the answer for the cohort as it is now', () => {
+  const signedIn = (distinctId: string) => eventRow(tenant.project.id, distinctId, 'signed in', '2024-01-01 12:00:00');
+  const byCohort = (id: number) => ({ ...trend, series: [{ kind: 'EventsNode', event: 'signed in' }], properties: [{ key: 'id', type: 'cohort', value: id }] });
+  const cohortPath = (id?: number) => `/api/projects/${tenant.project.id}/cohorts/${id === undefined ? '' : `${id}/`}`;
+
+  beforeAll(async () => {
+    for (const distinctId of ['cohort-ann', 'cohort-bob']) {
+      const { rows } = await api.pool.query<{ id: number }>('INSERT INTO persons (uuid, team_id, properties, created_at) VALUES ($1, $2, $3, now()) RETURNING id', [randomUUID(), tenant.project.id, {}]);
+      await api.pool.query('INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2, $3)', [tenant.project.id, distinctId, rows[0]!.id]);
+    }
+    await api.clickhouse.insert('events', EVENT_ROW_COLUMNS, [signedIn('cohort-ann'), signedIn('cohort-bob')]);
+  });
+
+  it("a static cohort's new members are counted at once, not after the cached answer for the old ones", async () => {
+    const cohort = await api.request('POST', cohortPath(), tenant.personalApiKey, { name: 'ann', is_static: true, distinct_ids: ['cohort-ann'] });
+    expect(cohort.status).toBe(201);
+    const before = await query(byCohort(cohort.body.id));
+    expect(before.body.results[0].data).toEqual([1, 0]);
+    expect((await query(byCohort(cohort.body.id))).body.is_cached).toBe(true);
+
+    expect((await api.request('PATCH', cohortPath(cohort.body.id), tenant.personalApiKey, { distinct_ids: ['cohort-ann', 'cohort-bob'] })).status).toBe(200);
+    // The edited cohort makes it another question: even force_cache does not answer the old one's.
+    expect((await query(byCohort(cohort.body.id), 'force_cache')).body).toMatchObject({ results: null, is_cached: false });
+    const after = await query(byCohort(cohort.body.id));
+    expect(after.body).toMatchObject({ is_cached: false });
+    expect(after.body.results[0].data).toEqual([2, 0]);
+    expect(after.body.cache_key).not.toBe(before.body.cache_key);
+  });
+
+  it("a dynamic cohort's edited filters are applied, not the cached answer for the old ones", async () => {
+    const filters = (value: string) => ({ properties: { type: 'AND', values: [{ key: 'email', type: 'person', operator: 'icontains', value }] } });
+    const cohort = await api.request('POST', cohortPath(), tenant.personalApiKey, { name: 'by email', filters: filters('@a.test') });
+    expect((await query(byCohort(cohort.body.id))).body.is_cached).toBe(false);
+    expect((await query(byCohort(cohort.body.id))).body.is_cached).toBe(true);
+    expect((await api.request('PATCH', cohortPath(cohort.body.id), tenant.personalApiKey, { filters: filters('@b.test') })).status).toBe(200);
+    expect((await query(byCohort(cohort.body.id))).body.is_cached).toBe(false);
+  });
+
+  it('a deleted cohort is refused, not answered from the cache', async () => {
+    const cohort = await api.request('POST', cohortPath(), tenant.personalApiKey, { name: 'short-lived', is_static: true, distinct_ids: ['cohort-ann'] });
+    expect((await query(byCohort(cohort.body.id))).status).toBe(200);
+    expect((await api.request('DELETE', cohortPath(cohort.body.id), tenant.personalApiKey)).status).toBe(204);
+    const { status, body } = await query(byCohort(cohort.body.id));
+    expect(status).toBe(400);
+    expect(body.detail).toMatch(/cohort .* does not exist/);
   });
 });

@@ -19,7 +19,7 @@ const projects: Record<Zone, { id: number; fixture: Fixture }> = {
 };
 
 // The oracle's questions name no cohort, so the store is never asked.
-const noCohorts = { definitions: async () => [], memberDistinctIds: async () => [] };
+const noCohorts = { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [] };
 let clickhouse: ChdbClickHouse;
 let service: QueryService;
 beforeAll(async () => {

@@ -137,6 +137,14 @@ async function goTo(label: string, heading: string): Promise<void> {
   await page.waitForFunction(`document.querySelector('main h1')?.textContent === ${JSON.stringify(heading)}`);
 }
 
+/** How many lines the text of the element `selector` finds is laid out on: the tops of the line boxes it spans. */
+const linesOfText = (selector: string) =>
+  page.evaluate(`(() => {
+    const range = document.createRange();
+    range.selectNodeContents(document.querySelector(${JSON.stringify(selector)}));
+    return new Set([...range.getClientRects()].map((rect) => rect.top)).size;
+  })()`) as Promise<number>;
+
 async function screenshot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
 }
@@ -474,6 +482,12 @@ describe('the web console, in Chromium against the running stack', () => {
     await page.click('xpath/.//table[contains(@class, "exports")]//button[contains(., "Resume")]');
     await page.waitForFunction(`document.querySelector('table.exports .export-state')?.textContent === 'Active'`);
     expect((await api('GET', `/batch_exports/${created!.id}/`)).paused).toBe(false);
+    // On a phone's width the table narrows by breaking its other cells; the state stays one word on one line.
+    await page.setViewport({ width: 390, height: 844 });
+    const stateLines = await linesOfText('table.exports .export-state');
+    await screenshot('batch-exports-narrow');
+    await page.setViewport({ width: 1280, height: 900 });
+    expect(stateLines).toBe(1);
 
     // Two whole past days, by when the events happened: two daily windows, every event in them exported.
     const [from, through] = [day(4), day(3)];

@@ -102,6 +102,19 @@ export class CohortStore {
     return rows;
   }
 
+  /**
+   * Each live cohort among `ids` with its version, its `updated_at` to the microsecond: every edit of
+   * its filters or members and its deletion go through this store, which moves it.
+   */
+  async versions(teamId: number, ids: readonly number[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.pool.query<{ version: string }>(
+      "SELECT id || '@' || updated_at::text AS version FROM cohorts WHERE team_id = $1 AND id = ANY($2::int[]) AND NOT deleted ORDER BY id",
+      [teamId, ids],
+    );
+    return rows.map((r) => r.version);
+  }
+
   /** Distinct ids of a static cohort's members, each of their ids, so events sent before a merge count too. */
   async memberDistinctIds(cohortId: number): Promise<string[]> {
     const { rows } = await this.pool.query<{ distinct_id: string }>(

@@ -26,7 +26,7 @@ interface ListQuery {
 }
 
 const listQuerySchema = {
-  type: 'object',
+  type: 'object' as const,
   properties: {
     ...PAGE_PROPERTIES,
     event: { type: 'string' },

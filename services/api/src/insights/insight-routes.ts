@@ -41,7 +41,7 @@ export function presentInsight({ row, level, restriction }: InsightView, results
   };
 }
 
-const LIST_QUERY = { properties: { ...PAGE_PROPERTIES, ...listInsightsSchema.properties } };
+const LIST_QUERY = { type: 'object' as const, properties: { ...PAGE_PROPERTIES, ...listInsightsSchema.properties } };
 
 /**
  * `/insights/`: saved queries, PostHog's shape. Reads answer from the cache by default

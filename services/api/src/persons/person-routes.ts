@@ -22,10 +22,10 @@ const BULK_DELETE_LIMIT = 100;
 
 const format = { type: 'string', enum: ['json', 'csv'], default: 'json' } as const;
 const listSchema = {
-  type: 'object',
+  type: 'object' as const,
   properties: { ...PAGE_PROPERTIES, search: { type: 'string' }, distinct_id: { type: 'string' }, email: { type: 'string' }, properties: { type: 'string' }, format },
 };
-const pageSchema = { type: 'object', properties: { ...PAGE_PROPERTIES, format } };
+const pageSchema = { type: 'object' as const, properties: { ...PAGE_PROPERTIES, format } };
 const filtersSchema = {
   type: 'array',
   items: { type: 'object', required: ['key'], properties: { key: { type: 'string', minLength: 1 }, operator: { type: 'string' }, type: { type: 'string' } } },

@@ -56,7 +56,8 @@ const TTL_S = 7 * 86_400;
 const VERSION_REUSE_MS = 5_000;
 
 /**
- * Insight answers in Redis, keyed by the project, its timezone and the query. An entry is fresh
+ * Insight answers in Redis, keyed by the project, its timezone and the query (with the versions of
+ * the cohorts it names: the caller's). An entry is fresh
  * while the project's data is as it was when it was computed (the same events and distinct-id
  * rows, by count and newest insertion) and within the same hour, since relative date ranges move
  * with the clock at most by the hour.

@@ -68,8 +68,8 @@ export interface QueryServiceDeps {
   limits: QueryLimits & { queryConcurrencyPerProject: number };
   /** Insight answers (not HogQL or events lists, whose answers follow now()). */
   cache: InsightCache;
-  /** The cohorts property filters name. */
-  cohorts: Pick<CohortStore, 'definitions' | 'memberDistinctIds'>;
+  /** The cohorts property filters name, and their versions for the cache. */
+  cohorts: Pick<CohortStore, 'definitions' | 'memberDistinctIds' | 'versions'>;
   clock?: () => Date;
 }
 
@@ -121,7 +121,11 @@ export class QueryService {
       if (options.refresh === 'force_cache') return { results: null, is_cached: false, last_refresh: null };
       return { ...(await this.gated(project, request, signal, options.clientQueryId)), is_cached: false, last_refresh: this.clock().toISOString() };
     }
-    const answer = await this.deps.cache.answer(project, request, options.refresh ?? 'blocking', () => this.gated(project, request, signal, options.clientQueryId));
+    // A cohort the query names stands for its filters and members as they are now, so an edited or
+    // deleted cohort makes it another question, with its own entry. The versions are read before the
+    // computation reads the cohorts, so an answer is never older than the versions it is kept under.
+    const cohorts = await this.deps.cohorts.versions(project.id, cohortIdsIn(request));
+    const answer = await this.deps.cache.answer(project, { query: request, cohorts }, options.refresh ?? 'blocking', () => this.gated(project, request, signal, options.clientQueryId));
     if ('answer' in answer) return { results: null, is_cached: false, last_refresh: null, cache_key: answer.cache_key };
     return answer;
   }

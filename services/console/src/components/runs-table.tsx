@@ -23,7 +23,7 @@ export function RunsTable({ runs, label }: { runs: Run[]; label: string }) {
                 {windowText(run)}
                 {run.backfill && <span class="muted"> (backfill)</span>}
               </td>
-              <td>{run.status}</td>
+              <td class="status">{run.status}</td>
               <td>{run.records_completed}</td>
               <td class="run-error">{run.latest_error ?? ''}</td>
             </tr>

@@ -55,7 +55,7 @@ export function BatchExportsPage() {
                   <td>
                     {e.interval}, {e.model}
                   </td>
-                  <td class="export-state">{e.paused ? 'Paused' : 'Active'}</td>
+                  <td class="export-state status">{e.paused ? 'Paused' : 'Active'}</td>
                   <td>
                     <LastRun run={e.latest_runs[0]} />
                   </td>
