@@ -109,6 +109,26 @@ describe("docker-compose's ClickHouse files on ClickHouse 26 (chdb)", () => {
     expect(server.macros).toBe('cluster\ttributary\nreplica\tclickhouse-1\nshard\t01\n');
   });
 
+  it("is the local cluster's topology: two shards of two replicas reached as the replica user, and the same ZooKeeper timeouts", () => {
+    const script = readFileSync(path.join(root, 'infra/cluster/clickhouse-cluster.sh'), 'utf8');
+    // Each of the script's `$(replica_xml N)` is its printf template's replica element.
+    const replica = /replica_xml\(\) \{\n\s*printf '\s*(<replica>.*?<\/replica>)\\n'/.exec(script)![1]!;
+    const local = /cat > "\$etc\/config\.d\/cluster\.xml" <<XML\n([\s\S]*?)\nXML/.exec(script)![1]!.replace(/\$\(replica_xml \d\)/g, replica);
+    const compose = composeFile('clusterConfig');
+    const shape = (text: string) => ({
+      shards: [...(/<remote_servers[^>]*>([\s\S]*?)<\/remote_servers>/.exec(text)?.[1] ?? '').matchAll(/<shard>([\s\S]*?)<\/shard>/g)].map(([, shard]) => ({
+        internalReplication: /<internal_replication>(\w+)<\/internal_replication>/.exec(shard!)?.[1],
+        replicas: [...shard!.matchAll(/<replica>.*?<user>(\w+)<\/user>.*?<\/replica>/g)].map(([, user]) => user),
+      })),
+      zookeeper: [...(/<zookeeper>([\s\S]*?)<\/zookeeper>/.exec(text)?.[1] ?? '').matchAll(/<(\w+_ms)>(\d+)<\/\1>/g)].map(([, name, value]) => `${name}=${value}`),
+      macros: [...(/<macros>([\s\S]*?)<\/macros>/.exec(text)?.[1] ?? '').matchAll(/<(\w+)[ >]/g)].map(([, name]) => name),
+    });
+    expect(shape(compose)).toEqual(shape(local));
+    expect(shape(compose).shards).toEqual([0, 1].map(() => ({ internalReplication: 'true', replicas: [SERVICE_USERS.replica, SERVICE_USERS.replica] })));
+    // Each server's shard and replica come from its environment in compose, from the script's loop locally; only the cluster's own name is the same text.
+    expect(compose).toContain('<cluster>tributary</cluster>');
+  });
+
   it('names every setting and constraint by its current name, and 26 takes each value; the local stack (18.16) differs only where 26 renamed or dropped a setting', async () => {
     const compose = [composeFile('users'), composeFile('clusterUsers')];
     const local = [localUsers, localClusterUsers];
