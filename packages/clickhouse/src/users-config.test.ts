@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { clickhouseUsersConfig, serverCaps, SERVICE_USERS } from './users-config.js';
+import { parse } from 'yaml';
+import { clickhouseUsersConfig, COMPOSE_CLICKHOUSE, COMPOSE_ROLES, composePasswordVariable, composeUsersConfig, serverCaps, SERVICE_USERS } from './users-config.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const GiB = 1024 ** 3;
@@ -94,17 +95,52 @@ describe('the users file make up gives ClickHouse', () => {
     expect(serverCaps(4 * GiB)).toMatchObject({ maxMemoryUsage: 2 * GiB, maxMemoryUsageForAllQueries: 3 * GiB });
   });
 
-  it("agrees with docker-compose's users file (24.8), which has the same users, rights and caps", () => {
-    const docker = readFileSync(path.join(root, 'infra/clickhouse/docker-users.xml'), 'utf8');
+});
+
+describe("docker-compose's ClickHouse users (infra/clickhouse/docker-users.xml)", () => {
+  const docker = readFileSync(path.join(root, 'infra/clickhouse/docker-users.xml'), 'utf8');
+
+  it('are what users-config.ts renders for compose, so they cannot drift from the local stack\'s (rerun infra/clickhouse/docker-users-file.ts)', () => {
+    expect(docker).toBe(composeUsersConfig());
+  });
+
+  it('have the local stack\'s users, rights and caps, but for the all-queries cap, a server setting on current releases', () => {
     const cluster = clickhouseUsersConfig({ ...options, passwords: { ...options.passwords, replica: 'r' } });
     expect([...children(docker, 'users').keys()].sort()).toEqual([...children(cluster, 'users').keys()].sort());
     for (const user of children(cluster, 'users').keys()) {
       const { settings: ours, ...ourRights } = rights(cluster, user);
       const { settings: theirs, ...theirRights } = rights(docker, user);
       expect({ user, rights: theirRights }).toEqual({ user, rights: ourRights });
-      // 24.8 has no max_memory_usage_for_all_queries: its server setting is in docker-config.xml.
+      // Obsolete and ignored on current releases: infra/clickhouse/docker-config.xml's max_server_memory_usage_to_ram_ratio (0.75) is the same cap.
       const { max_memory_usage_for_all_queries: _, ...comparable } = ours;
       expect({ user, settings: theirs }).toEqual({ user, settings: comparable });
+    }
+    expect(readFileSync(path.join(root, 'infra/clickhouse/docker-config.xml'), 'utf8')).toContain('<max_server_memory_usage_to_ram_ratio>0.75</max_server_memory_usage_to_ram_ratio>');
+  });
+
+  it("hold the query endpoint's user to the limits the api sends: it may lower them, not raise them", () => {
+    const constraints = /<constraints>([\s\S]*?)<\/constraints>/.exec(children(docker, 'profiles').get('tributary_query')!)![1]!;
+    const rules = Object.fromEntries([...constraints.matchAll(/<(\w+)>(.*?)<\/\1>/g)].map(([, name, rule]) => [name!, rule!]));
+    expect(rules).toEqual({
+      max_execution_time: `<max>${COMPOSE_CLICKHOUSE.query.maxExecutionTimeS}</max>`,
+      max_memory_usage: `<max>${COMPOSE_CLICKHOUSE.query.maxMemoryBytes}</max>`,
+      max_memory_usage_for_user: '<const/>',
+      max_ast_elements: '<const/>',
+      max_expanded_ast_elements: '<const/>',
+      max_ast_depth: '<const/>',
+      max_query_size: '<const/>',
+    });
+  });
+
+  it("are compose's: its database, the single server's memory, and each password from the variable compose gives every server", () => {
+    const yaml = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+    const compose = parse(yaml, { merge: true }) as { services: Record<string, { mem_limit?: string; environment?: Record<string, string> }> };
+    expect(compose.services.clickhouse!.mem_limit).toBe(`${COMPOSE_CLICKHOUSE.serverMemoryBytes / GiB}g`);
+    expect(compose.services.api!.environment).toMatchObject({ CLICKHOUSE_DATABASE: COMPOSE_CLICKHOUSE.database, QUERY_CLICKHOUSE_USER: COMPOSE_CLICKHOUSE.query.user });
+    expect(compose.services.migrate!.environment).toMatchObject({ CLICKHOUSE_USER: COMPOSE_CLICKHOUSE.admin });
+    for (const role of COMPOSE_ROLES) {
+      expect(docker).toContain(`<password from_env="${composePasswordVariable(role)}"/>`);
+      expect(yaml).toContain(`${composePasswordVariable(role)}: \${${composePasswordVariable(role)}:?`);
     }
   });
 });

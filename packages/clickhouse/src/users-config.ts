@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
+import { ENV_VARIABLES } from '@tributary/config';
 
 /**
- * ClickHouse's users file for the stacks Tributary starts itself (`make up`, cluster mode, the
- * chaos stack): one user per client with a password, the least rights ClickHouse 18.16 can
- * express (a readonly level, `allow_ddl`, `allow_databases`, loopback networks), and the
- * server-wide caps in the profile every user starts from. 18.16 has no GRANT, no setting
- * constraints and no per-table rights: docs/security.md ("Service and store") says what that
- * leaves open. docker-compose's ClickHouse (24.8) reads the same users from
- * infra/clickhouse/docker-users.xml, which a test keeps in step with this.
+ * ClickHouse's users, one source for both kinds of server: the users file for the stacks Tributary
+ * starts itself (`make up`, cluster mode, the chaos stack; ClickHouse 18.16), and docker-compose's
+ * infra/clickhouse/docker-users.xml (a current LTS release), which is this module's rendering,
+ * committed. Both have one user per client with a password, the least rights 18.16 can express
+ * (a readonly level, `allow_ddl`, `allow_databases`, networks) and the caps in the profile every
+ * user starts from. 18.16 has no GRANT, no setting constraints and no per-table rights:
+ * docs/security.md ("Service and store") says what that leaves open. The current release's file
+ * adds constraints, so that the query endpoint's user cannot raise its own limits.
  */
 
 /** The users the stack's processes connect as, by what they do. */
@@ -85,82 +87,158 @@ const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').
 
 const USER_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** The users file for ClickHouse 18.16 (`<yandex>`; current releases read it too). */
-export function clickhouseUsersConfig(options: UsersConfigOptions): string {
-  const caps = serverCaps(options.serverMemoryBytes);
-  const networks = options.networks ?? ['127.0.0.1', '::1'];
-  for (const [name, password] of [[options.admin.user, options.admin.password], [options.query.user, options.query.password]] as const) {
-    if (!USER_NAME.test(name)) throw new Error(`ClickHouse user name ${JSON.stringify(name)} is not a plain identifier`);
-    if (password === '') throw new Error(`ClickHouse user ${name} has no password: every user of the stack needs one`);
-  }
+/** A profile's settings as `[name, value]`, in the order they are written. */
+type Settings = [string, number | string][];
+
+interface Profile {
+  name: string;
+  comment: string;
+  settings: Settings;
+  /** Settings the profile's users may not change (`const`) or raise past a value (`max`); current releases only. */
+  constraints: [string, { max: number } | 'const'][];
+}
+
+interface User {
+  name: string;
+  /** Who it is for, written above it when there is something to say. */
+  comment?: string;
+  /** Its password, or the name of the environment variable the server reads it from (compose). */
+  password: { text: string } | { env: string };
+  profile: string;
+  /** The databases it may see; null: every one. */
+  databases: string[] | null;
+}
+
+/**
+ * The profiles, for 18.16 (`current` false) or a current release: the same names and the same
+ * limits on both. What differs is what each release can express: 18.16 caps all queries together
+ * with a setting (`max_memory_usage_for_all_queries`, obsolete and ignored since 20.x, where the
+ * server setting `max_server_memory_usage_to_ram_ratio` does it: infra/clickhouse/docker-config.xml),
+ * and only a current release can hold a user to its limits (`constraints`).
+ */
+function profiles(caps: ServerCaps, query: UsersConfigOptions['query'], current: boolean): Profile[] {
+  const ast: Settings = [
+    ['max_ast_elements', caps.maxAstElements],
+    ['max_expanded_ast_elements', caps.maxExpandedAstElements],
+    ['max_ast_depth', caps.maxAstDepth],
+    ['max_query_size', caps.maxQuerySize],
+  ];
+  const queryMemory = Math.min(query.maxMemoryBytes, caps.queryUserMaxMemory);
+  return [
+    {
+      name: 'default',
+      comment: 'Every profile starts from this one, and the server\'s own work (merges, distributed DDL) runs with it.',
+      settings: [['max_memory_usage', caps.maxMemoryUsage], ...(current ? [] : [['max_memory_usage_for_all_queries', caps.maxMemoryUsageForAllQueries] as [string, number]]), ...ast],
+      constraints: [],
+    },
+    { name: 'tributary_writes', comment: 'Inserts and reads, no DDL (CREATE, DROP, ALTER, RENAME, TRUNCATE, DETACH).', settings: [['allow_ddl', 0]], constraints: [] },
+    {
+      name: 'tributary_mutations',
+      comment: 'ALTER TABLE ... DELETE counts as DDL (on 18.16 as on current releases): the deletion batch needs it, so DDL is not refused here.',
+      settings: [],
+      constraints: [],
+    },
+    {
+      name: 'tributary_query',
+      comment: current
+        ? 'The query endpoint: reads only, settings allowed (readonly 2), with its own limits, which it may lower but not raise past what the api sends (QUERY_MAX_EXECUTION_TIME_S, QUERY_MAX_MEMORY_BYTES).'
+        : 'The query endpoint: reads only, settings allowed (readonly 2), with its own limits.',
+      settings: [
+        ['readonly', 2],
+        ['allow_ddl', 0],
+        ['max_execution_time', query.maxExecutionTimeS],
+        ['max_memory_usage', queryMemory],
+        ['max_memory_usage_for_user', caps.queryUserMaxMemory],
+      ],
+      constraints: current
+        ? [
+            ['max_execution_time', { max: query.maxExecutionTimeS }],
+            ['max_memory_usage', { max: queryMemory }],
+            ['max_memory_usage_for_user', 'const'],
+            ...ast.map(([name]) => [name, 'const'] as [string, 'const']),
+          ]
+        : [],
+    },
+    { name: 'tributary_locked', comment: 'The default user\'s: nothing is meant to use it.', settings: [['readonly', 1], ['allow_ddl', 0]], constraints: [] },
+  ];
+}
+
+/** The users both files have, by what they are for; every service's only when it has a password. */
+function users(options: UsersConfigOptions, services: Partial<Record<ServiceUser, User['password']>>, defaultPassword: User['password'], admin: User['password'], query: User['password']): User[] {
+  return [
+    { name: 'default', comment: 'Clients that name no user are this one: a password no client is given, read-only, the system database alone.', password: defaultPassword, profile: 'tributary_locked', databases: ['system'] },
+    { name: options.admin.user, comment: 'Migrations, the CLI and the tests.', password: admin, profile: 'default', databases: null },
+    { name: options.query.user, password: query, profile: 'tributary_query', databases: [options.database] },
+    ...(Object.entries(SERVICE_USERS) as [ServiceUser, string][]).flatMap(([service, name]): User[] => {
+      const password = services[service];
+      if (password === undefined) return [];
+      // The replica user runs what another server's Distributed table sends: its databases are
+      // every database the cluster's tables live in (a test's or benchmark's too), so none is named.
+      return [{ name, password, profile: service === 'worker' ? 'tributary_mutations' : 'tributary_writes', databases: service === 'replica' ? null : [options.database] }];
+    }),
+  ];
+}
+
+function checkNames(options: UsersConfigOptions): void {
+  for (const name of [options.admin.user, options.query.user]) if (!USER_NAME.test(name)) throw new Error(`ClickHouse user name ${JSON.stringify(name)} is not a plain identifier`);
   const names = [options.admin.user, options.query.user, 'default', ...Object.values(SERVICE_USERS)];
   if (new Set(names).size !== names.length) throw new Error(`ClickHouse user names must differ: ${names.join(', ')}`);
+}
 
-  const user = (name: string, password: string, profile: string, databases: string[] | null) =>
-    [
-      `    <${name}>`,
-      `      <password_sha256_hex>${sha256(password)}</password_sha256_hex>`,
-      `      <networks replace="replace">${networks.map((ip) => `<ip>${xml(ip)}</ip>`).join('')}</networks>`,
-      `      <profile>${profile}</profile>`,
-      `      <quota>default</quota>`,
-      ...(databases === null ? [] : [`      <allow_databases>${databases.map((d) => `<database>${xml(d)}</database>`).join('')}</allow_databases>`]),
-      `    </${name}>`,
-    ].join('\n');
-  const services = (Object.entries(SERVICE_USERS) as [ServiceUser, string][]).flatMap(([service, name]) => {
-    const password = options.passwords[service];
-    if (password === undefined) return [];
-    if (password === '') throw new Error(`ClickHouse user ${name} has no password`);
-    // The replica user runs what another server's Distributed table sends: its databases are
-    // every database the cluster's tables live in (a test's or benchmark's too), so none is named.
-    const profile = service === 'worker' ? 'tributary_mutations' : 'tributary_writes';
-    return [user(name, password, profile, service === 'replica' ? null : [options.database])];
-  });
+function renderProfiles(list: Profile[]): string {
+  return list
+    .map((profile) => {
+      const constraints = profile.constraints.map(([name, rule]) => `        <${name}>${rule === 'const' ? '<const/>' : `<max>${rule.max}</max>`}</${name}>`);
+      return [
+        `    <!-- ${profile.comment} -->`,
+        `    <${profile.name}>`,
+        ...(profile.name === 'default' ? [] : ['      <profile>default</profile>']),
+        ...profile.settings.map(([name, value]) => `      <${name}>${value}</${name}>`),
+        ...(constraints.length === 0 ? [] : ['      <constraints>', ...constraints, '      </constraints>']),
+        `    </${profile.name}>`,
+      ].join('\n');
+    })
+    .join('\n');
+}
+
+/** One user's element; `replace` drops what an earlier file (the image's own users.xml) gave the same user. */
+function renderUser(user: User, networks: string[], networksReplace: boolean, replace: boolean): string {
+  const password = 'env' in user.password ? `<password from_env="${user.password.env}"/>` : `<password_sha256_hex>${sha256(user.password.text)}</password_sha256_hex>`;
+  return [
+    ...(user.comment === undefined ? [] : [`    <!-- ${user.comment} -->`]),
+    `    <${user.name}${replace ? ' replace="replace"' : ''}>`,
+    `      ${password}`,
+    `      <networks${networksReplace ? ' replace="replace"' : ''}>${networks.map((ip) => `<ip>${xml(ip)}</ip>`).join('')}</networks>`,
+    `      <profile>${user.profile}</profile>`,
+    `      <quota>default</quota>`,
+    ...(user.databases === null ? [] : [`      <allow_databases>${user.databases.map((d) => `<database>${xml(d)}</database>`).join('')}</allow_databases>`]),
+    `    </${user.name}>`,
+  ].join('\n');
+}
+
+/** The users file for ClickHouse 18.16 (`<yandex>`; current releases read it too). */
+export function clickhouseUsersConfig(options: UsersConfigOptions): string {
+  checkNames(options);
+  for (const [name, password] of [[options.admin.user, options.admin.password], [options.query.user, options.query.password]] as const) {
+    if (password === '') throw new Error(`ClickHouse user ${name} has no password: every user of the stack needs one`);
+  }
+  const services: Partial<Record<ServiceUser, User['password']>> = {};
+  for (const [service, password] of Object.entries(options.passwords) as [ServiceUser, string | undefined][]) {
+    if (password === undefined) continue;
+    if (password === '') throw new Error(`ClickHouse user ${SERVICE_USERS[service]} has no password`);
+    services[service] = { text: password };
+  }
+  const list = users(options, services, { text: options.defaultPassword }, { text: options.admin.password }, { text: options.query.password });
+  const networks = options.networks ?? ['127.0.0.1', '::1'];
 
   return `<?xml version="1.0"?>
 <!-- Written by infra/clickhouse/clickhouse.sh at each start (packages/clickhouse/src/users-config.ts); edits are lost. -->
 <yandex>
   <profiles>
-    <!-- Every profile starts from this one, and the server's own work (merges, distributed DDL) runs with it. -->
-    <default>
-      <max_memory_usage>${caps.maxMemoryUsage}</max_memory_usage>
-      <max_memory_usage_for_all_queries>${caps.maxMemoryUsageForAllQueries}</max_memory_usage_for_all_queries>
-      <max_ast_elements>${caps.maxAstElements}</max_ast_elements>
-      <max_expanded_ast_elements>${caps.maxExpandedAstElements}</max_expanded_ast_elements>
-      <max_ast_depth>${caps.maxAstDepth}</max_ast_depth>
-      <max_query_size>${caps.maxQuerySize}</max_query_size>
-    </default>
-    <!-- Inserts and reads, no DDL (CREATE, DROP, ALTER, RENAME, TRUNCATE, DETACH). -->
-    <tributary_writes>
-      <profile>default</profile>
-      <allow_ddl>0</allow_ddl>
-    </tributary_writes>
-    <!-- 18.16 counts ALTER TABLE ... DELETE as DDL: the deletion batch needs it, so DDL is not refused here. -->
-    <tributary_mutations>
-      <profile>default</profile>
-    </tributary_mutations>
-    <!-- The query endpoint: reads only, settings allowed (readonly 2), with its own limits. -->
-    <tributary_query>
-      <profile>default</profile>
-      <readonly>2</readonly>
-      <allow_ddl>0</allow_ddl>
-      <max_execution_time>${options.query.maxExecutionTimeS}</max_execution_time>
-      <max_memory_usage>${Math.min(options.query.maxMemoryBytes, caps.queryUserMaxMemory)}</max_memory_usage>
-      <max_memory_usage_for_user>${caps.queryUserMaxMemory}</max_memory_usage_for_user>
-    </tributary_query>
-    <!-- The default user's: nothing is meant to use it. -->
-    <tributary_locked>
-      <profile>default</profile>
-      <readonly>1</readonly>
-      <allow_ddl>0</allow_ddl>
-    </tributary_locked>
+${renderProfiles(profiles(serverCaps(options.serverMemoryBytes), options.query, false))}
   </profiles>
   <users>
-    <!-- Clients that name no user are this one: a password nobody knows, read-only, the system database alone. -->
-${user('default', options.defaultPassword, 'tributary_locked', ['system'])}
-    <!-- Migrations, the CLI and the tests. -->
-${user(options.admin.user, options.admin.password, 'default', null)}
-${user(options.query.user, options.query.password, 'tributary_query', [options.database])}
-${services.join('\n')}
+${list.map((user) => renderUser(user, networks, true, false)).join('\n')}
   </users>
   <quotas>
     <default>
@@ -168,5 +246,63 @@ ${services.join('\n')}
     </default>
   </quotas>
 </yandex>
+`;
+}
+
+/**
+ * docker-compose's ClickHouse: its users' settings (database, the memory one server is given, the
+ * query endpoint's limits) are docker-compose.yml's and the config's defaults, which
+ * packages/config's docker-compose test checks.
+ */
+export const COMPOSE_CLICKHOUSE = {
+  database: 'tributary',
+  admin: 'tributary_admin',
+  query: { user: 'tributary_query', maxExecutionTimeS: Number(ENV_VARIABLES.queryMaxExecutionTimeS[1]), maxMemoryBytes: Number(ENV_VARIABLES.queryMaxMemoryBytes[1]) },
+  /** The single server's `mem_limit` (16g); cluster mode's four get 4g each, and the server setting in docker-config.xml caps them below these profiles. */
+  serverMemoryBytes: 16 * GiB,
+} as const;
+
+/** Every user of compose's ClickHouse, by what it is for. */
+export type ComposeRole = 'default' | 'admin' | 'query' | ServiceUser;
+export const COMPOSE_ROLES: readonly ComposeRole[] = ['default', 'admin', 'query', ...(Object.keys(SERVICE_USERS) as ServiceUser[])];
+
+/** The environment variable compose gives each server a user's password in (docker-compose.yml, .env.example). */
+export const composePasswordVariable = (role: ComposeRole) => `CLICKHOUSE_${role.toUpperCase()}_PASSWORD`;
+
+/**
+ * infra/clickhouse/docker-users.xml, which docker-compose mounts as users.d/tributary.xml on every
+ * server of a current release: the users, profiles and caps of clickhouseUsersConfig for a server
+ * given COMPOSE_CLICKHOUSE.serverMemoryBytes, every service's user and the replica user, passwords
+ * read from the container's environment, reachable from the compose network (its ClickHouse ports
+ * are not published), and the query user held to its limits by constraints.
+ * Written by infra/clickhouse/docker-users-file.ts; a test checks the committed file is this.
+ */
+export function composeUsersConfig(): string {
+  const options: UsersConfigOptions = {
+    database: COMPOSE_CLICKHOUSE.database,
+    admin: { user: COMPOSE_CLICKHOUSE.admin, password: '' },
+    query: { ...COMPOSE_CLICKHOUSE.query, password: '' },
+    passwords: {},
+    defaultPassword: '',
+    serverMemoryBytes: COMPOSE_CLICKHOUSE.serverMemoryBytes,
+  };
+  checkNames(options);
+  const services = Object.fromEntries((Object.keys(SERVICE_USERS) as ServiceUser[]).map((service) => [service, { env: composePasswordVariable(service) }]));
+  const list = users(options, services, { env: composePasswordVariable('default') }, { env: composePasswordVariable('admin') }, { env: composePasswordVariable('query') });
+  // The default user keeps to the server's own loopback, as the image's entrypoint leaves it.
+  const networksOf = (user: User) => (user.name === 'default' ? ['::1', '127.0.0.1'] : ['::/0']);
+
+  return `<?xml version="1.0"?>
+<!-- docker-compose's ClickHouse users, mounted as users.d/tributary.xml on every server. Written by
+     infra/clickhouse/docker-users-file.ts from packages/clickhouse/src/users-config.ts, the source of
+     the local stack's users too: edit that, then rerun the script. docs/security.md, "Service and store". -->
+<clickhouse>
+  <profiles>
+${renderProfiles(profiles(serverCaps(options.serverMemoryBytes), options.query, true))}
+  </profiles>
+  <users>
+${list.map((user) => renderUser(user, networksOf(user), false, user.name === 'default')).join('\n')}
+  </users>
+</clickhouse>
 `;
 }

@@ -28,7 +28,8 @@ function withSettings(statement: string, settings: CompactQueryOptions['settings
   return entries.length === 0 ? statement : `${statement} SETTINGS ${entries.map(([name, value]) => `${ident(name)} = ${settingValue(value)}`).join(', ')}`;
 }
 
-function wrapError(error: unknown): ClickHouseError {
+/** A chdb failure as the services' client reports one: a `ClickHouseError` with ClickHouse's code. */
+export function wrapError(error: unknown): ClickHouseError {
   const message = error instanceof Error ? error.message : String(error);
   const code = /Code: (\d+)/.exec(message)?.[1];
   return new ClickHouseError(message, code === undefined ? null : Number(code), { cause: error });
