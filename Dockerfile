@@ -1,5 +1,6 @@
 # One image for the five services; SERVICE picks which one a container runs.
-FROM node:20-bookworm-slim
+# The same Node major as `make up` (infra/node.sh).
+FROM node:24-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
 COPY packages ./packages

@@ -54,7 +54,7 @@ await Promise.all(
       outbase: src,
       platform: 'node',
       format: 'esm',
-      target: 'node20',
+      target: 'node24',
       sourcemap: 'linked',
       logLevel: 'warning',
     });

@@ -4,6 +4,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STATE="${TRIBUTARY_STATE_DIR:-$ROOT/.tributary}"
 mkdir -p "$STATE/logs" "$STATE/pids"
+source "$ROOT/infra/node-path.sh"
 
 log() { printf '[tributary] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
