@@ -26,6 +26,10 @@ import { schemaRoutes } from './operations/schema-routes.js';
 import type { StatusDeps } from './operations/status-report.js';
 import { statusPageRoutes, statusRoutes } from './operations/status-routes.js';
 import { StatusHistory } from './operations/status-history.js';
+import { groupRoutes, groupTypeRoutes } from './groups/group-routes.js';
+import { GroupStore } from './groups/group-store.js';
+import { annotationRoutes } from './annotations/annotation-routes.js';
+import { AnnotationStore } from './annotations/annotation-store.js';
 import { featureFlagRoutes } from './feature-flags/feature-flag-routes.js';
 import { earlyAccessFeatureRoutes } from './early-access-features/early-access-feature-routes.js';
 import { EarlyAccessFeatureService } from './early-access-features/early-access-feature-service.js';
@@ -84,6 +88,8 @@ export interface ApiDeps {
   surveyService: SurveyService;
   features: EarlyAccessFeatureStore;
   featureService: EarlyAccessFeatureService;
+  groups: GroupStore;
+  annotations: AnnotationStore;
 }
 
 /** The api's dependencies from its connections, the same in the service and in tests. */
@@ -142,6 +148,8 @@ export function apiDeps(
     surveyService: new SurveyService({ surveys, flags }),
     features,
     featureService: new EarlyAccessFeatureService({ features, flags }),
+    groups: new GroupStore(pool),
+    annotations: new AnnotationStore(pool),
   };
 }
 
@@ -168,6 +176,9 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
     project.use('/cohorts', cohortRoutes(deps));
     project.use('/surveys', surveyRoutes(deps));
     project.use('/early_access_features', earlyAccessFeatureRoutes(deps));
+    project.use('/groups', groupRoutes(deps));
+    project.use('/groups_types', groupTypeRoutes(deps));
+    project.use('/annotations', annotationRoutes(deps));
     project.use('/persons', personRoutes({ ...deps, service: deps.personService }));
     app.use(base, project);
   }
