@@ -12,6 +12,7 @@ import { AccessControls } from './access-controls/access-controls.js';
 import { authenticate, projectAccess } from './auth/authenticate.js';
 import { rateLimit } from './auth/rate-limit.js';
 import { cohortRoutes } from './cohorts/cohort-routes.js';
+import { cohortCsvUploads } from './cohorts/cohort-csv-upload.js';
 import { batchExportRoutes } from './batch-exports/batch-export-routes.js';
 import { dashboardRoutes } from './dashboards/dashboard-routes.js';
 import { DashboardStore } from './dashboards/dashboard-store.js';
@@ -158,7 +159,7 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
   // The schema and the status page shell are public; everything else under /api/ takes a key.
   app.use(schemaRoutes(deps.publicUrl), statusPageRoutes());
   // Bodies are read once the key was checked: without one, the answer is a 401 whatever the body, as PostHog's.
-  app.use('/api', authenticate(deps.store), rateLimit(deps.redis, deps.rateLimitPerMinute), express.json({ limit: '1mb' }), jsonBodiesOnly(), storableRequest());
+  app.use('/api', authenticate(deps.store), rateLimit(deps.redis, deps.rateLimitPerMinute), express.json({ limit: '1mb' }), cohortCsvUploads(), jsonBodiesOnly(), storableRequest());
   app.use('/api/status', statusRoutes(deps.status, new StatusHistory({ redis: deps.redis, serviceUrls: deps.status.serviceUrls }), deps.store));
   app.use('/api/personal_api_keys', personalApiKeyRoutes());
   app.use('/api/projects', projectRoutes(deps.store));

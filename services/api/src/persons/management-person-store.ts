@@ -15,6 +15,8 @@ export interface PersonListQuery {
   search?: string;
   distinctId?: string;
   email?: string;
+  /** Members of this static cohort only (listed in it); the caller checked the cohort is the project's. */
+  cohortId?: number;
   properties: PropertyFilter[];
 }
 
@@ -49,6 +51,7 @@ export class ManagementPersonStore {
     if (query.distinctId !== undefined) {
       where.push(`EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.person_id = p.id AND d.team_id = $1 AND d.distinct_id = ${param(query.distinctId)})`);
     }
+    if (query.cohortId !== undefined) where.push(`EXISTS (SELECT 1 FROM cohort_people c WHERE c.person_id = p.id AND c.cohort_id = ${param(query.cohortId)})`);
     if (query.email !== undefined) where.push(`lower(p.properties ->> 'email') = lower(${param(query.email)})`);
     if (query.search !== undefined && query.search.trim() !== '') {
       const exact = param(query.search.trim());
