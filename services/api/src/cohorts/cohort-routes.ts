@@ -5,7 +5,7 @@ import { idParam } from '../http/id-param.js';
 import { pageLinks, sendCsv } from '../http/responses.js';
 import { UUID_PATTERN } from '../http/uuid.js';
 import type { ManagementPersonStore } from '../persons/management-person-store.js';
-import { PERSON_FIELDS, presentPerson } from '../persons/person-routes.js';
+import { PERSON_FIELDS, presentPerson, regexOfFilters } from '../persons/person-routes.js';
 import { readCohortCsv } from './cohort-csv.js';
 import { MAX_CSV_BYTES } from './cohort-csv-upload.js';
 import { checkFilterValues, createSchema, patchSchema, type CohortCreateBody, type CohortFilters } from './cohort-filters.js';
@@ -134,13 +134,13 @@ export function cohortRoutes(deps: { cohorts: CohortStore; persons: ManagementPe
     return cohort;
   }
 
-  router.get('/:id/persons', requireScopes('cohort:read', 'person:read'), documented({ summary: "A static cohort's persons, as the persons endpoint shows them", query: personsQuery }), async (req, res) => {
+  router.get('/:id/persons', requireScopes('cohort:read', 'person:read'), documented({ summary: "A cohort's persons (a static one's listed, a dynamic one's matching now), as the persons endpoint shows them", query: personsQuery }), async (req, res) => {
     const query = validateQuery<Page & { format: 'json' | 'csv' }>(personsQuery, req);
     const teamId = projectOf(req).id;
     const cohort = await cohorts.get(teamId, cohortId(req));
     if (!cohort) throw notFound(`Cohort ${req.params.id} does not exist.`);
-    if (!cohort.is_static) throw badRequest("Only a static cohort's persons are listed here; a dynamic cohort's are the persons its filters match (GET /persons/ with them).");
-    const { count, results } = await deps.persons.list(teamId, { limit: query.limit, offset: query.offset, cohortId: cohort.id, properties: [] }, new Date());
+    const members = cohort.is_static ? { cohortId: cohort.id } : { cohortFilters: (cohort.filters as Partial<CohortFilters>).properties ?? {} };
+    const { count, results } = await regexOfFilters(() => deps.persons.list(teamId, { limit: query.limit, offset: query.offset, ...members, properties: [] }, new Date()));
     const persons = results.map(presentPerson);
     if (query.format === 'csv') return sendCsv(res, PERSON_FIELDS, persons.map((p) => PERSON_FIELDS.map((f) => p[f])));
     res.json({ results: persons, ...pageLinks(deps.publicUrl, req, query, count) });

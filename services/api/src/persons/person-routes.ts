@@ -54,7 +54,7 @@ function parseFilters(raw: string | undefined, now: Date): PropertyFilter[] {
  * Postgres reads a regex filter in its own dialect (repeat counts only up to 255, `{2}` alone is
  * an error): a pattern it cannot compile is the filter's fault, not a server error.
  */
-async function regexOfFilters<T>(work: () => Promise<T>): Promise<T> {
+export async function regexOfFilters<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
