@@ -114,6 +114,7 @@ describe('annotations', () => {
       [{ creation_type: 'BOT' }, 'creation_type'],
       [{ date_marker: 'yesterday' }, 'date_marker'],
       [{ date_marker: '2026-02-30T00:00:00Z' }, 'date_marker'],
+      [{ date_marker: '0001-01-01T00:00:00+01:00' }, 'date_marker'],
       [{ dashboard_item: 'abc' }, 'dashboard_item'],
       [{ dashboard_item: 99_999_999_999 }, 'dashboard_item'],
       [{ content: 7 }, 'content'],

@@ -82,9 +82,12 @@ describe('GET /groups/', () => {
     expect(next.searchParams.get('limit')).toBe('2');
     const second = await get(`${base()}${next.pathname.slice(base().length)}${next.search}`);
     expect(second.body).toMatchObject({ next: null, results: [{ group_key: 'initech' }] });
-    const bad = await get(`${base()}/groups/?group_type_index=0&cursor=nonsense`);
-    expect(bad.status).toBe(404);
-    expect(bad.body).toMatchObject({ detail: 'Invalid cursor' });
+    const forged = (cursor: object) => Buffer.from(JSON.stringify(cursor)).toString('base64url');
+    for (const cursor of ['nonsense', forged({ created_at: '1', group_key: 'a' }), forged({ created_at: '2026-02-30T00:00:00.000Z', group_key: 'a' }), forged({ created_at: '2026-01-01T00:00:00.000Z', group_key: 'a\u0000' })]) {
+      const bad = await get(`${base()}/groups/?group_type_index=0&cursor=${cursor}`);
+      expect(bad.status).toBe(404);
+      expect(bad.body).toMatchObject({ detail: 'Invalid cursor' });
+    }
   });
 
   it("never shows another project's groups, whatever the search", async () => {

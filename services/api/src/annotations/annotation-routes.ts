@@ -61,7 +61,8 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]
 function isIsoDate(text: string): boolean {
   if (!ISO_DATE.test(text) || Number.isNaN(Date.parse(text))) return false;
   const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
-  return new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
+  // Postgres has no year 0, which an early date with an offset can fall into.
+  return new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day && new Date(text).getUTCFullYear() >= 1;
 }
 
 const annotationId = (req: Request) => idParam(req, 'Annotation');

@@ -43,11 +43,15 @@ function present(group: GroupRecord) {
 
 const encodeCursor = (group: GroupRecord) => Buffer.from(JSON.stringify({ created_at: group.created_at.toISOString(), group_key: group.group_key })).toString('base64url');
 
+/** A time as this list writes it, which Postgres reads (it has no year 0). */
+const isCursorTime = (text: string) => Date.parse(text) >= Date.parse('0001-01-01T00:00:00Z') && new Date(text).toISOString() === text;
+
 /** A cursor this list wrote; anything else is PostHog's (DRF's) 404 "Invalid cursor". */
 function decodeCursor(raw: string): GroupCursor {
   try {
     const cursor = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Partial<GroupCursor>;
-    if (typeof cursor.group_key === 'string' && typeof cursor.created_at === 'string' && !Number.isNaN(Date.parse(cursor.created_at))) {
+    // Only what this list writes: an ISO time, and a key Postgres can hold.
+    if (typeof cursor.group_key === 'string' && cursor.group_key.isWellFormed() && !cursor.group_key.includes('\u0000') && typeof cursor.created_at === 'string' && isCursorTime(cursor.created_at)) {
       return { created_at: cursor.created_at, group_key: cursor.group_key };
     }
   } catch {
