@@ -24,6 +24,10 @@ export const SCOPES = [
   'survey:write',
   'early_access_feature:read',
   'early_access_feature:write',
+  'group:read',
+  'group:write',
+  'annotation:read',
+  'annotation:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

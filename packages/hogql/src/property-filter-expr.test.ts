@@ -53,6 +53,15 @@ describe('property filters as HogQL', () => {
     expect(() => query([{ key: 'tier', value: 'gold', type: 'group' }])).toThrow(/group_type_index/);
   });
 
+  it("reads an event property filter on $group_N (a group's events, as PostHog's UI asks) from the event's group column", () => {
+    const { hogql, sql } = query([{ key: '$group_2', value: 'Acme', operator: 'exact', type: 'event' }]);
+    expect(hogql).toBe("SELECT count() FROM events WHERE ($group_2 != '') AND (lowerUTF8($group_2) IN ('acme',))");
+    expect(sql).toContain('`events`.`group_2`');
+    expect(query([{ key: '$group_2', operator: 'is_not_set' }]).hogql).toBe("SELECT count() FROM events WHERE not($group_2 != '')");
+    // Only the five columns: any other `$group_…` key is an ordinary property.
+    expect(query([{ key: '$group_5', value: 'x' }]).hogql).toContain("visitParamHas(properties, '$group_5')");
+  });
+
   it("reads a static cohort's members by distinct id, a dynamic one's from the guarded, current persons; not_in negates", () => {
     expect(query([{ key: 'id', value: 3, type: 'cohort' }]).hogql).toBe("SELECT count() FROM events WHERE distinct_id IN ['d1', 'd2']");
     expect(query([{ key: 'id', value: 3, type: 'cohort', operator: 'not_in' }]).hogql).toBe("SELECT count() FROM events WHERE not(distinct_id IN ['d1', 'd2'])");

@@ -96,10 +96,12 @@ export function jsonPropertyText(column: Expr, key: string): Expr {
 /** One filter on a property of a JSON properties column (`properties`, `poe.properties`, a person's or group's). */
 export function jsonPropertyExpr(column: Expr, filter: StoredPropertyFilter, now: Date): Expr {
   const key = constant(filter.key);
-  const raw = call('visitParamExtractRaw', column, key);
-  const text = jsonPropertyText(column, filter.key);
   // A JSON null counts as set, as it does for flags.
-  const present = call('visitParamHas', column, key);
+  return propertyTest(call('visitParamHas', column, key), jsonPropertyText(column, filter.key), call('visitParamExtractRaw', column, key), filter, now);
+}
+
+/** One filter on a property whose presence, text and raw JSON are given. */
+function propertyTest(present: Expr, text: Expr, raw: Expr, filter: StoredPropertyFilter, now: Date): Expr {
   const operator = (filter.operator ?? 'exact') as ValueOperator;
   if (operator === 'is_set') return present;
   if (operator === 'is_not_set') return not(present);
@@ -158,11 +160,20 @@ function cohortExpr(filter: StoredPropertyFilter, context: FilterContext): Expr 
   return filter.operator === 'not_in' ? not(members) : members;
 }
 
+const GROUP_COLUMN = /^\$group_[0-4]$/;
+
 /** One filter over a row of `events`, of any type; event properties are the default. */
 function filterExpr(filter: StoredPropertyFilter, context: FilterContext): Expr {
   switch (filter.type ?? 'event') {
-    case 'event':
+    case 'event': {
+      // Ingest keeps an event's groups in its `$group_N` columns only, where PostHog copies them into
+      // the properties too: a filter on one (a group's events, as PostHog's UI asks) reads the column.
+      if (GROUP_COLUMN.test(filter.key)) {
+        const column = field(filter.key);
+        return propertyTest(compare('!=', column, constant('')), column, column, filter, context.now);
+      }
       return jsonPropertyExpr(field('properties'), filter, context.now);
+    }
     case 'person':
       // As at the event, as PostHog's person-on-events mode reads them.
       return jsonPropertyExpr(field('poe', 'properties'), filter, context.now);

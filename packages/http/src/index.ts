@@ -12,4 +12,5 @@ export { documented, openApiDocument, operationDoc, openApiPath, withDoc, type D
 export { runAsWorkers } from './workers.js';
 export { assessReadiness, type Dependencies, type Dependency, type ReadinessReport } from './readiness.js';
 export { jsonBodiesOnly } from './json-bodies-only.js';
+export { afterBody } from './after-body.js';
 export { MAX_JSON_DEPTH, jsonProblem, storableRequest, type JsonProblem } from './json-problem.js';

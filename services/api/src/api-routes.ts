@@ -12,6 +12,7 @@ import { AccessControls } from './access-controls/access-controls.js';
 import { authenticate, projectAccess } from './auth/authenticate.js';
 import { rateLimit } from './auth/rate-limit.js';
 import { cohortRoutes } from './cohorts/cohort-routes.js';
+import { cohortCsvUploads } from './cohorts/cohort-csv-upload.js';
 import { batchExportRoutes } from './batch-exports/batch-export-routes.js';
 import { dashboardRoutes } from './dashboards/dashboard-routes.js';
 import { DashboardStore } from './dashboards/dashboard-store.js';
@@ -26,6 +27,10 @@ import { schemaRoutes } from './operations/schema-routes.js';
 import type { StatusDeps } from './operations/status-report.js';
 import { statusPageRoutes, statusRoutes } from './operations/status-routes.js';
 import { StatusHistory } from './operations/status-history.js';
+import { groupRoutes, groupTypeRoutes } from './groups/group-routes.js';
+import { GroupStore } from './groups/group-store.js';
+import { annotationRoutes } from './annotations/annotation-routes.js';
+import { AnnotationStore } from './annotations/annotation-store.js';
 import { featureFlagRoutes } from './feature-flags/feature-flag-routes.js';
 import { earlyAccessFeatureRoutes } from './early-access-features/early-access-feature-routes.js';
 import { EarlyAccessFeatureService } from './early-access-features/early-access-feature-service.js';
@@ -84,6 +89,8 @@ export interface ApiDeps {
   surveyService: SurveyService;
   features: EarlyAccessFeatureStore;
   featureService: EarlyAccessFeatureService;
+  groups: GroupStore;
+  annotations: AnnotationStore;
 }
 
 /** The api's dependencies from its connections, the same in the service and in tests. */
@@ -142,6 +149,8 @@ export function apiDeps(
     surveyService: new SurveyService({ surveys, flags }),
     features,
     featureService: new EarlyAccessFeatureService({ features, flags }),
+    groups: new GroupStore(pool),
+    annotations: new AnnotationStore(pool),
   };
 }
 
@@ -150,7 +159,7 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
   // The schema and the status page shell are public; everything else under /api/ takes a key.
   app.use(schemaRoutes(deps.publicUrl), statusPageRoutes());
   // Bodies are read once the key was checked: without one, the answer is a 401 whatever the body, as PostHog's.
-  app.use('/api', authenticate(deps.store), rateLimit(deps.redis, deps.rateLimitPerMinute), express.json({ limit: '1mb' }), jsonBodiesOnly(), storableRequest());
+  app.use('/api', authenticate(deps.store), rateLimit(deps.redis, deps.rateLimitPerMinute), express.json({ limit: '1mb' }), cohortCsvUploads(), jsonBodiesOnly(), storableRequest());
   app.use('/api/status', statusRoutes(deps.status, new StatusHistory({ redis: deps.redis, serviceUrls: deps.status.serviceUrls }), deps.store));
   app.use('/api/personal_api_keys', personalApiKeyRoutes());
   app.use('/api/projects', projectRoutes(deps.store));
@@ -168,6 +177,9 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
     project.use('/cohorts', cohortRoutes(deps));
     project.use('/surveys', surveyRoutes(deps));
     project.use('/early_access_features', earlyAccessFeatureRoutes(deps));
+    project.use('/groups', groupRoutes(deps));
+    project.use('/groups_types', groupTypeRoutes(deps));
+    project.use('/annotations', annotationRoutes(deps));
     project.use('/persons', personRoutes({ ...deps, service: deps.personService }));
     app.use(base, project);
   }

@@ -21,11 +21,11 @@ export function eventsListSuite(target: () => ClickHouse): void {
     await loadHogQLParser();
     const at = (minute: number) => `2024-05-01 10:${String(minute).padStart(2, '0')}:00`;
     await target().insert('events', EVENT_ROW_COLUMNS, [
-      eventRow(team, 'ann', '$pageview', at(0), { $browser: 'Chrome', amount: 3 }),
-      eventRow(team, 'ann', '$pageview', at(1), { $browser: 'Safari' }),
+      eventRow(team, 'ann', '$pageview', at(0), { $browser: 'Chrome', amount: 3 }, { group_0: 'acme' }),
+      eventRow(team, 'ann', '$pageview', at(1), { $browser: 'Safari' }, { group_0: 'globex' }),
       eventRow(team, 'bob', '$pageview', at(2), { $browser: 'Firefox', amount: 12 }),
-      eventRow(team, 'bob', 'purchase', at(3), { $browser: 'Firefox', amount: 40 }),
-      eventRow(team + 1, 'ann', '$pageview', at(4), { $browser: 'Chrome' }),
+      eventRow(team, 'bob', 'purchase', at(3), { $browser: 'Firefox', amount: 40 }, { group_0: 'Acme' }),
+      eventRow(team + 1, 'ann', '$pageview', at(4), { $browser: 'Chrome' }, { group_0: 'acme' }),
     ]);
     // The events list is never cached: the cache is not reached.
     service = new QueryService({ clickhouse: target(), cache: {} as InsightCache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [] } });
@@ -48,6 +48,13 @@ export function eventsListSuite(target: () => ClickHouse): void {
   it('groups by the columns that do not aggregate, filtered by event, where and properties', async () => {
     const answer = await list({ select: ['distinct_id', 'count()', 'sum(toFloat(properties.amount))'], event: '$pageview', where: ["properties.$browser != 'Safari'"], properties: [{ key: 'amount', value: 1, operator: 'gt', type: 'event' }], orderBy: ['distinct_id'] });
     expect(answer.results).toEqual([['ann', 1, 3], ['bob', 1, 12]]);
+  });
+
+  it("filters by an event's group, as PostHog's group page asks ($group_N as an event property)", async () => {
+    const answer = await list({ select: ['distinct_id', 'event'], properties: [{ key: '$group_0', value: 'acme', operator: 'exact', type: 'event' }], orderBy: ['timestamp ASC'] });
+    expect(answer.results).toEqual([['ann', '$pageview'], ['bob', 'purchase']]);
+    const ungrouped = await list({ select: ['distinct_id', 'event'], properties: [{ key: '$group_0', operator: 'is_not_set', type: 'event' }] });
+    expect(ungrouped.results).toEqual([['bob', '$pageview']]);
   });
 
   it('orders and pages as asked', async () => {

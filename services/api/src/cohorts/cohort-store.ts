@@ -2,6 +2,7 @@ import { announceFlagChange } from '@tributary/control-plane';
 import { withTransaction, type Pool, type PoolClient } from '@tributary/postgres';
 import type { Redis } from '@tributary/redis';
 import type { CohortFilters } from './cohort-filters.js';
+import type { CsvIdKind } from './cohort-csv.js';
 
 export interface CohortRecord {
   id: number;
@@ -23,6 +24,29 @@ export interface CohortInput {
   description: string;
   is_static: boolean;
   filters: CohortFilters | Record<string, never>;
+}
+
+/** Persons named in a static cohort's upload or body: by distinct id, email or person uuid. */
+export interface NamedPersons {
+  kind: CsvIdKind;
+  ids: readonly string[];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The ids of the project's persons that `named` names, as SQL over `$2` (the project) and `$3`
+ * (the names): a name of another project's person names no one.
+ */
+function namedPersonIds(named: NamedPersons): { sql: string; names: string[] } {
+  switch (named.kind) {
+    case 'distinct_id':
+      return { sql: 'SELECT person_id AS id FROM person_distinct_ids WHERE team_id = $2 AND distinct_id = ANY($3::text[])', names: [...named.ids] };
+    case 'email':
+      return { sql: "SELECT id FROM persons WHERE team_id = $2 AND lower(properties ->> 'email') = ANY($3::text[])", names: named.ids.map((e) => e.toLowerCase()) };
+    case 'person_id':
+      return { sql: 'SELECT id FROM persons WHERE team_id = $2 AND uuid = ANY($3::uuid[])', names: named.ids.filter((id) => UUID.test(id)) };
+  }
 }
 
 const COLUMNS = `c.id, c.team_id, c.name, c.description, c.is_static, c.filters, c.deleted, c.created_by, c.created_at, c.updated_at,
@@ -52,23 +76,26 @@ export class CohortStore {
     return rows[0] ?? null;
   }
 
-  /** `distinctIds` sets a static cohort's members; ids no person has are skipped, as PostHog's CSV upload does. */
-  async create(teamId: number, input: CohortInput, distinctIds: string[] | undefined, createdBy: number | null): Promise<CohortRecord> {
+  /** `members` are a static cohort's first members; names no person of the project has are skipped, as PostHog's CSV upload does. */
+  async create(teamId: number, input: CohortInput, members: NamedPersons | undefined, createdBy: number | null): Promise<CohortRecord> {
     const created = await withTransaction(this.pool, async (client) => {
       const { rows } = await client.query<{ id: number }>(
         'INSERT INTO cohorts (team_id, name, description, is_static, filters, created_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
         [teamId, input.name, input.description, input.is_static, input.filters, createdBy],
       );
       const id = rows[0]!.id;
-      if (distinctIds) await this.setMembers(client, teamId, id, distinctIds);
+      if (members) await this.addNamed(client, teamId, id, members);
       return (await this.get(teamId, id, client))!;
     });
     await announceFlagChange(this.redis, teamId);
     return created;
   }
 
-  /** `distinctIds` replaces a static cohort's members, so one field both adds and removes persons. */
-  async update(teamId: number, id: number, changes: Partial<Omit<CohortInput, 'is_static'>>, distinctIds: string[] | undefined): Promise<CohortRecord | null> {
+  /**
+   * `members` replace a static cohort's members (a body's `distinct_ids`, so one field both adds
+   * and removes persons) or, with `append` (a CSV upload, as PostHog's), are added to them.
+   */
+  async update(teamId: number, id: number, changes: Partial<Omit<CohortInput, 'is_static'>>, members: (NamedPersons & { append: boolean }) | undefined): Promise<CohortRecord | null> {
     const updated = await withTransaction(this.pool, async (client) => {
       const result = await client.query(
         `UPDATE cohorts SET name = COALESCE($3, name), description = COALESCE($4, description), filters = COALESCE($5, filters), updated_at = now()
@@ -76,9 +103,9 @@ export class CohortStore {
         [teamId, id, changes.name ?? null, changes.description ?? null, changes.filters ?? null],
       );
       if (result.rowCount !== 1) return null;
-      if (distinctIds) {
-        await client.query('DELETE FROM cohort_people WHERE cohort_id = $1', [id]);
-        await this.setMembers(client, teamId, id, distinctIds);
+      if (members) {
+        if (!members.append) await client.query('DELETE FROM cohort_people WHERE cohort_id = $1', [id]);
+        await this.addNamed(client, teamId, id, members);
       }
       return this.get(teamId, id, client);
     });
@@ -131,12 +158,46 @@ export class CohortStore {
     return true;
   }
 
-  private async setMembers(client: PoolClient, teamId: number, cohortId: number, distinctIds: string[]): Promise<void> {
-    await client.query(
-      `INSERT INTO cohort_people (cohort_id, person_id)
-       SELECT DISTINCT $1::int, person_id FROM person_distinct_ids WHERE team_id = $2 AND distinct_id = ANY($3::text[])
-       ON CONFLICT DO NOTHING`,
-      [cohortId, teamId, distinctIds],
+  /**
+   * Adds the project's persons named to a live static cohort of the project, in one statement;
+   * returns how many persons the names matched (0 when the cohort is not such a cohort).
+   */
+  async addPersons(teamId: number, cohortId: number, named: NamedPersons): Promise<number> {
+    const matched = await this.addNamed(this.pool, teamId, cohortId, named);
+    await this.touched(teamId, cohortId);
+    return matched;
+  }
+
+  /** Takes one of the project's persons, by uuid, out of a static cohort of the project; whether the person exists. */
+  async removePerson(teamId: number, cohortId: number, personUuid: string): Promise<boolean> {
+    const { rows } = await this.pool.query<{ id: number }>('SELECT id FROM persons WHERE team_id = $1 AND uuid = $2', [teamId, personUuid]);
+    if (!rows[0]) return false;
+    await this.pool.query('DELETE FROM cohort_people cp USING cohorts c WHERE cp.cohort_id = $1 AND cp.person_id = $2 AND c.id = cp.cohort_id AND c.team_id = $3', [
+      cohortId,
+      rows[0].id,
+      teamId,
+    ]);
+    await this.touched(teamId, cohortId);
+    return true;
+  }
+
+  /** A change of members is a change of the flags that target the cohort. */
+  private async touched(teamId: number, cohortId: number): Promise<void> {
+    await this.pool.query('UPDATE cohorts SET updated_at = now() WHERE team_id = $1 AND id = $2', [teamId, cohortId]);
+    await announceFlagChange(this.redis, teamId);
+  }
+
+  private async addNamed(db: Pool | PoolClient, teamId: number, cohortId: number, named: NamedPersons): Promise<number> {
+    const { sql, names } = namedPersonIds(named);
+    const { rows } = await db.query<{ matched: number }>(
+      `WITH named AS (SELECT DISTINCT id FROM (${sql}) n),
+            added AS (
+              INSERT INTO cohort_people (cohort_id, person_id)
+              SELECT $1::int, id FROM named WHERE EXISTS (SELECT 1 FROM cohorts WHERE id = $1 AND team_id = $2 AND is_static AND NOT deleted)
+              ON CONFLICT DO NOTHING)
+       SELECT count(*)::int AS matched FROM named`,
+      [cohortId, teamId, names],
     );
+    return rows[0]!.matched;
   }
 }

@@ -1,8 +1,10 @@
+import type { CohortFilterGroup } from '@tributary/flags';
 import { PERSON_RECORD_COLUMNS, type PersonRecord as StoredPerson } from '@tributary/persons';
 import type { Pool, PoolClient } from '@tributary/postgres';
 import { rowId } from '@tributary/postgres/row-id';
 import type { PropertyFilter } from '@tributary/property-filters';
 import { postgresPropertyConditions } from '@tributary/property-filters/postgres';
+import { dynamicCohortCondition } from '../cohorts/dynamic-cohort-condition.js';
 
 export interface PersonRecord extends StoredPerson {
   /** In the order the person got them: the first is its display name fallback and what a split keeps. */
@@ -15,6 +17,10 @@ export interface PersonListQuery {
   search?: string;
   distinctId?: string;
   email?: string;
+  /** Members of this static cohort only (listed in it); the caller checked the cohort is the project's. */
+  cohortId?: number;
+  /** Persons a dynamic cohort's filters take now. */
+  cohortFilters?: CohortFilterGroup;
   properties: PropertyFilter[];
 }
 
@@ -48,6 +54,12 @@ export class ManagementPersonStore {
     };
     if (query.distinctId !== undefined) {
       where.push(`EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.person_id = p.id AND d.team_id = $1 AND d.distinct_id = ${param(query.distinctId)})`);
+    }
+    if (query.cohortId !== undefined) where.push(`EXISTS (SELECT 1 FROM cohort_people c WHERE c.person_id = p.id AND c.cohort_id = ${param(query.cohortId)})`);
+    if (query.cohortFilters !== undefined) {
+      const condition = dynamicCohortCondition('p.properties', query.cohortFilters, params.length + 1, now);
+      params.push(...condition.params);
+      where.push(condition.text);
     }
     if (query.email !== undefined) where.push(`lower(p.properties ->> 'email') = lower(${param(query.email)})`);
     if (query.search !== undefined && query.search.trim() !== '') {

@@ -54,7 +54,7 @@ function parseFilters(raw: string | undefined, now: Date): PropertyFilter[] {
  * Postgres reads a regex filter in its own dialect (repeat counts only up to 255, `{2}` alone is
  * an error): a pattern it cannot compile is the filter's fault, not a server error.
  */
-async function regexOfFilters<T>(work: () => Promise<T>): Promise<T> {
+export async function regexOfFilters<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
@@ -65,9 +65,11 @@ async function regexOfFilters<T>(work: () => Promise<T>): Promise<T> {
 
 const personId = (req: Request) => idParam(req, 'Person', 'bigint');
 
-const PERSON_FIELDS = ['id', 'name', 'distinct_ids', 'properties', 'created_at', 'uuid'] as const;
+/** The columns of a CSV of persons. */
+export const PERSON_FIELDS = ['id', 'name', 'distinct_ids', 'properties', 'created_at', 'uuid'] as const;
 
-function present(person: PersonRecord) {
+/** A person as the persons endpoint shows one, and the lists of persons elsewhere (a cohort's) too. */
+export function presentPerson(person: PersonRecord) {
   return {
     id: person.id,
     name: personDisplayName(person.properties, person.distinct_ids),
@@ -78,8 +80,8 @@ function present(person: PersonRecord) {
   };
 }
 
-function sendPersons(req: Request, res: Response, persons: PersonRecord[], wrap: (results: ReturnType<typeof present>[]) => unknown): void {
-  const results = persons.map(present);
+function sendPersons(req: Request, res: Response, persons: PersonRecord[], wrap: (results: ReturnType<typeof presentPerson>[]) => unknown): void {
+  const results = persons.map(presentPerson);
   if (req.query.format === 'csv') return sendCsv(res, PERSON_FIELDS, results.map((p) => PERSON_FIELDS.map((f) => p[f])));
   res.json(wrap(results));
 }
