@@ -22,7 +22,7 @@ const { create: createSchema, patch: patchSchema } = bodySchemas(
 );
 
 // PostHog's default page is 1000 annotations, the whole of most projects' timelines.
-const listSchema = { type: 'object', properties: { ...PAGE_PROPERTIES, limit: { ...PAGE_PROPERTIES.limit, default: 1000 }, search: { type: 'string', maxLength: 400 } } };
+const listSchema = { type: 'object', properties: { ...PAGE_PROPERTIES, limit: { ...PAGE_PROPERTIES.limit, default: 1000 }, search: { type: 'string', maxLength: 400 } } } as const;
 
 interface AnnotationBody {
   content: string;

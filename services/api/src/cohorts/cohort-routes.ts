@@ -37,7 +37,7 @@ const addPersonsSchema = {
   properties: { person_ids: { type: 'array', minItems: 1, maxItems: MAX_PERSONS_PER_ADD, items: { type: 'string', pattern: UUID_PATTERN } } },
 };
 const removePersonSchema = { type: 'object', required: ['person_id'], properties: { person_id: { type: 'string', pattern: UUID_PATTERN } } };
-const personsQuery = { type: 'object', properties: { ...PAGE_PROPERTIES, format: { type: 'string', enum: ['json', 'csv'], default: 'json' } } };
+const personsQuery = { type: 'object', properties: { ...PAGE_PROPERTIES, format: { type: 'string', enum: ['json', 'csv'], default: 'json' } } } as const;
 
 /** A form's text fields as the JSON body they stand for: `is_static` comes as text. */
 function formBody(fields: Record<string, unknown>): Record<string, unknown> {

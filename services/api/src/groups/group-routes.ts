@@ -16,13 +16,13 @@ const listSchema = {
     cursor: { type: 'string', maxLength: 1000 },
     limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
   },
-};
-const findSchema = { type: 'object', required: ['group_type_index', 'group_key'], properties: { group_type_index: groupTypeIndex, group_key: { type: 'string', maxLength: 400 } } };
+} as const;
+const findSchema = { type: 'object', required: ['group_type_index', 'group_key'], properties: { group_type_index: groupTypeIndex, group_key: { type: 'string', maxLength: 400 } } } as const;
 const valuesSchema = {
   type: 'object',
   required: ['group_type_index', 'key'],
   properties: { group_type_index: groupTypeIndex, key: { type: 'string', minLength: 1, maxLength: 400 }, value: { type: 'string', maxLength: 400 } },
-};
+} as const;
 const name = { type: ['string', 'null'], maxLength: 400 } as const;
 const metadataSchema = {
   type: 'array',
