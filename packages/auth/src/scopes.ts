@@ -24,6 +24,10 @@ export const SCOPES = [
   'survey:write',
   'early_access_feature:read',
   'early_access_feature:write',
+  'event_definition:read',
+  'event_definition:write',
+  'property_definition:read',
+  'property_definition:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -14,6 +14,8 @@ import { rateLimit } from './auth/rate-limit.js';
 import { cohortRoutes } from './cohorts/cohort-routes.js';
 import { batchExportRoutes } from './batch-exports/batch-export-routes.js';
 import { dashboardRoutes } from './dashboards/dashboard-routes.js';
+import { definitionRoutes } from './definitions/definition-routes.js';
+import { DefinitionStore } from './definitions/definition-store.js';
 import { DashboardStore } from './dashboards/dashboard-store.js';
 import { InsightAccess } from './insights/insight-access.js';
 import { InsightStore } from './insights/insight-store.js';
@@ -84,6 +86,7 @@ export interface ApiDeps {
   surveyService: SurveyService;
   features: EarlyAccessFeatureStore;
   featureService: EarlyAccessFeatureService;
+  definitions: DefinitionStore;
 }
 
 /** The api's dependencies from its connections, the same in the service and in tests. */
@@ -142,6 +145,7 @@ export function apiDeps(
     surveyService: new SurveyService({ surveys, flags }),
     features,
     featureService: new EarlyAccessFeatureService({ features, flags }),
+    definitions: new DefinitionStore(pool),
   };
 }
 
@@ -169,6 +173,9 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
     project.use('/surveys', surveyRoutes(deps));
     project.use('/early_access_features', earlyAccessFeatureRoutes(deps));
     project.use('/persons', personRoutes({ ...deps, service: deps.personService }));
+    const definitions = definitionRoutes(deps);
+    project.use('/event_definitions', definitions.events);
+    project.use('/property_definitions', definitions.properties);
     app.use(base, project);
   }
 }
