@@ -233,6 +233,28 @@ describe('GET and PATCH /property_definitions/:id/', () => {
   });
 });
 
+describe('hostile input', () => {
+  it('is a 400 in the error shape, never a 500', async () => {
+    const many = Array.from({ length: 1001 }, (_, i) => `p${i}`).join(',');
+    const objects = encodeURIComponent(JSON.stringify([{ event: 'purchase' }]));
+    const eventId = (await get('event_definitions')).results[0].id;
+    for (const [method, target, body] of [
+      ['GET', path('event_definitions', '?search=%00'), undefined],
+      ['GET', path('property_definitions', `?properties=${many}`), undefined],
+      ['GET', path('property_definitions', `?event_names=${objects}`), undefined],
+      ['GET', path('property_definitions', '?event_names=%7B%7D'), undefined],
+      ['GET', path('property_definitions', '?group_type_index=-1&type=group'), undefined],
+      ['PATCH', path('event_definitions', `${eventId}/`), { description: 7 }],
+      ['PATCH', path('event_definitions', `${eventId}/`), { tags: ['x'.repeat(300)] }],
+      ['PATCH', path('event_definitions', `${eventId}/`), [1, 2]],
+      ['PATCH', path('event_definitions', `${eventId}/`), { description: 'nul\u0000' }],
+    ] as const) {
+      const response = await api.request(method, target, tenant.personalApiKey, body);
+      expect({ target, status: response.status, body: response.body }).toEqual({ target, status: 400, body: expect.objectContaining({ type: 'invalid_request', detail: expect.any(String) }) });
+    }
+  });
+});
+
 describe('isolation and scopes', () => {
   it("never lists another project's definitions, and answers 404 for another project's id or one that is not a uuid", async () => {
     expect(names(await get('event_definitions'))).not.toContain('other only');
