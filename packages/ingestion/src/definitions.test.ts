@@ -1,4 +1,4 @@
-import { DefinitionType, detectPropertyType, fitsDefinition, isSkippedEventProperty, linksToEvent, propertySources, storableName } from './index.js';
+import { detectPropertyType, fitsDefinition, isPropertyObject, isSkippedEventProperty, linksToEvent, storableName } from './index.js';
 
 const nowS = Date.parse('2026-06-01T12:00:00Z') / 1000;
 const typeOf = (key: string, value: unknown) => detectPropertyType(key, value, nowS);
@@ -54,20 +54,9 @@ describe('property type inference, as PostHog infers it', () => {
 });
 
 describe('what an event defines', () => {
-  it('defines its own properties and the person properties of $set and $set_once', () => {
-    const properties = { plan: 'pro', $set: { email: 'a@b.c' }, $set_once: { first_seen: '2026-01-01' } };
-    expect(propertySources('signed up', properties)).toEqual([
-      { type: DefinitionType.event, values: properties },
-      { type: DefinitionType.person, values: { email: 'a@b.c' } },
-      { type: DefinitionType.person, values: { first_seen: '2026-01-01' } },
-    ]);
-  });
-
-  it('a $groupidentify defines only its group type properties', () => {
-    expect(propertySources('$groupidentify', { $group_type: 'company', $group_key: 'acme', $group_set: { seats: 5 }, $lib: 'web' })).toEqual([
-      { type: DefinitionType.group, groupType: 'company', values: { seats: 5 } },
-    ]);
-    expect(propertySources('$groupidentify', { $group_type: 'company', $group_set: 'not an object' })).toEqual([]);
+  it('reads person and group property updates only from objects', () => {
+    expect(isPropertyObject({ plan: 'pro' })).toBe(true);
+    for (const value of [null, ['plan'], 'plan', 1]) expect(isPropertyObject(value)).toBe(false);
   });
 
   it('leaves out update and group keys, and long names', () => {

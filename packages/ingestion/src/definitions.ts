@@ -82,25 +82,5 @@ export const isSkippedEventProperty = (key: string): boolean => SKIPPED_EVENT_PR
 /** Whether an event property's definition is linked to the event name it was seen on. */
 export const linksToEvent = (key: string): boolean => !UNLINKED_PREFIXES.some((prefix) => key.startsWith(prefix));
 
-/**
- * Where an event's property definitions come from: a `$groupidentify` defines only its group's
- * properties (`$group_set`, for `$group_type`); any other event its own properties, and the person
- * properties of its `$set` and `$set_once`.
- */
-export function propertySources(
-  event: string,
-  properties: Record<string, unknown>,
-): { type: DefinitionType; groupType?: string; values: Record<string, unknown> }[] {
-  const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-  if (event === '$groupidentify') {
-    const groupType = properties.$group_type;
-    const set = properties.$group_set;
-    return typeof groupType === 'string' && isObject(set) ? [{ type: DefinitionType.group, groupType, values: set }] : [];
-  }
-  const sources: { type: DefinitionType; values: Record<string, unknown> }[] = [{ type: DefinitionType.event, values: properties }];
-  for (const key of ['$set', '$set_once'] as const) {
-    const values = properties[key];
-    if (isObject(values)) sources.push({ type: DefinitionType.person, values });
-  }
-  return sources;
-}
+/** Whether `$set`, `$set_once` or `$group_set` holds properties (an object, not a list). */
+export const isPropertyObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -23,9 +23,9 @@ export {
   definesProperties,
   detectPropertyType,
   fitsDefinition,
+  isPropertyObject,
   isSkippedEventProperty,
   linksToEvent,
-  propertySources,
   storableName,
   type PropertyType,
 } from './definitions.js';

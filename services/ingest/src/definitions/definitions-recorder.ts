@@ -1,4 +1,4 @@
-import { DefinitionType, definesProperties, detectPropertyType, fitsDefinition, isSkippedEventProperty, propertySources, storableName } from '@tributary/ingestion';
+import { DefinitionType, definesProperties, detectPropertyType, fitsDefinition, isPropertyObject, isSkippedEventProperty, storableName } from '@tributary/ingestion';
 import { DefinitionUpdates } from './definition-updates.js';
 
 export interface DefinitionsRecorderOptions {
@@ -58,38 +58,44 @@ export class DefinitionsRecorder {
     let updates: DefinitionUpdates | null = null;
     if (!seen || now - seen.writtenAt >= this.lastSeenRefreshMs) (updates ??= new DefinitionUpdates()).addEvent({ teamId, name, seenAt: new Date(now) });
     if (!definesProperties(event)) return updates;
+    // A `$groupidentify` defines its group's properties only (see observeGroup), as PostHog's does.
+    if (event === '$groupidentify') return updates;
     const nowS = now / 1000;
-    for (const source of propertySources(event, properties)) {
-      if (source.type === DefinitionType.group) continue;
-      const isEvent = source.type === DefinitionType.event;
-      for (const key in source.values) {
-        if (isEvent && isSkippedEventProperty(key)) continue;
-        if (!fitsDefinition(key)) continue;
-        const property = storableName(key);
-        if (isEvent ? seen?.properties.has(property) : project?.others.has(personKey(property))) continue;
-        (updates ??= new DefinitionUpdates()).addProperty({
-          teamId,
-          name: property,
-          type: source.type,
-          groupTypeIndex: null,
-          propertyType: detectPropertyType(key, source.values[key], nowS),
-          event: isEvent ? name : null,
-        });
-      }
+    for (const key in properties) {
+      // Nearly every key was written already: that answer comes first.
+      if (seen?.properties.has(key) || isSkippedEventProperty(key) || !fitsDefinition(key)) continue;
+      const property = storableName(key);
+      if (property !== key && seen?.properties.has(property)) continue;
+      (updates ??= new DefinitionUpdates()).addProperty({ teamId, name: property, type: DefinitionType.event, groupTypeIndex: null, propertyType: detectPropertyType(key, properties[key], nowS), event: name });
     }
-    return updates;
+    // The person properties an event sets are defined by it too.
+    updates = this.addOthers(teamId, properties.$set, null, nowS, updates);
+    return this.addOthers(teamId, properties.$set_once, null, nowS, updates);
   }
 
   /** Adds to `updates` the group properties a `$groupidentify` sets that are not written yet. */
   observeGroup(teamId: number, groupTypeIndex: number, values: Record<string, unknown>, updates: DefinitionUpdates): void {
-    const project = this.projects.get(teamId);
-    const nowS = this.clock() / 1000;
+    this.addOthers(teamId, values, groupTypeIndex, this.clock() / 1000, updates);
+  }
+
+  /** Person properties (`groupTypeIndex` null) or a group type's not written yet, added to `updates` (made when needed). */
+  private addOthers(teamId: number, values: unknown, groupTypeIndex: number | null, nowS: number, updates: DefinitionUpdates | null): DefinitionUpdates | null {
+    if (!isPropertyObject(values)) return updates;
+    const others = this.projects.get(teamId)?.others;
     for (const key in values) {
       if (!fitsDefinition(key)) continue;
       const property = storableName(key);
-      if (project?.others.has(groupKey(groupTypeIndex, property))) continue;
-      updates.addProperty({ teamId, name: property, type: DefinitionType.group, groupTypeIndex, propertyType: detectPropertyType(key, values[key], nowS), event: null });
+      if (others?.has(groupTypeIndex === null ? personKey(property) : groupKey(groupTypeIndex, property))) continue;
+      (updates ??= new DefinitionUpdates()).addProperty({
+        teamId,
+        name: property,
+        type: groupTypeIndex === null ? DefinitionType.person : DefinitionType.group,
+        groupTypeIndex,
+        propertyType: detectPropertyType(key, values[key], nowS),
+        event: null,
+      });
     }
+    return updates;
   }
 
   /** Remembers definitions Postgres now holds. */
