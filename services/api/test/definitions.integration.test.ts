@@ -131,6 +131,15 @@ describe('GET /event_definitions/', () => {
     expect(page.previous).toContain('offset=0');
   });
 
+  it('counts the volume of every name on a page, past HogQL\'s default row limit', async () => {
+    const many = await createTestTenant(api.pool, api.config);
+    const eventNames = Array.from({ length: 120 }, (_, i) => `event ${i}`);
+    await api.pool.query('INSERT INTO event_definitions (team_id, name, last_seen_at) SELECT $1, name, now() FROM unnest($2::text[]) AS name', [many.project.id, eventNames]);
+    await api.clickhouse.insert('events', EVENT_ROW_COLUMNS, eventNames.map((name) => eventRow(many.project.id, 'u', name, chTime(ago(1)))));
+    const body = await get('event_definitions', '?limit=200', many);
+    expect(body.results.map((r: { volume_30_day: number }) => r.volume_30_day)).toEqual(eventNames.map(() => 1));
+  });
+
   it('is served under /api/environments/ too', async () => {
     expect((await get('event_definitions', '', tenant, 'environments')).count).toBe(4);
   });

@@ -141,7 +141,8 @@ export function definitionRoutes(deps: { definitions: DefinitionStore; query: Pi
     try {
       const answer = (await deps.query.run(
         projectOf(req),
-        { kind: 'HogQLQuery', query: 'SELECT event, count() FROM events WHERE timestamp > now() - INTERVAL 30 DAY AND event IN {names} GROUP BY event', values: { names } },
+        // One row a name, and a page holds up to 1,000 names: past HogQL's default LIMIT of 100.
+        { kind: 'HogQLQuery', query: 'SELECT event, count() FROM events WHERE timestamp > now() - INTERVAL 30 DAY AND event IN {names} GROUP BY event LIMIT {rows}', values: { names, rows: names.length } },
         clientSignal(req.res!),
       )) as { results: [string, number][] };
       return new Map(answer.results.map(([event, count]) => [event, Number(count)]));
