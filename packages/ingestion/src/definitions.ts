@@ -24,7 +24,7 @@ const SKIPPED_EVENT_PROPERTIES = new Set(['$set', '$set_once', '$unset', '$group
 const UNLINKED_PREFIXES = ['$feature/', '$feature_enrollment/'];
 
 /** Longer names are not recorded: PostHog's column holds half its 400 characters. */
-export const MAX_DEFINITION_NAME_LENGTH = 200;
+const MAX_DEFINITION_NAME_LENGTH = 200;
 
 const DATETIME_KEY_KEYWORDS = ['time', 'timestamp', 'date', '_at', '-at', 'createdat', 'updatedat'];
 

@@ -18,7 +18,6 @@ export { applyChunk, chunkEventOf, NO_WARNINGS, type ChunkEvent, type ChunkPerso
 export { withGeoip, addressOf } from './geoip-enrichment.js';
 export {
   DefinitionType,
-  MAX_DEFINITION_NAME_LENGTH,
   PROPERTY_TYPES,
   definesProperties,
   detectPropertyType,
