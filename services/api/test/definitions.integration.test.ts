@@ -172,6 +172,21 @@ describe('GET and PATCH /event_definitions/:id/', () => {
   });
 });
 
+describe('DELETE', () => {
+  it('deletes an event or property definition of the project', async () => {
+    const t = await createTestTenant(api.pool, api.config);
+    await seed(t.project.id);
+    const event = (await get('event_definitions', '?search=autocapture', t)).results[0].id;
+    const property = (await get('property_definitions', '?search=quantity', t)).results[0].id;
+    for (const [resource, id] of [['event_definitions', event], ['property_definitions', property]] as const) {
+      expect((await api.request('DELETE', path(resource, `${id}/`, t), t.personalApiKey)).status).toBe(204);
+      expect((await api.request('GET', path(resource, `${id}/`, t), t.personalApiKey)).status).toBe(404);
+      expect((await api.request('DELETE', path(resource, `${id}/`, t), t.personalApiKey)).status).toBe(404);
+    }
+    expect(names(await get('event_definitions', '', t))).toEqual(['$pageview', 'purchase', 'signed up']);
+  });
+});
+
 describe('GET /property_definitions/', () => {
   it('lists event properties by default, without the keys PostHog hides, in its shape', async () => {
     const body = await get('property_definitions');
@@ -276,6 +291,8 @@ describe('isolation and scopes', () => {
       ['PATCH', 'event_definitions', theirs],
       ['GET', 'property_definitions', theirProperty],
       ['PATCH', 'property_definitions', theirProperty],
+      ['DELETE', 'event_definitions', theirs],
+      ['DELETE', 'property_definitions', theirProperty],
       ['GET', 'event_definitions', 'not-a-uuid'],
       ['GET', 'property_definitions', '42'],
     ] as const) {
@@ -294,9 +311,11 @@ describe('isolation and scopes', () => {
     expect((await api.request('GET', path('event_definitions'), reader)).status).toBe(200);
     expect((await api.request('GET', path('property_definitions'), reader)).status).toBe(200);
     for (const [resource, id, scope] of [['event_definitions', eventId, 'event_definition:write'], ['property_definitions', propertyId, 'property_definition:write']] as const) {
-      const refused = await api.request('PATCH', path(resource, `${id}/`), reader, { description: 'x' });
-      expect(refused.status).toBe(403);
-      expect(refused.body).toMatchObject({ code: 'missing_scope', detail: expect.stringContaining(`'${scope}'`) });
+      for (const [method, body] of [['PATCH', { description: 'x' }], ['DELETE', undefined]] as const) {
+        const refused = await api.request(method, path(resource, `${id}/`), reader, body);
+        expect(refused.status).toBe(403);
+        expect(refused.body).toMatchObject({ code: 'missing_scope', detail: expect.stringContaining(`'${scope}'`) });
+      }
     }
     const unrelated = await createKey(api.pool, api.config, tenant.user.id, ['insight:read']);
     for (const [resource, scope] of [['event_definitions', 'event_definition:read'], ['property_definitions', 'property_definition:read']] as const) {

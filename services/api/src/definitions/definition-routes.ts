@@ -201,6 +201,13 @@ export function definitionRoutes(deps: { definitions: DefinitionStore; query: Pi
     res.json(await presentOneEvent(req, row));
   });
 
+  // A definition deleted comes back once ingest sees its name again (within the hour an ingest process waits to refresh last_seen_at), as in PostHog.
+  events.delete('/:id', requireScopes('event_definition:write'), documented({ summary: 'Delete an event definition' }), async (req, res) => {
+    const id = uuidParam(req.params.id, 'Event definition');
+    if (!(await store.delete('event_definitions', projectOf(req).id, id))) throw notFound(`Event definition ${id} does not exist.`);
+    res.status(204).end();
+  });
+
   const properties = Router({ mergeParams: true });
   properties.get('/', requireScopes('property_definition:read'), documented({ summary: 'List property definitions', query: propertyListQuery }), async (req, res) => {
     const page = pageOf(req);
@@ -261,6 +268,12 @@ export function definitionRoutes(deps: { definitions: DefinitionStore; query: Pi
       res.json(presentPropertyDefinition(row, await usersOf(store, [row])));
     },
   );
+
+  properties.delete('/:id', requireScopes('property_definition:write'), documented({ summary: 'Delete a property definition' }), async (req, res) => {
+    const id = uuidParam(req.params.id, 'Property definition');
+    if (!(await store.delete('property_definitions', projectOf(req).id, id))) throw notFound(`Property definition ${id} does not exist.`);
+    res.status(204).end();
+  });
 
   return { events, properties };
 }

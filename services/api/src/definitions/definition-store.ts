@@ -161,6 +161,12 @@ export class DefinitionStore {
     return updated ? this.getProperty(teamId, id) : null;
   }
 
+  /** Whether the project had the definition; ingest makes it again when its name or key is seen again. */
+  async delete(table: 'event_definitions' | 'property_definitions', teamId: number, id: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(`DELETE FROM ${table} WHERE team_id = $1 AND id = $2`, [teamId, id]);
+    return rowCount === 1;
+  }
+
   /** The users that rows name (updated_by, verified_by), by id. */
   async users(ids: readonly (number | null)[]): Promise<Map<number, UserColumns>> {
     const wanted = [...new Set(ids.filter((id): id is number => id !== null))];
