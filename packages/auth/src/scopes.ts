@@ -28,6 +28,10 @@ export const SCOPES = [
   'group:write',
   'annotation:read',
   'annotation:write',
+  'event_definition:read',
+  'event_definition:write',
+  'property_definition:read',
+  'property_definition:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

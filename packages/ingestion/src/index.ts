@@ -16,3 +16,15 @@ export { planSplit, splitPersonUuid } from './split-plan.js';
 export { groupByPersons, type GroupableEvent } from './person-groups.js';
 export { applyChunk, chunkEventOf, NO_WARNINGS, type ChunkEvent, type ChunkPerson, type ChunkResult, type ChunkState, type EventOutcome, type PersonAfterEvent, type StoredPerson } from './person-chunk.js';
 export { withGeoip, addressOf } from './geoip-enrichment.js';
+export {
+  DefinitionType,
+  PROPERTY_TYPES,
+  definesProperties,
+  detectPropertyType,
+  fitsDefinition,
+  isPropertyObject,
+  isSkippedEventProperty,
+  linksToEvent,
+  storableName,
+  type PropertyType,
+} from './definitions.js';

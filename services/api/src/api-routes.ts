@@ -15,6 +15,8 @@ import { cohortRoutes } from './cohorts/cohort-routes.js';
 import { cohortCsvUploads } from './cohorts/cohort-csv-upload.js';
 import { batchExportRoutes } from './batch-exports/batch-export-routes.js';
 import { dashboardRoutes } from './dashboards/dashboard-routes.js';
+import { definitionRoutes } from './definitions/definition-routes.js';
+import { DefinitionStore } from './definitions/definition-store.js';
 import { DashboardStore } from './dashboards/dashboard-store.js';
 import { InsightAccess } from './insights/insight-access.js';
 import { InsightStore } from './insights/insight-store.js';
@@ -91,6 +93,7 @@ export interface ApiDeps {
   featureService: EarlyAccessFeatureService;
   groups: GroupStore;
   annotations: AnnotationStore;
+  definitions: DefinitionStore;
 }
 
 /** The api's dependencies from its connections, the same in the service and in tests. */
@@ -151,6 +154,7 @@ export function apiDeps(
     featureService: new EarlyAccessFeatureService({ features, flags }),
     groups: new GroupStore(pool),
     annotations: new AnnotationStore(pool),
+    definitions: new DefinitionStore(pool),
   };
 }
 
@@ -181,6 +185,9 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
     project.use('/groups_types', groupTypeRoutes(deps));
     project.use('/annotations', annotationRoutes(deps));
     project.use('/persons', personRoutes({ ...deps, service: deps.personService }));
+    const definitions = definitionRoutes(deps);
+    project.use('/event_definitions', definitions.events);
+    project.use('/property_definitions', definitions.properties);
     app.use(base, project);
   }
 }

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import type { Page } from 'puppeteer-core';
+import type { HTTPRequest, Page } from 'puppeteer-core';
 import { ControlPlaneStore, type Project } from '@tributary/control-plane';
 import { createPool, createTestTenant, frontDoorApi, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
 import { launchChromium, type HeadlessChromium } from '../../capture/test/headless-chromium.js';
@@ -81,9 +81,11 @@ beforeAll(async () => {
     async () => {
       const { results } = await api('POST', '/query/', { query: { kind: 'HogQLQuery', query: 'SELECT count() FROM events' } });
       const persons = await api('GET', '/persons/?search=user-1');
-      return results[0][0] === TOTAL_EVENTS && persons.results.length > 0;
+      // Ingest writes the definitions beside the events' insert, so they may land a moment after them.
+      const definitions = await api('GET', '/event_definitions/');
+      return results[0][0] === TOTAL_EVENTS && persons.results.length > 0 && definitions.count === 3;
     },
-    { what: 'the captured events and their persons to be stored', timeoutMs: 60_000 },
+    { what: 'the captured events, their persons and their event definitions to be stored', timeoutMs: 60_000 },
   );
   await waitFor(
     async () => {
@@ -330,6 +332,34 @@ describe('the web console, in Chromium against the running stack', () => {
     expect(sum(cohorts.map((counts) => counts[0] ?? 0))).toBe(USERS);
     await screenshot('insights-retention');
     await expectAccessible();
+  });
+
+  it('suggests event names and property keys from the event and property definitions ingest keeps', async () => {
+    const requested: string[] = [];
+    const bodies: string[] = [];
+    const listen = (request: HTTPRequest) => {
+      requested.push(decodeURIComponent(request.url()));
+      bodies.push(request.postData() ?? '');
+    };
+    page.on('request', listen);
+    try {
+      await goTo('/events', 'Events');
+      const options = (list: string) => page.$$eval(`datalist#${list} option`, (all) => all.map((o) => (o as unknown as { value: string }).value));
+      await page.waitForFunction(`document.querySelectorAll('datalist#event-names option').length === 3`);
+      expect((await options('event-names')).sort()).toEqual(['$pageview', 'paid', 'signed up']);
+      expect(requested.some((url) => url.includes('/event_definitions/'))).toBe(true);
+      // Not a HogQL query over the events, as the pickers ran before the definitions.
+      expect(bodies.filter((body) => body.includes('GROUP BY event'))).toEqual([]);
+
+      // Keys seen on the chosen event come first, as PostHog orders them for `event_names`.
+      await fill('#events-event', '$pageview');
+      await page.waitForFunction(`document.querySelector('datalist#property-names option')?.value === '$browser'`);
+      expect(await options('property-names')).toEqual(expect.arrayContaining(['$browser', '$current_url', '$pathname', '$referring_domain']));
+      expect(requested.some((url) => url.includes('/property_definitions/') && url.includes('event_names=["$pageview"]'))).toBe(true);
+      await fill('#events-event', '');
+    } finally {
+      page.off('request', listen);
+    }
   });
 
   it('lists the newest events and filters them by event', async () => {

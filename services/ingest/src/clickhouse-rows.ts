@@ -1,4 +1,5 @@
 import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, TabSeparatedRows, WRITTEN_EVENT_COLUMNS, type DistinctIdRowOut, type EventRowOut, type PersonRowOut } from '@tributary/clickhouse';
+import { DefinitionUpdates } from './definitions/definition-updates.js';
 
 /** Rows as written to the ClickHouse tables of packages/clickhouse/migrations; events' and persons' are defined there. */
 export interface GroupRowOut {
@@ -35,6 +36,8 @@ export class RowBuffer {
   readonly warningTypes: string[] = [];
   /** Person outbox entries these rows settle (see PersonOutbox). */
   readonly outbox: number[] = [];
+  /** Definitions the chunk's events bring, written to Postgres beside the rows (see DefinitionsWriter). */
+  readonly definitions = new DefinitionUpdates();
 
   get size(): number {
     return this.events.length + this.persons.length + this.distinctIds.length + this.groups.length + this.warnings.length;
@@ -61,6 +64,7 @@ export class RowBuffer {
       all.warnings.append(b.warnings);
       all.warningTypes.push(...b.warningTypes);
       all.outbox.push(...b.outbox);
+      all.definitions.append(b.definitions);
     }
     return all;
   }

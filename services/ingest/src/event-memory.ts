@@ -2,6 +2,7 @@ import type { KafkaMessage } from 'kafkajs';
 import { EncodedJsonFields, RowHeads, WRITTEN_EVENT_HEAD_COLUMNS, type EventRowOut } from '@tributary/clickhouse';
 import type { ChunkEvent, GroupIdentify } from '@tributary/ingestion';
 import type { RowBuffer } from './clickhouse-rows.js';
+import type { DefinitionUpdates } from './definitions/definition-updates.js';
 
 /**
  * How a chunk's events are held between the steps of EventProcessor, shaped for V8's garbage
@@ -43,6 +44,8 @@ export interface Prepared {
   person: ChunkEvent;
   /** Null for any event but `$groupidentify`. */
   groupIdentify: GroupIdentify | null;
+  /** The definitions it brings that this process has not written yet; null for nearly every event. */
+  definitions: DefinitionUpdates | null;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Logger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
 import type { RowBuffer } from './clickhouse-rows.js';
 import type { DeadLetter } from './dead-letters.js';
+import type { DefinitionsRecorder } from './definitions/definitions-recorder.js';
 import { withChunkMemory, type Prepared } from './event-memory.js';
 import type { GroupStore } from './groups/group-store.js';
 import type { MessageProcessor } from './message-processor.js';
@@ -17,6 +18,8 @@ import { createWriteEventRowStep } from './steps/write-event-row.js';
 
 export interface EventProcessorDeps {
   pool: Pool;
+  /** What this process wrote to the definitions tables already (see DefinitionsRecorder). */
+  definitions: DefinitionsRecorder;
   tokens: Pick<TokenResolver, 'resolve'>;
   groups: GroupStore;
   personCache: PersonCache;
@@ -34,7 +37,8 @@ export interface EventProcessorDeps {
  * 2. prepare: parse, resolve the team from the token, compute the timestamp;
  * 3. persons: the chunk's person changes, in one transaction;
  * 4. groups: `$groupidentify`s applied, each project's group types read;
- * 5. row: each kept event's row completed with its person and groups.
+ * 5. row: each kept event's row completed with its person and groups, and the definitions it
+ *    brings listed to be written beside the rows.
  *
  * PartitionPipeline then writes the rows (and the dead letters) and acknowledges the chunk by
  * committing its offsets. What fails, and where a bad event is dead-lettered, is failure-policy.ts's
@@ -42,6 +46,7 @@ export interface EventProcessorDeps {
  */
 export class EventProcessor implements MessageProcessor {
   private readonly clock: () => Date;
+  private readonly definitions: DefinitionsRecorder;
   private readonly prepare: ReturnType<typeof createPrepareEventStep>;
   private readonly applyPersons: ReturnType<typeof createApplyPersonsStep>;
   private readonly applyGroups: ReturnType<typeof createApplyGroupsStep>;
@@ -49,6 +54,7 @@ export class EventProcessor implements MessageProcessor {
 
   constructor(deps: EventProcessorDeps) {
     this.clock = deps.clock ?? (() => new Date());
+    this.definitions = deps.definitions;
     this.prepare = createPrepareEventStep(deps);
     this.applyPersons = createApplyPersonsStep(deps);
     this.applyGroups = createApplyGroupsStep(deps.groups);
@@ -74,7 +80,15 @@ export class EventProcessor implements MessageProcessor {
       const groupTypes = await this.applyGroups(prepared.filter((_, i) => outcomes[i]), rows);
       for (let i = 0; i < prepared.length; i += 1) {
         const outcome = outcomes[i];
-        if (outcome) this.writeRow(prepared[i]!, outcome, groupTypes.get(prepared[i]!.teamId)!, memory, rows);
+        if (!outcome) continue;
+        const p = prepared[i]!;
+        const projectGroupTypes = groupTypes.get(p.teamId)!;
+        this.writeRow(p, outcome, projectGroupTypes, memory, rows);
+        if (p.definitions) rows.definitions.append(p.definitions);
+        if (p.groupIdentify?.ok) {
+          const index = projectGroupTypes.get(p.groupIdentify.groupType);
+          if (index !== undefined) this.definitions.observeGroup(p.teamId, index, p.groupIdentify.properties, rows.definitions);
+        }
       }
     });
   }

@@ -10,6 +10,8 @@ import { createPool, postgresAnswers, type Pool } from '@tributary/postgres';
 import { createRedis, redisAnswers, type Redis } from '@tributary/redis';
 import { RowWriter } from './clickhouse-writer.js';
 import { refusedRowLetter, sendDeadLetters } from './dead-letters.js';
+import { DefinitionsRecorder } from './definitions/definitions-recorder.js';
+import { DefinitionsWriter } from './definitions/definitions-writer.js';
 import { EventProcessor } from './event-processor.js';
 import { GroupStore } from './groups/group-store.js';
 import { IngestConsumer } from './ingest-consumer.js';
@@ -40,6 +42,8 @@ export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: Me
     maxRowsPerInsert: config.ingestInsertMaxRows,
   });
   const personCache = new PersonCache(redis);
+  const definitions = new DefinitionsRecorder();
+  const definitionsWriter = new DefinitionsWriter({ pool, recorder: definitions, logger, failed: (reason) => metrics?.definitionsFailed(reason) });
   const outbox = new PersonOutbox({
     pool,
     writer: rowWriter,
@@ -52,7 +56,8 @@ export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: Me
     topics,
     groupId,
     writeRows: async (rows) => {
-      const refused = await rowWriter.write(rows);
+      // The definitions are written while ClickHouse takes the rows; their write never fails the chunk.
+      const [refused] = await Promise.all([rowWriter.write(rows), definitionsWriter.record(rows.definitions)]);
       await outbox.acknowledge(rows.outbox);
       metrics?.written(rows, refused);
       return refused;
@@ -66,6 +71,7 @@ export async function buildIngestConsumer(deps: IngestDeps, wrap: (processor: Me
     processor: wrap(
       new EventProcessor({
         pool,
+        definitions,
         tokens: new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis),
         groups: new GroupStore(pool),
         personCache,
@@ -88,8 +94,8 @@ export interface IngestBuildDeps {
  */
 export async function buildIngest({ config, logger }: IngestBuildDeps): Promise<{ options: ServiceRuntimeOptions; consumer: IngestConsumer }> {
   const registry = createMetrics('ingest');
-  // Each partition being worked on holds a connection for its chunk's transaction.
-  const pool = createPool(config, { max: config.ingestPartitionsConcurrently + 2 });
+  // Each partition being worked on holds a connection for its chunk's transaction; the outbox and the definitions writer one each.
+  const pool = createPool(config, { max: config.ingestPartitionsConcurrently + 3 });
   const redis = createRedis(config);
   const clickhouse = createClickHouse(config);
   const kafka = createKafka(config, logger, 'ingest');

@@ -8,6 +8,8 @@ import type { RefusedRow } from './clickhouse-writer.js';
 export interface IngestMetrics {
   /** `refused`: the rows of the buffer ClickHouse refused for their content, which went to the dead-letter topic instead. */
   written(rows: RowBuffer, refused: readonly RefusedRow[]): void;
+  /** A definitions write that failed, took longer than a chunk waits, or was dropped after failures. */
+  definitionsFailed(reason: 'error' | 'slow' | 'dropped'): void;
 }
 
 /** The window of the events-per-second gauge: long enough to smooth chunked writes, short enough to show a stall. */
@@ -28,6 +30,12 @@ export function ingestMetrics(registry: Registry, deps: { admin: Admin; groupId:
     registers: [registry],
   });
   const warnings = new Counter({ name: 'tributary_ingest_warnings_total', help: 'Ingestion warnings written, by type.', labelNames: ['type'] as const, registers: [registry] });
+  const definitionFailures = new Counter({
+    name: 'tributary_ingest_definition_write_failures_total',
+    help: 'Event and property definition writes that failed (kept for the next write), were slower than a chunk waits, or were dropped after failures.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
   const perSecond = new Map<number, number>();
   new Gauge({
     name: 'tributary_ingest_events_per_second',
@@ -61,6 +69,7 @@ export function ingestMetrics(registry: Registry, deps: { admin: Admin; groupId:
     },
   });
   return {
+    definitionsFailed: (reason) => definitionFailures.inc({ reason }),
     written(rows, refused) {
       let refusedEvents = 0;
       for (const { table } of refused) {

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ErrorMessage } from '../components/error-message.js';
 import { InstallSnippet } from '../components/install-snippet.js';
 import { useConsole } from '../console-context.js';
-import { useEventNames } from '../use-event-names.js';
+import { useEventNames, usePropertyNames } from '../use-event-names.js';
 import { useLoad } from '../use-load.js';
 import { ScrollArea } from '../components/scroll-area.js';
 
@@ -22,6 +22,7 @@ export function EventsPage() {
   const [event, setEvent] = useState('');
   const [property, setProperty] = useState({ key: '', value: '' });
   const [applied, setApplied] = useState({ event: '', key: '', value: '' });
+  const propertyNames = usePropertyNames([event.trim()]);
   const [live, setLive] = useState(true);
   const [open, setOpen] = useState<string | null>(null);
   const events = useLoad(
@@ -68,13 +69,18 @@ export function EventsPage() {
             <option value={name} />
           ))}
         </datalist>
+        <datalist id="property-names">
+          {propertyNames.map((name) => (
+            <option value={name} />
+          ))}
+        </datalist>
         <div class="field">
           <label for="events-event">Event</label>
           <input id="events-event" list="event-names" placeholder="All events" value={event} onInput={(e) => setEvent((e.target as HTMLInputElement).value)} />
         </div>
         <div class="field">
           <label for="events-property">Property</label>
-          <input id="events-property" placeholder="e.g. $browser" value={property.key} onInput={(e) => setProperty({ ...property, key: (e.target as HTMLInputElement).value })} />
+          <input id="events-property" list="property-names" placeholder="e.g. $browser" value={property.key} onInput={(e) => setProperty({ ...property, key: (e.target as HTMLInputElement).value })} />
         </div>
         <div class="field">
           <label for="events-value">equals</label>

@@ -5,7 +5,7 @@ import { QueryActions } from '../components/query-actions.js';
 import { useConsole } from '../console-context.js';
 import type { InsightSource } from '../insight-view.js';
 import { useCancellableQuery } from '../use-cancellable-query.js';
-import { useEventNames } from '../use-event-names.js';
+import { useEventNames, usePropertyNames } from '../use-event-names.js';
 
 type Kind = 'TrendsQuery' | 'FunnelsQuery' | 'RetentionQuery';
 const KINDS: { kind: Kind; label: string }[] = [
@@ -46,6 +46,7 @@ export function InsightsPage() {
   const [windowDays, setWindowDays] = useState(14);
   const [returning, setReturning] = useState('$pageview');
   const [period, setPeriod] = useState('Week');
+  const properties = usePropertyNames(kind === 'TrendsQuery' ? [event.trim()] : []);
   const query = useCancellableQuery<QueryResponse>();
   const [ran, setRan] = useState<InsightSource & Record<string, unknown>>();
   const [name, setName] = useState('');
@@ -116,6 +117,11 @@ export function InsightsPage() {
           <option value={name} />
         ))}
       </datalist>
+      <datalist id="property-names">
+        {properties.map((name) => (
+          <option value={name} />
+        ))}
+      </datalist>
       <div role="tablist" aria-label="Insight kind" class="tabs">
         {KINDS.map((k) => (
           <button type="button" role="tab" aria-selected={kind === k.kind} class={kind === k.kind ? '' : 'secondary'} onClick={() => setKind(k.kind)}>
@@ -130,7 +136,7 @@ export function InsightsPage() {
             <Select id="trend-math" label="Measured as" value={math} options={MATHS} onChange={setMath} />
             <div class="field">
               <label for="trend-breakdown">Breakdown by event property</label>
-              <input id="trend-breakdown" placeholder="e.g. $browser" value={breakdown} onInput={(e) => setBreakdown((e.target as HTMLInputElement).value)} />
+              <input id="trend-breakdown" list="property-names" placeholder="e.g. $browser" value={breakdown} onInput={(e) => setBreakdown((e.target as HTMLInputElement).value)} />
             </div>
             <Select id="trend-interval" label="Interval" value={interval} options={['hour', 'day', 'week', 'month'].map((i) => [i, i])} onChange={setTrendInterval} />
           </>

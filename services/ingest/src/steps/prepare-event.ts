@@ -18,10 +18,12 @@ import {
 } from '@tributary/ingestion';
 import type { CaptureMessage } from '@tributary/kafka';
 import type { Logger } from '@tributary/logger';
+import type { DefinitionsRecorder } from '../definitions/definitions-recorder.js';
 import type { EventHeads, Prepared } from '../event-memory.js';
 
 export interface PrepareEventDeps {
   tokens: Pick<TokenResolver, 'resolve'>;
+  definitions: Pick<DefinitionsRecorder, 'observe'>;
   geoip: GeoIp;
   logger: Logger;
 }
@@ -87,6 +89,7 @@ export function createPrepareEventStep(deps: PrepareEventDeps) {
         groups: event.properties.$groups,
         person: chunkEventOf(event, computed.timestamp),
         groupIdentify: event.event === '$groupidentify' ? readGroupIdentify(event.properties) : null,
+        definitions: deps.definitions.observe(project.id, event.event, event.properties),
       },
     };
   };
