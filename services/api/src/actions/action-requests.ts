@@ -1,0 +1,70 @@
+import { STRING_MATCHINGS, selectorRegex, type ActionStep } from '@tributary/hogql';
+import { badRequest, bodySchemas, validate } from '@tributary/http';
+import { PROPERTY_FILTER_TYPES, PropertyFilterError, propertyFilterProblem } from '@tributary/property-filters';
+import type { ActionFields } from './action-store.js';
+
+export type ActionBody = Partial<ActionFields> & { deleted?: boolean };
+
+const text = (maxLength: number) => ({ type: ['string', 'null'], maxLength }) as const;
+const matching = { type: ['string', 'null'], enum: [...STRING_MATCHINGS, null] } as const;
+
+/** PostHog's `ActionStepJSON`. */
+const step = {
+  type: 'object',
+  properties: {
+    event: text(400),
+    url: text(65_535),
+    url_matching: { ...matching, default: 'contains' },
+    selector: text(65_535),
+    tag_name: text(400),
+    text: text(65_535),
+    text_matching: matching,
+    href: text(65_535),
+    href_matching: matching,
+    properties: { type: ['array', 'null'], maxItems: 100, items: { type: 'object' } },
+  },
+} as const;
+
+export const { create: createActionSchema, patch: patchActionSchema } = bodySchemas(
+  {
+    name: { type: 'string', minLength: 1, maxLength: 400 },
+    description: { type: 'string', maxLength: 4000 },
+    tags: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 255 } },
+    steps: { type: 'array', maxItems: 100, items: step },
+    post_to_slack: { type: 'boolean' },
+    slack_message_format: { type: 'string', maxLength: 1200 },
+    pinned_at: { type: ['string', 'null'], maxLength: 64 },
+    deleted: { type: 'boolean' },
+  },
+  {
+    required: ['name'],
+    defaults: { description: '', tags: [], steps: [], post_to_slack: false, slack_message_format: '', pinned_at: null, deleted: false },
+  },
+);
+
+/** Each step's properties and selector, checked as the query layer will read them, so a saved action always prints. */
+function checkSteps(steps: readonly ActionStep[], now: Date): void {
+  steps.forEach((s, i) => {
+    (s.properties ?? []).forEach((filter, j) => {
+      const problem = propertyFilterProblem(filter, `steps[${i}].properties[${j}]`, { types: PROPERTY_FILTER_TYPES, now });
+      if (problem) throw badRequest(problem.detail, problem.attr);
+    });
+    if (s.selector) {
+      try {
+        selectorRegex(s.selector);
+      } catch (error) {
+        if (error instanceof PropertyFilterError) throw badRequest(`steps[${i}].selector: ${error.message}.`, `steps[${i}].selector`);
+        throw error;
+      }
+    }
+  });
+}
+
+export function parseActionBody(raw: unknown, create: boolean, now: Date): ActionBody {
+  const body = validate<ActionBody>(create ? createActionSchema : patchActionSchema, structuredClone(raw ?? {}));
+  if (create && body.deleted) throw badRequest('An action cannot be created deleted.', 'deleted');
+  if (body.pinned_at && Number.isNaN(Date.parse(body.pinned_at))) throw badRequest('pinned_at must be a date and time.', 'pinned_at');
+  if (body.name !== undefined && body.name.trim() === '') throw badRequest('name may not be blank.', 'name');
+  if (body.steps) checkSteps(body.steps, now);
+  return body;
+}
