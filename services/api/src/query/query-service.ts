@@ -122,7 +122,10 @@ export class QueryService {
       if (options.refresh === 'force_cache') return { results: null, is_cached: false, last_refresh: null };
       return { ...(await this.gated(project, request, signal, options.clientQueryId)), is_cached: false, last_refresh: this.clock().toISOString() };
     }
-    const answer = await this.deps.cache.answer(project, request, options.refresh ?? 'blocking', () => this.gated(project, request, signal, options.clientQueryId));
+    // An answer counts what the named actions' steps match now: a changed action is another question.
+    const actionIds = actionIdsIn(request);
+    const keyed = actionIds.length ? { query: request, actions: await projectActions(this.deps.actions, project.id, actionIds) } : request;
+    const answer = await this.deps.cache.answer(project, keyed, options.refresh ?? 'blocking', () => this.gated(project, request, signal, options.clientQueryId));
     if ('answer' in answer) return { results: null, is_cached: false, last_refresh: null, cache_key: answer.cache_key };
     return answer;
   }
