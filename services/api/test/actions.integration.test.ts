@@ -190,6 +190,7 @@ describe('actions in queries count the events their steps match', () => {
       { kind: 'StickinessQuery', series: [series], dateRange: JAN },
       { kind: 'LifecycleQuery', series: [series], dateRange: JAN },
       { kind: 'FunnelsQuery', series: [series, { kind: 'EventsNode', event: '$autocapture' }], dateRange: JAN },
+      { kind: 'FunnelsQuery', series: [{ kind: 'EventsNode', event: null }, { kind: 'EventsNode', event: '$autocapture' }], funnelsFilter: { exclusions: [{ ...series, funnelFromStep: 0, funnelToStep: 1 }] }, dateRange: JAN },
     ];
     const [withEvents, withActions] = [kinds(events), kinds(actions)];
     for (const [i, request] of withActions.entries()) {

@@ -157,7 +157,13 @@ const funnelsQuerySchema = {
         exclusions: {
           type: 'array',
           maxItems: 20,
-          items: { type: 'object', required: ['funnelFromStep', 'funnelToStep'], properties: { kind: { const: 'EventsNode' }, event: { type: ['string', 'null'] }, funnelFromStep: { type: 'integer', minimum: 0 }, funnelToStep: { type: 'integer', minimum: 0 } } },
+          items: {
+            type: 'object',
+            required: ['funnelFromStep', 'funnelToStep'],
+            properties: { ...eventsNode.properties, funnelFromStep: { type: 'integer', minimum: 0 }, funnelToStep: { type: 'integer', minimum: 0 } },
+            if: eventsNode.if,
+            then: eventsNode.then,
+          },
         },
       },
     },

@@ -215,7 +215,7 @@ export interface OracleAction {
 }
 
 /**
- * The question with each event series, step and retention entity asked as an action instead
+ * The question with each event series, funnel step and exclusion, and retention entity asked as an action instead
  * (PostHog's `ActionsNode`, `{type: 'actions', id}`): an action of one step holding the event and
  * the series' own property filters, named after the event so labels stay the same. `idOf` gives
  * the id each action has where it is stored. The answer must be the event question's.
@@ -226,6 +226,9 @@ export function asActions(request: Request, idOf: (action: OracleAction) => numb
     const id = idOf({ name: event ?? 'All events', steps: [{ ...(event != null && { event }), ...(properties && { properties }) }] });
     return { ...rest, kind: 'ActionsNode', id };
   };
+  if (request.kind === 'FunnelsQuery' && request.funnelsFilter?.exclusions) {
+    return { ...request, series: request.series.map(node), funnelsFilter: { ...request.funnelsFilter, exclusions: request.funnelsFilter.exclusions.map(node) } } as unknown as Request;
+  }
   if (request.kind !== 'RetentionQuery') return { ...request, series: request.series.map(node) } as unknown as Request;
   const entity = (e: { id: string } | undefined) => e && { type: 'actions', id: idOf({ name: e.id, steps: [{ event: e.id }] }) };
   const { targetEntity, returningEntity, ...filter } = request.retentionFilter;

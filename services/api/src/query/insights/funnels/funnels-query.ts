@@ -37,7 +37,7 @@ export type FunnelOrderType = 'ordered' | 'strict' | 'unordered';
 export type FunnelWindowUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month';
 
 export interface FunnelsEventsNode {
-  /** An `EventsNode`, or an `ActionsNode` (one of the project's actions, by `id`); exclusions are events only. */
+  /** An `EventsNode`, or an `ActionsNode` (one of the project's actions, by `id`), for steps and exclusions alike. */
   kind: 'EventsNode' | 'ActionsNode';
   event?: string | null;
   id?: number;
