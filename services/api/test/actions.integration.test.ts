@@ -56,7 +56,19 @@ describe('CRUD in the shape of PostHog\'s ActionSerializer', () => {
       pinned_at: null,
       created_by: { id: tenant.user.id, email: tenant.user.email },
     });
-    expect(created.body.steps[0]).toMatchObject({ event: '$pageview', url: '/pricing', url_matching: 'contains' });
+    // Each step in PostHog's ActionStepJSON shape, every field present.
+    expect(created.body.steps[1]).toEqual({
+      event: 'signup',
+      properties: [{ key: 'plan', value: 'pro', type: 'event' }],
+      selector: null,
+      tag_name: null,
+      text: null,
+      text_matching: null,
+      href: null,
+      href_matching: null,
+      url: null,
+      url_matching: 'contains',
+    });
     for (const prefix of ['projects', 'environments'] as const) {
       const { status, body } = await api.request('GET', `${actionsPath(tenant, prefix)}${created.body.id}/`, tenant.personalApiKey);
       expect(status).toBe(200);

@@ -60,11 +60,27 @@ function checkSteps(steps: readonly ActionStep[], now: Date): void {
   });
 }
 
+/** A step as PostHog answers it: every field of `ActionStepJSON`, null where not given; nothing else is kept. */
+function normaliseStep(step: ActionStep): ActionStep {
+  return {
+    event: step.event ?? null,
+    properties: step.properties ?? null,
+    selector: step.selector ?? null,
+    tag_name: step.tag_name ?? null,
+    text: step.text ?? null,
+    text_matching: step.text_matching ?? null,
+    href: step.href ?? null,
+    href_matching: step.href_matching ?? null,
+    url: step.url ?? null,
+    url_matching: step.url_matching ?? 'contains',
+  };
+}
+
 export function parseActionBody(raw: unknown, create: boolean, now: Date): ActionBody {
   const body = validate<ActionBody>(create ? createActionSchema : patchActionSchema, structuredClone(raw ?? {}));
   if (create && body.deleted) throw badRequest('An action cannot be created deleted.', 'deleted');
   if (body.pinned_at && Number.isNaN(Date.parse(body.pinned_at))) throw badRequest('pinned_at must be a date and time.', 'pinned_at');
   if (body.name !== undefined && body.name.trim() === '') throw badRequest('name may not be blank.', 'name');
   if (body.steps) checkSteps(body.steps, now);
-  return body;
+  return body.steps ? { ...body, steps: body.steps.map(normaliseStep) } : body;
 }
