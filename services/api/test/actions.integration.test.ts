@@ -123,6 +123,10 @@ describe('CRUD in the shape of PostHog\'s ActionSerializer', () => {
     const again = await create({ name });
     expect(again.status).toBe(400);
     expect(again.body).toMatchObject({ attr: 'name', code: 'unique', detail: expect.stringContaining(`ID ${first.body.id}`) });
+    // Sent at once, both may pass the check: the unique index decides, and the loser is the same 400, never a 500.
+    const raced = `raced ${randomUUID()}`;
+    const statuses = (await Promise.all(Array.from({ length: 4 }, () => create({ name: raced })))).map((r) => r.status).sort();
+    expect(statuses).toEqual([201, 400, 400, 400]);
   });
 
   it('needs action:read to read and action:write to write', async () => {

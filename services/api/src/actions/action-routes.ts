@@ -48,6 +48,16 @@ export function actionRoutes(deps: { actions: ActionStore; publicUrl: string }):
     const existing = await actions.idByName(teamId, name, except);
     if (existing !== null) throw badRequest(`This project already has an action with this name, ID ${existing}`, 'name', 'unique');
   };
+  /** The write, or PostHog's 400 when another live action has the name: checked first, and by the unique index when two writes race. */
+  const named = async <T>(teamId: number, name: string | undefined, except: number | undefined, write: () => Promise<T>): Promise<T> => {
+    await uniqueName(teamId, name, except);
+    try {
+      return await write();
+    } catch (error) {
+      if ((error as { code?: string }).code === '23505') await uniqueName(teamId, name, except);
+      throw error;
+    }
+  };
 
   router.get('/', requireScopes('action:read'), documented({ summary: 'List actions (search: by name)', query: LIST_SCHEMA }), async (req, res) => {
     const { limit, offset, search } = validateQuery<{ limit: number; offset: number; search: string }>(LIST_SCHEMA, req);
@@ -58,8 +68,7 @@ export function actionRoutes(deps: { actions: ActionStore; publicUrl: string }):
   router.post('/', requireScopes('action:write'), documented({ summary: 'Create an action', body: createActionSchema }), async (req, res) => {
     const body = parseActionBody(req.body, true, new Date());
     const teamId = projectOf(req).id;
-    await uniqueName(teamId, body.name);
-    const created = await actions.create(
+    const created = await named(teamId, body.name, undefined, () => actions.create(
       teamId,
       {
         name: body.name!,
@@ -71,7 +80,7 @@ export function actionRoutes(deps: { actions: ActionStore; publicUrl: string }):
         pinned_at: body.pinned_at ?? null,
       },
       principalOf(req).userId,
-    );
+    ));
     res.status(201).json(presentAction(created));
   });
 
@@ -87,8 +96,9 @@ export function actionRoutes(deps: { actions: ActionStore; publicUrl: string }):
     const teamId = projectOf(req).id;
     const body = parseActionBody(req.body, false, new Date());
     if (!(await actions.get(teamId, id))) throw notFound(`Action ${id} does not exist.`);
-    if (!body.deleted) await uniqueName(teamId, body.name, id);
-    const updated = await actions.update(teamId, id, { ...body, tags: body.tags && normaliseTags(body.tags) });
+    const update = () => actions.update(teamId, id, { ...body, tags: body.tags && normaliseTags(body.tags) });
+    // A deleted action frees its name, so deleting needs no check.
+    const updated = body.deleted ? await update() : await named(teamId, body.name, id, update);
     if (!updated) throw notFound(`Action ${id} does not exist.`);
     res.json(presentAction(updated));
   });
