@@ -109,6 +109,8 @@ describe('CRUD in the shape of PostHog\'s ActionSerializer', () => {
     ['a blank name', { name: '   ' }, 'name'],
     ['an unknown URL matching', { name: 'x', steps: [{ url: 'a', url_matching: 'startswith' }] }, 'steps[0].url_matching'],
     ['a property filter with an unknown operator', { name: 'x', steps: [{ properties: [{ key: 'a', value: 1, operator: 'between' }] }] }, 'steps[0].properties[0].operator'],
+    ['a URL regular expression that is not one', { name: 'x', steps: [{ url: '(', url_matching: 'regex' }] }, 'steps[0].url'],
+    ['a text regular expression ClickHouse cannot run', { name: 'x', steps: [{ event: '$autocapture', text: '(?<=a)b', text_matching: 'regex' }] }, 'steps[0].text'],
     ['a selector this API does not read', { name: 'x', steps: [{ event: '$autocapture', selector: 'a:hover' }] }, 'steps[0].selector'],
     ['steps that are not a list', { name: 'x', steps: { event: 'a' } }, 'steps'],
   ])('refuses %s with a 400 naming the field', async (_case, body, attr) => {

@@ -49,6 +49,13 @@ function checkSteps(steps: readonly ActionStep[], now: Date): void {
       const problem = propertyFilterProblem(filter, `steps[${i}].properties[${j}]`, { types: PROPERTY_FILTER_TYPES, now });
       if (problem) throw badRequest(problem.detail, problem.attr);
     });
+    // A regular expression runs in ClickHouse (RE2): checked as a regex property filter's value is.
+    for (const [key, matching] of [['url', s.url_matching], ['text', s.text_matching], ['href', s.href_matching]] as const) {
+      const value = s[key];
+      if (matching !== 'regex' || value == null) continue;
+      const problem = propertyFilterProblem({ key, value, operator: 'regex' }, `steps[${i}]`, { types: PROPERTY_FILTER_TYPES, now });
+      if (problem) throw badRequest(problem.detail.replace(`steps[${i}].value`, `steps[${i}].${key}`), `steps[${i}].${key}`);
+    }
     if (s.selector) {
       try {
         selectorRegex(s.selector);
