@@ -5,6 +5,8 @@ export const SCOPES = [
   'person:write',
   'cohort:read',
   'cohort:write',
+  'action:read',
+  'action:write',
   'activity_log:read',
   'feature_flag:read',
   'feature_flag:write',

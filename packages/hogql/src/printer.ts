@@ -1,4 +1,5 @@
-import type { SelectLike, SelectQuery } from './ast.js';
+import { expandMatchesAction } from './action-expr.js';
+import type { Expr, SelectLike, SelectQuery } from './ast.js';
 import { HogQLError } from './errors.js';
 import { ClickHousePrinter } from './print-clickhouse.js';
 import { scopeOf } from './resolved-tree.js';
@@ -29,6 +30,8 @@ export interface PrintOptions {
    * only for 18.16. Without it, SQL for 18.16, which every later release runs too.
    */
   server?: ClickHouseServer;
+  /** The project's actions `matchesAction(...)` may name, by name and by id, each as its condition over events (`actionExpr`). */
+  actions?: ReadonlyMap<string | number, Expr>;
 }
 
 export interface PrintedQuery {
@@ -50,12 +53,13 @@ export const MAX_LIMIT = 50_000;
  * through a `team_id` guard this function adds, in every subquery, join, CTE and union part,
  * so no input can reach another project's rows; everything else is an allow-list.
  */
-export function printQuery(query: SelectLike, options: PrintOptions): PrintedQuery {
+export function printQuery(written: SelectLike, options: PrintOptions): PrintedQuery {
   const server = options.server ?? CLICKHOUSE_18_16;
   const printer = new ClickHousePrinter(options.teamId, options.values ?? {}, server);
   const defaultLimit = Math.min(options.defaultLimit ?? DEFAULT_LIMIT, options.maxLimit ?? MAX_LIMIT);
   const maxLimit = options.maxLimit ?? MAX_LIMIT;
   try {
+    const query = expandMatchesAction(written, options.actions ?? new Map());
     const top = query.node === 'SelectQuery' ? query : null;
     const ownLimit = top?.limit ? printer.integer(top.limit, 'LIMIT') : null;
     const offset = top?.offset ? printer.integer(top.offset, 'OFFSET') : 0;

@@ -10,6 +10,7 @@ import {
   type StoredPropertyFilter,
   type ValueOperator,
 } from '@tributary/property-filters';
+import type { ActionDefinition } from './action-expr.js';
 import type { Expr, SelectQuery } from './ast.js';
 
 /**
@@ -31,6 +32,8 @@ export interface FilterContext {
   now: Date;
   /** The cohorts filters name, looked up by the caller (`cohortIds`) in the project. */
   cohorts: ReadonlyMap<number, CohortDefinition>;
+  /** The actions an `ActionsNode` names, looked up by the caller in the project. */
+  actions?: ReadonlyMap<number, ActionDefinition>;
 }
 
 /** The parts of an autocaptured element a filter may test (PostHog's element filter keys). */

@@ -9,6 +9,8 @@ import type { Pool } from '@tributary/postgres';
 import type { Redis } from '@tributary/redis';
 import type { Queue } from 'bullmq';
 import { AccessControls } from './access-controls/access-controls.js';
+import { actionRoutes } from './actions/action-routes.js';
+import { ActionStore } from './actions/action-store.js';
 import { authenticate, projectAccess } from './auth/authenticate.js';
 import { rateLimit } from './auth/rate-limit.js';
 import { cohortRoutes } from './cohorts/cohort-routes.js';
@@ -94,6 +96,7 @@ export interface ApiDeps {
   groups: GroupStore;
   annotations: AnnotationStore;
   definitions: DefinitionStore;
+  actions: ActionStore;
 }
 
 /** The api's dependencies from its connections, the same in the service and in tests. */
@@ -114,11 +117,12 @@ export function apiDeps(
   const dashboards = new DashboardStore(pool);
   const surveys = new SurveyStore(pool);
   const features = new EarlyAccessFeatureStore(pool);
+  const actions = new ActionStore(pool);
   return {
     store: new ControlPlaneStore(pool, config.apiKeyPepper),
     flags,
     clickhouse,
-    query: new QueryService({ clickhouse: stores.queryClickhouse, limits: config, cache: new InsightCache({ redis, clickhouse, clock: () => new Date() }), cohorts }),
+    query: new QueryService({ clickhouse: stores.queryClickhouse, limits: config, cache: new InsightCache({ redis, clickhouse, clock: () => new Date() }), cohorts, actions }),
     queryClickhouse: stores.queryClickhouse,
     pool,
     redis,
@@ -155,6 +159,7 @@ export function apiDeps(
     groups: new GroupStore(pool),
     annotations: new AnnotationStore(pool),
     definitions: new DefinitionStore(pool),
+    actions,
   };
 }
 
@@ -179,6 +184,7 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
     project.use('/batch_exports', batchExportRoutes(deps));
     project.use('/explicit_members', explicitMemberRoutes(deps));
     project.use('/cohorts', cohortRoutes(deps));
+    project.use('/actions', actionRoutes(deps));
     project.use('/surveys', surveyRoutes(deps));
     project.use('/early_access_features', earlyAccessFeatureRoutes(deps));
     project.use('/groups', groupRoutes(deps));

@@ -4,7 +4,7 @@ import type { ChdbClickHouse } from '@tributary/test-support/chdb';
 import { QueryService } from '../src/query/query-service.js';
 import type { InsightCache } from '../src/query/insight-cache.js';
 import { buildFixture, type Fixture } from './insights-oracle/fixture.js';
-import { NY, TABLE, expected, insertFixture, observed, type Zone } from './insights-oracle/cases.js';
+import { NY, TABLE, asActions, expected, insertFixture, observed, type OracleAction, type Zone } from './insights-oracle/cases.js';
 
 /**
  * The insights oracle (`insights-oracle/cases.ts`) on a current ClickHouse (chdb's in-process
@@ -20,6 +20,16 @@ const projects: Record<Zone, { id: number; fixture: Fixture }> = {
 
 // The oracle's questions name no cohort, so the store is never asked.
 const noCohorts = { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [] };
+/** Actions kept as the real store keeps them: each in its project, found by id or name only there. */
+const stored: (OracleAction & { id: number; team: number })[] = [];
+const actions = {
+  definitions: async (teamId: number, ids: readonly number[], names: readonly string[] = []) =>
+    stored.filter((a) => a.team === teamId && (ids.includes(a.id) || names.includes(a.name))).map(({ id, name, steps }) => ({ id, name, steps })),
+};
+const storeAction = (team: number) => (action: OracleAction) => {
+  stored.push({ ...action, id: stored.length + 1, team });
+  return stored.length;
+};
 let clickhouse: ChdbClickHouse;
 let service: QueryService;
 beforeAll(async () => {
@@ -29,7 +39,7 @@ beforeAll(async () => {
   await insertFixture(clickhouse, TEAM + 2, buildFixture('UTC', { other: true }));
   // Computes every answer, as the real cache does for a question it has not seen.
   const cache = { answer: (_project: unknown, _request: unknown, _mode: unknown, compute: () => Promise<object>) => compute() } as unknown as InsightCache;
-  service = new QueryService({ clickhouse, cache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: noCohorts });
+  service = new QueryService({ clickhouse, cache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: noCohorts, actions });
 });
 afterAll(() => clickhouse.close());
 
@@ -38,5 +48,20 @@ describe('every insight kind agrees with the reference on ClickHouse 26', () => 
     const { id, fixture } = projects[zone];
     const answer = (await service.run({ id, timezone: zone }, request, new AbortController().signal)) as { results: unknown[] };
     expect(observed(request, answer.results as any[])).toEqual(expected(fixture.world, request));
+  });
+});
+
+describe('each question asked with actions instead of events gives the same numbers (ActionsNode, retention {type: actions})', () => {
+  it.each(TABLE)('%s (%s)', async (_name, zone, request) => {
+    const { id, fixture } = projects[zone];
+    const withActions = asActions(request, storeAction(id));
+    const answer = (await service.run({ id, timezone: zone }, withActions, new AbortController().signal)) as { results: unknown[] };
+    expect(observed(request, answer.results as any[])).toEqual(expected(fixture.world, request));
+  });
+
+  it("refuses another project's action, by id, as one the project does not have", async () => {
+    const foreign = storeAction(TEAM + 2)({ name: 'Theirs', steps: [{ event: '$pageview' }] });
+    const request = { kind: 'TrendsQuery' as const, series: [{ kind: 'ActionsNode' as const, id: foreign }], dateRange: { date_from: '2024-01-01', date_to: '2024-01-31' } };
+    await expect(service.run({ id: TEAM, timezone: 'UTC' }, request, new AbortController().signal)).rejects.toMatchObject({ status: 400, detail: expect.stringContaining(`action ${foreign} does not exist in this project`) });
   });
 });

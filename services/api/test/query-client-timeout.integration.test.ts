@@ -20,6 +20,7 @@ const service = new QueryService({
   cache: {} as InsightCache,
   limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 },
   cohorts: { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [] },
+  actions: { definitions: async () => [] },
 });
 const teamId = 700_000_000 + randomInt(90_000_000);
 

@@ -93,6 +93,18 @@ const READERS: Record<string, (properties: object[]) => Promise<{ status: number
   RetentionQuery: (properties) => query({ kind: 'RetentionQuery', retentionFilter: { period: 'Day', totalIntervals: 3, retentionType: 'retention_recurring' }, properties, dateRange: range }),
   LifecycleQuery: (properties) => query({ kind: 'LifecycleQuery', series: [{ kind: 'EventsNode', event: '$pageview' }], interval: 'day', properties, dateRange: range }),
   StickinessQuery: (properties) => query({ kind: 'StickinessQuery', series: [{ kind: 'EventsNode', event: null }], interval: 'day', properties, dateRange: range }),
+  // An action's steps take the same filters: as an ActionsNode series and as HogQL's matchesAction.
+  'an ActionsNode': async (properties) => {
+    const action = await api.request('POST', path('actions/'), tenant.personalApiKey, { name: `generated ${randomUUID()}`, steps: [{ event: '$pageview', properties }, { event: '$autocapture', selector: 'div.main button', properties }] });
+    if (action.status !== 201) return action;
+    return query({ kind: 'TrendsQuery', series: [{ kind: 'ActionsNode', id: action.body.id }], dateRange: range, breakdownFilter: { breakdown: 'secret' } });
+  },
+  matchesAction: async (properties) => {
+    const name = `generated ${randomUUID()}`;
+    const action = await api.request('POST', path('actions/'), tenant.personalApiKey, { name, steps: [{ properties }, { url: 'secret', url_matching: 'contains' }] });
+    if (action.status !== 201) return action;
+    return query({ kind: 'HogQLQuery', query: `SELECT event, properties.secret, person.properties.email FROM events WHERE matchesAction('${name}')` });
+  },
   'a saved insight': async (properties) => {
     const source = { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: null }], properties, dateRange: range, breakdownFilter: { breakdown: 'tier', breakdown_type: 'group', breakdown_group_type_index: 0 } };
     const created = await api.request('POST', path('insights/'), tenant.personalApiKey, { name: 'generated', query: { kind: 'InsightVizNode', source } });

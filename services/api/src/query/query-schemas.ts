@@ -13,12 +13,16 @@ const eventsNode = {
   type: 'object',
   required: ['kind'],
   properties: {
-    kind: { const: 'EventsNode', description: 'must be EventsNode (actions and data warehouse series are not supported yet)' },
+    kind: { enum: ['EventsNode', 'ActionsNode'], description: 'must be EventsNode or ActionsNode (data warehouse series are not supported yet)' },
     event: { type: ['string', 'null'] },
+    // An ActionsNode's action: one of the project's, by id.
+    id: { type: 'integer', minimum: 1, maximum: 2_147_483_647 },
     name: { type: ['string', 'null'] },
     custom_name: { type: ['string', 'null'] },
     properties: propertyFilters,
   },
+  if: { properties: { kind: { const: 'ActionsNode' } } },
+  then: { required: ['id'] },
 };
 
 const hogqlQuerySchema = {
@@ -110,7 +114,8 @@ function seriesQuerySchema(kind: string, intervals: string[], maxSeries: number)
 
 const retentionEntity = {
   type: 'object',
-  properties: { id: { type: ['string', 'null'] }, event: { type: ['string', 'null'] }, type: { const: 'events' }, kind: { const: 'EventsNode' }, name: { type: 'string' } },
+  // An event by name, or an action by id (`type: 'actions'`), as PostHog's RetentionEntity.
+  properties: { id: { type: ['string', 'integer', 'null'] }, event: { type: ['string', 'null'] }, type: { enum: ['events', 'actions'] }, kind: { enum: ['EventsNode', 'ActionsNode'] }, name: { type: 'string' } },
 };
 const retentionQuerySchema = {
   type: 'object',
@@ -152,7 +157,13 @@ const funnelsQuerySchema = {
         exclusions: {
           type: 'array',
           maxItems: 20,
-          items: { type: 'object', required: ['funnelFromStep', 'funnelToStep'], properties: { kind: { const: 'EventsNode' }, event: { type: ['string', 'null'] }, funnelFromStep: { type: 'integer', minimum: 0 }, funnelToStep: { type: 'integer', minimum: 0 } } },
+          items: {
+            type: 'object',
+            required: ['funnelFromStep', 'funnelToStep'],
+            properties: { ...eventsNode.properties, funnelFromStep: { type: 'integer', minimum: 0 }, funnelToStep: { type: 'integer', minimum: 0 } },
+            if: eventsNode.if,
+            then: eventsNode.then,
+          },
         },
       },
     },

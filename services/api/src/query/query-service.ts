@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { ClickHouseError, Sql, isRequestTimeout, queryInputProblem, serverOf, type ClickHouse, type CompactResult } from '@tributary/clickhouse';
-import { HogQLError, MAX_LIMIT, parseSelect, printHogQL, printQuery, type PrintedQuery, type SelectLike } from '@tributary/hogql';
+import { HogQLError, MAX_LIMIT, matchesActionRefs, parseSelect, printHogQL, printQuery, type FilterContext, type PrintedQuery, type SelectLike } from '@tributary/hogql';
 import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
+import type { ActionStore } from '../actions/action-store.js';
+import { actionIdsIn, matchesActionConditions, projectActions } from '../actions/query-actions.js';
 import type { CohortStore } from '../cohorts/cohort-store.js';
 import { cohortIdsIn, filterContext } from '../cohorts/filter-cohorts.js';
 import { buildEventsQuery, isoDateTime, shapeValue, type ColumnShape, type EventsQueryRequest } from './events-query.js';
@@ -70,6 +72,8 @@ export interface QueryServiceDeps {
   cache: InsightCache;
   /** The cohorts property filters name, and their versions for the cache. */
   cohorts: Pick<CohortStore, 'definitions' | 'memberDistinctIds' | 'versions'>;
+  /** The actions an `ActionsNode` or `matchesAction` names. */
+  actions: Pick<ActionStore, 'definitions'>;
   clock?: () => Date;
 }
 
@@ -121,11 +125,13 @@ export class QueryService {
       if (options.refresh === 'force_cache') return { results: null, is_cached: false, last_refresh: null };
       return { ...(await this.gated(project, request, signal, options.clientQueryId)), is_cached: false, last_refresh: this.clock().toISOString() };
     }
-    // A cohort the query names stands for its filters and members as they are now, so an edited or
-    // deleted cohort makes it another question, with its own entry. The versions are read before the
-    // computation reads the cohorts, so an answer is never older than the versions it is kept under.
+    // A cohort or action the query names stands for its filters, members or steps as they are now,
+    // so an edited or deleted one makes it another question, with its own entry. The versions are
+    // read before the computation reads them, so an answer is never older than its key.
     const cohorts = await this.deps.cohorts.versions(project.id, cohortIdsIn(request));
-    const answer = await this.deps.cache.answer(project, { query: request, cohorts }, options.refresh ?? 'blocking', () => this.gated(project, request, signal, options.clientQueryId));
+    const actionIds = actionIdsIn(request);
+    const keyed = { query: request, cohorts, ...(actionIds.length > 0 && { actions: await projectActions(this.deps.actions, project.id, actionIds) }) };
+    const answer = await this.deps.cache.answer(project, keyed, options.refresh ?? 'blocking', () => this.gated(project, request, signal, options.clientQueryId));
     if ('answer' in answer) return { results: null, is_cached: false, last_refresh: null, cache_key: answer.cache_key };
     return answer;
   }
@@ -159,7 +165,7 @@ export class QueryService {
     const teamId = project.id;
     // Printed for the release this client talks to, asked once: what it lacks is refused with a 400 that names the release it needs.
     const server = await serverOf(this.deps.clickhouse);
-    const filterContextOf = (request: EventsQueryRequest | InsightRequest) => filterContext(this.deps.cohorts, teamId, cohortIdsIn(request), this.clock());
+    const filterContextOf = (request: EventsQueryRequest | InsightRequest) => this.filterContext(teamId, request, []);
     if (isInsight(request)) {
       const filters = await filterContextOf(request);
       // The runner builds trees; each is printed here for the project like any other query, and they run one after another under the one query id.
@@ -177,7 +183,7 @@ export class QueryService {
       ast = await parseSelect(request.query);
       timings.push({ k: './parse', t: seconds(started) });
       const printStarted = performance.now();
-      printed = printQuery(ast, { teamId, server, values: request.values ?? {} });
+      printed = printQuery(ast, { teamId, server, values: request.values ?? {}, actions: await this.matchesActions(teamId, ast) });
       timings.push({ k: './print', t: seconds(printStarted) });
     } else {
       const built = await buildEventsQuery(request, await filterContextOf(request));
@@ -185,7 +191,7 @@ export class QueryService {
       timings.push({ k: './build', t: seconds(started) });
       const printStarted = performance.now();
       const limit = request.limit !== undefined && request.limit > 0 ? Math.min(request.limit, MAX_LIMIT) : undefined;
-      printed = printQuery(ast, { teamId, server, ...(limit !== undefined && { defaultLimit: limit }) });
+      printed = printQuery(ast, { teamId, server, actions: await this.matchesActions(teamId, ast), ...(limit !== undefined && { defaultLimit: limit }) });
       timings.push({ k: './print', t: seconds(printStarted) });
     }
 
@@ -214,6 +220,26 @@ export class QueryService {
     };
     if (request.kind === 'HogQLQuery') response.query = request.query;
     return response;
+  }
+
+  /**
+   * `now`, and the project's cohorts and actions the request names (an action's steps may name
+   * cohorts too); `names` are actions named by matchesAction.
+   */
+  private async filterContext(teamId: number, request: unknown, names: readonly string[], ids: readonly number[] = []): Promise<FilterContext> {
+    const actions = await projectActions(this.deps.actions, teamId, [...actionIdsIn(request), ...ids], names);
+    const context = await filterContext(this.deps.cohorts, teamId, cohortIdsIn([request, actions.map((a) => a.steps)]), this.clock());
+    return { ...context, actions: new Map(actions.map((a) => [a.id, a])) };
+  }
+
+  /** The conditions of the project's actions a query's `matchesAction(...)` calls name, for the printer; none asked, none read. */
+  private async matchesActions(teamId: number, ast: SelectLike) {
+    const refs = matchesActionRefs(ast);
+    if (refs.length === 0) return undefined;
+    const names = refs.filter((r): r is string => typeof r === 'string');
+    const ids = refs.filter((r): r is number => typeof r === 'number');
+    const context = await this.filterContext(teamId, null, names, ids);
+    return matchesActionConditions([...context.actions!.values()], context);
   }
 
   private async runInClickHouse(statement: string, clientGone: AbortSignal, queryId: string): Promise<CompactResult> {

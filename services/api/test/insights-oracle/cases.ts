@@ -12,6 +12,7 @@ import {
   type RetentionRequest,
   type StickinessRequest,
   type TrendsRequest,
+  type PropertyFilter,
   type TrendsSeries,
   type World,
 } from './reference.js';
@@ -204,3 +205,33 @@ export const ZONED = new Set([
 ]);
 
 export const TABLE: [string, Zone, Request][] = [...CASES.map(([name, request]): [string, Zone, Request] => [name, 'UTC', request]), ...CASES.filter(([name]) => ZONED.has(name)).map(([name, request]): [string, Zone, Request] => [name, NY, request])];
+
+// ---- The same questions with actions.
+
+/** An action as the API takes it: one step, an event and its property filters. */
+export interface OracleAction {
+  name: string;
+  steps: { event?: string; properties?: PropertyFilter[] }[];
+}
+
+/**
+ * The question with each event series, funnel step and exclusion, and retention entity asked as an action instead
+ * (PostHog's `ActionsNode`, `{type: 'actions', id}`): an action of one step holding the event and
+ * the series' own property filters, named after the event so labels stay the same. `idOf` gives
+ * the id each action has where it is stored. The answer must be the event question's.
+ */
+export function asActions(request: Request, idOf: (action: OracleAction) => number): Request {
+  const node = (series: { kind?: string; event?: string | null; properties?: PropertyFilter[] }) => {
+    const { kind: _kind, event, properties, ...rest } = series;
+    const id = idOf({ name: event ?? 'All events', steps: [{ ...(event != null && { event }), ...(properties && { properties }) }] });
+    return { ...rest, kind: 'ActionsNode', id };
+  };
+  if (request.kind === 'FunnelsQuery' && request.funnelsFilter?.exclusions) {
+    return { ...request, series: request.series.map(node), funnelsFilter: { ...request.funnelsFilter, exclusions: request.funnelsFilter.exclusions.map(node) } } as unknown as Request;
+  }
+  if (request.kind !== 'RetentionQuery') return { ...request, series: request.series.map(node) } as unknown as Request;
+  const entity = (e: { id: string } | undefined) => e && { type: 'actions', id: idOf({ name: e.id, steps: [{ event: e.id }] }) };
+  const { targetEntity, returningEntity, ...filter } = request.retentionFilter;
+  // No entity means $pageview, in PostHog and here: asked as an action too.
+  return { ...request, retentionFilter: { ...filter, targetEntity: entity(targetEntity ?? { id: '$pageview' }), returningEntity: entity(returningEntity ?? { id: '$pageview' }) } } as unknown as Request;
+}

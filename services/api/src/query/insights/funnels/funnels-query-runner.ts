@@ -9,7 +9,7 @@ import {
   type FunnelStepResult,
   type FunnelsQueryRequest,
 } from './funnels-query.js';
-import { seconds, timedRun, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
+import { entityCondition, seconds, timedRun, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import { firstEventQuery, momentOf } from '../toolkit/first-event.js';
 import { topBreakdownValues } from '../toolkit/breakdown.js';
 
@@ -31,7 +31,7 @@ export async function runFunnelsQuery(request: FunnelsQueryRequest, deps: Insigh
 
   let earliest: Date | null = null;
   if (request.dateRange?.date_from === 'all') {
-    earliest = momentOf(await query(firstEventQuery([request.series[0]!.event ?? null])));
+    earliest = momentOf(await query(firstEventQuery([entityCondition(request.series[0]!, deps.filters)])));
   }
   const cal = deps.calendar;
   const period = cal.resolveDateRange(request.dateRange, 'day', deps.now, earliest);
@@ -43,11 +43,11 @@ export async function runFunnelsQuery(request: FunnelsQueryRequest, deps: Insigh
     const top = topBreakdownValues(await query(buildFunnelBreakdownValuesQuery(input)), funnelBreakdownLimit(request));
     const ast = buildFunnelQuery(input, top);
     hogql = printHogQL(ast);
-    results = top.values.length === 0 ? [] : shapeFunnelResults(request, await query(ast), true);
+    results = top.values.length === 0 ? [] : shapeFunnelResults(request, await query(ast), true, deps.filters);
   } else {
     const ast = buildFunnelQuery(input);
     hogql = printHogQL(ast);
-    results = shapeFunnelResults(request, await query(ast), false);
+    results = shapeFunnelResults(request, await query(ast), false, deps.filters);
   }
   timings.push({ k: './query', t: seconds(started) }, { k: '.', t: seconds(started) });
 

@@ -16,6 +16,8 @@ const cal = new InsightCalendar('UTC');
 beforeAll(() => loadHogQLParser());
 
 const now = new Date('2024-02-01T12:00:00Z');
+/** Steps here are events: no action is looked up. */
+const NO_ACTIONS = { now, cohorts: new Map() };
 const period = cal.resolveDateRange({ date_from: '2024-01-01', date_to: '2024-01-31' }, 'day', now);
 const request = (extra: Partial<FunnelsQueryRequest> = {}): FunnelsQueryRequest => ({
   kind: 'FunnelsQuery',
@@ -67,7 +69,7 @@ describe('building the funnel query', () => {
 
   it.each<[string, Partial<FunnelsQueryRequest>, RegExp]>([
     ['one step', { series: [{ kind: 'EventsNode', event: 'a' }] }, /at least two steps/],
-    ['an actions step', { series: [{ kind: 'EventsNode', event: 'a' }, { kind: 'ActionsNode', id: 1 } as never] }, /only EventsNode/],
+    ['a data warehouse step', { series: [{ kind: 'EventsNode', event: 'a' }, { kind: 'DataWarehouseNode' } as never] }, /only EventsNode and ActionsNode/],
     ['time to convert', { funnelsFilter: { funnelVizType: 'time_to_convert' } }, /not supported yet/],
     ['trends', { funnelsFilter: { funnelVizType: 'trends' } }, /not supported yet/],
     ['an unknown order', { funnelsFilter: { funnelOrderType: 'random' as never } }, /funnelOrderType/],
@@ -106,7 +108,7 @@ describe('building the funnel query', () => {
 
 describe("shaping results as PostHog's steps", () => {
   it('one step per series, with counts, names and conversion times (null at the first step and where nobody converted)', () => {
-    const steps = shapeFunnelRow(request(), [10, 4, 0, 120.5, 60, Number.NaN, null]);
+    const steps = shapeFunnelRow(request(), NO_ACTIONS, [10, 4, 0, 120.5, 60, Number.NaN, null]);
     expect(steps).toEqual([
       { action_id: 'a', name: 'a', custom_name: null, order: 0, people: [], count: 10, type: 'events', average_conversion_time: null, median_conversion_time: null },
       { action_id: 'b', name: 'b', custom_name: 'Bought', order: 1, people: [], count: 4, type: 'events', average_conversion_time: 120.5, median_conversion_time: 60 },
@@ -115,12 +117,12 @@ describe("shaping results as PostHog's steps", () => {
   });
 
   it('no row (nobody in the funnel) is zeros', () => {
-    expect((shapeFunnelResults(request(), [], false) as FunnelStepResult[]).map((s) => s.count)).toEqual([0, 0, 0]);
+    expect((shapeFunnelResults(request(), [], false, NO_ACTIONS) as FunnelStepResult[]).map((s) => s.count)).toEqual([0, 0, 0]);
   });
 
   it('a breakdown is a list of funnels, biggest first, the null value then "other" last, each step naming its value', () => {
     const row = (value: string, first: number) => [value, first, 1, 0, 5, 5, null, null];
-    const funnels = shapeFunnelResults(request(), [row(BREAKDOWN_OTHER, 9), row('Chrome', 2), row(BREAKDOWN_NULL, 8), row('Safari', 3)], true) as FunnelStepResult[][];
+    const funnels = shapeFunnelResults(request(), [row(BREAKDOWN_OTHER, 9), row('Chrome', 2), row(BREAKDOWN_NULL, 8), row('Safari', 3)], true, NO_ACTIONS) as FunnelStepResult[][];
     expect(funnels.map((f) => f[0]!.breakdown_value)).toEqual([['Safari'], ['Chrome'], [BREAKDOWN_NULL], [BREAKDOWN_OTHER]]);
     expect(funnels[0]![1]).toMatchObject({ breakdown: ['Safari'], breakdown_value: ['Safari'], count: 1, average_conversion_time: 5 });
   });

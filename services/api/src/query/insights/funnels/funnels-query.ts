@@ -3,7 +3,7 @@ import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, breakdownValueExpr, breakdownValuesQuery, type BreakdownFilter } from '../toolkit/breakdown.js';
 import { alias, and, at, call, compare, constant, field, from, lambda, minus, or, plus } from '../toolkit/hogql-builders.js';
 import type { InsightCalendar, Period } from '../toolkit/insight-calendar.js';
-import { seriesWhere } from '../toolkit/insight-series.js';
+import { entityCondition, entityOf, seriesWhere } from '../toolkit/insight-series.js';
 import { propertyConditions } from '../toolkit/property-conditions.js';
 import { asNumber } from '../toolkit/result-values.js';
 
@@ -37,8 +37,10 @@ export type FunnelOrderType = 'ordered' | 'strict' | 'unordered';
 export type FunnelWindowUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month';
 
 export interface FunnelsEventsNode {
-  kind: 'EventsNode';
-  event: string | null;
+  /** An `EventsNode`, or an `ActionsNode` (one of the project's actions, by `id`), for steps and exclusions alike. */
+  kind: 'EventsNode' | 'ActionsNode';
+  event?: string | null;
+  id?: number;
   name?: string;
   custom_name?: string;
   properties?: StoredPropertyFilter[];
@@ -93,7 +95,7 @@ export function validateFunnelsQuery(request: FunnelsQueryRequest): void {
   if (!Array.isArray(steps) || steps.length < 2) throw queryError('series: a funnel needs at least two steps');
   if (steps.length > MAX_FUNNEL_STEPS) throw queryError(`series: a funnel takes at most ${MAX_FUNNEL_STEPS} steps`);
   steps.forEach((step, i) => {
-    if (step?.kind !== 'EventsNode') throw queryError(`series[${i}]: only EventsNode steps are supported yet`);
+    if (step?.kind !== 'EventsNode' && step?.kind !== 'ActionsNode') throw queryError(`series[${i}]: only EventsNode and ActionsNode steps are supported yet`);
   });
   const viz = request.funnelsFilter?.funnelVizType ?? 'steps';
   if (viz !== 'steps') throw queryError(`funnelsFilter.funnelVizType ${String(viz)} is not supported yet; use steps`);
@@ -123,7 +125,8 @@ const ifElse = (cond: Expr, then: Expr, otherwise: Expr): Expr => call('if', con
 /** Whether an event is this step (or exclusion): its event name and its own property filters. */
 function stepCondition(step: FunnelsEventsNode, filters: FilterContext): Expr {
   const conditions: Expr[] = [];
-  if (step.event !== null && step.event !== undefined) conditions.push(compare('==', field('event'), constant(step.event)));
+  const entity = entityCondition(step, filters);
+  if (entity) conditions.push(entity);
   conditions.push(...propertyConditions(step.properties ?? [], filters));
   return conditions.length ? and(conditions) : constant(1);
 }
@@ -346,13 +349,13 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
 // ---- Results.
 
 export interface FunnelStepResult {
-  action_id: string | null;
+  action_id: string | number | null;
   name: string;
   custom_name: string | null;
   order: number;
   people: never[];
   count: number;
-  type: 'events';
+  type: 'events' | 'actions';
   average_conversion_time: number | null;
   median_conversion_time: number | null;
   breakdown?: string[];
@@ -367,20 +370,21 @@ const timeOrNull = (value: unknown): number | null => {
 };
 
 /** One funnel's steps from one result row (`[breakdown_value?, count_0..count_n-1, average_1, median_1, ...]`). */
-export function shapeFunnelRow(request: FunnelsQueryRequest, row: readonly unknown[] | undefined, breakdownValue?: string): FunnelStepResult[] {
+export function shapeFunnelRow(request: FunnelsQueryRequest, filters: FilterContext, row: readonly unknown[] | undefined, breakdownValue?: string): FunnelStepResult[] {
   const steps = request.series;
   const offset = breakdownValue === undefined ? 0 : 1;
   const n = steps.length;
   return steps.map((step, k) => {
     const count = row ? asNumber(row[offset + k]) : 0;
+    const entity = entityOf(step, filters);
     const result: FunnelStepResult = {
-      action_id: step.event ?? null,
-      name: step.event ?? 'All events',
+      action_id: entity.id,
+      name: entity.name,
       custom_name: step.custom_name ?? null,
       order: k,
       people: [],
       count,
-      type: 'events',
+      type: entity.type,
       average_conversion_time: k === 0 || !row || count === 0 ? null : timeOrNull(row[offset + n + 2 * (k - 1)]),
       median_conversion_time: k === 0 || !row || count === 0 ? null : timeOrNull(row[offset + n + 2 * (k - 1) + 1]),
     };
@@ -393,9 +397,9 @@ export function shapeFunnelRow(request: FunnelsQueryRequest, row: readonly unkno
 }
 
 /** The funnel's results: one list of steps, or one per breakdown value, biggest first, the null value and "other" last. */
-export function shapeFunnelResults(request: FunnelsQueryRequest, rows: readonly unknown[][], broken: boolean): FunnelStepResult[] | FunnelStepResult[][] {
-  if (!broken) return shapeFunnelRow(request, rows[0]);
-  const funnels = rows.map((row) => shapeFunnelRow(request, row, String(row[0])));
+export function shapeFunnelResults(request: FunnelsQueryRequest, rows: readonly unknown[][], broken: boolean, filters: FilterContext): FunnelStepResult[] | FunnelStepResult[][] {
+  if (!broken) return shapeFunnelRow(request, filters, rows[0]);
+  const funnels = rows.map((row) => shapeFunnelRow(request, filters, row, String(row[0])));
   const rank = (f: FunnelStepResult[]) => (f[0]!.breakdown_value![0] === BREAKDOWN_OTHER ? 2 : f[0]!.breakdown_value![0] === BREAKDOWN_NULL ? 1 : 0);
   return funnels.filter((f) => f[0]!.count > 0).sort((a, b) => rank(a) - rank(b) || b[0]!.count - a[0]!.count || String(a[0]!.breakdown_value![0]).localeCompare(String(b[0]!.breakdown_value![0])));
 }

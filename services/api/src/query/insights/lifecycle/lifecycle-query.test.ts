@@ -32,7 +32,7 @@ describe('LifecycleQuery', () => {
       ['2024-01-02', 'dormant', 1],
       ['2024-01-03', 'resurrecting', 1],
     ];
-    const results = shapeLifecycle(rows, request().series[0]!, period, interval, cal);
+    const results = shapeLifecycle(rows, { id: '$pageview', type: 'events', name: '$pageview' }, period, interval, cal);
     expect(results.map((r) => [r.status, r.data, r.count])).toEqual([
       ['new', [2, 0, 0], 2],
       ['returning', [0, 1, 0], 1],

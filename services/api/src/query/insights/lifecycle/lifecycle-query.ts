@@ -1,6 +1,6 @@
 import { printHogQL, queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
-import { intervalOf, seconds, seriesName, seriesWhere, singleSeries, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
+import { entityOf, intervalOf, seconds, seriesWhere, singleSeries, type InsightEventsNode, type SeriesEntity, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import type { InsightCalendar, Period } from '../toolkit/insight-calendar.js';
 import { alias, and, array, call, compare, constant, field, lambda } from '../toolkit/hogql-builders.js';
 import { zeroFill } from '../toolkit/result-values.js';
@@ -26,7 +26,7 @@ export interface LifecycleQueryRequest {
 }
 
 export interface LifecycleResult {
-  action: { id: string | null; name: string; type: 'events'; order: 0; math: 'total' };
+  action: { id: string | number | null; name: string; type: 'events' | 'actions'; order: 0; math: 'total' };
   data: number[];
   count: number;
   labels: string[];
@@ -110,8 +110,8 @@ export function buildLifecycleQuery(series: InsightEventsNode, request: Lifecycl
 }
 
 /** The four series PostHog answers, in its order, each zero-filled; dormant counts are negative. */
-export function shapeLifecycle(rows: readonly unknown[][], series: InsightEventsNode, period: Period, interval: LifecycleInterval, cal: InsightCalendar): LifecycleResult[] {
-  const name = seriesName(series);
+export function shapeLifecycle(rows: readonly unknown[][], entity: SeriesEntity, period: Period, interval: LifecycleInterval, cal: InsightCalendar): LifecycleResult[] {
+  const { name } = entity;
   const days = period.buckets.map((b) => cal.formatDay(b, interval));
   const labels = period.buckets.map((b) => cal.formatLabel(b, interval));
   return LIFECYCLE_STATUSES.map((status) => {
@@ -123,7 +123,7 @@ export function shapeLifecycle(rows: readonly unknown[][], series: InsightEvents
       cal,
     ).map((v) => (v === 0 ? 0 : sign * v));
     return {
-      action: { id: series.event, name, type: 'events', order: 0, math: 'total' },
+      action: { id: entity.id, name, type: entity.type, order: 0, math: 'total' },
       data,
       count: data.reduce((a, b) => a + b, 0),
       labels,
@@ -140,5 +140,5 @@ export async function runLifecycleQuery(request: LifecycleQueryRequest, deps: In
   const { period, interval } = lifecyclePeriod(request, deps.now, deps.calendar);
   const ast = buildLifecycleQuery(series, request, period, interval, deps.filters, deps.calendar);
   const { data } = await deps.run(ast);
-  return { results: shapeLifecycle(data, series, period, interval, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
+  return { results: shapeLifecycle(data, entityOf(series, deps.filters), period, interval, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
 }

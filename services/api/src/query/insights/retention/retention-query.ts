@@ -1,6 +1,6 @@
 import { printHogQL, queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
-import { seconds, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
+import { entityCondition, seconds, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import type { InsightCalendar, TrendsInterval } from '../toolkit/insight-calendar.js';
 import { alias, and, at, call, compare, constant, field } from '../toolkit/hogql-builders.js';
 import { propertyConditions } from '../toolkit/property-conditions.js';
@@ -15,11 +15,12 @@ import { asNumber } from '../toolkit/result-values.js';
  */
 export type RetentionPeriod = 'Day' | 'Week' | 'Month';
 export interface RetentionEntity {
-  id?: string | null;
+  /** The event's name, or the action's id (`type: 'actions'`). */
+  id?: string | number | null;
   /** An EventsNode's name for the same thing. */
   event?: string | null;
-  type?: 'events';
-  kind?: 'EventsNode';
+  type?: 'events' | 'actions';
+  kind?: 'EventsNode' | 'ActionsNode';
   name?: string;
 }
 
@@ -54,17 +55,23 @@ export interface RetentionPlan {
   /** The first cohort's interval start, and the end of the last one. */
   start: Date;
   end: Date;
-  target: string | null;
-  returning: string | null;
+  target: InsightEventsNode;
+  returning: InsightEventsNode;
   firstTime: boolean;
 }
 
-const entityEvent = (entity: RetentionEntity | undefined, attr: string): string | null => {
-  if (!entity) return '$pageview';
+/** An entity as a series: PostHog's `{type: 'actions', id}` (or an ActionsNode) is an action, anything else an event by name. */
+const entitySeries = (entity: RetentionEntity | undefined, attr: string): InsightEventsNode => {
+  if (!entity) return { event: '$pageview' };
+  if (entity.type === 'actions' || entity.kind === 'ActionsNode') {
+    const id = Number(entity.id);
+    if (!Number.isInteger(id) || id < 1 || id > 2_147_483_647) throw queryError(`${KIND}: retentionFilter.${attr}.id must be the id of one of the project's actions`);
+    return { kind: 'ActionsNode', id };
+  }
   const event = entity.id ?? entity.event ?? null;
   if (event !== null && typeof event !== 'string') throw queryError(`${KIND}: retentionFilter.${attr}.id must be an event name`);
-  if (entity.type !== undefined && entity.type !== 'events') throw queryError(`${KIND}: retentionFilter.${attr} must be of type events`);
-  return event;
+  if (entity.type !== undefined && entity.type !== 'events') throw queryError(`${KIND}: retentionFilter.${attr} must be of type events or actions`);
+  return { event };
 };
 
 export function retentionPlan(request: RetentionQueryRequest, now: Date, cal: InsightCalendar): RetentionPlan {
@@ -84,13 +91,13 @@ export function retentionPlan(request: RetentionQueryRequest, now: Date, cal: In
     total,
     start: cal.add(last, interval, -(total - 1)),
     end: cal.add(last, interval, 1),
-    target: entityEvent(filter.targetEntity, 'targetEntity'),
-    returning: entityEvent(filter.returningEntity, 'returningEntity'),
+    target: entitySeries(filter.targetEntity, 'targetEntity'),
+    returning: entitySeries(filter.returningEntity, 'returningEntity'),
     firstTime: type === 'retention_first_time',
   };
 }
 
-const isEvent = (event: string | null): Expr => (event === null ? { node: 'Constant', value: true } : compare('==', field('event'), constant(event)));
+const TRUE: Expr = { node: 'Constant', value: true };
 const tsAfterStart = (plan: RetentionPlan) => compare('>=', field('timestamp'), at(plan.start));
 
 /** The interval a moment falls in, counted from the first cohort's (negative before it). */
@@ -111,6 +118,7 @@ const inRange = (index: Expr, plan: RetentionPlan): Expr => and([compare('>=', i
  * (two arrayJoins multiply), and persons counted where they returned, or at interval 0.
  */
 export function buildRetentionQuery(plan: RetentionPlan, request: RetentionQueryRequest, filters: FilterContext, cal: InsightCalendar): SelectQuery {
+  const isEvent = (entity: InsightEventsNode): Expr => entityCondition(entity, filters) ?? TRUE;
   const timestampIndex = intervalIndex(field('timestamp'), plan, cal);
   let starts: Expr;
   if (plan.firstTime) {

@@ -30,7 +30,7 @@ describe('StickinessQuery', () => {
   });
 
   it("data[i] is the persons active on exactly i+1 intervals, zero where none, labelled as PostHog's", () => {
-    const result = shapeStickiness([[1, 2], [3, 1]], { event: '$pageview' }, 0, 4, 'day');
+    const result = shapeStickiness([[1, 2], [3, 1]], { id: '$pageview', type: 'events', name: '$pageview' }, 0, 4, 'day');
     expect(result).toEqual({
       action: { order: 0, type: 'events', name: '$pageview', id: '$pageview' },
       label: '$pageview',
@@ -39,7 +39,7 @@ describe('StickinessQuery', () => {
       labels: ['1 day', '2 days', '3 days', '4 days'],
       days: [1, 2, 3, 4],
     });
-    expect(shapeStickiness([], { event: null }, 1, 2, 'week')).toMatchObject({ label: 'All events', labels: ['1 week', '2 weeks'], data: [0, 0], count: 0 });
+    expect(shapeStickiness([], { id: null, type: 'events', name: 'All events' }, 1, 2, 'week')).toMatchObject({ label: 'All events', labels: ['1 week', '2 weeks'], data: [0, 0], count: 0 });
   });
 
   it('refuses an interval it does not know', () => {

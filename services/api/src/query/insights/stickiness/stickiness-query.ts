@@ -1,6 +1,6 @@
 import { printHogQL, queryError, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
-import { intervalOf, seconds, seriesName, seriesWhere, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
+import { entityOf, intervalOf, seconds, seriesWhere, type InsightEventsNode, type SeriesEntity, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import type { InsightCalendar, Period, TrendsInterval } from '../toolkit/insight-calendar.js';
 import { alias, call, constant, field } from '../toolkit/hogql-builders.js';
 import { asNumber } from '../toolkit/result-values.js';
@@ -18,7 +18,7 @@ export interface StickinessQueryRequest {
 }
 
 export interface StickinessResult {
-  action: { order: number; type: 'events'; name: string; id: string | null };
+  action: { order: number; type: 'events' | 'actions'; name: string; id: string | number | null };
   label: string;
   count: number;
   data: number[];
@@ -60,13 +60,13 @@ export function buildStickinessQuery(series: InsightEventsNode, request: Stickin
 const plural = (n: number, interval: TrendsInterval) => `${n} ${interval}${n === 1 ? '' : 's'}`;
 
 /** One series' rows as PostHog's result: `data[i]` persons active on exactly i+1 intervals, for i+1 from 1 to N. */
-export function shapeStickiness(rows: readonly unknown[][], series: InsightEventsNode, order: number, intervals: number, interval: TrendsInterval): StickinessResult {
+export function shapeStickiness(rows: readonly unknown[][], entity: SeriesEntity, order: number, intervals: number, interval: TrendsInterval): StickinessResult {
   const byCount = new Map(rows.map((r) => [asNumber(r[0]), asNumber(r[1])]));
   const days = Array.from({ length: intervals }, (_, i) => i + 1);
   const data = days.map((d) => byCount.get(d) ?? 0);
-  const name = seriesName(series);
+  const { name } = entity;
   return {
-    action: { order, type: 'events', name, id: series.event },
+    action: { order, type: entity.type, name, id: entity.id },
     label: name,
     count: data.reduce((a, b) => a + b, 0),
     data,
@@ -77,7 +77,7 @@ export function shapeStickiness(rows: readonly unknown[][], series: InsightEvent
 
 export async function runStickinessQuery(request: StickinessQueryRequest, deps: InsightRunDeps): Promise<InsightResponse<StickinessResult>> {
   const started = performance.now();
-  if (!Array.isArray(request.series) || request.series.length === 0) throw queryError(`${KIND}: series must hold at least one EventsNode`);
+  if (!Array.isArray(request.series) || request.series.length === 0) throw queryError(`${KIND}: series must hold at least one EventsNode or ActionsNode`);
   const { period, interval } = stickinessPeriod(request, deps.now, deps.calendar);
   const results: StickinessResult[] = [];
   let hogql = '';
@@ -85,7 +85,7 @@ export async function runStickinessQuery(request: StickinessQueryRequest, deps: 
     const ast = buildStickinessQuery(series, request, period, interval, deps.filters, deps.calendar);
     if (order === 0) hogql = printHogQL(ast);
     const { data } = await deps.run(ast);
-    results.push(shapeStickiness(data, series, order, period.buckets.length, interval));
+    results.push(shapeStickiness(data, entityOf(series, deps.filters), order, period.buckets.length, interval));
   }
   return { results, hogql, timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
 }

@@ -1,14 +1,14 @@
-import type { SelectQuery } from '@tributary/hogql';
-import { call, compare, constant, field, from } from './hogql-builders.js';
+import type { Expr, SelectQuery } from '@tributary/hogql';
+import { call, field, from, or } from './hogql-builders.js';
 
-/** The time of the project's first event of these names (any event when one is null), for `date_from: 'all'`. */
-export function firstEventQuery(events: readonly (string | null | undefined)[]): SelectQuery {
-  const names = events.filter((e): e is string => typeof e === 'string');
+/** The time of the project's first event meeting any of these series' conditions (any event when one is null), for `date_from: 'all'`. */
+export function firstEventQuery(conditions: readonly (Expr | null)[]): SelectQuery {
+  const some = conditions.filter((c): c is Expr => c !== null);
   return {
     node: 'SelectQuery',
     select: [call('toUnixTimestamp', call('min', field('timestamp')))],
     select_from: from('events'),
-    ...(names.length === events.length && { where: compare('in', field('event'), { node: 'Tuple', exprs: names.map(constant) }) }),
+    ...(some.length === conditions.length && some.length > 0 && { where: or(some) }),
   };
 }
 

@@ -1,20 +1,39 @@
 import type { CompactResult } from '@tributary/clickhouse';
-import { queryError, type Expr, type FilterContext, type SelectLike } from '@tributary/hogql';
+import { actionExpr, projectAction, queryError, type Expr, type FilterContext, type SelectLike } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import type { InsightCalendar, TrendsInterval } from './insight-calendar.js';
 import { and, at, compare, constant, field } from './hogql-builders.js';
 import { propertyConditions } from './property-conditions.js';
 
 /**
- * What the stickiness, lifecycle and retention queries share: their series (an `EventsNode`),
+ * What the insight queries share: their series (an `EventsNode` or `ActionsNode`),
  * the runner's dependencies, and the response envelope PostHog answers them in.
  */
 export interface InsightEventsNode {
-  kind?: 'EventsNode';
-  event: string | null;
+  /** An `EventsNode` (one event, or every event) or an `ActionsNode` (one of the project's actions, by `id`). */
+  kind?: 'EventsNode' | 'ActionsNode';
+  event?: string | null;
+  id?: number;
   name?: string;
   custom_name?: string;
   properties?: StoredPropertyFilter[];
+}
+
+/** The condition an event meets to count for a series or step: its event name or its action's; null for every event. */
+export function entityCondition(series: Pick<InsightEventsNode, 'kind' | 'event' | 'id'>, filters: FilterContext): Expr | null {
+  if (series.kind === 'ActionsNode') return actionExpr(projectAction(filters, series.id!), filters);
+  return series.event === null || series.event === undefined ? null : compare('==', field('event'), constant(series.event));
+}
+
+/** What PostHog's results say a series is: its event (`type: 'events'`, `id` the name) or its action (`type: 'actions'`, `id` the number), and its name. */
+export interface SeriesEntity {
+  id: string | number | null;
+  type: 'events' | 'actions';
+  name: string;
+}
+export function entityOf(series: Pick<InsightEventsNode, 'kind' | 'event' | 'id'>, filters: FilterContext): SeriesEntity {
+  if (series.kind === 'ActionsNode') return { id: series.id!, type: 'actions', name: projectAction(filters, series.id!).name };
+  return { id: series.event ?? null, type: 'events', name: series.event ?? 'All events' };
 }
 
 export interface InsightRunDeps {
@@ -59,16 +78,15 @@ export function intervalOf<I extends TrendsInterval>(value: unknown, allowed: re
 /** The series' event name (or every event), in [from, to), with its own and the query's property filters. */
 export function seriesWhere(series: InsightEventsNode, from: Date, to: Date, properties: readonly StoredPropertyFilter[] | undefined, filters: FilterContext): Expr {
   const where: Expr[] = [compare('>=', field('timestamp'), at(from)), compare('<', field('timestamp'), at(to))];
-  if (series.event !== null && series.event !== undefined) where.unshift(compare('==', field('event'), constant(series.event)));
+  const entity = entityCondition(series, filters);
+  if (entity) where.unshift(entity);
   where.push(...propertyConditions([...(series.properties ?? []), ...(properties ?? [])], filters));
   return and(where);
 }
 
-/** The series' name as PostHog labels it. */
-export const seriesName = (series: InsightEventsNode): string => series.event ?? 'All events';
 
 /** The only series of a query that takes one. */
 export function singleSeries(series: readonly InsightEventsNode[] | undefined, kind: string): InsightEventsNode {
-  if (!Array.isArray(series) || series.length !== 1) throw queryError(`${kind}: series must hold exactly one EventsNode`);
+  if (!Array.isArray(series) || series.length !== 1) throw queryError(`${kind}: series must hold exactly one EventsNode or ActionsNode`);
   return series[0]!;
 }

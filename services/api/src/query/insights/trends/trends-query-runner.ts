@@ -1,6 +1,6 @@
 import { printHogQL, type SelectQuery } from '@tributary/hogql';
 import { firstEventQuery, momentOf } from '../toolkit/first-event.js';
-import { seconds, timedRun, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
+import { entityCondition, entityOf, seconds, timedRun, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import { parseFormula } from './trends-formula.js';
 import { BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, topBreakdownValues } from '../toolkit/breakdown.js';
 import type { Period } from '../toolkit/insight-calendar.js';
@@ -27,7 +27,7 @@ export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightR
 
   let earliest: Date | null = null;
   if (request.dateRange?.date_from === 'all') {
-    earliest = momentOf(await query(firstEventQuery(request.series.map((s) => s.event))));
+    earliest = momentOf(await query(firstEventQuery(request.series.map((s) => entityCondition(s, deps.filters)))));
   }
   const current = cal.resolveDateRange(request.dateRange, interval, deps.now, earliest);
   const periods: [Period, boolean][] = [[current, false]];
@@ -41,10 +41,11 @@ export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightR
   for (const [period, previous] of periods) {
     for (const [order, series] of request.series.entries()) {
       const input = { request, series, period, interval, filters: deps.filters, cal };
+      const entity = entityOf(series, deps.filters);
       if (!hasBreakdown(request)) {
         const ast = buildSeriesQuery(input);
         hogql ??= printHogQL(ast);
-        runs.push({ series, order, period, previous, rows: await query(ast) });
+        runs.push({ series, entity, order, period, previous, rows: await query(ast) });
         continue;
       }
       if (countsInOnePass(series)) {
@@ -52,18 +53,18 @@ export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightR
         hogql ??= printHogQL(ast);
         const { rows, values, other } = breakdownCountRows(await query(ast), breakdownLimit, input);
         hasMore ||= other;
-        runs.push({ series, order, period, previous, rows, breakdownValues: values });
+        runs.push({ series, entity, order, period, previous, rows, breakdownValues: values });
         continue;
       }
       const top = topBreakdownValues(await query(buildBreakdownValuesQuery(input)), breakdownLimit);
       const ast = buildSeriesQuery(input, top);
       hogql ??= printHogQL(ast);
       if (top.values.length === 0) {
-        runs.push({ series, order, period, previous, rows: [], breakdownValues: [] });
+        runs.push({ series, entity, order, period, previous, rows: [], breakdownValues: [] });
         continue;
       }
       hasMore ||= top.other;
-      runs.push({ series, order, period, previous, rows: await query(ast), breakdownValues: [...top.values, ...(top.other ? [BREAKDOWN_OTHER] : [])] });
+      runs.push({ series, entity, order, period, previous, rows: await query(ast), breakdownValues: [...top.values, ...(top.other ? [BREAKDOWN_OTHER] : [])] });
     }
   }
   timings.push({ k: './queries', t: seconds(started) });

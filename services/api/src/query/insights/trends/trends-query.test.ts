@@ -119,6 +119,7 @@ describe('breakdowns', () => {
     const results = shapeSeries(
       {
         series: req.series[0]!,
+        entity: { id: '$pageview', type: 'events', name: '$pageview' },
         order: 0,
         period,
         previous: false,

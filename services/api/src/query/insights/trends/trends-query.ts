@@ -3,6 +3,7 @@ import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, breakdownValueExpr, breakdownValuesQuery, type BreakdownFilter } from '../toolkit/breakdown.js';
 import { alias, and, at, call, compare, constant, field } from '../toolkit/hogql-builders.js';
 import type { InsightCalendar, Period, TrendsInterval } from '../toolkit/insight-calendar.js';
+import { entityCondition } from '../toolkit/insight-series.js';
 import { propertyConditions } from '../toolkit/property-conditions.js';
 import { asNumber } from '../toolkit/result-values.js';
 
@@ -19,8 +20,10 @@ export type TrendsMath = (typeof TRENDS_MATHS)[number];
 const PROPERTY_MATHS = new Set<TrendsMath>(['sum', 'avg', 'min', 'max', 'median', 'p90', 'p95', 'p99']);
 
 export interface TrendsEventsNode {
-  kind: 'EventsNode';
-  event: string | null;
+  /** An `EventsNode`, or an `ActionsNode` counting one of the project's actions (`id`). */
+  kind: 'EventsNode' | 'ActionsNode';
+  event?: string | null;
+  id?: number;
   name?: string;
   custom_name?: string;
   math?: TrendsMath;
@@ -116,7 +119,8 @@ function whereOf({ request, series, period, filters, cal }: SeriesQueryInput): E
   // Active users of a bucket count the days before it too; over a whole range, the last days of it.
   if (activeDays !== undefined) from = total ? new Date(Math.max(period.from.getTime(), cal.add(period.to, 'day', -activeDays).getTime())) : cal.add(period.from, 'day', -(activeDays - 1));
   const where: Expr[] = [compare('>=', field('timestamp'), at(from)), compare('<', field('timestamp'), at(period.to))];
-  if (series.event !== null && series.event !== undefined) where.unshift(compare('==', field('event'), constant(series.event)));
+  const entity = entityCondition(series, filters);
+  if (entity) where.unshift(entity);
   if (math === 'unique_group') where.push(call('notEmpty', groupField(series)));
   if (math === 'unique_session') where.push(call('notEmpty', call('ifNull', field('properties', '$session_id'), constant(''))));
   where.push(...propertyConditions([...(series.properties ?? []), ...(request.properties ?? [])], filters));

@@ -1,4 +1,5 @@
 import type { InsightCalendar, Period, TrendsInterval } from '../toolkit/insight-calendar.js';
+import type { SeriesEntity } from '../toolkit/insight-series.js';
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from '../toolkit/breakdown.js';
 import { asNumber, zeroFill } from '../toolkit/result-values.js';
 import { evaluateFormula, seriesLetter, type Formula } from './trends-formula.js';
@@ -8,8 +9,8 @@ import { hasBreakdown, isTotalValue, type TrendsEventsNode, type TrendsQueryRequ
 
 export interface TrendsAction {
   days: string[];
-  id: string | null;
-  type: 'events';
+  id: string | number | null;
+  type: 'events' | 'actions';
   order: number;
   name: string;
   custom_name: string | null;
@@ -37,6 +38,8 @@ export interface TrendsResult {
 /** One series' answer over one period, as rows of ClickHouse (`[bucket?, breakdown_value?, total]`). */
 export interface SeriesRun {
   series: TrendsEventsNode;
+  /** What the series counts, as its results name it. */
+  entity: SeriesEntity;
   order: number;
   period: Period;
   previous: boolean;
@@ -66,11 +69,11 @@ export function shapeSeries(run: SeriesRun, request: TrendsQueryRequest, interva
   const total = isTotalValue(request);
   const broken = hasBreakdown(request);
   const days = period.buckets.map((b) => cal.formatDay(b, interval));
-  const name = series.event ?? 'All events';
+  const { name } = run.entity;
   const action: TrendsAction = {
     days,
-    id: series.event,
-    type: 'events',
+    id: run.entity.id,
+    type: run.entity.type,
     order: run.order,
     name,
     custom_name: series.custom_name ?? null,
