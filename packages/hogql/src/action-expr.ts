@@ -1,6 +1,7 @@
 import { PropertyFilterError, type StoredPropertyFilter } from '@tributary/property-filters';
 import type { Call, Expr, SelectLike } from './ast.js';
 import { queryError } from './errors.js';
+import type { ActionDefinition, ActionStep, StringMatching } from './action-definition.js';
 import { propertyFilterExprs, type FilterContext } from './property-filter-expr.js';
 
 /**
@@ -9,28 +10,6 @@ import { propertyFilterExprs, type FilterContext } from './property-filter-expr.
  * conditions. The conditions are trees like any query's, so the printer guards what they read
  * (a cohort a step's properties name) as it guards everything else.
  */
-
-export const STRING_MATCHINGS = ['exact', 'contains', 'regex'] as const;
-export type StringMatching = (typeof STRING_MATCHINGS)[number];
-
-export interface ActionStep {
-  event?: string | null;
-  url?: string | null;
-  url_matching?: StringMatching | null;
-  selector?: string | null;
-  tag_name?: string | null;
-  text?: string | null;
-  text_matching?: StringMatching | null;
-  href?: string | null;
-  href_matching?: StringMatching | null;
-  properties?: StoredPropertyFilter[] | null;
-}
-
-export interface ActionDefinition {
-  id: number;
-  name: string;
-  steps: readonly ActionStep[];
-}
 
 /** PostHog tests the clicked element only on autocaptured events. */
 const AUTOCAPTURE = '$autocapture';

@@ -6,4 +6,5 @@ export { printHogQL, printHogQLExpr } from './print-hogql.js';
 export { FUNCTION_NAMES, containsAggregate, containsAsterisk } from './functions.js';
 export { TABLES } from './schema.js';
 export { propertyFilterExprs, jsonPropertyExpr, jsonPropertyText, cohortIds, ELEMENT_KEYS, type FilterContext, type CohortDefinition, type CohortGroup } from './property-filter-expr.js';
-export { actionExpr, projectAction, selectorRegex, matchesActionRefs, expandMatchesAction, STRING_MATCHINGS, type ActionDefinition, type ActionStep, type StringMatching } from './action-expr.js';
+export { actionExpr, projectAction, selectorRegex, matchesActionRefs, expandMatchesAction } from './action-expr.js';
+export { STRING_MATCHINGS, type ActionDefinition, type ActionStep, type StringMatching } from './action-definition.js';

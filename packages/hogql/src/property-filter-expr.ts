@@ -10,7 +10,7 @@ import {
   type StoredPropertyFilter,
   type ValueOperator,
 } from '@tributary/property-filters';
-import type { ActionDefinition } from './action-expr.js';
+import type { ActionDefinition } from './action-definition.js';
 import type { Expr, SelectQuery } from './ast.js';
 
 /**

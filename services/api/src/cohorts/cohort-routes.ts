@@ -5,7 +5,7 @@ import { idParam } from '../http/id-param.js';
 import { pageLinks, sendCsv } from '../http/responses.js';
 import { UUID_PATTERN } from '../http/uuid.js';
 import type { ManagementPersonStore } from '../persons/management-person-store.js';
-import { PERSON_FIELDS, presentPerson, regexOfFilters } from '../persons/person-routes.js';
+import { PERSON_FIELDS, presentPerson, regexOfFilters } from '../persons/person-presenter.js';
 import { readCohortCsv } from './cohort-csv.js';
 import { MAX_CSV_BYTES } from './cohort-csv-upload.js';
 import { checkFilterValues, createSchema, patchSchema, type CohortCreateBody, type CohortFilters } from './cohort-filters.js';

@@ -1,11 +1,12 @@
 import { Router, type Request, type Response } from 'express';
 import { PAGE_PROPERTIES, assertStorable, badRequest, documented, notFound, validateBody, validateJsonParam, validateQuery, type Page } from '@tributary/http';
-import { parseIdList, personDisplayName } from '@tributary/persons';
+import { parseIdList } from '@tributary/persons';
 import { propertyFilterProblem, type PropertyFilter } from '@tributary/property-filters';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { presentCohort } from '../cohorts/cohort-routes.js';
 import { idParam } from '../http/id-param.js';
 import { pageLinks, sendCsv } from '../http/responses.js';
+import { PERSON_FIELDS, presentPerson, regexOfFilters } from './person-presenter.js';
 import type { PersonActivityLog } from './person-activity.js';
 import type { Actor, PersonService } from './person-service.js';
 import type { ManagementPersonStore, PersonRecord } from './management-person-store.js';
@@ -50,35 +51,7 @@ function parseFilters(raw: string | undefined, now: Date): PropertyFilter[] {
   return filters as PropertyFilter[];
 }
 
-/**
- * Postgres reads a regex filter in its own dialect (repeat counts only up to 255, `{2}` alone is
- * an error): a pattern it cannot compile is the filter's fault, not a server error.
- */
-export async function regexOfFilters<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if ((error as { code?: unknown }).code === '2201B') throw badRequest('properties: a regular expression uses syntax Postgres cannot compile.', 'properties', 'invalid_query');
-    throw error;
-  }
-}
-
 const personId = (req: Request) => idParam(req, 'Person', 'bigint');
-
-/** The columns of a CSV of persons. */
-export const PERSON_FIELDS = ['id', 'name', 'distinct_ids', 'properties', 'created_at', 'uuid'] as const;
-
-/** A person as the persons endpoint shows one, and the lists of persons elsewhere (a cohort's) too. */
-export function presentPerson(person: PersonRecord) {
-  return {
-    id: person.id,
-    name: personDisplayName(person.properties, person.distinct_ids),
-    distinct_ids: person.distinct_ids,
-    properties: person.properties,
-    created_at: person.created_at.toISOString(),
-    uuid: person.uuid,
-  };
-}
 
 function sendPersons(req: Request, res: Response, persons: PersonRecord[], wrap: (results: ReturnType<typeof presentPerson>[]) => unknown): void {
   const results = persons.map(presentPerson);
