@@ -178,8 +178,9 @@ const { ConfigResourceTypes, ConfigSource } = kafkajs;
 /**
  * Sets `retention.ms` on the topics whose own differs. Kafka's AlterConfigs replaces a topic's
  * whole set of its own settings, so those an operator gave the topic are sent again with it. A
- * broker reads them from its copy of the cluster's metadata, a few milliseconds behind a change:
- * a setting changed in those milliseconds before a service starts would be lost (kafkajs has no
+ * broker reads them from its copy of the cluster's metadata, behind a change: on three brokers a
+ * setting one broker already showed was missing from the next answer, so a setting changed
+ * shortly before a service starts may be lost on a cluster (kafkajs has no
  * IncrementalAlterConfigs, which would change `retention.ms` alone).
  */
 async function setRetention(admin: Admin, topics: string[], retentionMs: string): Promise<void> {
