@@ -1,4 +1,5 @@
 import { actionExpr, type ActionDefinition, type Expr, type FilterContext } from '@tributary/hogql';
+import { idsInRequest } from '../query/ids-in-request.js';
 import type { ActionStore } from './action-store.js';
 
 const isActionId = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 2_147_483_647;
@@ -9,19 +10,11 @@ const isActionId = (value: unknown): value is number => Number.isInteger(value) 
  * looked up in Postgres; any other value is refused when the query is built.
  */
 export function actionIdsIn(request: unknown): number[] {
-  const ids = new Set<number>();
-  const visit = (value: unknown): void => {
-    if (Array.isArray(value)) return value.forEach(visit);
-    if (value === null || typeof value !== 'object') return;
-    const node = value as Record<string, unknown>;
-    if (node.kind === 'ActionsNode' || node.type === 'actions') {
-      const id = typeof node.id === 'string' && /^\d+$/.test(node.id) ? Number(node.id) : node.id;
-      if (isActionId(id)) ids.add(id);
-    }
-    Object.values(node).forEach(visit);
-  };
-  visit(request);
-  return [...ids];
+  return idsInRequest(request, (node) => {
+    if (node.kind !== 'ActionsNode' && node.type !== 'actions') return undefined;
+    const id = typeof node.id === 'string' && /^\d+$/.test(node.id) ? Number(node.id) : node.id;
+    return isActionId(id) ? id : undefined;
+  });
 }
 
 /** The project's live actions a query names by id or (matchesAction) by name; another project's are never found. */

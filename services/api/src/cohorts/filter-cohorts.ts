@@ -1,5 +1,6 @@
 import type { CohortDefinition, CohortGroup, FilterContext } from '@tributary/hogql';
 import { isCohortId } from '@tributary/property-filters';
+import { idsInRequest } from '../query/ids-in-request.js';
 import type { CohortStore } from './cohort-store.js';
 
 /**
@@ -8,16 +9,7 @@ import type { CohortStore } from './cohort-store.js';
  * value is refused when the filter is built.
  */
 export function cohortIdsIn(request: unknown): number[] {
-  const ids = new Set<number>();
-  const visit = (value: unknown): void => {
-    if (Array.isArray(value)) return value.forEach(visit);
-    if (value === null || typeof value !== 'object') return;
-    const node = value as Record<string, unknown>;
-    if (node.type === 'cohort' && typeof node.key === 'string' && isCohortId(node.value)) ids.add(Number(node.value));
-    Object.values(node).forEach(visit);
-  };
-  visit(request);
-  return [...ids];
+  return idsInRequest(request, (node) => (node.type === 'cohort' && typeof node.key === 'string' && isCohortId(node.value) ? Number(node.value) : undefined));
 }
 
 /** What filters over the project's events need besides themselves: `now`, and the project's cohorts they name. */
