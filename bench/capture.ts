@@ -59,7 +59,8 @@ await ensureTopics(admin, prefix, config.kafkaPartitions);
 const capturePort = await freePort();
 const captureLog = join(STATE_DIR, 'logs', 'bench-capture.log');
 mkdirSync(dirname(captureLog), { recursive: true });
-const capture = spawn(process.execPath, ['--conditions=tributary-compiled', 'services/capture/dist/main.js'], {
+const nodeFlags = execFileSync('sh', ['infra/node-flags.sh', 'capture'], { encoding: 'utf8' }).split(/\s+/).filter(Boolean);
+const capture = spawn(process.execPath, [...nodeFlags, '--conditions=tributary-compiled', 'services/capture/dist/main.js'], {
   env: { ...process.env, KAFKA_TOPIC_PREFIX: prefix, CAPTURE_PORT: String(capturePort), LOG_LEVEL: 'warn' },
   stdio: ['ignore', openSync(captureLog, 'w'), 'inherit'],
 });

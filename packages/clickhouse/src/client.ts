@@ -236,6 +236,15 @@ function insertColumns(table: string, columns: readonly string[]): [string, ...s
   return [first, ...rest];
 }
 
+/**
+ * A JSONEachRow line. ClickHouse ends an answer it could not finish with the error's text after
+ * the rows it sent: that line is raised as the error it is, not as JSON that failed to parse.
+ */
+function jsonRow<Row>(text: string): Row {
+  if (text.startsWith('Code: ')) throw wrapError(new Error(text.trim()));
+  return JSON.parse(text) as Row;
+}
+
 /** TabSeparatedRaw lines from the bytes of an answer, each a Buffer ending with its newline, a chunk at a time. */
 async function* linesOf(stream: AsyncIterable<Buffer>): AsyncIterable<Buffer[]> {
   let rest: Buffer | null = null;
@@ -295,7 +304,7 @@ export function createClickHouse(config: ClickHouseConfig, options: { requestTim
         send(statement, options, async (request) => {
           const result = await client.query({ ...request, format: 'JSONEachRow' });
           return (async function* () {
-            for await (const rows of result.stream<Row>()) yield rows.map((row) => row.json<Row>());
+            for await (const rows of result.stream<Row>()) yield rows.map((row) => jsonRow<Row>(row.text));
           })();
         }),
       );
