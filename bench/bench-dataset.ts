@@ -37,6 +37,8 @@ export interface BenchProject {
   personalApiKey: string;
   /** When the events were loaded (ms): they span the `spanDays` before it. */
   loadedAt: number;
+  /** How long loading them took, merges included (s). */
+  loadSeconds?: number;
 }
 
 const DAY_S = 86_400;
@@ -181,8 +183,12 @@ export async function benchProject(dataset: Dataset, deps: { clickhouse: ClickHo
       }
       await waitForMutations();
     }
+    const started = Date.now();
     project.loadedAt = await load(team);
+    await waitForMerges();
+    project.loadSeconds = (Date.now() - started) / 1000;
     await saveProject(project);
+    return project;
   }
   await waitForMerges();
   return project;

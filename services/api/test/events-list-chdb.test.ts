@@ -1,5 +1,5 @@
 import type { ChdbClickHouse } from '@tributary/test-support/chdb';
-import { eventsListSuite } from './events-list-suite.js';
+import { eventsListSuite, newestFirstSuite } from './events-list-suite.js';
 
 /** The events list's statements (`events-list-suite.ts`) on a current ClickHouse (chdb's in-process 26.x). */
 let clickhouse: ChdbClickHouse;
@@ -9,3 +9,4 @@ beforeAll(async () => {
 afterAll(() => clickhouse.close());
 
 eventsListSuite(() => clickhouse);
+newestFirstSuite(() => clickhouse);

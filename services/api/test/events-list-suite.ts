@@ -79,3 +79,87 @@ export function eventsListSuite(target: () => ClickHouse): void {
     expect(values.map((v) => [v.name, Number(v.c)])).toEqual([['Firefox', 2]]);
   });
 }
+
+/**
+ * EventsQuery newest first (the console's events page) reads look-back windows: the same pages as
+ * the whole range gives, for events a day, weeks and years old, a project with one event a year
+ * ago and an empty one, with filters, and never another project's newer events; a page the last
+ * day fills is answered by one statement bounded to that day.
+ */
+export function newestFirstSuite(target: () => ClickHouse): void {
+  const team = 600_000_000 + randomInt(90_000_000);
+  const [other, sparse, empty] = [team + 1, team + 2, team + 3];
+  const now = new Date('2025-06-30T12:00:00Z');
+  const hoursAgo = (hours: number) => new Date(now.getTime() - hours * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
+  const ages = [1, 2, 3, 50, 100, 24 * 20, 24 * 200, 24 * 400];
+  const mine = ages.map((hours, i) => ({ timestamp: hoursAgo(hours), event: i % 2 ? 'purchase' : '$pageview', plan: i % 3 ? 'free' : 'pro', n: String(i) }));
+  let statements = 0;
+  let service: QueryService;
+  beforeAll(async () => {
+    await loadHogQLParser();
+    const newer = Array.from({ length: 10 }, (_, i) => eventRow(other, 'someone', '$pageview', hoursAgo(0.1 + i / 100), { plan: 'pro' }));
+    const rows = mine.map((e, i) => eventRow(team, `user-${i % 3}`, e.event, e.timestamp, { plan: e.plan, n: Number(e.n) }));
+    await target().insert('events', EVENT_ROW_COLUMNS, [...rows, ...newer, eventRow(sparse, 'lone', '$pageview', hoursAgo(24 * 366))]);
+    const clickhouse = target();
+    const counting = new Proxy(clickhouse, {
+      get(client, key) {
+        if (key === 'queryCompact') {
+          return (...args: Parameters<ClickHouse['queryCompact']>) => {
+            statements++;
+            return client.queryCompact(...args);
+          };
+        }
+        const value: unknown = Reflect.get(client, key);
+        return typeof value === 'function' ? value.bind(client) : value;
+      },
+    });
+    service = new QueryService({ clickhouse: counting, clock: () => now, cache: {} as InsightCache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [] }, actions: { definitions: async () => [] } });
+  });
+
+  const list = async (teamId: number, request: Omit<EventsQueryRequest, 'kind' | 'select'>) => {
+    statements = 0;
+    const answer = (await service.run({ id: teamId, timezone: 'UTC' }, { kind: 'EventsQuery', select: ['event', 'timestamp', 'properties.n'], orderBy: ['timestamp DESC'], after: 'all', ...request }, new AbortController().signal)) as QueryResponse;
+    return { rows: answer.results.map((row) => row[2]), hasMore: answer.hasMore, hogql: answer.hogql, statements };
+  };
+  /** What the whole range gives: the project's events newest first, from `offset`, `limit` of them. */
+  const expected = (events: typeof mine, limit: number, offset: number) => {
+    const sorted = [...events].sort((a, b) => b.timestamp.localeCompare(a.timestamp)).map((e) => e.n);
+    return { rows: sorted.slice(offset, offset + limit), hasMore: sorted.length > offset + limit };
+  };
+
+  it('pages through events a day, weeks and years old as the whole range does, at every page size and boundary', async () => {
+    for (const limit of [1, 2, 3, 4, 7, 8, 9]) {
+      for (let offset = 0; offset <= mine.length; offset += limit) {
+        const { rows, hasMore } = await list(team, { limit, offset });
+        expect({ limit, offset, rows, hasMore }).toEqual({ limit, offset, ...expected(mine, limit, offset) });
+      }
+    }
+  });
+
+  it('keeps the before and after bounds, and the event and property filters', async () => {
+    const within = mine.filter((e) => e.timestamp > hoursAgo(24 * 30) && e.timestamp < hoursAgo(2));
+    expect(await list(team, { limit: 2, after: `${hoursAgo(24 * 30).replace(' ', 'T')}Z`, before: `${hoursAgo(2).replace(' ', 'T')}Z` })).toMatchObject(expected(within, 2, 0));
+    const filtered = mine.filter((e) => e.event === 'purchase' && e.plan === 'free');
+    for (const offset of [0, 1, 2]) {
+      expect(await list(team, { limit: 1, offset, event: 'purchase', properties: [{ key: 'plan', value: 'free', operator: 'exact', type: 'event' }] })).toMatchObject(expected(filtered, 1, offset));
+    }
+  });
+
+  it('another project’s newer events never appear and do not fill the page; one event a year ago and none at all are found', async () => {
+    expect(await list(team, { limit: 4 })).toMatchObject(expected(mine, 4, 0));
+    expect(await list(sparse, { limit: 100 })).toMatchObject({ rows: [null], hasMore: false, statements: 5 });
+    expect(await list(empty, { limit: 100 })).toMatchObject({ rows: [], hasMore: false });
+  });
+
+  it('reads only the last day when it fills the page, and widens only as far as it must', async () => {
+    // A day back from the list's end, which is 5 s after now by default.
+    const day = `toDateTime('${new Date(now.getTime() + 5000 - 86_400_000).toISOString()}')`;
+    const full = await list(team, { limit: 2 });
+    expect(full).toMatchObject({ statements: 1, ...expected(mine, 2, 0) });
+    expect(full.hogql).toContain(`timestamp > ${day}`);
+    // Three events in the last day are exactly the page: the fourth, a week back, says there is more.
+    expect(await list(team, { limit: 3 })).toMatchObject({ statements: 2, ...expected(mine, 3, 0) });
+    // A list in another order reads its whole range at once.
+    expect(await list(team, { limit: 2, orderBy: ['timestamp ASC'] })).toMatchObject({ statements: 1, rows: ['7', '6'] });
+  });
+}

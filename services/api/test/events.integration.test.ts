@@ -245,24 +245,36 @@ describe('access to the events endpoints', () => {
 });
 
 describe('pages across look-back windows', () => {
-  it('orders and pages events from the last hour to years ago as one list', async () => {
-    const other = await createTestTenant(api.pool, api.config);
+  let other: TestTenant;
+  beforeAll(async () => {
+    other = await createTestTenant(api.pool, api.config);
+    const newer = await createTestTenant(api.pool, api.config);
+    const at = (hours: number) => new Date(Date.now() - hours * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
     const hoursAgo = [1, 48, 24 * 20, 24 * 200, 24 * 800];
-    const rows = hoursAgo.map((hours, i) => {
-      const ts = new Date(Date.now() - hours * 3_600_000);
-      return row(100 + i, { team_id: other.project.id, timestamp: ts.toISOString().slice(0, 19).replace('T', ' '), event: `age-${hours}` });
-    });
-    await api.clickhouse.insert('events', COLUMNS, rows);
+    const rows = hoursAgo.map((hours, i) => row(100 + i, { team_id: other.project.id, timestamp: at(hours), event: `age-${hours}` }));
+    // Another project's events, newer than all of these: they must neither show nor fill a page.
+    const theirs = Array.from({ length: 5 }, (_, i) => row(200 + i, { team_id: newer.project.id, timestamp: at(0.5), event: 'theirs' }));
+    await api.clickhouse.insert('events', COLUMNS, [...rows, ...theirs]);
     await api.clickhouse.insert('events', COLUMNS, [rows[1]!]);
-    const page = async (offset: number) =>
-      (await api.request('GET', `/api/environments/${other.project.id}/events/?limit=2&offset=${offset}`, other.personalApiKey)).body as { next: string | null; results: { event: string }[] };
-    const pages = [await page(0), await page(2), await page(4)];
-    expect(pages.map((p) => p.results.map((e) => e.event))).toEqual([
+  });
+  const page = async (query: string) => (await api.request('GET', `/api/environments/${other.project.id}/events/${query}`, other.personalApiKey)).body as { next: string | null; results: ({ event: string } | string[])[] };
+
+  it('orders and pages events from the last hour to years ago as one list', async () => {
+    const pages = [await page('?limit=2&offset=0'), await page('?limit=2&offset=2'), await page('?limit=2&offset=4')];
+    expect(pages.map((p) => p.results.map((e) => (e as { event: string }).event))).toEqual([
       ['age-1', 'age-48'],
       ['age-480', 'age-4800'],
       ['age-19200'],
     ]);
     expect(pages.map((p) => p.next === null)).toEqual([false, false, true]);
+  });
+
+  it('pages select expressions the same way, with where and after bounds', async () => {
+    const select = (params: Record<string, string>) => page(q({ select: JSON.stringify(['event']), ...params }));
+    const pages = [await select({ limit: '1' }), await select({ limit: '1', offset: '1' }), await select({ limit: '3', offset: '2' })];
+    expect(pages.map((p) => p.results.flat())).toEqual([['age-1'], ['age-48'], ['age-480', 'age-4800', 'age-19200']]);
+    expect(pages.map((p) => p.next === null)).toEqual([false, false, true]);
+    expect((await select({ where: JSON.stringify(["event != 'age-1'"]), after: '-300d', limit: '2' })).results.flat()).toEqual(['age-48', 'age-480']);
   });
 });
 

@@ -9,6 +9,7 @@ import { pageUrl, sendCsv } from '../http/responses.js';
 import type { ManagementPersonStore } from '../persons/management-person-store.js';
 import { filterContext } from '../cohorts/filter-cohorts.js';
 import { eventsByIdQuery, listEventsQuery, onStoredPerson, pageOfEventsQuery, propertyValuesQuery, type EventListFilters } from './events-list-query.js';
+import { readNewestFirst } from '../query/look-back.js';
 import { toStoredEvent, type EventRow, type StoredEvent } from './stored-event.js';
 
 interface ListQuery {
@@ -107,23 +108,9 @@ function parseTime(value: string | undefined, attr: string, now: Date): Date | u
 
 const STORED_EVENT_FIELDS: (keyof StoredEvent)[] = ['id', 'distinct_id', 'properties', 'event', 'timestamp', 'person', 'elements', 'elements_chain'];
 
-/** Look-back windows for a page, in days: most pages are served by recent days alone. */
-const WINDOWS_DAYS = [1, 7, 30, 365];
-
-/**
- * A page of the newest events, looking back one day, then a week, a month, a year, then without
- * bound, until the window holds the whole page. ClickHouse skips other days by the primary key,
- * so a recent page of a large project reads a small part of it (PostHog's events list does this).
- */
-async function pageInWidening(clickhouse: ClickHouse, teamId: number, filters: EventListFilters, limit: number, offset: number, now: Date): Promise<{ id: string; ts: string }[]> {
-  const end = filters.before ?? now;
-  for (const days of WINDOWS_DAYS) {
-    const from = new Date(end.getTime() - days * 86_400_000);
-    if (filters.after && filters.after >= from) break;
-    const page = await read<{ id: string; ts: string }>(clickhouse, teamId, pageOfEventsQuery({ ...filters, after: from }, limit, offset));
-    if (page.length > limit) return page;
-  }
-  return read<{ id: string; ts: string }>(clickhouse, teamId, pageOfEventsQuery(filters, limit, offset));
+/** A newest-first page of the list's rows (`limit` + 1 tell whether a next page exists), read by widening look-back windows. */
+function newestPage<T>(filters: EventListFilters, limit: number, now: Date, read: (filters: EventListFilters) => Promise<T[]>): Promise<T[]> {
+  return readNewestFirst(filters.before ?? now, filters.after, (rows) => rows.length > limit, (from) => read(from ? { ...filters, after: from } : filters));
 }
 
 /** Rows as stored events, each naming its distinct id's current person. */
@@ -184,13 +171,13 @@ export function eventRoutes(deps: EventRouteDeps): Router {
     const next = (count: number) => (count > query.limit ? pageUrl(deps.publicUrl, req, query.limit, query.offset + query.limit) : null);
 
     if (select && selectSources) {
-      const rows = await clientQuery(() => read<Record<string, unknown>>(deps.clickhouse, teamId, listEventsQuery(filters, query.limit, query.offset, select)));
+      const rows = await clientQuery(() => newestPage(filters, query.limit, now, (window) => read<Record<string, unknown>>(deps.clickhouse, teamId, listEventsQuery(window, query.limit, query.offset, select))));
       const results = rows.slice(0, query.limit).map((row) => select.map((_, i) => row[`c${i}`]));
       if (query.format === 'csv') return sendCsv(res, selectSources, results);
       res.json({ columns: selectSources, results, next: next(rows.length) });
       return;
     }
-    const page = await clientQuery(() => pageInWidening(deps.clickhouse, teamId, filters, query.limit, query.offset, now));
+    const page = await clientQuery(() => newestPage(filters, query.limit, now, (window) => read<{ id: string; ts: string }>(deps.clickhouse, teamId, pageOfEventsQuery(window, query.limit, query.offset))));
     const rows = await clientQuery(() => eventsOfPage(deps.clickhouse, teamId, page.slice(0, query.limit)));
     const results = await storedEvents(deps.persons, teamId, rows);
     if (query.format === 'csv') return sendCsv(res, STORED_EVENT_FIELDS, results.map((e) => STORED_EVENT_FIELDS.map((f) => e[f])));

@@ -26,6 +26,8 @@ export interface BuiltEventsQuery {
   ast: SelectQuery;
   columns: string[];
   shapes: ColumnShape[];
+  /** A list of events newest first: its range, which the page may read in look-back windows (`readNewestFirst`). */
+  newestFirst?: { before: Date; after?: Date };
 }
 
 const EVENT_FIELDS = ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at'];
@@ -38,10 +40,19 @@ function tupleOf(fields: string[]): Expr {
   return call('tuple', ...fields.map((f) => field(...f.split('.'))));
 }
 
-function timeBound(value: string, now: Date, attr: string): Expr {
+function timeBound(value: string, now: Date, attr: string): Date {
   const date = parseDateInput(value, now);
   if (!date) throw queryError(`${attr} must be an ISO 8601 date-time or a relative date such as -24h: ${JSON.stringify(value)}`);
-  return call('toDateTime', constant(date.toISOString()));
+  return date;
+}
+
+const at = (date: Date): Expr => call('toDateTime', constant(date.toISOString()));
+const isTimestamp = (expr: Expr) => expr.node === 'Field' && expr.chain.length === 1 && expr.chain[0] === 'timestamp';
+
+/** The query reading only events after `from`: a look-back window of a newest-first page. */
+export function eventsAfter(ast: SelectQuery, from: Date): SelectQuery {
+  const bound = compare('>', field('timestamp'), at(from));
+  return { ...ast, where: ast.where ? { node: 'And', exprs: [ast.where, bound] } : bound };
 }
 
 /**
@@ -80,8 +91,10 @@ export async function buildEventsQuery(request: EventsQueryRequest, filters: Fil
   if (events.length === 1) where.push(compare('==', field('event'), constant(events[0]!)));
   else if (events.length > 1) where.push(compare('in', field('event'), { node: 'Tuple', exprs: events.map(constant) }));
   if (request.personId) where.push(compare('==', call('toString', field('person_id')), constant(request.personId)));
-  where.push(compare('<', field('timestamp'), timeBound(request.before ?? new Date(now.getTime() + 5000).toISOString(), now, 'before')));
-  if (request.after !== 'all') where.push(compare('>', field('timestamp'), timeBound(request.after ?? '-24h', now, 'after')));
+  const before = timeBound(request.before ?? new Date(now.getTime() + 5000).toISOString(), now, 'before');
+  const after = request.after === 'all' ? undefined : timeBound(request.after ?? '-24h', now, 'after');
+  where.push(compare('<', field('timestamp'), at(before)));
+  if (after) where.push(compare('>', field('timestamp'), at(after)));
   where.push(...propertyConditions(request.properties ?? [], filters));
 
   let orderBy: OrderExpr[];
@@ -101,7 +114,11 @@ export async function buildEventsQuery(request: EventsQueryRequest, filters: Fil
     // The limit is the printer's: it asks for one row more than `limit` to tell whether there are more.
     ...(request.offset && { offset: constant(request.offset) }),
   };
-  return { ast, columns: entries.map(expressionOf), shapes };
+  const newest = orderBy[0]!;
+  // The window bounds the events' timestamp: only when the order's is that one, not a select alias of that name.
+  const renamesTimestamp = select.some((e) => e.node === 'Alias' && e.alias === 'timestamp');
+  const newestFirst = !aggregated && having.length === 0 && !renamesTimestamp && newest.order === 'DESC' && isTimestamp(newest.expr);
+  return { ast, columns: entries.map(expressionOf), shapes, ...(newestFirst && { newestFirst: { before, ...(after && { after }) } }) };
 }
 
 /** ClickHouse's `YYYY-MM-DD hh:mm:ss` (always UTC here) as the ISO 8601 text PostHog answers with. */

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { ClickHouseError, Sql, isRequestTimeout, queryInputProblem, serverOf, type ClickHouse, type CompactResult } from '@tributary/clickhouse';
-import { HogQLError, MAX_LIMIT, matchesActionRefs, parseSelect, printHogQL, printQuery, type FilterContext, type PrintedQuery, type SelectLike } from '@tributary/hogql';
+import { HogQLError, MAX_LIMIT, matchesActionRefs, parseSelect, printHogQL, printQuery, type FilterContext, type PrintedQuery, type SelectLike, type SelectQuery } from '@tributary/hogql';
 import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
 import type { ActionStore } from '../actions/action-store.js';
 import { actionIdsIn, matchesActionConditions, projectActions } from '../actions/query-actions.js';
 import type { CohortStore } from '../cohorts/cohort-store.js';
 import { cohortIdsIn, filterContext } from '../cohorts/filter-cohorts.js';
-import { buildEventsQuery, isoDateTime, shapeValue, type ColumnShape, type EventsQueryRequest } from './events-query.js';
+import { buildEventsQuery, eventsAfter, isoDateTime, shapeValue, type ColumnShape, type EventsQueryRequest } from './events-query.js';
+import { readNewestFirst } from './look-back.js';
 import { queryClickHouseSettings, type QueryLimits } from './query-settings.js';
 import { runFunnelsQuery, type FunnelsQueryRequest } from './insights/funnels/funnels-query-runner.js';
 import type { InsightCache, RefreshMode } from './insight-cache.js';
@@ -179,25 +180,36 @@ export class QueryService {
     let shapes: ColumnShape[] | null = null;
     let columns: string[] | null = null;
     let printed: PrintedQuery;
+    let result: CompactResult;
     if (request.kind === 'HogQLQuery') {
       ast = await parseSelect(request.query);
       timings.push({ k: './parse', t: seconds(started) });
       const printStarted = performance.now();
       printed = printQuery(ast, { teamId, server, values: request.values ?? {}, actions: await this.matchesActions(teamId, ast) });
       timings.push({ k: './print', t: seconds(printStarted) });
+      const executeStarted = performance.now();
+      result = await this.runInClickHouse(printed.clickhouse, signal, queryId);
+      timings.push({ k: './clickhouse_execute', t: seconds(executeStarted) });
     } else {
       const built = await buildEventsQuery(request, await filterContextOf(request));
-      ({ ast, shapes, columns } = built);
+      ({ shapes, columns } = built);
       timings.push({ k: './build', t: seconds(started) });
-      const printStarted = performance.now();
       const limit = request.limit !== undefined && request.limit > 0 ? Math.min(request.limit, MAX_LIMIT) : undefined;
-      printed = printQuery(ast, { teamId, server, actions: await this.matchesActions(teamId, ast), ...(limit !== undefined && { defaultLimit: limit }) });
-      timings.push({ k: './print', t: seconds(printStarted) });
+      const actions = await this.matchesActions(teamId, built.ast);
+      const print = (tree: SelectQuery) => printQuery(tree, { teamId, server, actions, ...(limit !== undefined && { defaultLimit: limit }) });
+      const executeStarted = performance.now();
+      // A list newest first reads recent windows first; the answer names the statement that gave it.
+      const run = async (tree: SelectQuery) => {
+        const statement = print(tree);
+        return { tree, printed: statement, result: await this.runInClickHouse(statement.clickhouse, signal, queryId) };
+      };
+      const range = built.newestFirst;
+      const ran = range
+        ? await readNewestFirst(range.before, range.after, (r) => r.printed.paginatedLimit !== null && r.result.data.length > r.printed.paginatedLimit, (from: Date | undefined) => run(from ? eventsAfter(built.ast, from) : built.ast))
+        : await run(built.ast);
+      ({ tree: ast, printed, result } = ran);
+      timings.push({ k: './clickhouse_execute', t: seconds(executeStarted) });
     }
-
-    const executeStarted = performance.now();
-    const result = await this.runInClickHouse(printed.clickhouse, signal, queryId);
-    timings.push({ k: './clickhouse_execute', t: seconds(executeStarted) });
 
     const dateColumns = result.meta.map((m) => isDateTime(m.type));
     let rows = result.data.map((row) => row.map((value, i) => (dateColumns[i] ? isoDateTime(value) : value)));
