@@ -169,7 +169,7 @@ describe('filters of every type on every path, as HogQL that runs', () => {
     const rerun = await query({ kind: 'HogQLQuery', query: events.body.hogql });
     expect(rerun.status).toBe(200);
     expect(rerun.body.results).toEqual(events.body.results);
-    for (const reader of ['TrendsQuery', 'FunnelsQuery', 'RetentionQuery', 'LifecycleQuery', 'StickinessQuery', 'PathsQuery']) {
+    for (const reader of ['TrendsQuery', 'FunnelsQuery', 'RetentionQuery', 'LifecycleQuery', 'StickinessQuery']) {
       const { text } = await READERS[reader]!(every());
       const again = await query({ kind: 'HogQLQuery', query: JSON.parse(text).hogql });
       expect([reader, again.status, again.body.detail]).toEqual([reader, 200, undefined]);

@@ -188,7 +188,8 @@ const pathsQuerySchema = {
         endPoint: nullable({ type: 'string', maxLength: 2000 }),
         stepLimit: nullable({ type: 'integer', minimum: 1, maximum: MAX_PATH_STEPS }),
         pathGroupings: nullable({ type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 400 } }),
-        excludeEvents: nullable({ type: 'array', maxItems: 100, items: { type: 'string', maxLength: 2000 } }),
+        // Bounded together so the printed statement stays within ClickHouse's max_query_size at every maximum.
+        excludeEvents: nullable({ type: 'array', maxItems: 100, items: { type: 'string', maxLength: 400 } }),
         // Cleaning rules are tenant patterns ClickHouse runs on every step: few, and short.
         localPathCleaningFilters: nullable({
           type: 'array',

@@ -50,10 +50,16 @@ describe('PathsQuery', () => {
   it.each([
     ['a cleaning rule RE2 cannot run', { localPathCleaningFilters: [{ regex: '(?<=a)b', alias: '' }] }, 'localPathCleaningFilters[0].regex uses syntax'],
     ['a cleaning rule without its regex', { localPathCleaningFilters: [{ alias: 'x' }] }, 'localPathCleaningFilters[0].regex is required'],
+    ['a cleaning alias naming a group its regex lacks', { localPathCleaningFilters: [{ regex: '/(\\d+)', alias: '/\\2' }] }, 'alias names group 2, which the regex does not have'],
+    ['a cleaning alias with a backslash ClickHouse reads otherwise', { localPathCleaningFilters: [{ regex: 'a', alias: '\\x' }] }, 'alias may hold a backslash only'],
     ['weights that make no range', { minEdgeWeight: 3, maxEdgeWeight: 2 }, 'minEdgeWeight must not be above maxEdgeWeight'],
   ])('refuses %s', (_name, pathsFilter, message) => {
     expect(() => validatePathsQuery(request(pathsFilter))).toThrow(HogQLError);
     expect(() => validatePathsQuery(request(pathsFilter))).toThrow(message);
+  });
+
+  it('takes a cleaning alias naming the groups its regex has', () => {
+    expect(() => validatePathsQuery(request({ localPathCleaningFilters: [{ regex: '/(\\w+)/(\\d+)', alias: '/\\1/:id\\\\\\0' }] }))).not.toThrow();
   });
 
   it('refuses an aggregate as the step expression', async () => {

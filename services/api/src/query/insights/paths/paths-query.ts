@@ -306,7 +306,24 @@ export function validatePathsQuery(request: PathsQueryRequest): void {
   (filter.localPathCleaningFilters ?? []).forEach((rule, i) => {
     const problem = rule.regex ? regexProblem(rule.regex) : 'is required';
     if (problem) throw queryError(`${KIND}: pathsFilter.localPathCleaningFilters[${i}].regex ${problem}`);
+    const aliasProblem = replacementProblem(rule.alias ?? '', rule.regex!);
+    if (aliasProblem) throw queryError(`${KIND}: pathsFilter.localPathCleaningFilters[${i}].alias ${aliasProblem}`);
   });
+}
+
+/**
+ * ClickHouse reads `\1` in a replacement as the pattern's first group and fails the query on a
+ * group the pattern lacks; any other backslash than `\\` reads differently on each side.
+ */
+function replacementProblem(alias: string, regex: string): string | null {
+  const groups = new RegExp(`${regex}|`).exec('')!.length - 1;
+  for (const [escape] of alias.matchAll(/\\[\s\S]?/g)) {
+    if (escape === '\\\\') continue;
+    const group = /^\\(\d)$/.exec(escape);
+    if (!group) return 'may hold a backslash only as \\\\ or before a group number (\\1)';
+    if (Number(group[1]) > groups) return `names group ${group[1]}, which the regex does not have`;
+  }
+  return null;
 }
 
 export async function runPathsQuery(request: PathsQueryRequest, deps: InsightRunDeps): Promise<InsightResponse<PathsEdge>> {
