@@ -1,5 +1,5 @@
 export * from './property-filter.js';
-export { propertyFilterProblem, type FilterProblem, type FilterRules } from './property-filter-problem.js';
+export { propertyFilterProblem, regexProblem, type FilterProblem, type FilterRules } from './property-filter-problem.js';
 export { PropertyFilterError } from './property-filter-error.js';
 export { matchProperty } from './match-property.js';
 export { CompiledPropertyFilter } from './compile-property-filter.js';

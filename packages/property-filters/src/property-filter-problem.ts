@@ -24,6 +24,16 @@ const isScalar = (value: unknown) => typeof value === 'string' || typeof value =
 const NOT_PORTABLE = /\(\?<?[=!]|\\[1-9]|\(\?<|\\[pPucC0QEZ]|\[[^\]]*\\b|\[\[:\w*:\]/;
 const largeRepeat = (pattern: string) => [...pattern.matchAll(/\{(\d+)(?:,(\d*))?\}/g)].some(([, low, high]) => Number(low) > 1000 || Number(high || 0) > 1000);
 
+/** What keeps a pattern from running alike in JavaScript and in ClickHouse (RE2), or null. */
+export function regexProblem(pattern: string): string | null {
+  try {
+    new RegExp(pattern);
+  } catch {
+    return 'is not a valid regular expression';
+  }
+  return NOT_PORTABLE.test(pattern) || largeRepeat(pattern) ? 'uses syntax ClickHouse (RE2) cannot run: lookaround, back-references, named groups, \\p, \\u or \\c escapes, POSIX classes or repeats over 1000' : null;
+}
+
 function valueProblem(operator: PropertyOperator, value: unknown, now: Date): string | null {
   switch (VALUE_SHAPES[operator]) {
     case 'none':
@@ -34,13 +44,7 @@ function valueProblem(operator: PropertyOperator, value: unknown, now: Date): st
       if (Array.isArray(value)) return value.length > 0 && value.every(isScalar) ? null : 'must be a non-empty list of strings, numbers or booleans';
       return isScalar(value) ? null : 'must be a string, number or boolean, or a list of them';
     case 'pattern':
-      if (typeof value !== 'string') return 'must be a regular expression, as a string';
-      try {
-        new RegExp(value);
-      } catch {
-        return 'is not a valid regular expression';
-      }
-      return NOT_PORTABLE.test(value) || largeRepeat(value) ? 'uses syntax ClickHouse (RE2) cannot run: lookaround, back-references, named groups, \\p, \\u or \\c escapes, POSIX classes or repeats over 1000' : null;
+      return typeof value === 'string' ? regexProblem(value) : 'must be a regular expression, as a string';
     case 'date':
       return typeof value === 'string' && parseDateInput(value, now) !== null ? null : 'must be an ISO 8601 date or a relative date such as -7d';
     case 'cohort_id':

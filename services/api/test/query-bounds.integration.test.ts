@@ -74,6 +74,26 @@ describe('funnels at the schema maxima', () => {
   });
 });
 
+describe('paths at the schema maxima', () => {
+  it('20 steps, 1000 edges, 30 cleaning rules of 500 characters (one RE2 must refuse to build), 50 groupings and 100 exclusions answer within the limits', async () => {
+    const rules = Array.from({ length: 30 }, (_, i) => ({ regex: i === 0 ? `((a{1000}){1000}){1000}${'b'.repeat(476)}` : `(step-${i % 10})${'(x|y)*'.repeat(80)}`.slice(0, 500), alias: '\\1' }));
+    const { status } = await expectBounded({
+      kind: 'PathsQuery',
+      dateRange: { date_from: '-30d' },
+      pathsFilter: {
+        stepLimit: 20,
+        edgeLimit: 1000,
+        localPathCleaningFilters: rules,
+        pathGroupings: Array.from({ length: 50 }, (_, i) => `*${'step-'.repeat(79)}${i}*`),
+        excludeEvents: Array.from({ length: 100 }, (_, i) => `never-${i}`.padEnd(400, '-')),
+        startPoint: 'step-0',
+        endPoint: 'step-19',
+      },
+    });
+    expect([200, 400]).toContain(status);
+  });
+});
+
 describe('every insight kind, generated at and near the maxima', () => {
   const event = fc.constantFrom(...EVENTS, '$pageview', 'never');
   const series = (max: number) => fc.array(event.map((e) => ({ kind: 'EventsNode', event: e })), { minLength: 1, maxLength: max });
@@ -104,10 +124,16 @@ describe('every insight kind, generated at and near the maxima', () => {
     dateRange: d,
   }));
 
+  const paths = fc.tuple(fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 1000 }), fc.constantFrom(null, 'step-0', 'step-5'), fc.constantFrom(null, 'step-19', 'step-9'), dateRange).map(([steps, edges, start, end, d]) => ({
+    kind: 'PathsQuery',
+    pathsFilter: { stepLimit: steps, edgeLimit: edges, startPoint: start, endPoint: end, localPathCleaningFilters: [{ regex: 'step-(\\d)$', alias: 'single-\\1' }], pathGroupings: ['step-1*'] },
+    dateRange: d,
+  }));
+
   it('each answers 200 or a 4xx within the time limit, ClickHouse up and within its memory', async () => {
     const outcomes: Record<string, number> = {};
     await fc.assert(
-      fc.asyncProperty(fc.oneof(trends, funnel, stickiness, lifecycle, retention), async (query) => {
+      fc.asyncProperty(fc.oneof(trends, funnel, stickiness, lifecycle, retention, paths), async (query) => {
         const { status } = await expectBounded(query);
         outcomes[status] = (outcomes[status] ?? 0) + 1;
       }),

@@ -93,6 +93,8 @@ const READERS: Record<string, (properties: object[]) => Promise<{ status: number
   RetentionQuery: (properties) => query({ kind: 'RetentionQuery', retentionFilter: { period: 'Day', totalIntervals: 3, retentionType: 'retention_recurring' }, properties, dateRange: range }),
   LifecycleQuery: (properties) => query({ kind: 'LifecycleQuery', series: [{ kind: 'EventsNode', event: '$pageview' }], interval: 'day', properties, dateRange: range }),
   StickinessQuery: (properties) => query({ kind: 'StickinessQuery', series: [{ kind: 'EventsNode', event: null }], interval: 'day', properties, dateRange: range }),
+  // Steps named by the marker-holding property: a row of the other project would show as a step.
+  PathsQuery: (properties) => query({ kind: 'PathsQuery', pathsFilter: { includeEventTypes: ['hogql'], pathsHogQLExpression: 'properties.secret', localPathCleaningFilters: [{ regex: '^$', alias: 'none' }] }, properties, dateRange: range }),
   // An action's steps take the same filters: as an ActionsNode series and as HogQL's matchesAction.
   'an ActionsNode': async (properties) => {
     const action = await api.request('POST', path('actions/'), tenant.personalApiKey, { name: `generated ${randomUUID()}`, steps: [{ event: '$pageview', properties }, { event: '$autocapture', selector: 'div.main button', properties }] });
@@ -153,7 +155,7 @@ describe('filters of every type on every path, as HogQL that runs', () => {
     const list = await READERS['the events list']!(every());
     expect(list.status).toBe(200);
     expect(JSON.parse(list.text).results.map((e: { distinct_id: string; event: string }) => [e.distinct_id, e.event])).toEqual([['alice', '$pageview']]);
-    for (const reader of ['EventsQuery', 'TrendsQuery', 'FunnelsQuery', 'RetentionQuery', 'LifecycleQuery', 'StickinessQuery']) {
+    for (const reader of ['EventsQuery', 'TrendsQuery', 'FunnelsQuery', 'RetentionQuery', 'LifecycleQuery', 'StickinessQuery', 'PathsQuery']) {
       const { status, text } = await READERS[reader]!(every());
       expect([reader, status]).toEqual([reader, 200]);
       expect(text).not.toContain('<filter>');

@@ -119,9 +119,9 @@ describe('the query endpoint refuses what cannot run with a 400 naming the probl
   });
 
   it('names a query kind it does not run, and a body without a query', async () => {
-    const kind = await query({ query: { kind: 'PathsQuery' } });
+    const kind = await query({ query: { kind: 'ErrorTrackingQuery' } });
     expect(kind.status).toBe(400);
-    expect(kind.body).toMatchObject({ code: 'unsupported_query_kind', detail: expect.stringContaining('PathsQuery') });
+    expect(kind.body).toMatchObject({ code: 'unsupported_query_kind', detail: expect.stringContaining('ErrorTrackingQuery') });
     const missing = await query({});
     expect(missing.status).toBe(400);
     expect(missing.body.detail).toMatch(/query/);

@@ -1,7 +1,9 @@
+import { pathsView, type PathsView } from './paths-view.js';
+
 /**
  * Turns a query's `results`, in PostHog's shapes, into what the console draws: trends, lifecycle
  * and stickiness as lines (or bars and tables when the insight's display asks), funnels as bars,
- * retention as a triangle. Pure, so the shapes are tested without a browser.
+ * retention as a triangle, paths as a Sankey diagram. Pure, so the shapes are tested without a browser.
  */
 export interface Series {
   label: string;
@@ -12,6 +14,7 @@ export type InsightView =
   | { type: 'line' | 'bar'; labels: string[]; series: Series[] }
   | { type: 'table'; columns: string[]; rows: (string | number)[][] }
   | { type: 'retention'; periods: string[]; cohorts: RetentionCohort[] }
+  | PathsView
   | { type: 'empty' }
   | { type: 'unsupported'; kind: string };
 
@@ -63,6 +66,8 @@ export function insightView(source: InsightSource, results: unknown): InsightVie
     case 'LifecycleQuery':
     case 'StickinessQuery':
       return lineView(results as TrendResult[]);
+    case 'PathsQuery':
+      return pathsView(results);
     default:
       return { type: 'unsupported', kind: source.kind };
   }

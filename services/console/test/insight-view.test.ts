@@ -83,6 +83,37 @@ describe('insight results are drawn the way each kind is read', () => {
     expect(view.type === 'line' && view.series.map((s) => s.label)).toEqual(['$pageview - new', '$pageview - returning', '$pageview - resurrecting', '$pageview - dormant']);
   });
 
+  it('paths are a Sankey diagram: a column per step, nodes as tall as what passes through them, bands as wide as their counts', () => {
+    const results = [
+      { source: '1_/', target: '2_/pricing', value: 3, average_conversion_time: 90_000 },
+      { source: '1_/', target: '2_/docs', value: 1, average_conversion_time: 1500 },
+      { source: '2_/pricing', target: '3_/signup', value: 2, average_conversion_time: 60_000 },
+    ];
+    const view = insightView({ kind: 'PathsQuery' }, results);
+    if (view.type !== 'paths') throw new Error(`drawn as ${view.type}`);
+    const node = (id: string) => view.nodes.find((n) => n.id === id)!;
+    expect(view.nodes.map((n) => [n.id, n.step, n.name, n.value])).toEqual([
+      ['1_/', 1, '/', 4],
+      ['2_/pricing', 2, '/pricing', 3],
+      ['2_/docs', 2, '/docs', 1],
+      ['3_/signup', 3, '/signup', 2],
+    ]);
+    // Columns left to right; the first column's node holds both of its bands, the heavier on top.
+    expect(node('1_/').x).toBeLessThan(node('2_/pricing').x);
+    expect(node('2_/pricing').x).toBeLessThan(node('3_/signup').x);
+    expect(node('2_/pricing').x).toBe(node('2_/docs').x);
+    expect(node('1_/').height).toBeCloseTo(4 * (node('2_/docs').height / 1));
+    const [heavy, light] = view.links.filter((l) => l.source === '1_/');
+    expect([heavy!.target, light!.target]).toEqual(['2_/pricing', '2_/docs']);
+    expect(heavy!.width + light!.width).toBeCloseTo(node('1_/').height, 0);
+    expect(view.links.map((l) => [l.source, l.target, l.value, l.averageSeconds])).toEqual([
+      ['1_/', '2_/pricing', 3, 90],
+      ['2_/pricing', '3_/signup', 2, 60],
+      ['1_/', '2_/docs', 1, 1.5],
+    ]);
+    expect(heavy!.d).toMatch(/^M[\d.]+,[\d.]+ C/);
+  });
+
   it('a kind it does not draw says so instead of drawing rows as a line', () => {
     expect(insightView({ kind: 'HogQLQuery' }, [[1, 2]])).toEqual({ type: 'unsupported', kind: 'HogQLQuery' });
   });

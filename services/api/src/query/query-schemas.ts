@@ -1,5 +1,6 @@
 import { MAX_QUERY_LENGTH } from '@tributary/hogql';
 import { TRENDS_MATHS } from './insights/trends/trends-query.js';
+import { MAX_PATH_EDGES, MAX_PATH_STEPS, PATH_TYPES } from './insights/paths/paths-query.js';
 
 /** What every kind may carry that the endpoint takes and does not act on (PostHog's DataNode fields). */
 const dataNode = { modifiers: { type: 'object' }, tags: { type: 'object' } };
@@ -172,6 +173,48 @@ const funnelsQuerySchema = {
   },
 };
 
+const nullable = (schema: { type: string } & Record<string, unknown>) => ({ ...schema, type: [schema.type, 'null'] });
+const pathsQuerySchema = {
+  type: 'object',
+  required: ['kind'],
+  properties: {
+    kind: { const: 'PathsQuery' },
+    pathsFilter: {
+      type: 'object',
+      properties: {
+        includeEventTypes: nullable({ type: 'array', maxItems: PATH_TYPES.length, items: { enum: [...PATH_TYPES] } }),
+        pathsHogQLExpression: nullable({ type: 'string', maxLength: 1000 }),
+        startPoint: nullable({ type: 'string', maxLength: 2000 }),
+        endPoint: nullable({ type: 'string', maxLength: 2000 }),
+        stepLimit: nullable({ type: 'integer', minimum: 1, maximum: MAX_PATH_STEPS }),
+        pathGroupings: nullable({ type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 400 } }),
+        // Bounded together so the printed statement stays within ClickHouse's max_query_size at every maximum.
+        excludeEvents: nullable({ type: 'array', maxItems: 100, items: { type: 'string', maxLength: 400 } }),
+        // Cleaning rules are tenant patterns ClickHouse runs on every step: few, and short.
+        localPathCleaningFilters: nullable({
+          type: 'array',
+          maxItems: 30,
+          items: { type: 'object', properties: { alias: nullable({ type: 'string', maxLength: 400 }), regex: nullable({ type: 'string', maxLength: 500 }), order: nullable({ type: 'number' }) } },
+        }),
+        pathReplacements: nullable({ type: 'boolean' }),
+        edgeLimit: nullable({ type: 'integer', minimum: 1, maximum: MAX_PATH_EDGES }),
+        minEdgeWeight: nullable({ type: 'integer', minimum: 0 }),
+        maxEdgeWeight: nullable({ type: 'integer', minimum: 0 }),
+        pathStartKey: nullable({ type: 'string' }),
+        pathEndKey: nullable({ type: 'string' }),
+        pathDropoffKey: nullable({ type: 'string' }),
+      },
+    },
+    funnelPathsFilter: nullable({ type: 'object' }),
+    dateRange,
+    properties: propertyFilters,
+    filterTestAccounts: nullable({ type: 'boolean' }),
+    samplingFactor: nullable({ type: 'number' }),
+    aggregation_group_type_index: { type: ['integer', 'null'] },
+    ...dataNode,
+  },
+};
+
 /** The query kinds the endpoint runs, each with the schema its request is held to. */
 export const QUERY_SCHEMAS: Record<string, object> = {
   HogQLQuery: hogqlQuerySchema,
@@ -181,5 +224,6 @@ export const QUERY_SCHEMAS: Record<string, object> = {
   StickinessQuery: seriesQuerySchema('StickinessQuery', ['hour', 'day', 'week', 'month'], 26),
   LifecycleQuery: seriesQuerySchema('LifecycleQuery', ['day', 'week', 'month'], 1),
   RetentionQuery: retentionQuerySchema,
+  PathsQuery: pathsQuerySchema,
 };
 export const QUERY_KINDS = Object.keys(QUERY_SCHEMAS);

@@ -14,6 +14,7 @@ import { runFunnelsQuery, type FunnelsQueryRequest } from './insights/funnels/fu
 import type { InsightCache, RefreshMode } from './insight-cache.js';
 import { InsightCalendar } from './insights/toolkit/insight-calendar.js';
 import { seconds, type InsightRunDeps } from './insights/toolkit/insight-series.js';
+import { runPathsQuery, type PathsQueryRequest } from './insights/paths/paths-query.js';
 import { runLifecycleQuery, type LifecycleQueryRequest } from './insights/lifecycle/lifecycle-query.js';
 import { runRetentionQuery, type RetentionQueryRequest } from './insights/retention/retention-query.js';
 import { runStickinessQuery, type StickinessQueryRequest } from './insights/stickiness/stickiness-query.js';
@@ -25,7 +26,7 @@ export interface HogQLQueryRequest {
   values?: Record<string, unknown>;
 }
 
-type InsightRequest = TrendsQueryRequest | FunnelsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest;
+type InsightRequest = TrendsQueryRequest | FunnelsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest | PathsQueryRequest;
 export type QueryRequest = HogQLQueryRequest | EventsQueryRequest | InsightRequest;
 
 /** The project a query runs for: its rows only, its timezone for dates. */
@@ -45,6 +46,7 @@ const INSIGHTS: { [K in InsightRequest['kind']]: (request: Extract<InsightReques
   StickinessQuery: runStickinessQuery,
   LifecycleQuery: runLifecycleQuery,
   RetentionQuery: runRetentionQuery,
+  PathsQuery: runPathsQuery,
 };
 const isInsight = (request: QueryRequest): request is InsightRequest => Object.hasOwn(INSIGHTS, request.kind);
 

@@ -46,7 +46,7 @@ export interface World {
 }
 
 /** An event joined with its person, as every kind reads it. */
-interface Row {
+export interface Row {
   event: string;
   time: number;
   properties: Record<string, unknown>;
@@ -56,7 +56,7 @@ interface Row {
   person: RawPerson | null;
 }
 
-function rowsOf(world: World): Row[] {
+export function rowsOf(world: World): Row[] {
   const latest = new Map<string, RawDistinctId>();
   for (const d of world.distinctIds) {
     const seen = latest.get(d.distinctId);
@@ -128,7 +128,7 @@ function matchesFilter(filter: PropertyFilter, row: Row): boolean {
   }
 }
 
-const passes = (filters: readonly PropertyFilter[] | undefined, row: Row) => (filters ?? []).every((f) => matchesFilter(f, row));
+export const passes = (filters: readonly PropertyFilter[] | undefined, row: Row) => (filters ?? []).every((f) => matchesFilter(f, row));
 
 // ---- The calendar of the project's zone.
 

@@ -7,11 +7,18 @@ import type { InsightSource } from '../insight-view.js';
 import { useCancellableQuery } from '../use-cancellable-query.js';
 import { useEventNames, usePropertyNames } from '../use-event-names.js';
 
-type Kind = 'TrendsQuery' | 'FunnelsQuery' | 'RetentionQuery';
+type Kind = 'TrendsQuery' | 'FunnelsQuery' | 'RetentionQuery' | 'PathsQuery';
 const KINDS: { kind: Kind; label: string }[] = [
   { kind: 'TrendsQuery', label: 'Trend' },
   { kind: 'FunnelsQuery', label: 'Funnel' },
   { kind: 'RetentionQuery', label: 'Retention' },
+  { kind: 'PathsQuery', label: 'Paths' },
+];
+const PATH_TYPES = [
+  ['$pageview', 'Pageviews'],
+  ['$screen', 'Screens'],
+  ['custom_event', 'Custom events'],
+  ['', 'All events'],
 ];
 const MATHS = [
   ['total', 'Total count'],
@@ -46,6 +53,10 @@ export function InsightsPage() {
   const [windowDays, setWindowDays] = useState(14);
   const [returning, setReturning] = useState('$pageview');
   const [period, setPeriod] = useState('Week');
+  const [pathType, setPathType] = useState('$pageview');
+  const [startPoint, setStartPoint] = useState('');
+  const [endPoint, setEndPoint] = useState('');
+  const [stepLimit, setStepLimit] = useState(5);
   const properties = usePropertyNames(kind === 'TrendsQuery' ? [event.trim()] : []);
   const query = useCancellableQuery<QueryResponse>();
   const [ran, setRan] = useState<InsightSource & Record<string, unknown>>();
@@ -69,6 +80,18 @@ export function InsightsPage() {
         series: steps.filter((s) => s.trim()).map((s) => ({ kind: 'EventsNode', event: s.trim(), name: s.trim() })),
         dateRange,
         funnelsFilter: { funnelWindowInterval: windowDays, funnelWindowIntervalUnit: 'day' },
+      };
+    }
+    if (kind === 'PathsQuery') {
+      return {
+        kind,
+        dateRange,
+        pathsFilter: {
+          includeEventTypes: pathType ? [pathType] : [],
+          stepLimit,
+          ...(startPoint.trim() ? { startPoint: startPoint.trim() } : {}),
+          ...(endPoint.trim() ? { endPoint: endPoint.trim() } : {}),
+        },
       };
     }
     return {
@@ -162,6 +185,23 @@ export function InsightsPage() {
             {eventPicker('retention-start', 'Did this first', event, setEvent)}
             {eventPicker('retention-return', 'Came back to do', returning, setReturning)}
             <Select id="retention-period" label="Period" value={period} options={['Day', 'Week', 'Month'].map((p) => [p, p])} onChange={setPeriod} />
+          </>
+        )}
+        {kind === 'PathsQuery' && (
+          <>
+            <Select id="paths-type" label="Steps are" value={pathType} options={PATH_TYPES} onChange={setPathType} />
+            <div class="field">
+              <label for="paths-start">Starts at</label>
+              <input id="paths-start" placeholder="e.g. https://example.com/pricing" value={startPoint} onInput={(e) => setStartPoint((e.target as HTMLInputElement).value)} />
+            </div>
+            <div class="field">
+              <label for="paths-end">Ends at</label>
+              <input id="paths-end" value={endPoint} onInput={(e) => setEndPoint((e.target as HTMLInputElement).value)} />
+            </div>
+            <div class="field">
+              <label for="paths-steps">Steps</label>
+              <input id="paths-steps" type="number" min={2} max={20} value={stepLimit} onInput={(e) => setStepLimit(Number((e.target as HTMLInputElement).value))} />
+            </div>
           </>
         )}
         {kind !== 'RetentionQuery' && <Select id="date-range" label="Date range" value={dateFrom} options={RANGES} onChange={setDateFrom} />}
