@@ -9,3 +9,4 @@ export { TABLES } from './schema.js';
 export { propertyFilterExprs, jsonPropertyExpr, jsonPropertyText, cohortIds, ELEMENT_KEYS, type FilterContext, type CohortDefinition, type CohortGroup } from './property-filter-expr.js';
 export { actionExpr, projectAction, selectorRegex, matchesActionRefs, expandMatchesAction } from './action-expr.js';
 export { STRING_MATCHINGS, type ActionDefinition, type ActionStep, type StringMatching } from './action-definition.js';
+export { has as serverHas, type ServerFeature } from './server-features.js';
