@@ -26,7 +26,7 @@ beforeAll(async () => {
   for (let i = 0; i < 20; i++) counter.record([{ column: 'properties', key: '$os' }, { column: 'person_properties', key: 'email' }]);
   counter.record([{ column: 'properties', key: 'rare' }]);
   await counter.flush();
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await redis.del(readsKey);
