@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ClickHouseError, Sql, isRequestTimeout, materializedColumnsOf, queryInputProblem, serverOf, type ClickHouse, type CompactResult } from '@tributary/clickhouse';
+import { ClickHouseError, Sql, isRequestTimeout, materializedColumnsOf, queryInputProblem, serverOf, type ClickHouse, type CompactResult, type MaterializedColumns } from '@tributary/clickhouse';
 import { HogQLError, MAX_LIMIT, matchesActionRefs, parseSelect, printHogQL, printQuery, type FilterContext, type PrintOptions, type PrintedQuery, type PropertyRead, type SelectLike } from '@tributary/hogql';
 import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
@@ -76,6 +76,8 @@ export interface QueryServiceDeps {
   actions: Pick<ActionStore, 'definitions'>;
   /** Counts the properties each printed query reads, which pick the properties worth a column (`PropertyReadCounter`). */
   propertyReads?: { record(reads: readonly PropertyRead[]): void };
+  /** The properties events has columns for; by default `materializedColumnsOf` the client, refreshed once a minute. */
+  materializedColumns?: () => Promise<MaterializedColumns>;
   clock?: () => Date;
 }
 
@@ -168,7 +170,7 @@ export class QueryService {
     // Printed for the release this client talks to, asked once: what it lacks is refused with a 400 that names the release it needs.
     const server = await serverOf(this.deps.clickhouse);
     // The properties events has columns for, from a list refreshed now and then, not asked per query.
-    const materialized = await materializedColumnsOf(this.deps.clickhouse);
+    const materialized = await (this.deps.materializedColumns?.() ?? materializedColumnsOf(this.deps.clickhouse));
     const print = (ast: SelectLike, options: Omit<PrintOptions, 'teamId' | 'server' | 'materialized'> = {}): PrintedQuery => {
       const printed = printQuery(ast, { teamId, server, materialized, ...options });
       this.deps.propertyReads?.record(printed.propertyReads);
