@@ -8,6 +8,7 @@ import { createLogger } from '@tributary/logger';
 import { ControlPlaneStore, MEMBERSHIP_LEVEL } from '@tributary/control-plane';
 import { isGrantedScope, type GrantedScope } from '@tributary/auth';
 import { createClickHouse, topologyOf } from '@tributary/clickhouse';
+import { createRedis } from '@tributary/redis';
 import { MUTATION_REQUEST_TIMEOUT_MS, listDeletionRequests, runDeletionBatch } from '@tributary/deletions';
 import { addMember, issueKey, listOrganizations, listProjects } from './accounts.js';
 import { bootstrap } from './bootstrap.js';
@@ -15,6 +16,7 @@ import { formatCredentials, readCredentials } from './credentials-file.js';
 import { runDemoData } from './demo-data/demo-data-command.js';
 import { runImport } from './import/import-command.js';
 import { runBackup, runRestore } from './backup/backup-command.js';
+import { autoMaterialize, listProperties, materializeProperties, type PropertiesDeps } from './properties/materialized-properties.js';
 
 const config = loadConfig(process.env, {}, 'cli');
 const logger = createLogger('cli', 'warn');
@@ -250,6 +252,50 @@ deletions
     } finally {
       await clickhouse.close();
     }
+  });
+
+/** The stores the properties commands use, closed after `work`. Mutations rewrite every part of events: they get the deletions' long timeout. */
+async function withPropertiesDeps<T>(work: (deps: PropertiesDeps) => Promise<T>): Promise<T> {
+  const clickhouse = createClickHouse(config, { requestTimeoutMs: MUTATION_REQUEST_TIMEOUT_MS });
+  const redis = createRedis(config);
+  try {
+    return await work({ clickhouse, redis, topology: topologyOf(config), maxColumns: config.materializedColumnsMax, mutationTimeoutMs: MUTATION_REQUEST_TIMEOUT_MS * 10 });
+  } finally {
+    redis.disconnect();
+    await clickhouse.close();
+  }
+}
+
+const printMaterialized = (done: { column: string; key: string; name: string; added: boolean }[]) => {
+  if (done.length === 0) console.log('no property to materialize');
+  for (const d of done) console.log(JSON.stringify({ column: d.column, key: d.key, materialized: d.name, added: d.added }));
+};
+
+program
+  .command('properties:materialize')
+  .description("give properties their own column on events, filled for the events already stored (on every shard); the query endpoint reads it within a minute")
+  .argument('<keys...>', 'property keys, as events carry them ($browser)')
+  .option('--person', "the person's properties as at the event (poe.properties) rather than the event's")
+  .action(async (keys: string[], options: { person?: boolean }) => {
+    const column = options.person ? 'person_properties' : 'properties';
+    printMaterialized(await withPropertiesDeps((deps) => materializeProperties(deps, keys.map((key) => ({ column, key })))));
+  });
+
+program
+  .command('properties:list')
+  .description('the materialized properties, and the most read ones, with how often queries read each (a JSON line each)')
+  .option('--limit <n>', 'how many of the most read properties without a column to list', (v) => parsePositive(v), 50)
+  .action(async (options: { limit: number }) => {
+    const listed = await withPropertiesDeps((deps) => listProperties(deps, options.limit));
+    if (listed.length === 0) console.log('no property has been read or materialized yet');
+    for (const property of listed) console.log(JSON.stringify(property));
+  });
+
+program
+  .command('properties:auto')
+  .description('materialize the most read properties without a column (MATERIALIZE_TOP_N of them at most, each read MATERIALIZE_MIN_READS times or more); run it from cron')
+  .action(async () => {
+    printMaterialized(await withPropertiesDeps((deps) => autoMaterialize(deps, { topN: config.materializeTopN, minReads: config.materializeMinReads })));
   });
 
 function parsePositive(value: string): number {

@@ -1,9 +1,12 @@
 export * from './sql.js';
 export { createClickHouse, queryInputProblem, isRefusedRows, isRequestTimeout, ClickHouseError, MAX_STATEMENT_NESTING, type ClickHouse, type ClickHouseConfig, type CompactResult, type CompactQueryOptions } from './client.js';
-export { migrateClickHouse, loadMigrations, splitStatements, MIGRATIONS_DIR } from './migrations.js';
+export { migrateClickHouse, loadMigrations, runStatement, splitStatements, MIGRATIONS_DIR } from './migrations.js';
+export { waitForEventMutations } from './mutations.js';
+export * from './materialized-columns.js';
+export { materializeProperty, MaterializedColumnLimitError, type MaterializeOptions } from './materialize-property.js';
 export * from './event-rows.js';
 export * from './person-rows.js';
-export { propertyText, propertyNumber, propertyIsSet } from './json-property.js';
+export { propertyText, propertyNumber, propertyIsSet, rawJsonText } from './json-property.js';
 export { jsonObjectText, jsonStringLiteral } from './json-text.js';
 export { EncodedJsonFields, RowHeads, TabSeparatedRows, tabSeparatedField, tabSeparatedJson, type Cell, type EncodedField } from './tab-separated.js';
 export { dataTableName, onCluster, renderStatement, shardTableName, topologyOf, type Topology, type TopologyConfig } from './topology.js';

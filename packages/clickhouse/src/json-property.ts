@@ -5,9 +5,14 @@ import { sql, type Sql } from './sql.js';
  * written, '' when absent. `visitParam*` are the JSON functions both 18.16 and current releases have.
  */
 export function propertyText(column: Sql, key: string): Sql {
+  return rawJsonText(sql`visitParamExtractRaw(${column}, ${key})`);
+}
+
+/** A JSON value's raw text (`visitParamExtractRaw`'s) as text: a string unquoted, anything else as written. */
+export function rawJsonText(raw: Sql): Sql {
   // The raw value is extracted once (ClickHouse computes the repeated expression once); a string is
   // unquoted by parsing it alone, rather than the whole properties a second time.
-  return sql`if(substring(visitParamExtractRaw(${column}, ${key}), 1, 1) = '"', visitParamExtractString(concat('{"v":', visitParamExtractRaw(${column}, ${key}), '}'), 'v'), visitParamExtractRaw(${column}, ${key}))`;
+  return sql`if(substring(${raw}, 1, 1) = '"', visitParamExtractString(concat('{"v":', ${raw}, '}'), 'v'), ${raw})`;
 }
 
 export function propertyNumber(column: Sql, key: string): Sql {

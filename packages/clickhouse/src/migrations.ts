@@ -38,7 +38,7 @@ const ADD_COLUMN = /^ALTER TABLE \w+ ADD COLUMN /;
 const DUPLICATE_COLUMN = 44;
 
 /** 18.16 has no ADD COLUMN IF NOT EXISTS: a column a run that died half-way added already counts as added. */
-async function runStatement(clickhouse: ClickHouse, statement: string, topology: Topology): Promise<void> {
+export async function runStatement(clickhouse: ClickHouse, statement: string, topology: Topology): Promise<void> {
   for (const rendered of renderStatement(statement, topology)) {
     try {
       await clickhouse.command(Sql.trusted(rendered));

@@ -168,6 +168,12 @@ export interface Config {
    * process; more are answered 429, so one project's heavy queries cannot queue out the others'.
    */
   queryConcurrencyPerProject: number;
+  /** MATERIALIZED_COLUMNS_MAX: materialized property columns `events` may have in all; each costs every insert a little. */
+  materializedColumnsMax: number;
+  /** MATERIALIZE_TOP_N: how many of the most read properties `tributary properties:auto` gives a column, at most, per run. */
+  materializeTopN: number;
+  /** MATERIALIZE_MIN_READS: reads (counted by the query endpoint) a property needs before `properties:auto` gives it a column. */
+  materializeMinReads: number;
   /** KAFKA_PRODUCE_TIMEOUT_MS: how long capture waits for Kafka's acknowledgement before answering 503. */
   kafkaProduceTimeoutMs: number;
   /** BATCH_EXPORT_TICK_MS: how often the worker looks for due export windows and waiting runs. */
@@ -270,6 +276,9 @@ export const ENV_VARIABLES = {
   queryMaxMemoryBytes: ['QUERY_MAX_MEMORY_BYTES', String(2 * 1024 * 1024 * 1024)],
   queryMaxThreads: ['QUERY_MAX_THREADS', '0'],
   queryConcurrencyPerProject: ['QUERY_CONCURRENCY_PER_PROJECT', '4'],
+  materializedColumnsMax: ['MATERIALIZED_COLUMNS_MAX', '100'],
+  materializeTopN: ['MATERIALIZE_TOP_N', '10'],
+  materializeMinReads: ['MATERIALIZE_MIN_READS', '1000'],
   batchExportTickMs: ['BATCH_EXPORT_TICK_MS', '5000'],
   batchExportSettleS: ['BATCH_EXPORT_SETTLE_S', '60'],
   batchExportPartRecords: ['BATCH_EXPORT_PART_RECORDS', '10000'],
@@ -345,6 +354,9 @@ const schema: JSONSchemaType<RawConfig> = {
     queryMaxMemoryBytes: { type: 'integer', minimum: 1048576 },
     queryMaxThreads: { type: 'integer', minimum: 0 },
     queryConcurrencyPerProject: { type: 'integer', minimum: 1 },
+    materializedColumnsMax: { type: 'integer', minimum: 0, maximum: 1000 },
+    materializeTopN: { type: 'integer', minimum: 0, maximum: 1000 },
+    materializeMinReads: { type: 'integer', minimum: 1 },
     batchExportTickMs: { type: 'integer', minimum: 100 },
     batchExportSettleS: { type: 'integer', minimum: 0 },
     batchExportPartRecords: { type: 'integer', minimum: 1, maximum: 1_000_000 },

@@ -1,4 +1,4 @@
-import { Sql, and, dataTableName, ident, inList, onCluster, sql, type ClickHouse, type Topology } from '@tributary/clickhouse';
+import { Sql, and, dataTableName, ident, inList, onCluster, sql, waitForEventMutations, type ClickHouse, type Topology } from '@tributary/clickhouse';
 import type { Logger } from '@tributary/logger';
 import type { Pool, PoolClient } from '@tributary/postgres';
 
@@ -44,23 +44,6 @@ export function deletionCondition(requests: readonly DeletionRequest[]): Sql {
   );
 }
 
-/** Where the mutations show: this server's table, or one replica of every shard's in a cluster. */
-function mutationsTable(topology: Topology): Sql {
-  return topology.cluster === null ? sql`system.mutations` : Sql.trusted(`cluster(${ident(topology.cluster).text}, system, mutations)`);
-}
-
-async function waitForMutations(clickhouse: ClickHouse, topology: Topology, timeoutMs: number, pollMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const [row] = await clickhouse.query<{ pending: string | number }>(
-      sql`SELECT count() AS pending FROM ${mutationsTable(topology)} WHERE database = ${topology.database} AND table = ${dataTableName(topology, 'events')} AND is_done = 0`,
-    );
-    if (Number(row?.pending ?? 0) === 0) return;
-    if (Date.now() > deadline) throw new Error(`ClickHouse mutations on events did not finish within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
-  }
-}
-
 /** What a job that deletes events needs; the clock, the mutation's timeout and the poll interval are for tests. */
 export interface EventDeletionDeps {
   pool: Pool;
@@ -98,7 +81,7 @@ export async function deleteEventsWhere(
   // Named with its database: each server runs an ON CLUSTER statement in its own default database.
   const events = Sql.trusted(`${ident(deps.topology.database).text}.${ident(dataTableName(deps.topology, 'events')).text}${onCluster(deps.topology)}`);
   await deps.clickhouse.command(sql`ALTER TABLE ${events} DELETE WHERE ${condition}`);
-  await waitForMutations(deps.clickhouse, deps.topology, deps.mutationTimeoutMs ?? defaultTimeoutMs, deps.pollMs ?? 500);
+  await waitForEventMutations(deps.clickhouse, deps.topology, deps.mutationTimeoutMs ?? defaultTimeoutMs, deps.pollMs ?? 500);
 }
 
 export interface DeletionBatchResult {

@@ -1,4 +1,4 @@
-import { Sql, propertyText, quoteString, sql } from '@tributary/clickhouse';
+import { NO_MATERIALIZED_COLUMNS, PROPERTIES_COLUMNS, Sql, quoteString, rawJsonText, sql, type MaterializedColumns, type PropertiesColumn } from '@tributary/clickhouse';
 import type { CompareOperation, Expr, Field, OrderExpr, SelectLike, SelectQuery, WindowExpr, WindowFrameExpr, WindowFunction } from './ast.js';
 import { AliasOfExpression, columnAlias, columnAtPosition, implicitNameHides, inList, joinCondition, usingCondition, whereConjuncts } from './clickhouse-18-16.js';
 import { LAZY_JOIN_KEY, aliasesLazyJoinKey, scalarSubquery } from './distributed-table.js';
@@ -45,14 +45,26 @@ function isConstantShaped(expr: Expr): boolean {
 
 const readsProperty = (ref: FieldRef): boolean => (ref.kind === 'column' || ref.kind === 'lazy') && ref.keys.length > 0;
 
+/** A field that reads a stored column, of a source or of its lazy join. */
+type StoredRead = Extract<FieldRef, { kind: 'column' | 'lazy' }>;
+
+const isPropertiesColumn = (column: string): column is PropertiesColumn => (PROPERTIES_COLUMNS as readonly string[]).includes(column);
+
 /**
- * A JSON property as HogQL reads it: text, NULL when absent, empty or JSON null; nested keys read
- * the value at each level in turn. `visitParam*` are what both 18.16 and current releases have.
+ * A JSON property as HogQL reads it, from its top-level key's raw JSON value: text, NULL when
+ * absent, empty or JSON null; nested keys read the value at each level in turn. `visitParam*` are
+ * what both 18.16 and current releases have.
  */
-function property(column: string, keys: string[]): string {
-  let json = Sql.trusted(column);
-  for (const key of keys.slice(0, -1)) json = sql`visitParamExtractRaw(${json}, ${key})`;
-  return `nullIf(nullIf(${propertyText(json, keys.at(-1)!).text}, ''), 'null')`;
+function property(raw: Sql, keys: string[]): string {
+  let value = raw;
+  for (const key of keys.slice(1)) value = sql`visitParamExtractRaw(${value}, ${key})`;
+  return `nullIf(nullIf(${rawJsonText(value).text}, ''), 'null')`;
+}
+
+/** A property an events query read, for the counts that pick which properties get columns of their own. */
+export interface PropertyRead {
+  column: PropertiesColumn;
+  key: string;
 }
 
 function constant(value: unknown, node: Expr): string {
@@ -79,7 +91,21 @@ export class ClickHousePrinter {
     private readonly values: Record<string, unknown>,
     /** The server the SQL is for: its bugs' workarounds (`clickhouse-18-16.ts`) only where it has them. */
     private readonly server: ClickHouseServer,
-  ) {}
+    /** The properties `events` has columns of their own for: read there instead of from the JSON. */
+    private readonly materialized: MaterializedColumns = NO_MATERIALIZED_COLUMNS,
+  ) {
+    this.materializedNames = new Set([...materialized.properties.values(), ...materialized.person_properties.values()]);
+  }
+
+  private readonly materializedNames: Set<string>;
+  /** Every top-level property of events' JSON columns the query reads, once each. */
+  private readonly reads = new Map<string, PropertyRead>();
+  /** The materialized columns read through an events source printed as a subquery, which must give them. */
+  private readonly wrappedColumns = new Map<Source, Set<string>>();
+
+  propertyReads(): PropertyRead[] {
+    return [...this.reads.values()];
+  }
 
   private guard(alias: string): string {
     return `${q(alias)}.team_id = ${this.teamId}`;
@@ -95,9 +121,48 @@ export class ClickHousePrinter {
     return source.wrapped ? `${q(source.alias)}.${q(column)}` : `${q(`${source.alias}__lazy`)}.${q(column)}`;
   }
 
+  /**
+   * The raw JSON value of a top-level key of an events JSON column: its materialized column where
+   * `events` has one, which holds exactly what `visitParamExtractRaw` reads from the JSON.
+   */
+  private rawValue({ source, column }: StoredRead, key: string, json: string): Sql {
+    return Sql.trusted(this.materializedColumn(source, column, key) ?? sql`visitParamExtractRaw(${Sql.trusted(json)}, ${key})`.text);
+  }
+
+  private materializedColumn(source: Source, column: string, key: string): string | null {
+    if (source.table !== 'events' || !isPropertiesColumn(column)) return null;
+    this.reads.set(`${column}\0${key}`, { column, key });
+    const name = this.materialized[column].get(key);
+    if (name === undefined) return null;
+    if (source.wrapped) {
+      const columns = this.wrappedColumns.get(source) ?? new Set();
+      this.wrappedColumns.set(source, columns.add(name));
+    }
+    return this.column(source, name);
+  }
+
+  /** `visitParamExtractRaw(properties, 'key')` and `visitParamHas(...)` (property filters' forms) over an events JSON column, as its materialized column. */
+  private materializedCall(name: string, args: Expr[]): string | null {
+    if ((name !== 'visitParamExtractRaw' && name !== 'visitParamHas') || args.length !== 2) return null;
+    const [json, key] = args as [Expr, Expr];
+    if (json.node !== 'Field' || key.node !== 'Constant' || typeof key.value !== 'string') return null;
+    const ref = refOf(json);
+    if (ref.kind !== 'column' || ref.keys.length > 0) return null;
+    const column = this.materializedColumn(ref.source, ref.column, key.value);
+    if (column === null) return null;
+    // The raw value is '' exactly where the key is absent: present, it is at least `""` or `null`.
+    return name === 'visitParamHas' ? `(${column} != '')` : column;
+  }
+
+  /** A column alias as printed: one named as a materialized column would stand in for it (see `columnAlias`). */
+  private columnAlias(name: string, node: Expr): string {
+    if (this.materializedNames.has(name)) throw queryError(`${name} cannot name a column: it is the name of a materialized property column`, span(node));
+    return columnAlias(name, node);
+  }
+
   private field(node: Field): Printed {
     const ref = refOf(node);
-    const keyed = (sql: string, keys: string[]): Printed => (keys.length ? { sql: property(sql, keys), property: true } : plain(sql));
+    const keyed = (read: StoredRead, json: string): Printed => (read.keys.length ? { sql: property(this.rawValue(read, read.keys[0]!, json), read.keys), property: true } : plain(json));
     switch (ref.kind) {
       case 'lambdaArg':
         return plain(q(ref.name));
@@ -106,9 +171,9 @@ export class ClickHousePrinter {
       case 'columnCte':
         return plain(`(${this.expr(ref.expr).sql})`);
       case 'column':
-        return keyed(this.column(ref.source, ref.column), ref.keys);
+        return keyed(ref, this.column(ref.source, ref.column));
       case 'lazy':
-        return keyed(this.lazyColumn(ref.source, ref.column), ref.keys);
+        return keyed(ref, this.lazyColumn(ref.source, ref.column));
       case 'personId': {
         const current = this.lazyColumn(ref.source, '__pdi_person_id');
         // A distinct id with no person mapping (a personless event) keeps the person stored on the row.
@@ -254,6 +319,8 @@ export class ClickHousePrinter {
     const { name, spec } = lookupFunction(node.name)!;
     const args = node.args;
     if (name === 'in' || name === 'notIn') return this.membership(args[0]!, args[1]!, name === 'notIn');
+    const materialized = this.materializedCall(name, args);
+    if (materialized !== null) return materialized;
     const printedArgs = args.map((arg) => (arg.node === 'Lambda' ? `(${arg.args.map(q).join(', ')}) -> ${this.expr(arg.expr).sql}` : this.expr(arg).sql));
     const printedParams = (node.params ?? []).map((p) => this.expr(p).sql);
     if (typeof spec.clickhouse === 'function') return spec.clickhouse(printedArgs, printedParams);
@@ -309,7 +376,7 @@ export class ClickHousePrinter {
     let renamed = false;
     for (const { expr, name, column, implicit, node } of scope.items) {
       const sql = this.expr(expr).sql;
-      const alias = columnAlias(name, node);
+      const alias = this.columnAlias(name, node);
       const hides = (implicit && implicitNameHides(name, sql, sources, (s, c) => this.column(s, c))) || (!implicit && keyAliased && name === LAZY_JOIN_KEY);
       let printedAlias: string | null;
       if (hides) {
@@ -331,7 +398,7 @@ export class ClickHousePrinter {
     const clauses: string[] = [];
     const arrayJoin = query.array_join_list?.length
       ? `${query.array_join_op === 'LEFT ARRAY JOIN' ? 'LEFT ARRAY JOIN' : 'ARRAY JOIN'} ${query.array_join_list
-          .map((e) => (e.node === 'Alias' ? `${this.expr(e.expr).sql} AS ${columnAlias(e.alias, e)}` : this.expr(e).sql))
+          .map((e) => (e.node === 'Alias' ? `${this.expr(e.expr).sql} AS ${this.columnAlias(e.alias, e)}` : this.expr(e).sql))
           .join(', ')}`
       : '';
     const conditions: string[] = [];
@@ -405,7 +472,7 @@ export class ClickHousePrinter {
   }
 
   private eventsSubquery(source: Source): string {
-    const columns = EVENTS_SUBQUERY_COLUMNS.map((c) => `__e.${q(c)} AS ${q(c)}`);
+    const columns = [...EVENTS_SUBQUERY_COLUMNS, ...(this.wrappedColumns.get(source) ?? [])].map((c) => `__e.${q(c)} AS ${q(c)}`);
     if (!source.lazy.pdi) return `SELECT ${columns.join(', ')} FROM events AS __e WHERE ${this.guard('__e')}`;
     const lazy = ['__pdi_person_id', ...(source.lazy.person ? ['__person_properties', '__person_created_at', '__person_is_identified'] : [])];
     return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.lazySubquery(source.lazy.person)}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${this.guard('__e')}`;

@@ -1,7 +1,8 @@
 import { expandMatchesAction } from './action-expr.js';
 import type { Expr, SelectLike, SelectQuery } from './ast.js';
 import { HogQLError } from './errors.js';
-import { ClickHousePrinter } from './print-clickhouse.js';
+import type { MaterializedColumns } from '@tributary/clickhouse';
+import { ClickHousePrinter, type PropertyRead } from './print-clickhouse.js';
 import { scopeOf } from './resolved-tree.js';
 import { resolveQuery } from './resolver.js';
 import { CLICKHOUSE_18_16, type ClickHouseServer } from './server-features.js';
@@ -32,6 +33,11 @@ export interface PrintOptions {
   server?: ClickHouseServer;
   /** The project's actions `matchesAction(...)` may name, by name and by id, each as its condition over events (`actionExpr`). */
   actions?: ReadonlyMap<string | number, Expr>;
+  /**
+   * The properties `events` has columns of their own for (`materializedColumnsOf`): read there,
+   * with the same answer as from the JSON. Without it, every property is read from the JSON.
+   */
+  materialized?: MaterializedColumns;
 }
 
 export interface PrintedQuery {
@@ -43,6 +49,8 @@ export interface PrintedQuery {
   paginatedLimit: number | null;
   limit: number;
   offset: number;
+  /** The top-level properties of events' JSON columns the query reads, once each: what picks the properties worth a column. */
+  propertyReads: PropertyRead[];
 }
 
 export const DEFAULT_LIMIT = 100;
@@ -55,7 +63,7 @@ export const MAX_LIMIT = 50_000;
  */
 export function printQuery(written: SelectLike, options: PrintOptions): PrintedQuery {
   const server = options.server ?? CLICKHOUSE_18_16;
-  const printer = new ClickHousePrinter(options.teamId, options.values ?? {}, server);
+  const printer = new ClickHousePrinter(options.teamId, options.values ?? {}, server, options.materialized);
   const defaultLimit = Math.min(options.defaultLimit ?? DEFAULT_LIMIT, options.maxLimit ?? MAX_LIMIT);
   const maxLimit = options.maxLimit ?? MAX_LIMIT;
   try {
@@ -75,7 +83,7 @@ export function printQuery(written: SelectLike, options: PrintOptions): PrintedQ
       body = `SELECT * FROM (${printer.select(resolved, false)})`;
       columns = scopeOf(firstSelect(resolved)).items.map((item) => item.column);
     }
-    return { clickhouse: `${body} LIMIT ${offset ? `${offset}, ` : ''}${fetched}`, columns, paginatedLimit: ownLimit === null ? limit : null, limit, offset };
+    return { clickhouse: `${body} LIMIT ${offset ? `${offset}, ` : ''}${fetched}`, columns, paginatedLimit: ownLimit === null ? limit : null, limit, offset, propertyReads: printer.propertyReads() };
   } catch (error) {
     if (error instanceof RangeError) throw new HogQLError('The query nests too deeply to print', 'hogql_query_error');
     throw error;

@@ -1,6 +1,6 @@
 import type { CTE, Expr, Field, JoinExpr, OrderExpr, SelectLike, SelectQuery, WindowExpr, WindowFrameExpr, WindowFunction } from './ast.js';
 import { MAX_CTE_EXPANSIONS, checkJoinCount, eventsAsSubquery } from './clickhouse-18-16.js';
-import { queryError, spanOf as span } from './errors.js';
+import { HogQLError, queryError, spanOf as span } from './errors.js';
 import { lookupFunction, lookupWindowFunction, type FunctionSpec } from './functions.js';
 import { has, requireFeature, type ClickHouseServer } from './server-features.js';
 import { printHogQLExpr } from './print-hogql.js';
@@ -149,6 +149,31 @@ class Resolver {
     throw queryError(`Unable to resolve field: ${head}`, span(node));
   }
 
+  /**
+   * `properties['$browser']` (and `properties['a']['b']`, `properties.a['b']`) is a property read,
+   * as `properties.$browser` is, as PostHog reads it; an index into anything but a JSON column stays
+   * an array element.
+   */
+  private jsonKeyAccess(node: Extract<Expr, { node: 'ArrayAccess' }>, scope: Scope): ResolvedField | null {
+    const keys: string[] = [];
+    let base: Expr = node;
+    while (base.node === 'ArrayAccess' && base.property.node === 'Constant' && typeof base.property.value === 'string') {
+      keys.unshift(base.property.value);
+      base = base.array;
+    }
+    if (base.node !== 'Field' || keys.length === 0) return null;
+    let resolved: ResolvedField;
+    try {
+      resolved = this.field({ node: 'Field', chain: [...base.chain.map(String), ...keys], ...(node.start && { start: node.start, end: node.end }) }, scope);
+    } catch (error) {
+      if (error instanceof HogQLError) return null;
+      throw error;
+    }
+    const { ref } = resolved;
+    // A subquery's column may be anything (a Map on current releases): only a stored table's JSON columns are read by key.
+    return (ref.kind === 'lazy' || (ref.kind === 'column' && ref.source.table !== undefined)) && ref.keys.length > 0 ? resolved : null;
+  }
+
   private hasField(source: Source, name: string): boolean {
     if (source.table) return Object.hasOwn(TABLES[source.table].fields, name);
     return source.columns?.includes(name) ?? false;
@@ -235,7 +260,7 @@ class Resolver {
       case 'BetweenExpr':
         return { node: 'BetweenExpr', negated: node.negated, expr: this.expr(node.expr, scope), low: this.expr(node.low, scope), high: this.expr(node.high, scope), start: node.start, end: node.end };
       case 'ArrayAccess':
-        return { node: 'ArrayAccess', array: this.expr(node.array, scope), property: this.expr(node.property, scope), start: node.start, end: node.end };
+        return this.jsonKeyAccess(node, scope) ?? { node: 'ArrayAccess', array: this.expr(node.array, scope), property: this.expr(node.property, scope), start: node.start, end: node.end };
       case 'TupleAccess':
         if (!Number.isInteger(node.index) || node.index < 1) throw queryError('A tuple index starts at 1', span(node));
         return { node: 'TupleAccess', tuple: this.expr(node.tuple, scope), index: node.index, start: node.start, end: node.end };

@@ -11,6 +11,7 @@ const FEATURES = {
   windowFunctions: { what: 'window functions (OVER, WINDOW)', since: [21, 9] },
   jsonFunctions: { what: 'JSONExtract functions', since: [20, 1] },
   manyJoins: { what: 'more than two tables in one SELECT', since: [20, 1] },
+  materializeColumn: { what: 'MATERIALIZE COLUMN', since: [21, 10] },
 } as const satisfies Record<string, { what: string; since: [number, number] }>;
 
 export type ServerFeature = keyof typeof FEATURES;

@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { Sql, createClickHouse, serverOf, type ClickHouse, type ClickHouseServer } from '@tributary/clickhouse';
+import { Sql, createClickHouse, serverOf, type ClickHouse, type ClickHouseServer, type MaterializedColumns } from '@tributary/clickhouse';
 import { EVENT_ROW_COLUMNS, eventRow, testConfig, type EventRow } from '@tributary/test-support';
 import { loadHogQLParser, parseSelect, printQuery, type PrintOptions } from '../src/index.js';
 
@@ -131,12 +131,12 @@ export interface HogQLRunner {
   run(text: string, values?: PrintOptions['values']): Promise<{ sql: string; columns: string[]; rows: unknown[][] }>;
 }
 
-/** Runs HogQL on `clickhouse`, printed for `server` as the query endpoint prints for the server it talks to. */
-export function createHogQLRunner(clickhouse: ClickHouse, server: ClickHouseServer, teamId = TEAM): HogQLRunner {
+/** Runs HogQL on `clickhouse`, printed for `server` (and the materialized columns given) as the query endpoint prints for the server it talks to. */
+export function createHogQLRunner(clickhouse: ClickHouse, server: ClickHouseServer, teamId = TEAM, materialized?: MaterializedColumns): HogQLRunner {
   return {
     server,
     async run(text, values) {
-      const printed = printQuery(await parseSelect(text), { teamId, server, ...(values && { values }) });
+      const printed = printQuery(await parseSelect(text), { teamId, server, ...(values && { values }), ...(materialized && { materialized }) });
       const { data } = await clickhouse.queryCompact(Sql.trusted(printed.clickhouse), { settings: { output_format_json_quote_64bit_integers: 0 } });
       return { sql: printed.clickhouse, columns: printed.columns, rows: data };
     },

@@ -3,6 +3,7 @@ import type { Config } from '@tributary/config';
 
 export type { Redis };
 export { TrackedCopies, type TrackedCopiesOptions, type TrackedRead } from './tracked-copies.js';
+export { PropertyReadCounter, PROPERTY_READS_KEY, propertyReadCounts, type PropertyReadCount, type PropertyReadCounterOptions } from './property-reads.js';
 
 /**
  * Redis holds caches and coordination only, so cache commands fail fast instead of queueing

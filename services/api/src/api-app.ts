@@ -7,7 +7,7 @@ import { createKafka, createProducer, kafkaReachability, type Admin, type Renewi
 import type { Logger } from '@tributary/logger';
 import { createPool, postgresAnswers, type Pool } from '@tributary/postgres';
 import { loadHogQLParser } from '@tributary/hogql';
-import { createRedis, redisAnswers, type Redis } from '@tributary/redis';
+import { PropertyReadCounter, createRedis, redisAnswers, type Redis } from '@tributary/redis';
 import { StatusHistory } from './operations/status-history.js';
 import { apiDeps, mountApiRoutes } from './api-routes.js';
 
@@ -51,7 +51,8 @@ export async function buildApi({ config, logger }: ApiBuildDeps): Promise<{ opti
   // As the worker's (see startDeletionScheduler): a lost Redis connection is an 'error' event, logged here rather than printed raw by BullMQ.
   deletionQueue.on('error', (error) => logger.warn({ err: error }, 'deletion queue: Redis error; BullMQ reconnects'));
   const kafkaReachable = kafkaReachability(kafka);
-  const stores = { pool, clickhouse, queryClickhouse, redis, producer, admin, deletionQueue };
+  const propertyReads = new PropertyReadCounter(redis).start((error) => logger.warn({ err: error }, 'property read counts: a batch was lost'));
+  const stores = { pool, clickhouse, queryClickhouse, redis, producer, admin, deletionQueue, propertyReads };
   const stopSampling = new StatusHistory({ redis, serviceUrls: config.serviceUrls }).start((error) => logger.warn({ err: error }, 'status history: a sample was lost'));
   return {
     stores,
@@ -78,6 +79,7 @@ export async function buildApi({ config, logger }: ApiBuildDeps): Promise<{ opti
         ['kafka reachability', () => kafkaReachable.close()],
         ['deletion queue', () => deletionQueue.close()],
         ['redis queue connection', () => queueConnection.disconnect()],
+        ['property read counts', () => propertyReads.stop()],
         ['postgres', () => pool.end()],
         ['clickhouse', () => clickhouse.close()],
         ['query clickhouse', () => queryClickhouse.close()],

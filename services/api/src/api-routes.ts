@@ -6,7 +6,7 @@ import { jsonBodiesOnly, storableRequest } from '@tributary/http';
 import { ControlPlaneStore, FeatureFlagStore, PersonCache } from '@tributary/control-plane';
 import { topicNames, type Admin, type RenewingProducer } from '@tributary/kafka';
 import type { Pool } from '@tributary/postgres';
-import type { Redis } from '@tributary/redis';
+import type { PropertyReadCounter, Redis } from '@tributary/redis';
 import type { Queue } from 'bullmq';
 import { AccessControls } from './access-controls/access-controls.js';
 import { actionRoutes } from './actions/action-routes.js';
@@ -102,7 +102,7 @@ export interface ApiDeps {
 /** The api's dependencies from its connections, the same in the service and in tests. */
 export function apiDeps(
   config: Config,
-  stores: { pool: Pool; clickhouse: ClickHouse; queryClickhouse: ClickHouse; redis: Redis; producer: RenewingProducer; admin: Admin; deletionQueue: Pick<Queue, 'getJobScheduler'> },
+  stores: { pool: Pool; clickhouse: ClickHouse; queryClickhouse: ClickHouse; redis: Redis; producer: RenewingProducer; admin: Admin; deletionQueue: Pick<Queue, 'getJobScheduler'>; propertyReads?: Pick<PropertyReadCounter, 'record'> },
 ): ApiDeps {
   const { pool, redis, clickhouse } = stores;
   const topics = topicNames(config.kafkaTopicPrefix);
@@ -122,7 +122,7 @@ export function apiDeps(
     store: new ControlPlaneStore(pool, config.apiKeyPepper),
     flags,
     clickhouse,
-    query: new QueryService({ clickhouse: stores.queryClickhouse, limits: config, cache: new InsightCache({ redis, clickhouse, clock: () => new Date() }), cohorts, actions }),
+    query: new QueryService({ clickhouse: stores.queryClickhouse, limits: config, cache: new InsightCache({ redis, clickhouse, clock: () => new Date() }), cohorts, actions, ...(stores.propertyReads && { propertyReads: stores.propertyReads }) }),
     queryClickhouse: stores.queryClickhouse,
     pool,
     redis,

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { Sql, queryInputProblem, serverOf, type ClickHouse } from '@tributary/clickhouse';
+import { Sql, materializedColumnsOf, queryInputProblem, serverOf, type ClickHouse } from '@tributary/clickhouse';
 import { PAGE_PROPERTIES, badRequest, documented, notFound, validateJsonParam, validateQuery } from '@tributary/http';
 import { HogQLError, cohortIds, containsAggregate, containsAsterisk, parseExpr, printQuery, propertyFilterExprs, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
 import { PropertyFilterError, parseDateInput, type StoredPropertyFilter } from '@tributary/property-filters';
@@ -95,8 +95,9 @@ async function eventsExpression(source: string, teamId: number): Promise<Expr> {
 /** Runs one of the list's trees, printed for the project: the printer adds the tenant guard, as to any query. */
 async function read<T>(clickhouse: ClickHouse, teamId: number, query: SelectQuery): Promise<T[]> {
   const server = await serverOf(clickhouse);
+  const materialized = await materializedColumnsOf(clickhouse);
   // The printer quotes every name and escapes every value, and refuses what is not on its allow-lists.
-  return clickhouse.query<T>(Sql.trusted(printQuery(query, { teamId, server }).clickhouse));
+  return clickhouse.query<T>(Sql.trusted(printQuery(query, { teamId, server, materialized }).clickhouse));
 }
 
 function parseTime(value: string | undefined, attr: string, now: Date): Date | undefined {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ClickHouseError, Sql, isRequestTimeout, queryInputProblem, serverOf, type ClickHouse, type CompactResult } from '@tributary/clickhouse';
-import { HogQLError, MAX_LIMIT, matchesActionRefs, parseSelect, printHogQL, printQuery, type FilterContext, type PrintedQuery, type SelectLike, type SelectQuery } from '@tributary/hogql';
+import { ClickHouseError, Sql, isRequestTimeout, materializedColumnsOf, queryInputProblem, serverOf, type ClickHouse, type CompactResult, type MaterializedColumns } from '@tributary/clickhouse';
+import { HogQLError, MAX_LIMIT, matchesActionRefs, parseSelect, printHogQL, printQuery, type FilterContext, type PrintOptions, type PrintedQuery, type PropertyRead, type SelectLike, type SelectQuery } from '@tributary/hogql';
 import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
 import type { ActionStore } from '../actions/action-store.js';
@@ -77,6 +77,10 @@ export interface QueryServiceDeps {
   cohorts: Pick<CohortStore, 'definitions' | 'memberDistinctIds' | 'versions'>;
   /** The actions an `ActionsNode` or `matchesAction` names. */
   actions: Pick<ActionStore, 'definitions'>;
+  /** Counts the properties each printed query reads, which pick the properties worth a column (`PropertyReadCounter`). */
+  propertyReads?: { record(reads: readonly PropertyRead[]): void };
+  /** The properties events has columns for; by default `materializedColumnsOf` the client, refreshed once a minute. */
+  materializedColumns?: () => Promise<MaterializedColumns>;
   clock?: () => Date;
 }
 
@@ -168,12 +172,19 @@ export class QueryService {
     const teamId = project.id;
     // Printed for the release this client talks to, asked once: what it lacks is refused with a 400 that names the release it needs.
     const server = await serverOf(this.deps.clickhouse);
+    // The properties events has columns for, from a list refreshed now and then, not asked per query.
+    const materialized = await (this.deps.materializedColumns?.() ?? materializedColumnsOf(this.deps.clickhouse));
+    const print = (ast: SelectLike, options: Omit<PrintOptions, 'teamId' | 'server' | 'materialized'> = {}): PrintedQuery => {
+      const printed = printQuery(ast, { teamId, server, materialized, ...options });
+      this.deps.propertyReads?.record(printed.propertyReads);
+      return printed;
+    };
     const filterContextOf = (request: EventsQueryRequest | InsightRequest) => this.filterContext(teamId, request, []);
     if (isInsight(request)) {
       const filters = await filterContextOf(request);
       // The runner builds trees; each is printed here for the project like any other query, and they run one after another under the one query id.
       const run = INSIGHTS[request.kind] as (request: InsightRequest, deps: InsightRunDeps) => Promise<object>;
-      const runTree = (ast: SelectLike) => this.runInClickHouse(printQuery(ast, { teamId, server }).clickhouse, signal, queryId);
+      const runTree = (ast: SelectLike) => this.runInClickHouse(print(ast).clickhouse, signal, queryId);
       return run(request, { now: filters.now, filters, calendar: new InsightCalendar(project.timezone), run: runTree });
     }
     const started = performance.now();
@@ -187,7 +198,7 @@ export class QueryService {
       ast = await parseSelect(request.query);
       timings.push({ k: './parse', t: seconds(started) });
       const printStarted = performance.now();
-      printed = printQuery(ast, { teamId, server, values: request.values ?? {}, actions: await this.matchesActions(teamId, ast) });
+      printed = print(ast, { values: request.values ?? {}, actions: await this.matchesActions(teamId, ast) });
       timings.push({ k: './print', t: seconds(printStarted) });
       const executeStarted = performance.now();
       result = await this.runInClickHouse(printed.clickhouse, signal, queryId);
@@ -198,11 +209,10 @@ export class QueryService {
       timings.push({ k: './build', t: seconds(started) });
       const limit = request.limit !== undefined && request.limit > 0 ? Math.min(request.limit, MAX_LIMIT) : undefined;
       const actions = await this.matchesActions(teamId, built.ast);
-      const print = (tree: SelectQuery) => printQuery(tree, { teamId, server, actions, ...(limit !== undefined && { defaultLimit: limit }) });
       const executeStarted = performance.now();
       // A list newest first reads recent windows first; the answer names the statement that gave it.
       const run = async (tree: SelectQuery) => {
-        const statement = print(tree);
+        const statement = print(tree, { actions, ...(limit !== undefined && { defaultLimit: limit }) });
         return { tree, printed: statement, result: await this.runInClickHouse(statement.clickhouse, signal, queryId) };
       };
       const range = built.newestFirst;
