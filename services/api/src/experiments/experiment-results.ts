@@ -30,10 +30,18 @@ const perPerson = (columns: string) => `SELECT person_id AS pid,
 const variantOf = (row: ExperimentRow) =>
   row.exposure_criteria?.multiple_variant_handling === 'first_seen' ? 'first_variant' : `if(variants_seen > 1, {multiple}, first_variant)`;
 
-/** Metric events after the person's first exposure, per variant. */
+/** Null outside exposures (no such property): aggregates skip rows with a null argument, so it is made 0. */
+const EXPOSED_FLAG = `if(ifNull(${EXPOSURE}, 0), 1, 0)`;
+
+/**
+ * Metric events at or after the person's first exposure, per variant. 18.16's lambdas cannot read
+ * a column, so the person's events are sorted as (time, is metric, is exposure) and a running count
+ * of exposures marks the metric events that follow one.
+ */
 function countQuery(row: ExperimentRow): string {
-  return `SELECT ${variantOf(row)} AS variant, count() AS exposed, sum(arrayCount(t -> t >= exposed_at, times)) AS total
-    FROM (${perPerson(`minIf(timestamp, ${EXPOSURE}) AS exposed_at, groupArrayIf(timestamp, event IN {metric_events}) AS times`)})
+  const after = 'arrayMap((seen, metric) -> if(seen > 0, metric, 0), arrayCumSum(arrayMap(e -> tupleElement(e, 3), timeline)), arrayMap(e -> tupleElement(e, 2), timeline))';
+  return `SELECT ${variantOf(row)} AS variant, count() AS exposed, sum(arraySum(${after})) AS total
+    FROM (${perPerson(`arraySort(groupArray(tuple(timestamp, if(event IN {metric_events}, 1, 0), ${EXPOSED_FLAG}))) AS timeline`)})
     GROUP BY variant`;
 }
 
@@ -41,7 +49,7 @@ function countQuery(row: ExperimentRow): string {
 function funnelQuery(row: ExperimentRow, metric: ExperimentFunnelsMetric): string {
   const steps = metric.funnels_query.series.map((_, i) => `event = {step_${i}}`).join(', ');
   return `SELECT ${variantOf(row)} AS variant, count() AS exposed, countIf(level = ${metric.funnels_query.series.length + 1}) AS converted
-    FROM (${perPerson(`windowFunnel(${funnelWindowSeconds(metric)})(timestamp, ${EXPOSURE}, ${steps}) AS level`)})
+    FROM (${perPerson(`windowFunnel(${funnelWindowSeconds(metric)})(timestamp, ${EXPOSED_FLAG} = 1, ${steps}) AS level`)})
     GROUP BY variant`;
 }
 

@@ -134,6 +134,11 @@ export function experimentRoutes(deps: {
   router.patch('/:id', requireScopes('experiment:write'), documented({ summary: 'Update an experiment (a start_date launches it and turns its flag on)', body: patchSchema }), async (req, res) => {
     const changes = validateBody<Partial<ExperimentFields> & { feature_flag_key?: string }>(patchSchema, req);
     if ('feature_flag_key' in (req.body ?? {})) throw badRequest("Can't update keys: feature_flag_key is set when the experiment is created.", 'feature_flag_key');
+    // A launch turns the flag on: the caller must be one who may change it.
+    if (changes.start_date) {
+      const row = await get(req);
+      if (row.feature_flag) await linked.require(req, row.feature_flag.id, 'editor');
+    }
     res.json(await show(req, await service.update(projectOf(req).id, experimentId(req), changes)));
   });
 
