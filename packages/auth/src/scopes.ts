@@ -34,6 +34,8 @@ export const SCOPES = [
   'event_definition:write',
   'property_definition:read',
   'property_definition:write',
+  'experiment:read',
+  'experiment:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

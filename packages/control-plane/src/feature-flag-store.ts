@@ -62,6 +62,12 @@ export class FeatureFlagStore {
     return rows[0] ?? null;
   }
 
+  /** The project's live flag of this key: keys are unique among a project's live flags. */
+  async getByKey(teamId: number, key: string): Promise<FeatureFlagRecord | null> {
+    const { rows } = await this.db.query<FeatureFlagRecord>(`SELECT ${COLUMNS} FROM feature_flags WHERE team_id = $1 AND key = $2 AND NOT deleted`, [teamId, key]);
+    return rows[0] ?? null;
+  }
+
   async create(teamId: number, input: FeatureFlagInput, createdBy: number | null): Promise<FeatureFlagRecord> {
     try {
       const { rows } = await this.db.query<FeatureFlagRecord>(

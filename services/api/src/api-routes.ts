@@ -36,6 +36,9 @@ import { GroupStore } from './groups/group-store.js';
 import { annotationRoutes } from './annotations/annotation-routes.js';
 import { AnnotationStore } from './annotations/annotation-store.js';
 import { featureFlagRoutes } from './feature-flags/feature-flag-routes.js';
+import { experimentRoutes } from './experiments/experiment-routes.js';
+import { ExperimentService } from './experiments/experiment-service.js';
+import { ExperimentStore } from './experiments/experiment-store.js';
 import { earlyAccessFeatureRoutes } from './early-access-features/early-access-feature-routes.js';
 import { EarlyAccessFeatureService } from './early-access-features/early-access-feature-service.js';
 import { EarlyAccessFeatureStore } from './early-access-features/early-access-feature-store.js';
@@ -97,6 +100,8 @@ export interface ApiDeps {
   annotations: AnnotationStore;
   definitions: DefinitionStore;
   actions: ActionStore;
+  experiments: ExperimentStore;
+  experimentService: ExperimentService;
 }
 
 /** The api's dependencies from its connections, the same in the service and in tests. */
@@ -118,6 +123,7 @@ export function apiDeps(
   const surveys = new SurveyStore(pool);
   const features = new EarlyAccessFeatureStore(pool);
   const actions = new ActionStore(pool);
+  const experiments = new ExperimentStore(pool);
   return {
     store: new ControlPlaneStore(pool, config.apiKeyPepper),
     flags,
@@ -160,6 +166,8 @@ export function apiDeps(
     annotations: new AnnotationStore(pool),
     definitions: new DefinitionStore(pool),
     actions,
+    experiments,
+    experimentService: new ExperimentService({ experiments, flags }),
   };
 }
 
@@ -187,6 +195,7 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
     project.use('/actions', actionRoutes(deps));
     project.use('/surveys', surveyRoutes(deps));
     project.use('/early_access_features', earlyAccessFeatureRoutes(deps));
+    project.use('/experiments', experimentRoutes(deps));
     project.use('/groups', groupRoutes(deps));
     project.use('/groups_types', groupTypeRoutes(deps));
     project.use('/annotations', annotationRoutes(deps));

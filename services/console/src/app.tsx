@@ -6,6 +6,7 @@ import { BatchExportsPage } from './pages/batch-exports-page.js';
 import { DashboardPage } from './pages/dashboard-page.js';
 import { DashboardsPage } from './pages/dashboards-page.js';
 import { EventsPage } from './pages/events-page.js';
+import { ExperimentsPage } from './pages/experiments-page.js';
 import { FeatureFlagsPage } from './pages/feature-flags-page.js';
 import { InsightsPage } from './pages/insights-page.js';
 import { PersonsPage } from './pages/persons-page.js';
@@ -26,6 +27,7 @@ const PAGES = [
   { path: '/events', label: 'Events' },
   { path: '/persons', label: 'Persons' },
   { path: '/feature-flags', label: 'Feature flags' },
+  { path: '/experiments', label: 'Experiments' },
   { path: '/batch-exports', label: 'Batch exports' },
   { path: '/settings', label: 'Project settings' },
   { path: '/status', label: 'Status' },
@@ -122,6 +124,7 @@ function Page({ path }: { path: string }) {
   if (path.startsWith('/events')) return <EventsPage />;
   if (path.startsWith('/persons')) return <PersonsPage />;
   if (path.startsWith('/feature-flags')) return <FeatureFlagsPage />;
+  if (path.startsWith('/experiments')) return <ExperimentsPage />;
   if (path.startsWith('/batch-exports')) return <BatchExportsPage />;
   if (path.startsWith('/settings')) return <ProjectSettingsPage />;
   if (path.startsWith('/status')) return <StatusPage />;

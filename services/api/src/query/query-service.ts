@@ -144,8 +144,20 @@ export class QueryService {
   }
 
   /** Runs the query within the project's concurrency limit. */
-  private async gated(project: QueryProject, request: QueryRequest, signal: AbortSignal, clientQueryId: string | undefined): Promise<QueryResponse | object> {
-    const teamId = project.id;
+  private gated(project: QueryProject, request: QueryRequest, signal: AbortSignal, clientQueryId: string | undefined): Promise<QueryResponse | object> {
+    return this.limited(project.id, clientQueryId, (queryId) => this.execute(project, request, signal, queryId));
+  }
+
+  /**
+   * Runs trees a caller built (an experiment's exposures and metrics) as an insight's run: each
+   * printed for the project, under the same settings, kill and concurrency limit.
+   */
+  async runTrees<T>(project: QueryProject, signal: AbortSignal, build: (run: (ast: SelectLike, values: Record<string, unknown>) => Promise<CompactResult>) => Promise<T>): Promise<T> {
+    const server = await serverOf(this.deps.clickhouse);
+    return this.limited(project.id, undefined, (queryId) => build((ast, values) => this.runInClickHouse(printQuery(ast, { teamId: project.id, server, values }).clickhouse, signal, queryId)));
+  }
+
+  private async limited<T>(teamId: number, clientQueryId: string | undefined, work: (queryId: string) => Promise<T>): Promise<T> {
     const inFlight = this.running.get(teamId) ?? 0;
     if (inFlight >= this.deps.limits.queryConcurrencyPerProject) {
       throw new HttpError(429, 'throttled', 'concurrency_limit', `This project already runs ${inFlight} queries, the most it may run at once; try again when one finished.`, null, { 'Retry-After': '1' });
@@ -153,7 +165,7 @@ export class QueryService {
     this.running.set(teamId, inFlight + 1);
     try {
       // As PostHog names them: the project, the client's id, and a part of its own, since a client may reuse its id.
-      return await this.execute(project, request, signal, `${teamId}_${clientQueryId ?? randomUUID()}_${randomUUID().slice(0, 8)}`);
+      return await work(`${teamId}_${clientQueryId ?? randomUUID()}_${randomUUID().slice(0, 8)}`);
     } catch (error) {
       throw clientError(error, this.deps.limits) ?? error;
     } finally {

@@ -1,0 +1,89 @@
+/**
+ * An experiment's metrics in PostHog's ExperimentTrendsQuery / ExperimentFunnelsQuery shapes: a
+ * count of one event per exposed person, or a funnel of events after exposure. Series are
+ * EventsNodes naming one event; each list holds at most MAX_METRICS, a funnel at most MAX_STEPS.
+ */
+export const MAX_METRICS = 10;
+export const MAX_STEPS = 10;
+
+export interface MetricEventsNode {
+  kind: 'EventsNode';
+  event: string;
+  name?: string;
+}
+
+export interface ExperimentTrendsMetric {
+  kind: 'ExperimentTrendsQuery';
+  name?: string;
+  count_query: { kind: 'TrendsQuery'; series: [MetricEventsNode] };
+}
+
+export type FunnelWindowUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month';
+
+export interface ExperimentFunnelsMetric {
+  kind: 'ExperimentFunnelsQuery';
+  name?: string;
+  funnels_query: { kind: 'FunnelsQuery'; series: MetricEventsNode[]; funnelsFilter?: { funnelWindowInterval?: number; funnelWindowIntervalUnit?: FunnelWindowUnit } };
+}
+
+export type ExperimentMetric = ExperimentTrendsMetric | ExperimentFunnelsMetric;
+
+const eventsNode = {
+  type: 'object',
+  required: ['event'],
+  properties: { kind: { const: 'EventsNode' }, event: { type: 'string', minLength: 1, maxLength: 400 }, name: { type: 'string', maxLength: 400 } },
+} as const;
+
+const name = { type: 'string', maxLength: 400 } as const;
+
+const metricSchema = {
+  type: 'object',
+  required: ['kind'],
+  properties: { kind: { enum: ['ExperimentTrendsQuery', 'ExperimentFunnelsQuery'] } },
+  allOf: [
+    {
+      if: { properties: { kind: { const: 'ExperimentTrendsQuery' } } },
+      then: {
+        required: ['count_query'],
+        properties: {
+          name,
+          count_query: { type: 'object', required: ['series'], properties: { kind: { const: 'TrendsQuery' }, series: { type: 'array', minItems: 1, maxItems: 1, items: eventsNode } } },
+        },
+      },
+    },
+    {
+      if: { properties: { kind: { const: 'ExperimentFunnelsQuery' } } },
+      then: {
+        required: ['funnels_query'],
+        properties: {
+          name,
+          funnels_query: {
+            type: 'object',
+            required: ['series'],
+            properties: {
+              kind: { const: 'FunnelsQuery' },
+              series: { type: 'array', minItems: 1, maxItems: MAX_STEPS, items: eventsNode },
+              funnelsFilter: {
+                type: 'object',
+                properties: {
+                  funnelWindowInterval: { type: 'integer', minimum: 1, maximum: 365 },
+                  funnelWindowIntervalUnit: { enum: ['second', 'minute', 'hour', 'day', 'week', 'month'] },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  ],
+} as const;
+
+export const metricsSchema = { type: 'array', maxItems: MAX_METRICS, items: metricSchema } as const;
+
+const UNIT_SECONDS: Record<FunnelWindowUnit, number> = { second: 1, minute: 60, hour: 3600, day: 86_400, week: 604_800, month: 2_592_000 };
+
+/** A funnel's conversion window in seconds: PostHog's default is 14 days. */
+export function funnelWindowSeconds(metric: ExperimentFunnelsMetric): number {
+  const filter = metric.funnels_query.funnelsFilter ?? {};
+  return (filter.funnelWindowInterval ?? 14) * UNIT_SECONDS[filter.funnelWindowIntervalUnit ?? 'day'];
+}
