@@ -49,7 +49,7 @@ export interface AnswerSources {
  */
 export function mayRemember(sources: AnswerSources): boolean {
   const { needs, continuityKeys } = sources.definitions;
-  return sources.personFromCopy && !sources.storeFailed && !sources.readStoredGroups && !needs.clock && !needs.staticCohorts && continuityKeys.length === 0;
+  return sources.personFromCopy && !sources.storeFailed && !sources.readStoredGroups && !needs.clock && !needs.listedCohorts && continuityKeys.length === 0;
 }
 
 /** Bodies longer than this are not remembered: SDKs ask with small ones, and a key holds the whole body. */
