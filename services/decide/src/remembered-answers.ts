@@ -44,7 +44,8 @@ export interface AnswerSources {
  * The rule for remembering an answer: only when everything that went into it besides the
  * request is something the check on giving it again sees change (token, definitions, the
  * person's copy). Not when a store failed (the answer is short of flags), nor when it read what
- * nothing tells the process of a change to: stored group properties, static cohort membership,
+ * nothing tells the process of a change to: stored group properties, listed cohort membership
+ * (a static cohort's, or a behavioural one's, which the worker recalculates on its schedule),
  * continuity overrides, or the time, which flags comparing dates read.
  */
 export function mayRemember(sources: AnswerSources): boolean {

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { DISTINCT_ID_COLUMNS, createClickHouse, distinctIdRow, migrateClickHouse, type ClickHouse } from '@tributary/clickhouse';
-import { FeatureFlagStore } from '@tributary/control-plane';
+import { FeatureFlagStore, PersonCache } from '@tributary/control-plane';
 import { loadHogQLParser, parseSelect, type SelectLike } from '@tributary/hogql';
 import { startServiceRuntime, type ServiceRuntime } from '@tributary/http';
+import { PostHog } from 'posthog-node';
 import { createLogger } from '@tributary/logger';
 import { migratePostgres, type Pool } from '@tributary/postgres';
 import { createRedis, type Redis } from '@tributary/redis';
@@ -101,7 +102,7 @@ beforeAll(async () => {
   store = new CohortCalculationStore(pool);
   [shop, other] = [await createTestTenant(pool, config), await createTestTenant(pool, config)];
   // Decide cannot reach ClickHouse at all: whatever it answers comes from Postgres and Redis.
-  const { options } = await buildDecide({
+  const { options, stores: decideStores } = await buildDecide({
     config: testConfig({ ...stores, decidePort: 0, host: '127.0.0.1', clickhouseUrl: 'http://127.0.0.1:9' }),
     logger,
     pool: (decidePool) =>
@@ -118,6 +119,7 @@ beforeAll(async () => {
         },
       }),
   });
+  await decideStores.personCache.untilLocalCopies();
   decide = await startServiceRuntime({ ...options, shutdownTimeoutMs: 1_000 }, false);
 });
 
@@ -154,12 +156,14 @@ describe('flags on a behavioural cohort', () => {
     expect(decideStatements.some((text) => text.includes('cohort_calculated_people'))).toBe(true);
   });
 
-  it('changes its answer after a recalculation that finds new events, and keeps only the current version', async () => {
-    await person(shop, 'dan');
+  it('changes its answer after a recalculation that finds new events, however often the same request came before, and keeps only the current version', async () => {
+    const dan = await person(shop, 'dan');
+    // As ingest caches a person: decide then holds a copy, the kind of answer it may remember.
+    await new PersonCache(redis).set(shop.project.id, ['dan'], { personId: dan.id, personUuid: dan.uuid, properties: {} });
     const buyers = await cohort(shop);
     const key = await flagOn(shop, buyers);
     await calculateCohort(deps(), buyers);
-    expect(await flags(shop, 'dan')).toMatchObject({ [key]: false });
+    for (let i = 0; i < 3; i++) expect(await flags(shop, 'dan')).toMatchObject({ [key]: false });
 
     await purchase(shop, 'dan', 0);
     // Until the worker calculates again, decide answers as last calculated.
@@ -233,6 +237,30 @@ describe('flags on a behavioural cohort', () => {
     expect(await calculateCohort(deps(), nesting)).toBe('calculated');
     expect(await calculateCohort(deps(), plain)).toBe('skipped');
     expect(await state(plain)).toMatchObject({ version: null, is_calculating: false });
+  });
+});
+
+describe('local evaluation', () => {
+  it('sends a behavioural cohort as PostHog does, so an SDK cannot match it locally and asks decide', async () => {
+    await person(shop, 'lee');
+    await purchase(shop, 'lee', 1);
+    const buyers = await cohort(shop);
+    const key = await flagOn(shop, buyers);
+    await calculateCohort(deps(), buyers);
+    const response = await fetch(`http://127.0.0.1:${decide.port}/api/feature_flag/local_evaluation?token=${shop.project.api_token}&send_cohorts`, {
+      headers: { authorization: `Bearer ${shop.personalApiKey}` },
+    });
+    const body = (await response.json()) as { cohorts: Record<string, unknown> };
+    expect(body.cohorts[String(buyers)]).toEqual(BEHAVIOURAL);
+
+    const client = new PostHog(shop.project.api_token, { host: `http://127.0.0.1:${decide.port}`, personalApiKey: shop.personalApiKey, featureFlagsPollingInterval: 60_000, sendFeatureFlagEvent: false });
+    try {
+      await client.reloadFeatureFlags();
+      expect(await client.getFeatureFlag(key, 'lee', { onlyEvaluateLocally: true })).toBeUndefined();
+      expect(await client.getFeatureFlag(key, 'lee')).toBe(true);
+    } finally {
+      await client.shutdown();
+    }
   });
 });
 
