@@ -11,21 +11,20 @@ import { exportMetrics } from './batch-exports/export-metrics.js';
 import { startDeletionScheduler, startRetentionScheduler } from './deletion-scheduler.js';
 import { startCohortCalculationQueue } from './cohort-calculation/cohort-calculation-queue.js';
 import { CohortCalculationStore } from './cohort-calculation/cohort-calculation-store.js';
-import { cohortMembersReader, type CohortMembersStatement } from './cohort-calculation/cohort-members-reader.js';
+import { cohortMembersReader } from './cohort-calculation/cohort-members-reader.js';
+import { cohortStatement } from './cohort-calculation/cohort-statement.js';
 import { queueMetrics } from './worker-metrics.js';
 
 export interface WorkerBuildDeps {
   config: Config;
   logger: Logger;
-  /** The HogQL statement listing a behavioural cohort's members. */
-  cohortMembersStatement: CohortMembersStatement;
 }
 
 /** Person ids one insert of a cohort's calculated members takes. */
 const COHORT_INSERT_BATCH = 5_000;
 
 /** The worker service, connected and its queues started: what `main.ts` runs. */
-export async function buildWorker({ config, logger, cohortMembersStatement }: WorkerBuildDeps): Promise<{ options: ServiceRuntimeOptions }> {
+export async function buildWorker({ config, logger }: WorkerBuildDeps): Promise<{ options: ServiceRuntimeOptions }> {
   const redis = createRedis(config);
   const pool = createPool(config, { max: 3 });
   const clickhouse = createClickHouse(config, { requestTimeoutMs: MUTATION_REQUEST_TIMEOUT_MS });
@@ -62,7 +61,12 @@ export async function buildWorker({ config, logger, cohortMembersStatement }: Wo
   );
   const cohortStore = new CohortCalculationStore(pool);
   const cohorts = await startCohortCalculationQueue(
-    { store: cohortStore, members: cohortMembersReader({ clickhouse: cohortClickhouse, statement: cohortMembersStatement, limits: config }), logger, batchSize: COHORT_INSERT_BATCH },
+    {
+      store: cohortStore,
+      members: cohortMembersReader({ clickhouse: cohortClickhouse, statement: cohortStatement(cohortStore), limits: config }),
+      logger,
+      batchSize: COHORT_INSERT_BATCH,
+    },
     {
       connection,
       prefix: config.queuePrefix,

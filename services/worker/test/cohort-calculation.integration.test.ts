@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DISTINCT_ID_COLUMNS, createClickHouse, distinctIdRow, migrateClickHouse, type ClickHouse } from '@tributary/clickhouse';
+import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, createClickHouse, distinctIdRow, migrateClickHouse, type ClickHouse } from '@tributary/clickhouse';
 import { FeatureFlagStore, PersonCache } from '@tributary/control-plane';
-import { loadHogQLParser, parseSelect, type SelectLike } from '@tributary/hogql';
 import { startServiceRuntime, type ServiceRuntime } from '@tributary/http';
 import { PostHog } from 'posthog-node';
 import { createLogger } from '@tributary/logger';
@@ -13,7 +12,8 @@ import { buildDecide } from '../../decide/src/decide-app.js';
 import { calculateCohort, type CohortCalculationDeps } from '../src/cohort-calculation/calculate-cohort.js';
 import { startCohortCalculationQueue } from '../src/cohort-calculation/cohort-calculation-queue.js';
 import { CohortCalculationStore, type Calculation } from '../src/cohort-calculation/cohort-calculation-store.js';
-import { cohortMembersReader, type CohortMembersStatement } from '../src/cohort-calculation/cohort-members-reader.js';
+import { cohortMembersReader } from '../src/cohort-calculation/cohort-members-reader.js';
+import { cohortStatement } from '../src/cohort-calculation/cohort-statement.js';
 
 /**
  * Behavioural cohorts for flags, end to end on the real stores: the worker calculates a cohort's
@@ -34,28 +34,25 @@ let decide: ServiceRuntime;
 const decideStatements: string[] = [];
 let shop: TestTenant;
 let other: TestTenant;
-let purchasedRecently: SelectLike;
 
 const BEHAVIOURAL = { type: 'OR', values: [{ type: 'AND', values: [{ key: 'purchase', type: 'behavioral', value: 'performed_event', event_type: 'events', time_value: 30, time_interval: 'day' }] }] };
 const chTime = (date: Date) => date.toISOString().replace('T', ' ').slice(0, 19);
 const daysAgo = (days: number) => chTime(new Date(Date.now() - days * 86_400_000));
 
-/** The statement of "did purchase in the last 30 days", as the HogQL builder gives it. */
-const statement: CohortMembersStatement = () => purchasedRecently;
-
 const deps = (overrides: Partial<CohortCalculationDeps> = {}): CohortCalculationDeps => ({
   store,
-  members: cohortMembersReader({ clickhouse, statement, limits: config }),
+  members: cohortMembersReader({ clickhouse, statement: cohortStatement(store), limits: config }),
   logger,
   batchSize: 2,
   ...overrides,
 });
 
-/** A person of the project with a distinct id, in Postgres and in ClickHouse's distinct id copy. */
+/** A person of the project with a distinct id, in Postgres and in ClickHouse's copies, as ingest writes them. */
 async function person(tenant: TestTenant, distinctId: string): Promise<{ id: number; uuid: string }> {
   const uuid = randomUUID();
   const { rows } = await pool.query<{ id: number }>("INSERT INTO persons (uuid, team_id, properties, created_at) VALUES ($1, $2, '{}', now()) RETURNING id", [uuid, tenant.project.id]);
   await pool.query('INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2, $3)', [tenant.project.id, distinctId, rows[0]!.id]);
+  await clickhouse.insert('person', PERSON_COLUMNS, [{ id: uuid, created_at: daysAgo(100), team_id: tenant.project.id, properties: '{}', is_identified: 1, is_deleted: 0, version: 0 }]);
   await clickhouse.insert('person_distinct_id', DISTINCT_ID_COLUMNS, [distinctIdRow(tenant.project.id, { distinctId, personUuid: uuid, version: 0 }, { deleted: false })]);
   return { id: rows[0]!.id, uuid };
 }
@@ -94,8 +91,6 @@ const listedVersions = async (cohortId: number) =>
 beforeAll(async () => {
   await migratePostgres(config);
   await migrateClickHouse(config);
-  await loadHogQLParser();
-  purchasedRecently = await parseSelect("SELECT DISTINCT person_id FROM events WHERE event = 'purchase' AND timestamp > now() - INTERVAL 30 DAY");
   pool = createPool(config, { max: 5 });
   clickhouse = createClickHouse(config);
   redis = createRedis(config);
@@ -165,7 +160,7 @@ describe('flags on a behavioural cohort', () => {
     await calculateCohort(deps(), buyers);
     for (let i = 0; i < 3; i++) expect(await flags(shop, 'dan')).toMatchObject({ [key]: false });
 
-    await purchase(shop, 'dan', 0);
+    await purchase(shop, 'dan', 1);
     // Until the worker calculates again, decide answers as last calculated.
     expect(await flags(shop, 'dan')).toMatchObject({ [key]: false });
     await calculateCohort(deps(), buyers);
@@ -230,13 +225,27 @@ describe('flags on a behavioural cohort', () => {
 
   it('calculates a cohort that nests a behavioural one, and leaves a cohort of person properties to decide', async () => {
     await person(shop, 'jo');
+    await person(shop, 'kay');
     await purchase(shop, 'jo', 1);
     const buyers = await cohort(shop);
     const nesting = await cohort(shop, { type: 'AND', values: [{ key: 'id', type: 'cohort', value: buyers }] });
     const plain = await cohort(shop, { type: 'AND', values: [{ key: 'plan', type: 'person', value: 'pro' }] });
+    const key = await flagOn(shop, nesting);
     expect(await calculateCohort(deps(), nesting)).toBe('calculated');
+    expect(await flags(shop, 'jo')).toMatchObject({ [key]: true });
+    expect(await flags(shop, 'kay')).toMatchObject({ [key]: false });
     expect(await calculateCohort(deps(), plain)).toBe('skipped');
     expect(await state(plain)).toMatchObject({ version: null, is_calculating: false });
+  });
+
+  it('reads nothing of another project: a cohort naming another project’s cohort fails, recorded, with no members', async () => {
+    await person(other, 'mo');
+    await purchase(other, 'mo', 1);
+    const theirs = await cohort(other);
+    const ours = await cohort(shop, { type: 'AND', values: [BEHAVIOURAL, { key: 'id', type: 'cohort', value: theirs }] });
+    expect(await calculateCohort(deps(), ours)).toBe('failed');
+    expect(await state(ours)).toMatchObject({ version: null, errors_calculating: 1, is_calculating: false });
+    expect(await listedVersions(ours)).toEqual([]);
   });
 });
 
@@ -269,15 +278,14 @@ describe('the scheduled calculation', () => {
     const tenant = await createTestTenant(pool, config);
     await person(tenant, 'kim');
     await purchase(tenant, 'kim', 1);
-    const [first, broken, last] = [await cohort(tenant), await cohort(tenant), await cohort(tenant)];
+    const first = await cohort(tenant);
+    // Behavioural, and nesting a cohort the project does not have: its statement cannot be built.
+    const broken = await cohort(tenant, { type: 'AND', values: [BEHAVIOURAL, { key: 'id', type: 'cohort', value: first + 1_000_000 }] });
+    const last = await cohort(tenant);
     const key = await flagOn(tenant, last);
-    const brokenStatement: CohortMembersStatement = (cohortId) => {
-      if (cohortId === broken) throw new Error('this cohort cannot be printed');
-      return purchasedRecently;
-    };
     const connection = createRedis(config, { forQueues: true });
     const queue = await startCohortCalculationQueue(
-      { ...deps(), store, members: cohortMembersReader({ clickhouse, statement: brokenStatement, limits: config }) },
+      { ...deps(), store },
       { connection, prefix: config.queuePrefix, tickMs: 200, intervalMs: 15 * 60_000, concurrency: 1 },
     );
     try {

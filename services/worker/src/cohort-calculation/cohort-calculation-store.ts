@@ -1,4 +1,5 @@
 import type { CalculationState, StoredCohort } from '@tributary/flags';
+import type { ActionDefinition } from '@tributary/hogql';
 import type { Pool } from '@tributary/postgres';
 
 /** A calculation under way: the cohort, its project's cohorts (which it may nest), and the version it writes. */
@@ -39,6 +40,24 @@ export class CohortCalculationStore {
   /** The project's live cohorts, as the cohort's statement may nest them. */
   async cohortsOf(teamId: number): Promise<StoredCohort[]> {
     const { rows } = await this.pool.query<StoredCohort>('SELECT id, is_static, filters FROM cohorts WHERE team_id = $1 AND NOT deleted', [teamId]);
+    return rows;
+  }
+
+  /** Every distinct id of a static cohort's members, as the statement of a cohort nesting it lists them. */
+  async memberDistinctIds(teamId: number, cohortId: number): Promise<string[]> {
+    const { rows } = await this.pool.query<{ distinct_id: string }>(
+      `SELECT d.distinct_id FROM cohort_people c JOIN cohorts k ON k.id = c.cohort_id AND k.team_id = $1
+         JOIN person_distinct_ids d ON d.person_id = c.person_id AND d.team_id = $1
+        WHERE c.cohort_id = $2`,
+      [teamId, cohortId],
+    );
+    return rows.map((r) => r.distinct_id);
+  }
+
+  /** The project's live actions among `ids`, as behavioural conditions over actions read them. */
+  async actions(teamId: number, ids: readonly number[]): Promise<ActionDefinition[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.pool.query<ActionDefinition>('SELECT id, name, steps FROM actions WHERE team_id = $1 AND NOT deleted AND id = ANY($2::int[])', [teamId, ids]);
     return rows;
   }
 

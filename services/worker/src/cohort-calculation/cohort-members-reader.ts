@@ -1,14 +1,13 @@
 import { Sql, serverOf, type ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
-import type { StoredCohort } from '@tributary/flags';
 import { printQuery, type SelectLike } from '@tributary/hogql';
 import type { Calculation } from './cohort-calculation-store.js';
 
 /**
- * The HogQL statement whose one column lists the person ids (uuids) of a cohort of a project,
- * given the project's cohorts (which it may nest) and the time "in the last N days" counts from.
+ * The HogQL statement whose first column lists the person ids (uuids) of the calculation's
+ * cohort, with `now` the time "in the last N days" counts back from (see cohortStatement).
  */
-export type CohortMembersStatement = (cohortId: number, cohorts: readonly StoredCohort[], now: Date) => SelectLike;
+export type CohortMembersStatement = (calculation: Calculation, now: Date) => Promise<SelectLike>;
 
 export type CalculationLimits = Pick<Config, 'cohortCalculationMaxExecutionTimeS' | 'queryMaxMemoryBytes'>;
 
@@ -41,7 +40,7 @@ export function cohortMembersReader(deps: { clickhouse: ClickHouse; statement: C
   const clock = deps.clock ?? (() => new Date());
   return async function* members(calculation: Calculation): AsyncIterable<string[]> {
     const server = await serverOf(deps.clickhouse);
-    const statement = deps.statement(calculation.cohortId, calculation.cohorts, clock());
+    const statement = await deps.statement(calculation, clock());
     const printed = printQuery(statement, { teamId: calculation.teamId, server, defaultLimit: ALL_ROWS, maxLimit: ALL_ROWS });
     for await (const lines of deps.clickhouse.streamLines(Sql.trusted(printed.clickhouse), { settings: calculationSettings(deps.limits) })) {
       yield lines.map(personIdOf).filter((id) => UUID.test(id));
