@@ -7,6 +7,7 @@ import { createLogger } from '@tributary/logger';
 import { migratePostgres, type Pool } from '@tributary/postgres';
 import { createRedis, type Redis } from '@tributary/redis';
 import { EVENT_ROW_COLUMNS, createPool, createTestTenant, eventRow, testConfig, uniqueName, waitFor, type TestTenant } from '@tributary/test-support';
+import { startApi } from '../../api/test/api-harness.js';
 import { dropIsolatedStores, isolatedStores } from '../../api/test/isolated-stores.js';
 import { buildDecide } from '../../decide/src/decide-app.js';
 import { calculateCohort, type CohortCalculationDeps } from '../src/cohort-calculation/calculate-cohort.js';
@@ -269,6 +270,27 @@ describe('local evaluation', () => {
       expect(await client.getFeatureFlag(key, 'lee')).toBe(true);
     } finally {
       await client.shutdown();
+    }
+  });
+});
+
+describe('the cohort API', () => {
+  it('shows a behavioural cohort’s calculation as PostHog does, and lists it among the cohorts of its members', async () => {
+    const api = await startApi(stores);
+    try {
+      const nat = await person(shop, 'nat');
+      await purchase(shop, 'nat', 1);
+      const buyers = await cohort(shop);
+      const get = async () => (await api.request('GET', `/api/projects/${shop.project.id}/cohorts/${buyers}/`, shop.personalApiKey)).body;
+      expect(await get()).toMatchObject({ is_calculating: false, last_calculation: null, errors_calculating: 0, count: null });
+      await calculateCohort(deps(), buyers);
+      const calculated = await get();
+      expect(calculated).toMatchObject({ is_calculating: false, errors_calculating: 0, count: (await state(buyers)).calculated_count });
+      expect(new Date(calculated.last_calculation).getTime()).toBe((await state(buyers)).last_calculation!.getTime());
+      const ofNat = (await api.request('GET', `/api/projects/${shop.project.id}/persons/cohorts/?person_id=${nat.uuid}`, shop.personalApiKey)).body.results as { id: number }[];
+      expect(ofNat.map((c) => c.id)).toContain(buyers);
+    } finally {
+      await api.close();
     }
   });
 });
