@@ -91,6 +91,16 @@ export function cohortPersonIdsQuery(cohortId: number, context: FilterContext): 
 }
 
 /**
+ * Builds a cohort's conditions as they are to be stored (`id` null for a new cohort), so that a
+ * cycle back to it, nesting too deep, or a cohort or action the project lacks is refused before
+ * it is saved rather than each time it is used.
+ */
+export function checkCohortDefinition(id: number | null, filters: CohortGroup, context: FilterContext): void {
+  // 0 names no cohort, and stands for the new one in the path, so nesting counts as it will when used.
+  cohortGroupExpr(filters, context, [id ?? 0], 'filters.properties');
+}
+
+/**
  * Membership of a cohort, through the event's distinct id, so events sent before a merge still
  * count for the person: a static cohort's members are listed; a dynamic cohort's are the persons
  * its conditions match.

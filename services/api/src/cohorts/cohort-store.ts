@@ -142,6 +142,13 @@ export class CohortStore {
     return rows;
   }
 
+  /** The project's live cohorts named one of `names` (HogQL's `IN COHORT 'name'`). */
+  async idsByName(teamId: number, names: readonly string[]): Promise<{ id: number; name: string }[]> {
+    if (names.length === 0) return [];
+    const { rows } = await this.pool.query<{ id: number; name: string }>('SELECT id, name FROM cohorts WHERE team_id = $1 AND name = ANY($2::text[]) AND NOT deleted ORDER BY id', [teamId, names]);
+    return rows;
+  }
+
   /**
    * Each live cohort among `ids` with its version, its `updated_at` to the microsecond: every edit of
    * its filters or members and its deletion go through this store, which moves it.
