@@ -1,4 +1,4 @@
-import { behaviouralActionIds, cohortClosure, cohortDefinitions, precomputedCohortIds, type StoredCohort } from './cohort-definitions.js';
+import { cohortDefinitions, precomputedCohortIds, type StoredCohort } from './cohort-definitions.js';
 
 const behavioural = { key: 'purchase', type: 'behavioral', value: 'performed_event', event_type: 'events', time_value: 30, time_interval: 'day' };
 const property = { key: 'plan', type: 'person', value: 'pro' };
@@ -40,18 +40,5 @@ describe('cohorts as flags read them', () => {
       { id: 2, kind: 'precomputed' },
       { id: 3, kind: 'dynamic', filters: { type: 'OR', values: [{ type: 'AND', values: [property] }] } },
     ]);
-  });
-});
-
-describe('what a cohort’s statement reads', () => {
-  it('is the cohort and every cohort it nests, once each, cycles included, and no other', () => {
-    const cohorts = [dynamic(1, nests(2)), dynamic(2, nests(3), nests(1)), dynamic(3, behavioural), dynamic(4, behavioural)];
-    expect(cohortClosure(1, cohorts).map((c) => c.id).sort()).toEqual([1, 2, 3]);
-    expect(cohortClosure(99, cohorts)).toEqual([]);
-  });
-
-  it('names the actions of behavioural conditions over actions, not the events of those over events', () => {
-    const overAction = { ...behavioural, key: 12, event_type: 'actions' };
-    expect(behaviouralActionIds([dynamic(1, behavioural, overAction), dynamic(2, { ...overAction, key: '12' }, { ...overAction, key: 'x' })])).toEqual([12]);
   });
 });

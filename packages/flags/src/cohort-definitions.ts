@@ -1,4 +1,3 @@
-import { actionIdOf } from '@tributary/property-filters';
 import type { CohortDefinition, CohortFilterGroup } from './definition.js';
 
 /** A project's cohort as stored: what decide, the api and the worker each read from Postgres. */
@@ -61,34 +60,6 @@ export function precomputedCohortIds(cohorts: readonly StoredCohort[]): Set<numb
     }
   }
   return found;
-}
-
-/** The cohort `cohortId` and every cohort of `cohorts` it nests, at any depth: what its statement reads. */
-export function cohortClosure(cohortId: number, cohorts: readonly StoredCohort[]): StoredCohort[] {
-  const byId = new Map(cohorts.map((cohort) => [cohort.id, cohort]));
-  const seen = new Set<number>();
-  const closure: StoredCohort[] = [];
-  const pending = [cohortId];
-  while (pending.length > 0) {
-    const cohort = byId.get(pending.pop()!);
-    if (!cohort || seen.has(cohort.id)) continue;
-    seen.add(cohort.id);
-    closure.push(cohort);
-    pending.push(...nestedCohortIds(cohort));
-  }
-  return closure;
-}
-
-/** The actions the cohorts' behavioural conditions name (`event_type: "actions"`). */
-export function behaviouralActionIds(cohorts: readonly StoredCohort[]): number[] {
-  const ids = new Set<number>();
-  for (const cohort of cohorts) {
-    for (const condition of conditionsOfCohort(cohort)) {
-      const id = isBehavioural(condition) && condition.event_type === 'actions' ? actionIdOf(condition.key) : null;
-      if (id !== null) ids.add(id);
-    }
-  }
-  return [...ids];
 }
 
 /** A project's cohorts as flag evaluation reads them (see CohortDefinition). */
