@@ -176,6 +176,22 @@ export interface Config {
   materializeMinReads: number;
   /** KAFKA_PRODUCE_TIMEOUT_MS: how long capture waits for Kafka's acknowledgement before answering 503. */
   kafkaProduceTimeoutMs: number;
+  /**
+   * COHORT_CALCULATION_INTERVAL_MIN: how old a behavioural cohort's members may get before the
+   * worker calculates them again, and how long it waits after a failed calculation. 15, as
+   * PostHog's scheduler: flags targeting "did X in the last N days" stay within minutes of the
+   * events, while a project's cohorts cost ClickHouse a scan of their events four times an hour.
+   */
+  cohortCalculationIntervalMin: number;
+  /**
+   * COHORT_CALCULATION_TICK_MS: how often the worker looks for cohorts due (new, edited, or
+   * older than the interval): a created or edited cohort is calculated within it.
+   */
+  cohortCalculationTickMs: number;
+  /** COHORT_CALCULATION_CONCURRENCY: cohorts one worker process calculates at once. */
+  cohortCalculationConcurrency: number;
+  /** COHORT_CALCULATION_MAX_EXECUTION_TIME_S: ClickHouse stops a cohort's members query running longer than this (its memory is QUERY_MAX_MEMORY_BYTES's). */
+  cohortCalculationMaxExecutionTimeS: number;
   /** BATCH_EXPORT_TICK_MS: how often the worker looks for due export windows and waiting runs. */
   batchExportTickMs: number;
   /** BATCH_EXPORT_SETTLE_S: how long after a window ends its run starts, for inserts stored in it to be visible. */
@@ -279,6 +295,10 @@ export const ENV_VARIABLES = {
   materializedColumnsMax: ['MATERIALIZED_COLUMNS_MAX', '100'],
   materializeTopN: ['MATERIALIZE_TOP_N', '10'],
   materializeMinReads: ['MATERIALIZE_MIN_READS', '1000'],
+  cohortCalculationIntervalMin: ['COHORT_CALCULATION_INTERVAL_MIN', '15'],
+  cohortCalculationTickMs: ['COHORT_CALCULATION_TICK_MS', '60000'],
+  cohortCalculationConcurrency: ['COHORT_CALCULATION_CONCURRENCY', '2'],
+  cohortCalculationMaxExecutionTimeS: ['COHORT_CALCULATION_MAX_EXECUTION_TIME_S', '600'],
   batchExportTickMs: ['BATCH_EXPORT_TICK_MS', '5000'],
   batchExportSettleS: ['BATCH_EXPORT_SETTLE_S', '60'],
   batchExportPartRecords: ['BATCH_EXPORT_PART_RECORDS', '10000'],
@@ -357,6 +377,10 @@ const schema: JSONSchemaType<RawConfig> = {
     materializedColumnsMax: { type: 'integer', minimum: 0, maximum: 1000 },
     materializeTopN: { type: 'integer', minimum: 0, maximum: 1000 },
     materializeMinReads: { type: 'integer', minimum: 1 },
+    cohortCalculationIntervalMin: { type: 'integer', minimum: 1 },
+    cohortCalculationTickMs: { type: 'integer', minimum: 100 },
+    cohortCalculationConcurrency: { type: 'integer', minimum: 1, maximum: 64 },
+    cohortCalculationMaxExecutionTimeS: { type: 'integer', minimum: 1 },
     batchExportTickMs: { type: 'integer', minimum: 100 },
     batchExportSettleS: { type: 'integer', minimum: 0 },
     batchExportPartRecords: { type: 'integer', minimum: 1, maximum: 1_000_000 },

@@ -8,12 +8,12 @@ const isFilterGroup = (value: CohortFilterGroup | PropertyFilter): value is Coho
 export function matchCohort(id: number, notIn: boolean, context: EvaluationContext): boolean {
   const cohort = context.cohorts?.get(id);
   let member = false;
-  if (cohort?.kind === 'static') member = context.staticCohortIds?.has(id) ?? false;
+  if (cohort?.kind === 'static' || cohort?.kind === 'precomputed') member = context.listedCohortIds?.has(id) ?? false;
   else if (cohort?.kind === 'dynamic') member = matchCohortGroup(cohort.filters, context);
   return notIn ? !member : member;
 }
 
-/** Whether the context's person belongs to a cohort: listed in a static one, or matching a dynamic one's filters now. */
+/** Whether the context's person belongs to a cohort: listed in a static or precomputed one, or matching a dynamic one's filters now. */
 export function isCohortMember(cohortId: number, context: EvaluationContext): boolean {
   return matchCohort(cohortId, false, context);
 }

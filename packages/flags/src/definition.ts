@@ -35,9 +35,14 @@ export interface FlagDefinition {
   filters: FlagFilters;
 }
 
-/** A cohort as flags see it: static membership is decided by the caller, dynamic by filters. */
+/**
+ * A cohort as flags see it. The members of a static cohort, and of a precomputed one (its
+ * filters hold a behavioural condition, directly or through a cohort it nests, which only
+ * events can decide), are listed by the caller; a dynamic cohort's are decided by its filters.
+ */
 export type CohortDefinition =
   | { id: number; kind: 'static' }
+  | { id: number; kind: 'precomputed' }
   | { id: number; kind: 'dynamic'; filters: CohortFilterGroup };
 
 export interface CohortFilterGroup {

@@ -10,8 +10,8 @@ export interface EvaluationContext {
   /** Group type index -> group type name. */
   groupTypeMapping: Record<number, string>;
   cohorts?: ReadonlyMap<number, CohortDefinition>;
-  /** Static cohorts the person belongs to. */
-  staticCohortIds?: ReadonlySet<number>;
+  /** Static and precomputed cohorts the person is listed in. */
+  listedCohortIds?: ReadonlySet<number>;
   /** Flag key -> the distinct id to hash instead (experience continuity). */
   hashKeyOverrides?: Record<string, string>;
   now: Date;

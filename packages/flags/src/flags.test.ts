@@ -204,10 +204,18 @@ describe('cohorts, super groups, holdouts and continuity', () => {
       [2, { id: 2, kind: 'dynamic' as const, filters: { type: 'OR' as const, values: [{ key: 'plan', value: 'pro', type: 'person' }] } }],
     ]);
     const inCohort = (id: number, operator = 'in') => flag({ groups: [{ properties: [{ key: 'id', type: 'cohort', value: id, operator }] }] });
-    expect(evaluateFlag(inCohort(1), context({ cohorts, staticCohortIds: new Set([1]) })).enabled).toBe(true);
-    expect(evaluateFlag(inCohort(1), context({ cohorts, staticCohortIds: new Set() })).enabled).toBe(false);
+    expect(evaluateFlag(inCohort(1), context({ cohorts, listedCohortIds: new Set([1]) })).enabled).toBe(true);
+    expect(evaluateFlag(inCohort(1), context({ cohorts, listedCohortIds: new Set() })).enabled).toBe(false);
     expect(evaluateFlag(inCohort(2), context({ cohorts, personProperties: { plan: 'pro' } })).enabled).toBe(true);
     expect(evaluateFlag(inCohort(2, 'not_in'), context({ cohorts, personProperties: { plan: 'pro' } })).enabled).toBe(false);
+  });
+
+  it('matches a precomputed cohort by its listed members alone, whatever the person’s properties', () => {
+    const cohorts = new Map([[3, { id: 3, kind: 'precomputed' as const }]]);
+    const inCohort = (operator: string) => flag({ groups: [{ properties: [{ key: 'id', type: 'cohort', value: 3, operator }] }] });
+    expect(evaluateFlag(inCohort('in'), context({ cohorts, listedCohortIds: new Set([3]) })).enabled).toBe(true);
+    expect(evaluateFlag(inCohort('in'), context({ cohorts, listedCohortIds: new Set(), personProperties: { purchase: 'performed_event' } })).enabled).toBe(false);
+    expect(evaluateFlag(inCohort('not_in'), context({ cohorts, listedCohortIds: new Set() })).enabled).toBe(true);
   });
 
   it('super groups decide for people who opted in through $feature_enrollment/<key>', () => {

@@ -7,3 +7,5 @@ export type { EvaluationContext } from './evaluation-context.js';
 export type { FlagResult, ReasonCode } from './flag-result.js';
 export { validateFlagDefinition, type DefinitionProblem } from './validate-definition.js';
 export { storedDataNeeds, groupsToFetch, needsStoredPerson, type StoredDataNeeds } from './stored-data-needs.js';
+export { cohortDefinitions, precomputedCohortIds, type StoredCohort } from './cohort-definitions.js';
+export { cohortsToCalculate, type CalculationPolicy, type CalculationState } from './cohort-calculation-plan.js';

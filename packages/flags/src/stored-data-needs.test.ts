@@ -9,11 +9,16 @@ const cohortFlag = flag('in-cohort', { groups: [{ properties: [{ key: 'id', type
 const companyFlag = flag('big', { aggregation_group_type_index: 0, groups: [{ properties: [{ key: 'seats', value: 10, operator: 'gte', type: 'group', group_type_index: 0 }] }, { properties: [{ key: 'plan', value: 'pro', type: 'group', group_type_index: 0 }] }] });
 
 describe('stored data a project’s flags read', () => {
-  it('needs static cohort membership only when a live flag filters on a cohort and a static cohort exists', () => {
-    expect(storedDataNeeds([cohortFlag], staticCohort, mapping).staticCohorts).toBe(true);
-    expect(storedDataNeeds([cohortFlag], dynamicOnly, mapping).staticCohorts).toBe(false);
-    expect(storedDataNeeds([companyFlag], staticCohort, mapping).staticCohorts).toBe(false);
-    expect(storedDataNeeds([{ ...cohortFlag, active: false }], staticCohort, mapping).staticCohorts).toBe(false);
+  it('needs listed cohort membership only when a live flag filters on a cohort and a static cohort exists', () => {
+    expect(storedDataNeeds([cohortFlag], staticCohort, mapping).listedCohorts).toBe(true);
+    expect(storedDataNeeds([cohortFlag], dynamicOnly, mapping).listedCohorts).toBe(false);
+    expect(storedDataNeeds([companyFlag], staticCohort, mapping).listedCohorts).toBe(false);
+    expect(storedDataNeeds([{ ...cohortFlag, active: false }], staticCohort, mapping).listedCohorts).toBe(false);
+  });
+
+  it('needs listed membership too when the project has a precomputed (behavioural) cohort', () => {
+    const precomputed = new Map<number, CohortDefinition>([[7, { id: 7, kind: 'precomputed' }]]);
+    expect(storedDataNeeds([cohortFlag], precomputed, mapping).listedCohorts).toBe(true);
   });
 
   it('lists the group property keys of live group flags by group type name', () => {

@@ -5,8 +5,8 @@ import type { CohortDefinition, FlagDefinition } from './definition.js';
  * only that: a store round trip per request for data no flag looks at is the cost of decide.
  */
 export interface StoredDataNeeds {
-  /** Some live flag has a cohort filter (which may nest others) and the project has a static cohort. */
-  staticCohorts: boolean;
+  /** Some live flag has a cohort filter (which may nest others) and the project has a cohort whose members are listed (static or precomputed). */
+  listedCohorts: boolean;
   /** Group type name -> the group property keys live flags aggregated by that type compare. */
   groupKeys: Map<string, Set<string>>;
   /**
@@ -31,8 +31,8 @@ const live = (flag: FlagDefinition) => flag.active && !flag.deleted;
 const filtersOf = (flag: FlagDefinition) => [...(flag.filters.groups ?? []), ...(flag.filters.super_groups ?? [])].flatMap((group) => group.properties ?? []);
 
 export function storedDataNeeds(flags: readonly FlagDefinition[], cohorts: ReadonlyMap<number, CohortDefinition>, groupTypeMapping: Record<number, string>): StoredDataNeeds {
-  const hasStatic = [...cohorts.values()].some((cohort) => cohort.kind === 'static');
-  const staticCohorts = hasStatic && flags.some((flag) => live(flag) && filtersOf(flag).some((filter) => filter.type === 'cohort'));
+  const hasListed = [...cohorts.values()].some((cohort) => cohort.kind !== 'dynamic');
+  const listedCohorts = hasListed && flags.some((flag) => live(flag) && filtersOf(flag).some((filter) => filter.type === 'cohort'));
 
   const groupKeys = new Map<string, Set<string>>();
   for (const flag of flags) {
@@ -45,7 +45,7 @@ export function storedDataNeeds(flags: readonly FlagDefinition[], cohorts: Reado
     groupKeys.set(type, keys);
   }
   const clock = flags.some((flag) => live(flag) && comparesDates(flag.filters)) || [...cohorts.values()].some(comparesDates);
-  return { staticCohorts, groupKeys, clock };
+  return { listedCohorts, groupKeys, clock };
 }
 
 /**

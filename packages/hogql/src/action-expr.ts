@@ -1,34 +1,15 @@
-import { PropertyFilterError, type StoredPropertyFilter } from '@tributary/property-filters';
+import { PropertyFilterError } from '@tributary/property-filters';
 import type { Call, Expr, SelectLike } from './ast.js';
 import { queryError } from './errors.js';
-import type { ActionDefinition, ActionStep, StringMatching } from './action-definition.js';
-import { propertyFilterExprs, type FilterContext } from './property-filter-expr.js';
+import type { ActionDefinition } from './action-definition.js';
 
 /**
- * Actions (PostHog's `Action` with its `ActionStepJSON` steps) as ordinary HogQL over `events`, as
- * PostHog's `action_to_expr` builds them: an action is the OR of its steps, a step the AND of its
- * conditions. The conditions are trees like any query's, so the printer guards what they read
- * (a cohort a step's properties name) as it guards everything else.
+ * What actions (PostHog's `Action` with its `ActionStepJSON` steps) need besides their conditions
+ * (`actionExpr`, in `property-filter-expr.ts`, since a step's filters may name cohorts that name
+ * actions): CSS selectors as patterns over `elements_chain`, and `matchesAction(...)` in HogQL.
  */
 
-/** PostHog tests the clicked element only on autocaptured events. */
-const AUTOCAPTURE = '$autocapture';
-
-const field = (...chain: string[]): Expr => ({ node: 'Field', chain });
-const constant = (value: string): Expr => ({ node: 'Constant', value });
-const call = (name: string, ...args: Expr[]): Expr => ({ node: 'Call', name, args });
-const compare = (op: string, left: Expr, right: Expr): Expr => ({ node: 'CompareOperation', op, left, right });
-const TRUE: Expr = { node: 'Constant', value: true };
-
-const escapeRegex = (value: string): string => value.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
-
-/** `$current_url` as PostHog's steps test it: equal, `like %url%` (so `%` and `_` are wildcards, as there), or a regular expression. */
-function urlExpr(url: string, matching: StringMatching | null | undefined): Expr {
-  const current = field('properties', '$current_url');
-  if (matching === 'exact') return compare('==', current, constant(url));
-  if (matching === 'regex') return call('match', current, constant(url));
-  return compare('like', current, constant(`%${url}%`));
-}
+export const escapeRegex = (value: string): string => value.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
 
 /**
  * One compound selector (`tag.class#id[attr="v"]`) as a regular expression over one element of
@@ -85,38 +66,8 @@ export function selectorRegex(selector: string): string {
   return regex;
 }
 
-/** An element filter (`text`, `href`), as the property filters test one, with the step's matching. */
-function elementFilter(key: 'text' | 'href', value: string, matching: StringMatching | null | undefined): StoredPropertyFilter {
-  const operator = matching === 'regex' ? 'regex' : matching === 'contains' ? 'icontains' : 'exact';
-  return { key, value, operator, type: 'element' };
-}
-
-function stepExpr(step: ActionStep, context: FilterContext, at: string): Expr {
-  const exprs: Expr[] = [];
-  const filters: StoredPropertyFilter[] = [];
-  if (step.event) exprs.push(compare('==', field('event'), constant(step.event)));
-  if (step.event === AUTOCAPTURE) {
-    if (step.selector) exprs.push(call('match', field('elements_chain'), constant(selectorRegex(step.selector))));
-    if (step.tag_name) exprs.push(call('match', field('elements_chain'), constant(`(?:^|;)${escapeRegex(step.tag_name)}(?:\\.|$|;|:)`)));
-    if (step.href != null) filters.push(elementFilter('href', step.href, step.href_matching));
-    if (step.text != null) filters.push(elementFilter('text', step.text, step.text_matching));
-  }
-  if (step.url) exprs.push(urlExpr(step.url, step.url_matching));
-  filters.push(...(step.properties ?? []));
-  exprs.push(...propertyFilterExprs(filters, context, `${at}.properties`));
-  if (exprs.length === 0) return TRUE;
-  return exprs.length === 1 ? exprs[0]! : { node: 'And', exprs };
-}
-
-/** Whether an event is the action: any of its steps (every event, for an action without steps, as PostHog's). */
-export function actionExpr(action: ActionDefinition, context: FilterContext): Expr {
-  const steps = action.steps.map((step, i) => stepExpr(step, context, `steps[${i}]`));
-  if (steps.length === 0) return TRUE;
-  return steps.length === 1 ? steps[0]! : { node: 'Or', exprs: steps };
-}
-
 /** The action an `ActionsNode` or `matchesAction` names, looked up among those the caller loaded for the project. */
-export function projectAction(context: FilterContext, id: number): ActionDefinition {
+export function projectAction(context: { actions?: ReadonlyMap<number, ActionDefinition> }, id: number): ActionDefinition {
   const action = context.actions?.get(id);
   if (!action) throw queryError(`action ${id} does not exist in this project`);
   return action;

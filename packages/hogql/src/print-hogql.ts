@@ -13,7 +13,7 @@ function constant(value: unknown): string {
   return String(value);
 }
 
-const COMPARE: Record<string, string> = { '==': '=', 'in': 'IN', 'not in': 'NOT IN', like: 'LIKE', 'not like': 'NOT LIKE', ilike: 'ILIKE', 'not ilike': 'NOT ILIKE', 'global in': 'GLOBAL IN', 'global not in': 'GLOBAL NOT IN' };
+const COMPARE: Record<string, string> = { '==': '=', 'in': 'IN', 'not in': 'NOT IN', like: 'LIKE', 'not like': 'NOT LIKE', ilike: 'ILIKE', 'not ilike': 'NOT ILIKE', 'global in': 'GLOBAL IN', 'global not in': 'GLOBAL NOT IN', 'in cohort': 'IN COHORT', 'not in cohort': 'NOT IN COHORT' };
 
 export function printHogQLExpr(expr: Expr): string {
   switch (expr.node) {

@@ -2,6 +2,7 @@ import { expandMatchesAction } from './action-expr.js';
 import type { Expr, SelectLike, SelectQuery } from './ast.js';
 import { HogQLError } from './errors.js';
 import type { MaterializedColumns } from '@tributary/clickhouse';
+import { expandInCohort } from './in-cohort.js';
 import { ClickHousePrinter, type PropertyRead } from './print-clickhouse.js';
 import { scopeOf } from './resolved-tree.js';
 import { resolveQuery } from './resolver.js';
@@ -38,6 +39,8 @@ export interface PrintOptions {
    * with the same answer as from the JSON. Without it, every property is read from the JSON.
    */
   materialized?: MaterializedColumns;
+  /** The project's cohorts `IN COHORT` may name, by name and by id, each as the statement listing its persons' ids (`cohortPersonIdsQuery`). */
+  cohorts?: ReadonlyMap<string | number, SelectQuery>;
 }
 
 export interface PrintedQuery {
@@ -67,7 +70,7 @@ export function printQuery(written: SelectLike, options: PrintOptions): PrintedQ
   const defaultLimit = Math.min(options.defaultLimit ?? DEFAULT_LIMIT, options.maxLimit ?? MAX_LIMIT);
   const maxLimit = options.maxLimit ?? MAX_LIMIT;
   try {
-    const query = expandMatchesAction(written, options.actions ?? new Map());
+    const query = expandInCohort(expandMatchesAction(written, options.actions ?? new Map()), options.cohorts ?? new Map());
     const top = query.node === 'SelectQuery' ? query : null;
     const ownLimit = top?.limit ? printer.integer(top.limit, 'LIMIT') : null;
     const offset = top?.offset ? printer.integer(top.offset, 'OFFSET') : 0;

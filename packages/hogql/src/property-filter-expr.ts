@@ -1,165 +1,115 @@
-import {
-  NUMERIC_PATTERN,
-  PROPERTY_FILTER_TYPES,
-  PropertyFilterError,
-  asText,
-  isCohortId,
-  isNumeric,
-  parseDateInput,
-  propertyFilterProblem,
-  type StoredPropertyFilter,
-  type ValueOperator,
-} from '@tributary/property-filters';
-import type { ActionDefinition } from './action-definition.js';
+import { PROPERTY_FILTER_TYPES, PropertyFilterError, actionIdOf, isCohortId, propertyFilterProblem, type BehaviouralFilter, type StoredPropertyFilter } from '@tributary/property-filters';
+import type { ActionDefinition, ActionStep, StringMatching } from './action-definition.js';
+import { escapeRegex, selectorRegex } from './action-expr.js';
 import type { Expr, SelectQuery } from './ast.js';
+import { behaviouralPersonsQuery } from './behavioural-expr.js';
+import { and, call, compare, constant, elementExpr, field, jsonPropertyExpr, not, or, propertyTest, select } from './property-value-expr.js';
 
 /**
- * Property filters (PostHog's `properties=[...]`) as ordinary HogQL, as PostHog's `property_to_expr`
- * builds them: the printer resolves their names and guards every table they read like any query's,
- * and the HogQL printed back from them runs as it is. The conditions keep the flag matcher's
- * semantics (`matchProperty`'s, tested alike): a missing property satisfies only the negative
- * operators, `exact` ignores case, numbers compare as numbers.
+ * Property filters (PostHog's `properties=[...]`), cohorts and actions as ordinary HogQL, as
+ * PostHog's `property_to_expr`, `cohort` and `action_to_expr` build them: the printer resolves
+ * their names and guards every table they read like any query's, and the HogQL printed back from
+ * them runs as it is. The three are one module because each can hold the others: a filter names a
+ * cohort, a cohort's condition an action, an action's step a filter.
  */
 
-/** A static cohort's members' distinct ids (from Postgres), or a dynamic cohort's person-property groups. */
+/** A static cohort's members' distinct ids (from Postgres), or a dynamic cohort's groups of conditions. */
 export type CohortDefinition = { id: number; static: true; distinctIds: readonly string[] } | { id: number; static: false; filters: CohortGroup };
+/** What a dynamic cohort's group holds: person-property filters, behavioural conditions, other cohorts (`type: "cohort"`). */
+export type CohortCondition = StoredPropertyFilter | BehaviouralFilter;
 export interface CohortGroup {
   type?: 'AND' | 'OR';
-  values?: (CohortGroup | StoredPropertyFilter)[];
+  values?: (CohortGroup | CohortCondition)[];
 }
 
 export interface FilterContext {
   now: Date;
-  /** The cohorts filters name, looked up by the caller (`cohortIds`) in the project. */
+  /** The cohorts filters name (and the cohorts those name), looked up by the caller in the project. */
   cohorts: ReadonlyMap<number, CohortDefinition>;
-  /** The actions an `ActionsNode` names, looked up by the caller in the project. */
+  /** The actions an `ActionsNode` or a behavioural condition names, looked up by the caller in the project. */
   actions?: ReadonlyMap<number, ActionDefinition>;
 }
 
-/** The parts of an autocaptured element a filter may test (PostHog's element filter keys). */
-export const ELEMENT_KEYS = ['tag_name', 'text', 'href'] as const;
+/** Cohorts within cohorts nest at most this deep, so a definition can never recurse without end. */
+export const MAX_COHORT_NESTING = 5;
 
-const field = (...chain: string[]): Expr => ({ node: 'Field', chain });
-const constant = (value: string | number): Expr => ({ node: 'Constant', value });
-const call = (name: string, ...args: Expr[]): Expr => ({ node: 'Call', name, args });
-const compare = (op: string, left: Expr, right: Expr): Expr => ({ node: 'CompareOperation', op, left, right });
-// As the parser reads `NOT x`, so the HogQL printed back parses to the same tree.
-const not = (expr: Expr): Expr => call('not', expr);
-const and = (exprs: Expr[]): Expr => (exprs.length === 1 ? exprs[0]! : { node: 'And', exprs });
-const or = (exprs: Expr[]): Expr => (exprs.length === 1 ? exprs[0]! : { node: 'Or', exprs });
-const tuple = (values: readonly (string | number)[]): Expr => ({ node: 'Tuple', exprs: values.map(constant) });
-const select = (columns: Expr[], table: string, where: Expr): SelectQuery => ({ node: 'SelectQuery', select: columns, select_from: { node: 'JoinExpr', table: { node: 'Field', chain: [table] } }, where });
+const isGroup = (value: CohortGroup | CohortCondition): value is CohortGroup => !('key' in value);
+const isBehavioural = (value: CohortCondition): value is BehaviouralFilter => value.type === 'behavioral';
 
-const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
-const COMPARISONS: Partial<Record<ValueOperator, string>> = { gt: '>', gte: '>=', lt: '<', lte: '<=', is_date_before: '<', is_date_after: '>', is_date_exact: '==' };
-/** The negative operators, each the NOT of a positive one. */
-const NEGATED: Partial<Record<ValueOperator, ValueOperator>> = { is_not: 'exact', not_icontains: 'icontains', not_regex: 'regex' };
+/** The cohort `id` of the project, or a refusal naming it. */
+function projectCohort(id: unknown, context: FilterContext): CohortDefinition {
+  const cohort = isCohortId(id) ? context.cohorts.get(Number(id)) : undefined;
+  if (!cohort) throw new PropertyFilterError(`cohort ${String(id)} does not exist`);
+  return cohort;
+}
 
-/** The positive test of one value: `text` is the value as text, `raw` as JSON (a number unquoted). */
-function valueTest(operator: ValueOperator, filter: StoredPropertyFilter, text: Expr, raw: Expr, now: Date): Expr {
-  switch (operator) {
-    case 'exact':
-      return compare('in', call('lowerUTF8', text), tuple(asList(filter.value).map((v) => asText(v).toLowerCase())));
-    case 'icontains':
-      return compare('>', call('positionCaseInsensitive', text, constant(asText(filter.value))), constant(0));
-    case 'regex':
-      return call('match', text, constant(asText(filter.value)));
-    case 'gt':
-    case 'gte':
-    case 'lt':
-    case 'lte': {
-      const op = COMPARISONS[operator]!;
-      const asString = compare(op, text, constant(String(filter.value)));
-      if (!isNumeric(filter.value)) return asString;
-      const value = constant(Number(filter.value));
-      const numeric = (e: Expr) => call('match', e, constant(NUMERIC_PATTERN));
-      // A JSON number reads as a number directly; a string holding one needs unquoting first.
-      return call('multiIf', numeric(raw), compare(op, call('toFloat64OrNull', raw), value), numeric(text), compare(op, call('toFloat64OrNull', text), value), asString);
-    }
-    case 'is_date_before':
-    case 'is_date_after':
-    case 'is_date_exact': {
-      const date = typeof filter.value === 'string' ? parseDateInput(filter.value, now) : null;
-      if (!date) throw new PropertyFilterError(`property filter on ${filter.key}: ${JSON.stringify(filter.value)} is not a date`);
-      const parsed = call('parseDateTimeBestEffortOrNull', text, constant('UTC'));
-      return and([compare('!=', text, constant('')), compare(COMPARISONS[operator]!, parsed, call('toDateTime', constant(date.toISOString())))]);
-    }
-    default:
-      throw new PropertyFilterError(`property filter on ${filter.key}: unknown operator ${JSON.stringify(operator)} for a property value`);
+/** What an event must be to count for a behavioural condition: the named event, or one of the action's steps. */
+function behaviouralEvent(filter: BehaviouralFilter, context: FilterContext): Expr {
+  if (filter.event_type === 'events') return compare('==', field('event'), constant(String(filter.key)));
+  const id = actionIdOf(filter.key);
+  const action = id === null ? undefined : context.actions?.get(id);
+  if (!action) throw new PropertyFilterError(`action ${String(filter.key)} does not exist`);
+  return actionExpr(action, context);
+}
+
+/** One condition of a dynamic cohort, over a row of `persons`. */
+function cohortConditionExpr(condition: CohortCondition, context: FilterContext, path: readonly number[], at: string): Expr {
+  const negated = condition.negation === true || condition.operator === 'not_in';
+  let holds: Expr;
+  if (isBehavioural(condition)) {
+    holds = compare('in', field('id'), behaviouralPersonsQuery(condition, behaviouralEvent(condition, context), context.now, at));
+  } else if (condition.type === 'cohort') {
+    holds = compare('in', field('id'), cohortPersonsQuery(projectCohort(condition.value, context), context, path));
+  } else {
+    holds = jsonPropertyExpr(field('properties'), condition, context.now);
   }
+  return negated ? not(holds) : holds;
 }
 
-/** A property of a JSON properties column as text: `''` when absent, a string unquoted, anything else as its JSON. */
-export function jsonPropertyText(column: Expr, key: string): Expr {
-  const raw = call('visitParamExtractRaw', column, constant(key));
-  // A string is unquoted by parsing it alone, rather than the whole properties a second time.
-  return call('if', compare('==', call('substring', raw, constant(1), constant(1)), constant('"')), call('visitParamExtractString', call('concat', constant('{"v":'), raw, constant('}')), constant('v')), raw);
+/** A dynamic cohort's nested AND/OR groups over the project's current persons (an empty group holds). */
+function cohortGroupExpr(group: CohortGroup, context: FilterContext, path: readonly number[], at: string): Expr {
+  const parts = (group.values ?? []).map((value, i) => (isGroup(value) ? cohortGroupExpr(value, context, path, `${at}.values[${i}]`) : cohortConditionExpr(value, context, path, `${at}.values[${i}]`)));
+  if (parts.length === 0) return constant(1);
+  return group.type === 'OR' ? or(parts) : and(parts);
 }
 
-/** One filter on a property of a JSON properties column (`properties`, `poe.properties`, a person's or group's). */
-export function jsonPropertyExpr(column: Expr, filter: StoredPropertyFilter, now: Date): Expr {
-  const key = constant(filter.key);
-  // A JSON null counts as set, as it does for flags.
-  return propertyTest(call('visitParamHas', column, key), jsonPropertyText(column, filter.key), call('visitParamExtractRaw', column, key), filter, now);
-}
-
-/** One filter on a property whose presence, text and raw JSON are given. */
-function propertyTest(present: Expr, text: Expr, raw: Expr, filter: StoredPropertyFilter, now: Date): Expr {
-  const operator = (filter.operator ?? 'exact') as ValueOperator;
-  if (operator === 'is_set') return present;
-  if (operator === 'is_not_set') return not(present);
-  const positive = NEGATED[operator];
-  if (positive) return or([not(present), not(valueTest(positive, filter, text, raw, now))]);
-  return and([present, valueTest(operator, filter, text, raw, now)]);
+/** A cohort's persons' ids; `path` holds the cohorts being built around it, to refuse a cycle. */
+function cohortPersonsQuery(cohort: CohortDefinition, context: FilterContext, path: readonly number[]): SelectQuery {
+  if (path.includes(cohort.id)) throw new PropertyFilterError(`cohort ${cohort.id} contains itself`);
+  if (path.length >= MAX_COHORT_NESTING) throw new PropertyFilterError(`cohorts nest more than ${MAX_COHORT_NESTING} deep at cohort ${cohort.id}`);
+  if (cohort.static) return select([field('id')], 'persons', compare('in', field('id'), select([field('person_id')], 'person_distinct_ids', compare('in', field('distinct_id'), { node: 'Constant', value: [...cohort.distinctIds] }))));
+  return select([field('id')], 'persons', cohortGroupExpr(cohort.filters, context, [...path, cohort.id], `cohort ${cohort.id}: filters.properties`));
 }
 
 /**
- * What an element filter reads of `elements_chain` (`a.btn:href="/x"nth-child="1"text="Buy";div...`):
- * each element's tag, or each value of one attribute (escaped quotes kept, as the chain holds them).
+ * The statement listing the person ids (`id`) of the project's cohort `cohortId`, read as the
+ * printer reads persons (each one's latest version, deleted ones left out), every table it reads
+ * guarded when printed. `context` holds the cohort, the cohorts and actions it names, and `now`.
  */
-const ELEMENT_VALUES: Record<(typeof ELEMENT_KEYS)[number], string> = {
-  tag_name: '(?:^|;)([A-Za-z0-9_-]+)',
-  text: '(?:^|[:"])text="((?:\\\\.|[^"\\\\])*)"',
-  href: '(?:^|[:"])href="((?:\\\\.|[^"\\\\])*)"',
-};
-
-/** An element filter: whether any element of the chain matches (none, for the negative operators). */
-function elementExpr(filter: StoredPropertyFilter, now: Date): Expr {
-  if (!(ELEMENT_KEYS as readonly string[]).includes(filter.key)) throw new PropertyFilterError(`element filter on ${filter.key}: key must be one of ${ELEMENT_KEYS.join(', ')}`);
-  const values = call('extractAll', field('elements_chain'), constant(ELEMENT_VALUES[filter.key as (typeof ELEMENT_KEYS)[number]]));
-  const operator = (filter.operator ?? 'exact') as ValueOperator;
-  if (operator === 'is_set') return call('notEmpty', values);
-  if (operator === 'is_not_set') return call('empty', values);
-  const value = field('element_value');
-  const any = (test: ValueOperator) => call('arrayExists', { node: 'Lambda', args: ['element_value'], expr: valueTest(test, filter, value, value, now) }, values);
-  const positive = NEGATED[operator];
-  return positive ? not(any(positive)) : any(operator);
+export function cohortPersonIdsQuery(cohortId: number, context: FilterContext): SelectQuery {
+  return cohortPersonsQuery(projectCohort(cohortId, context), context, []);
 }
 
-const isGroup = (value: CohortGroup | StoredPropertyFilter): value is CohortGroup => !('key' in value);
-
-/** A dynamic cohort's nested AND/OR groups of person-property filters, over the project's current persons. */
-function cohortGroupExpr(group: CohortGroup, now: Date): Expr {
-  const parts = (group.values ?? []).map((value) => {
-    if (isGroup(value)) return cohortGroupExpr(value, now);
-    const condition = jsonPropertyExpr(field('properties'), value, now);
-    return value.negation ? not(condition) : condition;
-  });
-  if (parts.length === 0) return constant(1);
-  return group.type === 'OR' ? or(parts) : and(parts);
+/**
+ * Builds a cohort's conditions as they are to be stored (`id` null for a new cohort), so that a
+ * cycle back to it, nesting too deep, or a cohort or action the project lacks is refused before
+ * it is saved rather than each time it is used.
+ */
+export function checkCohortDefinition(id: number | null, filters: CohortGroup, context: FilterContext): void {
+  // 0 names no cohort, and stands for the new one in the path, so nesting counts as it will when used.
+  cohortGroupExpr(filters, context, [id ?? 0], 'filters.properties');
 }
 
 /**
  * Membership of a cohort, through the event's distinct id, so events sent before a merge still
  * count for the person: a static cohort's members are listed; a dynamic cohort's are the persons
- * its filters match, read as the printer reads persons (each one's latest version, deleted ones left out).
+ * its conditions match.
  */
 function cohortExpr(filter: StoredPropertyFilter, context: FilterContext): Expr {
-  const cohort = context.cohorts.get(Number(filter.value));
-  if (!cohort) throw new PropertyFilterError(`cohort ${String(filter.value)} does not exist`);
+  const cohort = projectCohort(filter.value, context);
   const members = cohort.static
     ? compare('in', field('distinct_id'), { node: 'Constant', value: [...cohort.distinctIds] })
-    : compare('in', field('distinct_id'), select([field('distinct_id')], 'person_distinct_ids', compare('in', field('person_id'), select([field('id')], 'persons', cohortGroupExpr(cohort.filters, context.now)))));
+    : compare('in', field('distinct_id'), select([field('distinct_id')], 'person_distinct_ids', compare('in', field('person_id'), cohortPersonsQuery(cohort, context, []))));
   return filter.operator === 'not_in' ? not(members) : members;
 }
 
@@ -208,4 +158,48 @@ export function propertyFilterExprs(filters: readonly StoredPropertyFilter[], co
  */
 export function cohortIds(filters: readonly StoredPropertyFilter[]): number[] {
   return filters.filter((f) => f.type === 'cohort' && isCohortId(f.value)).map((f) => Number(f.value));
+}
+
+// ---- Actions: an action is the OR of its steps, a step the AND of its conditions.
+
+/** PostHog tests the clicked element only on autocaptured events. */
+const AUTOCAPTURE = '$autocapture';
+const TRUE: Expr = { node: 'Constant', value: true };
+
+/** `$current_url` as PostHog's steps test it: equal, `like %url%` (so `%` and `_` are wildcards, as there), or a regular expression. */
+function urlExpr(url: string, matching: StringMatching | null | undefined): Expr {
+  const current = field('properties', '$current_url');
+  if (matching === 'exact') return compare('==', current, constant(url));
+  if (matching === 'regex') return call('match', current, constant(url));
+  return compare('like', current, constant(`%${url}%`));
+}
+
+/** An element filter (`text`, `href`), as the property filters test one, with the step's matching. */
+function elementFilter(key: 'text' | 'href', value: string, matching: StringMatching | null | undefined): StoredPropertyFilter {
+  const operator = matching === 'regex' ? 'regex' : matching === 'contains' ? 'icontains' : 'exact';
+  return { key, value, operator, type: 'element' };
+}
+
+function stepExpr(step: ActionStep, context: FilterContext, at: string): Expr {
+  const exprs: Expr[] = [];
+  const filters: StoredPropertyFilter[] = [];
+  if (step.event) exprs.push(compare('==', field('event'), constant(step.event)));
+  if (step.event === AUTOCAPTURE) {
+    if (step.selector) exprs.push(call('match', field('elements_chain'), constant(selectorRegex(step.selector))));
+    if (step.tag_name) exprs.push(call('match', field('elements_chain'), constant(`(?:^|;)${escapeRegex(step.tag_name)}(?:\\.|$|;|:)`)));
+    if (step.href != null) filters.push(elementFilter('href', step.href, step.href_matching));
+    if (step.text != null) filters.push(elementFilter('text', step.text, step.text_matching));
+  }
+  if (step.url) exprs.push(urlExpr(step.url, step.url_matching));
+  filters.push(...(step.properties ?? []));
+  exprs.push(...propertyFilterExprs(filters, context, `${at}.properties`));
+  if (exprs.length === 0) return TRUE;
+  return and(exprs);
+}
+
+/** Whether an event is the action: any of its steps (every event, for an action without steps, as PostHog's). */
+export function actionExpr(action: ActionDefinition, context: FilterContext): Expr {
+  const steps = action.steps.map((step, i) => stepExpr(step, context, `steps[${i}]`));
+  if (steps.length === 0) return TRUE;
+  return or(steps);
 }

@@ -4,3 +4,4 @@ export { PropertyFilterError } from './property-filter-error.js';
 export { matchProperty } from './match-property.js';
 export { CompiledPropertyFilter } from './compile-property-filter.js';
 export { parseFlagDate, parseDateInput } from './relative-date.js';
+export * from './behavioural-filter.js';

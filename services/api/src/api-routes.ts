@@ -191,7 +191,7 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
     project.use('/insights', insightRoutes({ ...deps, queries: deps.query }));
     project.use('/batch_exports', batchExportRoutes(deps));
     project.use('/explicit_members', explicitMemberRoutes(deps));
-    project.use('/cohorts', cohortRoutes(deps));
+    project.use('/cohorts', cohortRoutes({ ...deps, queries: deps.query }));
     project.use('/actions', actionRoutes(deps));
     project.use('/surveys', surveyRoutes(deps));
     project.use('/early_access_features', earlyAccessFeatureRoutes(deps));

@@ -106,8 +106,8 @@ describe('invalid cohort filters are refused with a 400 naming the field', () =>
     await refused({ properties: { type: 'XOR', values: [] } }, 'filters.properties.type', /AND, OR/);
   });
 
-  it('filters other than person properties', async () => {
-    await refused(group({ key: 'id', type: 'cohort', value: 1 }), 'filters.properties.values[0].type', /person/);
+  it('filters other than person properties, behavioural conditions and cohorts', async () => {
+    await refused(group({ key: '$browser', type: 'event', value: 'Chrome' }), 'filters.properties.values[0].type', /person/);
   });
 
   it('groups nested deeper than the evaluator accepts', async () => {

@@ -16,7 +16,7 @@ import { TABLE, expected, insertFixture, observed } from './insights-oracle/case
  */
 const TEAM = 800_000_000 + randomInt(90_000_000);
 const fixture = buildFixture('UTC');
-const noCohorts = { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [] };
+const noCohorts = { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] };
 const noActions = { definitions: async () => [] };
 const utcCases = TABLE.filter(([, zone]) => zone === 'UTC');
 

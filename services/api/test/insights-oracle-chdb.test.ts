@@ -19,7 +19,7 @@ const projects: Record<Zone, { id: number; fixture: Fixture }> = {
 };
 
 // The oracle's questions name no cohort, so the store is never asked.
-const noCohorts = { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [] };
+const noCohorts = { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] };
 /** Actions kept as the real store keeps them: each in its project, found by id or name only there. */
 const stored: (OracleAction & { id: number; team: number })[] = [];
 const actions = {

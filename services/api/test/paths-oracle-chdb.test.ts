@@ -13,7 +13,7 @@ import { LEAK, PATHS_CASES, buildPathsFixture, expectedPaths } from './insights-
  */
 const TEAM = 900_000_000 + randomInt(90_000_000);
 const fixture = buildPathsFixture();
-const noCohorts = { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [] };
+const noCohorts = { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] };
 const noActions = { definitions: async () => [] };
 let clickhouse: ChdbClickHouse;
 let service: QueryService;

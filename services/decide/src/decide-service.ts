@@ -14,7 +14,7 @@ import { withRequestGroupProperties } from './request-group-properties.js';
 export interface DecideServiceDeps {
   tokens: Pick<TokenResolver, 'known' | 'resolve'>;
   definitions: Pick<FlagDefinitions, 'loaded' | 'forProject'>;
-  data: Pick<EvaluationData, 'knownPerson' | 'person' | 'groupProperties' | 'staticCohortIds' | 'hashKeyOverrides'>;
+  data: Pick<EvaluationData, 'knownPerson' | 'person' | 'groupProperties' | 'listedCohortIds' | 'hashKeyOverrides'>;
   logger: Logger;
   clock?: () => Date;
   /** `$geoip_*` person properties of the client's address (spec rules 2 and 3). */
@@ -53,14 +53,14 @@ interface GroupsRead {
   failed: boolean;
 }
 interface MembershipRead {
-  staticCohortIds: ReadonlySet<number>;
+  listedCohortIds: ReadonlySet<number>;
   /** None unless a flag asks for continuity: every flag would look its key up in them. */
   hashKeyOverrides: Record<string, string> | undefined;
   failed: boolean;
 }
 
 const NO_PERSON: PersonRead = { person: null, fromCopy: false, failed: true };
-const NO_MEMBERSHIP: MembershipRead = { staticCohortIds: new Set(), hashKeyOverrides: undefined, failed: false };
+const NO_MEMBERSHIP: MembershipRead = { listedCohortIds: new Set(), hashKeyOverrides: undefined, failed: false };
 
 /**
  * Flag evaluation for `/decide` and `/flags`: the project by its token, the stored data its flags
@@ -100,7 +100,7 @@ export class DecideService {
 
     const person = this.knownPerson(teamId, distinctId) ?? (await this.storedPerson(teamId, distinctId));
     const groupsRead = await this.groupProperties(teamId, defs, groups, body.group_properties);
-    const membership = person.person && (defs.needs.staticCohorts || defs.continuityKeys.length > 0) ? await this.membership(teamId, person.person, defs, body.$anon_distinct_id) : NO_MEMBERSHIP;
+    const membership = person.person && (defs.needs.listedCohorts || defs.continuityKeys.length > 0) ? await this.membership(teamId, person.person, defs, body.$anon_distinct_id) : NO_MEMBERSHIP;
     const failed = person.failed || groupsRead.failed || membership.failed;
 
     const location = body.geoip_disable === true ? undefined : this.deps.geoip?.(question.ip);
@@ -112,7 +112,7 @@ export class DecideService {
       groupProperties: withRequestGroupProperties(groupsRead.properties, body.group_properties),
       groupTypeMapping: defs.groupTypeMapping,
       cohorts: defs.cohorts,
-      staticCohortIds: membership.staticCohortIds,
+      listedCohortIds: membership.listedCohortIds,
       hashKeyOverrides: membership.hashKeyOverrides,
       now: this.clock(),
     };
@@ -174,17 +174,17 @@ export class DecideService {
 
   /** The person's static cohorts and continuity overrides, each read only when some flag needs it. */
   private async membership(teamId: number, person: StoredPerson, defs: ProjectFlags, anonDistinctId: DecideBody['$anon_distinct_id']): Promise<MembershipRead> {
-    let staticCohortIds = NO_MEMBERSHIP.staticCohortIds;
+    let listedCohortIds = NO_MEMBERSHIP.listedCohortIds;
     try {
-      if (defs.needs.staticCohorts) staticCohortIds = await this.deps.data.staticCohortIds(person.personId);
+      if (defs.needs.listedCohorts) listedCohortIds = await this.deps.data.listedCohortIds(person.personId);
       let hashKeyOverrides: Record<string, string> | undefined;
       if (defs.continuityKeys.length > 0) {
         const anon = anonDistinctId === undefined || anonDistinctId === null ? null : String(anonDistinctId);
         hashKeyOverrides = await this.deps.data.hashKeyOverrides(teamId, person.personId, anon, defs.continuityKeys);
       }
-      return { staticCohortIds, hashKeyOverrides, failed: false };
+      return { listedCohortIds, hashKeyOverrides, failed: false };
     } catch (error) {
-      return this.unavailable('cohorts or continuity overrides', error, { staticCohortIds, hashKeyOverrides: undefined, failed: true });
+      return this.unavailable('cohorts or continuity overrides', error, { listedCohortIds, hashKeyOverrides: undefined, failed: true });
     }
   }
 

@@ -13,9 +13,10 @@ export interface StoredPerson {
 const UNKNOWN_MAX_ENTRIES = 50_000;
 
 /**
- * The stored data flags need: person properties (Redis cache first, Postgres on a miss), static
- * cohort membership, group properties and continuity overrides. Every read is bounded by the
- * pool's statement timeout, so an unreachable store costs a bounded delay, then an error.
+ * The stored data flags need: person properties (Redis cache first, Postgres on a miss), listed
+ * cohort membership (static and precomputed), group properties and continuity overrides. Every
+ * read is bounded by the pool's statement timeout, so an unreachable store costs a bounded
+ * delay, then an error.
  */
 export class EvaluationData {
   /** `team:distinct id` -> when to look again, for ids Redis and Postgres both said have no person. */
@@ -65,8 +66,17 @@ export class EvaluationData {
     return null;
   }
 
-  async staticCohortIds(personId: number): Promise<Set<number>> {
-    const { rows } = await this.deps.pool.query<{ cohort_id: number }>('SELECT cohort_id FROM cohort_people WHERE person_id = $1', [personId]);
+  /**
+   * The cohorts listing the person: static ones, and precomputed ones in the version the worker
+   * last finished (the cohort's `version`), so a recalculation half-written is never read.
+   */
+  async listedCohortIds(personId: number): Promise<Set<number>> {
+    const { rows } = await this.deps.pool.query<{ cohort_id: number }>(
+      `SELECT cohort_id FROM cohort_people WHERE person_id = $1
+       UNION ALL
+       SELECT m.cohort_id FROM cohort_calculated_people m JOIN cohorts c ON c.id = m.cohort_id AND c.version = m.version WHERE m.person_id = $1`,
+      [personId],
+    );
     return new Set(rows.map((r) => r.cohort_id));
   }
 

@@ -1,6 +1,6 @@
 import type { Redis } from '@tributary/redis';
 import { FLAGS_CHANGED_CHANNEL, groupTypeIndexes, type FeatureFlagRecord, type FeatureFlagStore } from '@tributary/control-plane';
-import { storedDataNeeds, type CohortDefinition, type CohortFilterGroup, type FlagDefinition, type StoredDataNeeds } from '@tributary/flags';
+import { cohortDefinitions, storedDataNeeds, type CohortDefinition, type FlagDefinition, type StoredCohort, type StoredDataNeeds } from '@tributary/flags';
 import type { Logger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
 import type { DecideMetrics } from './decide-metrics.js';
@@ -118,17 +118,13 @@ export class FlagDefinitions {
     const records = await this.deps.flags.liveForTeam(teamId);
     const [mapping, cohortRows] = await Promise.all([
       groupTypeIndexes(this.deps.pool, teamId),
-      this.deps.pool.query<{ id: number; is_static: boolean; filters: { properties?: CohortFilterGroup } }>(
-        'SELECT id, is_static, filters FROM cohorts WHERE team_id = $1 AND NOT deleted',
-        [teamId],
-      ),
+      this.deps.pool.query<StoredCohort>('SELECT id, is_static, filters FROM cohorts WHERE team_id = $1 AND NOT deleted', [teamId]),
     ]);
-    const cohorts = new Map<number, CohortDefinition>();
+    const cohorts = cohortDefinitions(cohortRows.rows);
+    // As PostHog's local evaluation sends them: every dynamic cohort's filters as stored. An SDK
+    // cannot match a behavioural condition locally, so it asks decide, which reads the listing.
     const cohortFilters: Record<string, unknown> = {};
-    for (const row of cohortRows.rows) {
-      cohorts.set(row.id, row.is_static ? { id: row.id, kind: 'static' } : { id: row.id, kind: 'dynamic', filters: row.filters.properties ?? {} });
-      if (!row.is_static) cohortFilters[String(row.id)] = row.filters.properties ?? {};
-    }
+    for (const row of cohortRows.rows) if (!row.is_static) cohortFilters[String(row.id)] = row.filters.properties ?? {};
     const flags = records.map(
       (r): FlagDefinition => ({
         id: r.id,

@@ -54,7 +54,7 @@ describe('mayRemember: an answer is remembered only when all it read besides the
     personFromCopy: true,
     storeFailed: false,
     readStoredGroups: false,
-    definitions: { needs: { staticCohorts: false, groupKeys: new Map(), clock: false, ...needs }, continuityKeys },
+    definitions: { needs: { listedCohorts: false, groupKeys: new Map(), clock: false, ...needs }, continuityKeys },
     ...overrides,
   });
 
@@ -72,7 +72,7 @@ describe('mayRemember: an answer is remembered only when all it read besides the
 
   it('not when it read stored group properties, static cohorts or continuity overrides', () => {
     expect(mayRemember(sources({ readStoredGroups: true }))).toBe(false);
-    expect(mayRemember(sources({}, { staticCohorts: true }))).toBe(false);
+    expect(mayRemember(sources({}, { listedCohorts: true }))).toBe(false);
     expect(mayRemember(sources({}, {}, ['checkout']))).toBe(false);
   });
 

@@ -44,12 +44,13 @@ export interface AnswerSources {
  * The rule for remembering an answer: only when everything that went into it besides the
  * request is something the check on giving it again sees change (token, definitions, the
  * person's copy). Not when a store failed (the answer is short of flags), nor when it read what
- * nothing tells the process of a change to: stored group properties, static cohort membership,
+ * nothing tells the process of a change to: stored group properties, listed cohort membership
+ * (a static cohort's, or a behavioural one's, which the worker recalculates on its schedule),
  * continuity overrides, or the time, which flags comparing dates read.
  */
 export function mayRemember(sources: AnswerSources): boolean {
   const { needs, continuityKeys } = sources.definitions;
-  return sources.personFromCopy && !sources.storeFailed && !sources.readStoredGroups && !needs.clock && !needs.staticCohorts && continuityKeys.length === 0;
+  return sources.personFromCopy && !sources.storeFailed && !sources.readStoredGroups && !needs.clock && !needs.listedCohorts && continuityKeys.length === 0;
 }
 
 /** Bodies longer than this are not remembered: SDKs ask with small ones, and a key holds the whole body. */

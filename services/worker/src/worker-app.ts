@@ -9,12 +9,19 @@ import { MUTATION_REQUEST_TIMEOUT_MS } from '@tributary/deletions';
 import { startExportQueue } from './batch-exports/export-queue.js';
 import { exportMetrics } from './batch-exports/export-metrics.js';
 import { startDeletionScheduler, startRetentionScheduler } from './deletion-scheduler.js';
+import { startCohortCalculationQueue } from './cohort-calculation/cohort-calculation-queue.js';
+import { CohortCalculationStore } from './cohort-calculation/cohort-calculation-store.js';
+import { cohortMembersReader } from './cohort-calculation/cohort-members-reader.js';
+import { cohortStatement } from './cohort-calculation/cohort-statement.js';
 import { queueMetrics } from './worker-metrics.js';
 
 export interface WorkerBuildDeps {
   config: Config;
   logger: Logger;
 }
+
+/** Person ids one insert of a cohort's calculated members takes. */
+const COHORT_INSERT_BATCH = 5_000;
 
 /** The worker service, connected and its queues started: what `main.ts` runs. */
 export async function buildWorker({ config, logger }: WorkerBuildDeps): Promise<{ options: ServiceRuntimeOptions }> {
@@ -23,6 +30,8 @@ export async function buildWorker({ config, logger }: WorkerBuildDeps): Promise<
   const clickhouse = createClickHouse(config, { requestTimeoutMs: MUTATION_REQUEST_TIMEOUT_MS });
   // An export streams a whole window in one response, for as long as its destination takes.
   const exportClickhouse = createClickHouse(config, { requestTimeoutMs: 6 * 3_600_000 });
+  // A cohort's members stream for as long as ClickHouse lets its query run.
+  const cohortClickhouse = createClickHouse(config, { requestTimeoutMs: (config.cohortCalculationMaxExecutionTimeS + 10) * 1000 });
   const connection = createRedis(config, { forQueues: true });
   const schedulerDeps = { connection, pool, clickhouse, topology: topologyOf(config), logger, prefix: config.queuePrefix };
   const scheduler = await startDeletionScheduler(schedulerDeps);
@@ -50,7 +59,23 @@ export async function buildWorker({ config, logger }: WorkerBuildDeps): Promise<
       concurrency: config.batchExportConcurrency,
     },
   );
-  queueMetrics(metrics, { queues: [scheduler, retention, exports], logger });
+  const cohortStore = new CohortCalculationStore(pool);
+  const cohorts = await startCohortCalculationQueue(
+    {
+      store: cohortStore,
+      members: cohortMembersReader({ clickhouse: cohortClickhouse, statement: cohortStatement(cohortStore), limits: config }),
+      logger,
+      batchSize: COHORT_INSERT_BATCH,
+    },
+    {
+      connection,
+      prefix: config.queuePrefix,
+      tickMs: config.cohortCalculationTickMs,
+      intervalMs: config.cohortCalculationIntervalMin * 60_000,
+      concurrency: config.cohortCalculationConcurrency,
+    },
+  );
+  queueMetrics(metrics, { queues: [scheduler, retention, exports, cohorts], logger });
 
   const options: ServiceRuntimeOptions = {
     name: 'worker',
@@ -61,7 +86,10 @@ export async function buildWorker({ config, logger }: WorkerBuildDeps): Promise<
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     // The queues live in Redis; Postgres and ClickHouse are needed only while a job runs.
     dependencies: {
-      redis: { check: async () => (await redisAnswers(redis)) && scheduler.worker.isRunning() && retention.worker.isRunning() && exports.worker.isRunning(), required: true },
+      redis: {
+        check: async () => (await redisAnswers(redis)) && [scheduler, retention, exports, cohorts].every((running) => running.worker.isRunning()),
+        required: true,
+      },
       postgres: { check: () => postgresAnswers(pool), required: false },
       clickhouse: { check: () => clickhouse.ping(), required: false },
     },
@@ -69,10 +97,12 @@ export async function buildWorker({ config, logger }: WorkerBuildDeps): Promise<
       ['deletion scheduler', () => scheduler.close()],
       ['retention scheduler', () => retention.close()],
       ['export queue', () => exports.close()],
+      ['cohort calculation queue', () => cohorts.close()],
       ['redis queue connection', () => connection.disconnect()],
       ['postgres', () => pool.end()],
       ['clickhouse', () => clickhouse.close()],
       ['export clickhouse', () => exportClickhouse.close()],
+      ['cohort clickhouse', () => cohortClickhouse.close()],
       ['redis', () => redis.disconnect()],
     ]),
   };

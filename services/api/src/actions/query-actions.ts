@@ -1,5 +1,4 @@
-import { actionExpr, type ActionDefinition, type Expr, type FilterContext } from '@tributary/hogql';
-import { idsInRequest } from '../query/ids-in-request.js';
+import { actionExpr, idsIn, type ActionDefinition, type Expr, type FilterContext } from '@tributary/hogql';
 import type { ActionStore } from './action-store.js';
 
 const isActionId = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 2_147_483_647;
@@ -10,10 +9,10 @@ const isActionId = (value: unknown): value is number => Number.isInteger(value) 
  * looked up in Postgres; any other value is refused when the query is built.
  */
 export function actionIdsIn(request: unknown): number[] {
-  return idsInRequest(request, (node) => {
-    if (node.kind !== 'ActionsNode' && node.type !== 'actions') return undefined;
+  return idsIn(request, (node) => {
+    if (node.kind !== 'ActionsNode' && node.type !== 'actions') return null;
     const id = typeof node.id === 'string' && /^\d+$/.test(node.id) ? Number(node.id) : node.id;
-    return isActionId(id) ? id : undefined;
+    return isActionId(id) ? id : null;
   });
 }
 

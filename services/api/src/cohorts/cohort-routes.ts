@@ -2,13 +2,16 @@ import { Router, type Request } from 'express';
 import { PAGE_PROPERTIES, PAGE_SCHEMA, badRequest, documented, notFound, pageOf, validate, validateBody, validateQuery, type Page } from '@tributary/http';
 import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
 import { idParam } from '../http/id-param.js';
-import { pageLinks, sendCsv } from '../http/responses.js';
+import { clientSignal, pageLinks, sendCsv } from '../http/responses.js';
 import { UUID_PATTERN } from '../http/uuid.js';
-import type { ManagementPersonStore } from '../persons/management-person-store.js';
+import type { CohortFilterGroup } from '@tributary/flags';
+import type { ActionStore } from '../actions/action-store.js';
+import type { ManagementPersonStore, PersonRecord } from '../persons/management-person-store.js';
+import type { QueryService } from '../query/query-service.js';
 import { PERSON_FIELDS, presentPerson, regexOfFilters } from '../persons/person-presenter.js';
 import { readCohortCsv } from './cohort-csv.js';
 import { MAX_CSV_BYTES } from './cohort-csv-upload.js';
-import { checkFilterValues, createSchema, patchSchema, type CohortCreateBody, type CohortFilters } from './cohort-filters.js';
+import { checkFilterValues, createSchema, patchSchema, readsEvents, type CohortCreateBody, type CohortFilters } from './cohort-filters.js';
 import type { CohortRecord, CohortStore, NamedPersons } from './cohort-store.js';
 
 export function presentCohort(cohort: CohortRecord) {
@@ -19,6 +22,9 @@ export function presentCohort(cohort: CohortRecord) {
     is_static: cohort.is_static,
     filters: cohort.filters,
     count: cohort.count,
+    is_calculating: cohort.is_calculating,
+    last_calculation: cohort.last_calculation?.toISOString() ?? null,
+    errors_calculating: cohort.errors_calculating,
     deleted: cohort.deleted,
     created_by: cohort.created_by,
     created_at: cohort.created_at.toISOString(),
@@ -63,7 +69,7 @@ const hasConditions = (filters: CohortFilters | undefined) => (filters?.properti
  * `/api/projects/:project_id/cohorts/`: static cohorts (a list of persons, given by distinct id
  * or uploaded as a CSV, as PostHog's) and dynamic ones (person-property filters).
  */
-export function cohortRoutes(deps: { cohorts: CohortStore; persons: ManagementPersonStore; publicUrl: string }): Router {
+export function cohortRoutes(deps: { cohorts: CohortStore; persons: ManagementPersonStore; queries: Pick<QueryService, 'cohortPersons'>; actions: Pick<ActionStore, 'definitions'>; publicUrl: string }): Router {
   const router = Router({ mergeParams: true });
   const { cohorts } = deps;
 
@@ -88,9 +94,9 @@ export function cohortRoutes(deps: { cohorts: CohortStore; persons: ManagementPe
     } else {
       if (!body.filters) throw badRequest('A dynamic cohort needs filters.properties, the person-property conditions its members match.', 'filters');
       if (body.distinct_ids) throw badRequest('distinct_ids only apply to a static cohort (is_static: true).', 'distinct_ids');
-      checkFilterValues(body.filters.properties, new Date());
     }
     const teamId = projectOf(req).id;
+    if (!body.is_static) await checkFilterValues(body.filters!.properties, new Date(), { teamId, cohortId: null, stores: deps });
     const cohort = await cohorts.create(
       teamId,
       { name: body.name, description: body.description, is_static: body.is_static, filters: body.filters ?? {} },
@@ -119,7 +125,7 @@ export function cohortRoutes(deps: { cohorts: CohortStore; persons: ManagementPe
     if (existing.is_static && hasConditions(body.filters)) throw badRequest('A static cohort is a list of persons: give distinct_ids, not filters.', 'filters');
     if (!existing.is_static && body.distinct_ids) throw badRequest('distinct_ids only apply to a static cohort (is_static: true).', 'distinct_ids');
     if (!existing.is_static && csv) throw badRequest('A CSV of persons only applies to a static cohort.', 'csv');
-    if (!existing.is_static && body.filters) checkFilterValues(body.filters.properties, new Date());
+    if (!existing.is_static && body.filters) await checkFilterValues(body.filters.properties, new Date(), { teamId, cohortId: id, stores: deps });
     const members = csv ? { ...csv, append: true } : body.distinct_ids && { kind: 'distinct_id' as const, ids: body.distinct_ids, append: false };
     const cohort = await cohorts.update(teamId, id, { name: body.name, description: body.description, filters: body.filters }, members);
     if (!cohort) throw notFound(`Cohort ${req.params.id} does not exist.`);
@@ -139,8 +145,18 @@ export function cohortRoutes(deps: { cohorts: CohortStore; persons: ManagementPe
     const teamId = projectOf(req).id;
     const cohort = await cohorts.get(teamId, cohortId(req));
     if (!cohort) throw notFound(`Cohort ${req.params.id} does not exist.`);
-    const members = cohort.is_static ? { cohortId: cohort.id } : { cohortFilters: (cohort.filters as Partial<CohortFilters>).properties ?? {} };
-    const { count, results } = await regexOfFilters(() => deps.persons.list(teamId, { limit: query.limit, offset: query.offset, ...members, properties: [] }, new Date()));
+    const filters = (cohort.filters as Partial<CohortFilters>).properties ?? {};
+    let count: number;
+    let results: PersonRecord[];
+    if (!cohort.is_static && readsEvents(filters)) {
+      // What persons did is in ClickHouse; the page is then read from Postgres, as every person is shown.
+      const page = await deps.queries.cohortPersons(projectOf(req), cohort.id, query, clientSignal(res));
+      count = page.count;
+      results = await deps.persons.byUuids(teamId, page.ids);
+    } else {
+      const members = cohort.is_static ? { cohortId: cohort.id } : { cohortFilters: filters as CohortFilterGroup };
+      ({ count, results } = await regexOfFilters(() => deps.persons.list(teamId, { limit: query.limit, offset: query.offset, ...members, properties: [] }, new Date())));
+    }
     const persons = results.map(presentPerson);
     if (query.format === 'csv') return sendCsv(res, PERSON_FIELDS, persons.map((p) => PERSON_FIELDS.map((f) => p[f])));
     res.json({ results: persons, ...pageLinks(deps.publicUrl, req, query, count) });

@@ -15,8 +15,15 @@ export interface CohortRecord {
   created_by: number | null;
   created_at: Date;
   updated_at: Date;
-  /** Members of a static cohort; null for a dynamic one, whose members are whoever matches now. */
+  /**
+   * Members of a static cohort, or of a behavioural one as last calculated; null for one of
+   * person properties only, whose members are whoever matches now, and before a first calculation.
+   */
   count: number | null;
+  /** A behavioural cohort's calculation, as the worker records it (PostHog's fields). */
+  is_calculating: boolean;
+  last_calculation: Date | null;
+  errors_calculating: number;
 }
 
 export interface CohortInput {
@@ -50,7 +57,8 @@ function namedPersonIds(named: NamedPersons): { sql: string; names: string[] } {
 }
 
 const COLUMNS = `c.id, c.team_id, c.name, c.description, c.is_static, c.filters, c.deleted, c.created_by, c.created_at, c.updated_at,
-  CASE WHEN c.is_static THEN (SELECT count(*)::int FROM cohort_people p WHERE p.cohort_id = c.id) END AS count`;
+  CASE WHEN c.is_static THEN (SELECT count(*)::int FROM cohort_people p WHERE p.cohort_id = c.id) ELSE c.calculated_count END AS count,
+  c.is_calculating, c.last_calculation, c.errors_calculating`;
 const SELECT = `SELECT ${COLUMNS} FROM cohorts c`;
 
 /**
@@ -113,10 +121,15 @@ export class CohortStore {
     return updated;
   }
 
-  /** Every live cohort, oldest first, with whether the person is listed in it (static membership). */
+  /**
+   * Every live cohort, oldest first, with whether the person is listed in it: a static cohort's
+   * members, or a behavioural one's as last calculated.
+   */
   async listWithListing(teamId: number, personId: number): Promise<{ cohort: CohortRecord; listed: boolean }[]> {
     const { rows } = await this.pool.query<CohortRecord & { listed: boolean }>(
-      `SELECT ${COLUMNS}, EXISTS (SELECT 1 FROM cohort_people cp WHERE cp.cohort_id = c.id AND cp.person_id = $2) AS listed
+      `SELECT ${COLUMNS},
+         EXISTS (SELECT 1 FROM cohort_people cp WHERE cp.cohort_id = c.id AND cp.person_id = $2)
+           OR EXISTS (SELECT 1 FROM cohort_calculated_people m WHERE m.cohort_id = c.id AND m.version = c.version AND m.person_id = $2) AS listed
          FROM cohorts c WHERE c.team_id = $1 AND NOT c.deleted ORDER BY c.id`,
       [teamId, personId],
     );
@@ -126,6 +139,13 @@ export class CohortStore {
   /** The live cohorts among `ids`, as the events API's cohort filter needs them. */
   async definitions(teamId: number, ids: readonly number[]): Promise<Pick<CohortRecord, 'id' | 'is_static' | 'filters'>[]> {
     const { rows } = await this.pool.query<CohortRecord>('SELECT id, is_static, filters FROM cohorts WHERE team_id = $1 AND id = ANY($2::int[]) AND NOT deleted', [teamId, ids]);
+    return rows;
+  }
+
+  /** The project's live cohorts named one of `names` (HogQL's `IN COHORT 'name'`). */
+  async idsByName(teamId: number, names: readonly string[]): Promise<{ id: number; name: string }[]> {
+    if (names.length === 0) return [];
+    const { rows } = await this.pool.query<{ id: number; name: string }>('SELECT id, name FROM cohorts WHERE team_id = $1 AND name = ANY($2::text[]) AND NOT deleted ORDER BY id', [teamId, names]);
     return rows;
   }
 

@@ -1,6 +1,5 @@
-import type { CohortDefinition, CohortGroup, FilterContext } from '@tributary/hogql';
-import { isCohortId } from '@tributary/property-filters';
-import { idsInRequest } from '../query/ids-in-request.js';
+import { loadFilterContext, namedCohortIds, type ActionDefinition, type FilterContext } from '@tributary/hogql';
+import type { ActionStore } from '../actions/action-store.js';
 import type { CohortStore } from './cohort-store.js';
 
 /**
@@ -8,21 +7,23 @@ import type { CohortStore } from './cohort-store.js';
  * series', each step's): well-formed ids only, since they are looked up in Postgres; any other
  * value is refused when the filter is built.
  */
-export function cohortIdsIn(request: unknown): number[] {
-  return idsInRequest(request, (node) => (node.type === 'cohort' && typeof node.key === 'string' && isCohortId(node.value) ? Number(node.value) : undefined));
+export const cohortIdsIn = (request: unknown): number[] => namedCohortIds(request);
+
+export interface FilterStores {
+  cohorts: Pick<CohortStore, 'definitions' | 'memberDistinctIds'>;
+  actions: Pick<ActionStore, 'definitions'>;
 }
 
-/** What filters over the project's events need besides themselves: `now`, and the project's cohorts they name. */
-export async function filterContext(cohorts: Pick<CohortStore, 'definitions' | 'memberDistinctIds'>, teamId: number, ids: readonly number[], now: Date): Promise<FilterContext> {
-  const definitions = new Map<number, CohortDefinition>();
-  if (ids.length === 0) return { now, cohorts: definitions };
-  for (const cohort of await cohorts.definitions(teamId, ids)) {
-    definitions.set(
-      cohort.id,
-      cohort.is_static
-        ? { id: cohort.id, static: true, distinctIds: await cohorts.memberDistinctIds(cohort.id) }
-        : { id: cohort.id, static: false, filters: (cohort.filters as { properties?: CohortGroup }).properties ?? {} },
-    );
-  }
-  return { now, cohorts: definitions };
+/** What filters over the project's events need besides themselves: `now`, and the project's cohorts and actions they name, and those name in turn. */
+export function filterContext(stores: FilterStores, teamId: number, ids: readonly number[], now: Date, actions: readonly ActionDefinition[] = []): Promise<FilterContext> {
+  return loadFilterContext(
+    {
+      cohorts: (cohortIds) => stores.cohorts.definitions(teamId, cohortIds),
+      memberDistinctIds: (cohortId) => stores.cohorts.memberDistinctIds(cohortId),
+      actions: (actionIds) => stores.actions.definitions(teamId, actionIds),
+    },
+    ids,
+    now,
+    actions,
+  );
 }

@@ -5,6 +5,7 @@ import { HogQLError, cohortIds, containsAggregate, containsAsterisk, parseExpr, 
 import { PropertyFilterError, parseDateInput, type StoredPropertyFilter } from '@tributary/property-filters';
 import { projectOf, requireScopes } from '../auth/authenticate.js';
 import type { CohortStore } from '../cohorts/cohort-store.js';
+import type { ActionStore } from '../actions/action-store.js';
 import { pageUrl, sendCsv } from '../http/responses.js';
 import type { ManagementPersonStore } from '../persons/management-person-store.js';
 import { filterContext } from '../cohorts/filter-cohorts.js';
@@ -132,6 +133,7 @@ async function eventsOfPage(clickhouse: ClickHouse, teamId: number, page: readon
 export interface EventRouteDeps {
   clickhouse: ClickHouse;
   cohorts: CohortStore;
+  actions: Pick<ActionStore, 'definitions'>;
   persons: ManagementPersonStore;
   publicUrl: string;
   clock?: () => Date;
@@ -149,7 +151,7 @@ export function eventRoutes(deps: EventRouteDeps): Router {
     const propertyFilters = validateJsonParam<StoredPropertyFilter[]>(filtersSchema, query.properties, 'properties') ?? [];
     const whereSources = validateJsonParam<string[]>(expressionsSchema, query.where, 'where') ?? [];
     const selectSources = validateJsonParam<string[]>(expressionsSchema, query.select, 'select');
-    const context = await filterContext(deps.cohorts, teamId, cohortIds(propertyFilters), now);
+    const context = await filterContext(deps, teamId, cohortIds(propertyFilters), now);
     const conditions: Expr[] = [
       ...(await compileOrReject('properties', () => propertyFilterExprs(propertyFilters, context))),
       ...(await Promise.all(whereSources.map((source) => compileOrReject('where', () => eventsExpression(source, teamId))))),

@@ -85,6 +85,14 @@ export class ManagementPersonStore {
     return rows[0] ?? null;
   }
 
+  /** The project's persons of these uuids, in the order given; uuids of no person of the project are left out. */
+  async byUuids(teamId: number, uuids: readonly string[]): Promise<PersonRecord[]> {
+    if (uuids.length === 0) return [];
+    const { rows } = await this.pool.query<PersonRecord>(`${SELECT} WHERE p.team_id = $1 AND p.uuid = ANY($2::uuid[])`, [teamId, uuids]);
+    const byUuid = new Map(rows.map((row) => [row.uuid, row]));
+    return uuids.map((uuid) => byUuid.get(uuid)).filter((row): row is PersonRecord => row !== undefined);
+  }
+
   /** The person each of these distinct ids belongs to now; ids without a person are left out. */
   async ofDistinctIds(teamId: number, distinctIds: readonly string[]): Promise<Map<string, StoredPerson>> {
     if (distinctIds.length === 0) return new Map();

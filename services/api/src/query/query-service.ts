@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ClickHouseError, Sql, isRequestTimeout, materializedColumnsOf, queryInputProblem, serverOf, type ClickHouse, type CompactResult, type MaterializedColumns } from '@tributary/clickhouse';
-import { HogQLError, MAX_LIMIT, matchesActionRefs, parseSelect, printHogQL, printQuery, type FilterContext, type PrintOptions, type PrintedQuery, type PropertyRead, type SelectLike, type SelectQuery } from '@tributary/hogql';
+import { HogQLError, MAX_LIMIT, cohortPersonIdsQuery, inCohortRefs, matchesActionRefs, parseSelect, printHogQL, printQuery, type FilterContext, type PrintOptions, type PrintedQuery, type PropertyRead, type SelectLike, type SelectQuery } from '@tributary/hogql';
 import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
 import type { ActionStore } from '../actions/action-store.js';
@@ -74,7 +74,7 @@ export interface QueryServiceDeps {
   /** Insight answers (not HogQL or events lists, whose answers follow now()). */
   cache: InsightCache;
   /** The cohorts property filters name, and their versions for the cache. */
-  cohorts: Pick<CohortStore, 'definitions' | 'memberDistinctIds' | 'versions'>;
+  cohorts: Pick<CohortStore, 'definitions' | 'memberDistinctIds' | 'versions' | 'idsByName'>;
   /** The actions an `ActionsNode` or `matchesAction` names. */
   actions: Pick<ActionStore, 'definitions'>;
   /** Counts the properties each printed query reads, which pick the properties worth a column (`PropertyReadCounter`). */
@@ -135,9 +135,11 @@ export class QueryService {
     // A cohort or action the query names stands for its filters, members or steps as they are now,
     // so an edited or deleted one makes it another question, with its own entry. The versions are
     // read before the computation reads them, so an answer is never older than its key.
-    const cohorts = await this.deps.cohorts.versions(project.id, cohortIdsIn(request));
-    const actionIds = actionIdsIn(request);
-    const keyed = { query: request, cohorts, ...(actionIds.length > 0 && { actions: await projectActions(this.deps.actions, project.id, actionIds) }) };
+    // Cohorts within cohorts and the actions of behavioural conditions count too.
+    const named = await this.filterContext(project.id, request, []);
+    const cohorts = await this.deps.cohorts.versions(project.id, [...named.cohorts.keys()]);
+    const actions = [...named.actions!.values()];
+    const keyed = { query: request, cohorts, ...(actions.length > 0 && { actions }) };
     const answer = await this.deps.cache.answer(project, keyed, options.refresh ?? 'blocking', () => this.gated(project, request, signal, options.clientQueryId));
     if ('answer' in answer) return { results: null, is_cached: false, last_refresh: null, cache_key: answer.cache_key };
     return answer;
@@ -210,7 +212,7 @@ export class QueryService {
       ast = await parseSelect(request.query);
       timings.push({ k: './parse', t: seconds(started) });
       const printStarted = performance.now();
-      printed = print(ast, { values: request.values ?? {}, actions: await this.matchesActions(teamId, ast) });
+      printed = print(ast, { values: request.values ?? {}, actions: await this.matchesActions(teamId, ast), cohorts: await this.inCohorts(teamId, ast) });
       timings.push({ k: './print', t: seconds(printStarted) });
       const executeStarted = performance.now();
       result = await this.runInClickHouse(printed.clickhouse, signal, queryId);
@@ -221,10 +223,11 @@ export class QueryService {
       timings.push({ k: './build', t: seconds(started) });
       const limit = request.limit !== undefined && request.limit > 0 ? Math.min(request.limit, MAX_LIMIT) : undefined;
       const actions = await this.matchesActions(teamId, built.ast);
+      const cohorts = await this.inCohorts(teamId, built.ast);
       const executeStarted = performance.now();
       // A list newest first reads recent windows first; the answer names the statement that gave it.
       const run = async (tree: SelectQuery) => {
-        const statement = print(tree, { actions, ...(limit !== undefined && { defaultLimit: limit }) });
+        const statement = print(tree, { actions, cohorts, ...(limit !== undefined && { defaultLimit: limit }) });
         return { tree, printed: statement, result: await this.runInClickHouse(statement.clickhouse, signal, queryId) };
       };
       const range = built.newestFirst;
@@ -264,8 +267,7 @@ export class QueryService {
    */
   private async filterContext(teamId: number, request: unknown, names: readonly string[], ids: readonly number[] = []): Promise<FilterContext> {
     const actions = await projectActions(this.deps.actions, teamId, [...actionIdsIn(request), ...ids], names);
-    const context = await filterContext(this.deps.cohorts, teamId, cohortIdsIn([request, actions.map((a) => a.steps)]), this.clock());
-    return { ...context, actions: new Map(actions.map((a) => [a.id, a])) };
+    return filterContext(this.deps, teamId, cohortIdsIn(request), this.clock(), actions);
   }
 
   /** The conditions of the project's actions a query's `matchesAction(...)` calls name, for the printer; none asked, none read. */
@@ -276,6 +278,53 @@ export class QueryService {
     const ids = refs.filter((r): r is number => typeof r === 'number');
     const context = await this.filterContext(teamId, null, names, ids);
     return matchesActionConditions([...context.actions!.values()], context);
+  }
+
+  /**
+   * The persons' ids of the project's cohorts a query's `IN COHORT`s name, by name or id, for the
+   * printer; another project's cohort is not found, and a name several cohorts share is refused.
+   */
+  private async inCohorts(teamId: number, ast: SelectLike): Promise<Map<string | number, SelectQuery> | undefined> {
+    const refs = inCohortRefs(ast);
+    if (refs.length === 0) return undefined;
+    const named = await this.deps.cohorts.idsByName(teamId, refs.filter((r): r is string => typeof r === 'string'));
+    const idOf = new Map<string | number, number>();
+    for (const ref of refs) {
+      if (typeof ref === 'number') {
+        if (Number.isSafeInteger(ref)) idOf.set(ref, ref);
+        continue;
+      }
+      const ids = named.filter((c) => c.name === ref).map((c) => c.id);
+      if (ids.length > 1) throw new HogQLError(`Several cohorts are named ${JSON.stringify(ref)}: write IN COHORT with the id of one (${ids.join(', ')})`, 'hogql_query_error');
+      if (ids.length === 1) idOf.set(ref, ids[0]!);
+    }
+    const context = await filterContext(this.deps, teamId, [...idOf.values()], this.clock());
+    const cohorts = new Map<string | number, SelectQuery>();
+    for (const [ref, id] of idOf) if (context.cohorts.has(id)) cohorts.set(ref, cohortPersonIdsQuery(id, context));
+    return cohorts;
+  }
+
+  /**
+   * A page of a cohort's persons' ids (uuids, newest persons first) and how many there are, read
+   * from ClickHouse as the cohort's conditions take them now; the cohort must be the project's.
+   */
+  async cohortPersons(project: QueryProject, cohortId: number, page: { limit: number; offset: number }, signal: AbortSignal): Promise<{ count: number; ids: string[] }> {
+    const teamId = project.id;
+    const context = await filterContext(this.deps, teamId, [cohortId], this.clock());
+    const persons = cohortPersonIdsQuery(cohortId, context);
+    const server = await serverOf(this.deps.clickhouse);
+    const queryId = `${teamId}_cohort_${cohortId}_${randomUUID().slice(0, 8)}`;
+    const ordered: SelectQuery = { ...persons, order_by: [{ node: 'OrderExpr', expr: { node: 'Field', chain: ['created_at'] }, order: 'DESC' }, { node: 'OrderExpr', expr: { node: 'Field', chain: ['id'] }, order: 'ASC' }], limit: { node: 'Constant', value: page.limit }, offset: { node: 'Constant', value: page.offset } };
+    const counted: SelectQuery = { node: 'SelectQuery', select: [{ node: 'Call', name: 'count', args: [] }], select_from: { node: 'JoinExpr', table: persons } };
+    try {
+      const [rows, total] = await Promise.all([
+        this.runInClickHouse(printQuery(ordered, { teamId, server }).clickhouse, signal, `${queryId}_page`),
+        this.runInClickHouse(printQuery(counted, { teamId, server }).clickhouse, signal, `${queryId}_count`),
+      ]);
+      return { count: Number(total.data[0]?.[0] ?? 0), ids: rows.data.map((row) => String(row[0])) };
+    } catch (error) {
+      throw clientError(error, this.deps.limits) ?? error;
+    }
   }
 
   private async runInClickHouse(statement: string, clientGone: AbortSignal, queryId: string): Promise<CompactResult> {
