@@ -85,6 +85,14 @@ describe('a behavioural condition is one pass over the events it names, grouped 
     expect(() => persons([{ key: 'id', type: 'cohort', value: 40 }])).toThrow(PropertyFilterError);
   });
 
+  it("refuses a cycle through an action's step, and a cohort that multiplies past the bound by naming others many times", () => {
+    const context = contextWith(dynamic(1, [behavioural('performed_event', { event_type: 'actions', key: 14 })]));
+    const looping: FilterContext = { ...context, actions: new Map([[14, { id: 14, name: 'loop', steps: [{ event: 'purchase', properties: [{ key: 'id', type: 'cohort', value: 1 }] }] }]]) };
+    expect(() => cohortPersonIdsQuery(1, looping)).toThrow(/cohort 1 contains itself/);
+    const fanOut = (id: number, next: number) => dynamic(id, Array.from({ length: 10 }, () => ({ key: 'id', type: 'cohort', value: next })));
+    expect(() => persons([{ key: 'id', type: 'cohort', value: 2 }], 'AND', fanOut(2, 3), fanOut(3, 4), fanOut(4, 5), dynamic(5, [behavioural('performed_event')]))).toThrow(/more than 200 conditions/);
+  });
+
   it('refuses a malformed condition when built, naming the field', () => {
     expect(() => persons([behavioural('performed_event', { time_value: 100_000 })])).toThrow(/time_value/);
     expect(() => persons([behavioural('performed_event_multiple', { operator_value: -1 })])).toThrow(/operator_value/);

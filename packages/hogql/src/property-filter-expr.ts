@@ -32,6 +32,20 @@ export interface FilterContext {
 
 /** Cohorts within cohorts nest at most this deep, so a definition can never recurse without end. */
 export const MAX_COHORT_NESTING = 5;
+/** Conditions one cohort may expand to, those of the cohorts within it included: a cohort naming another many times, at every level, multiplies. */
+export const MAX_EXPANDED_CONDITIONS = 200;
+
+/**
+ * The context while cohorts are expanded: the cohorts around the one being built, to refuse a
+ * cycle (even one through an action's step), and how many more conditions the expansion may add.
+ */
+interface Expanding extends FilterContext {
+  path: readonly number[];
+  budget: { left: number };
+}
+
+const expanding = (context: FilterContext, path: readonly number[] = []): Expanding =>
+  'path' in context ? (context as Expanding) : { ...context, path, budget: { left: MAX_EXPANDED_CONDITIONS } };
 
 const isGroup = (value: CohortGroup | CohortCondition): value is CohortGroup => !('key' in value);
 const isBehavioural = (value: CohortCondition): value is BehaviouralFilter => value.type === 'behavioral';
@@ -44,7 +58,7 @@ function projectCohort(id: unknown, context: FilterContext): CohortDefinition {
 }
 
 /** What an event must be to count for a behavioural condition: the named event, or one of the action's steps. */
-function behaviouralEvent(filter: BehaviouralFilter, context: FilterContext): Expr {
+function behaviouralEvent(filter: BehaviouralFilter, context: Expanding): Expr {
   if (filter.event_type === 'events') return compare('==', field('event'), constant(String(filter.key)));
   const id = actionIdOf(filter.key);
   const action = id === null ? undefined : context.actions?.get(id);
@@ -53,13 +67,14 @@ function behaviouralEvent(filter: BehaviouralFilter, context: FilterContext): Ex
 }
 
 /** One condition of a dynamic cohort, over a row of `persons`. */
-function cohortConditionExpr(condition: CohortCondition, context: FilterContext, path: readonly number[], at: string): Expr {
+function cohortConditionExpr(condition: CohortCondition, context: Expanding, at: string): Expr {
+  if (--context.budget.left < 0) throw new PropertyFilterError(`the cohort expands to more than ${MAX_EXPANDED_CONDITIONS} conditions, counting those of the cohorts within it`);
   const negated = condition.negation === true || condition.operator === 'not_in';
   let holds: Expr;
   if (isBehavioural(condition)) {
     holds = compare('in', field('id'), behaviouralPersonsQuery(condition, behaviouralEvent(condition, context), context.now, at));
   } else if (condition.type === 'cohort') {
-    holds = compare('in', field('id'), cohortPersonsQuery(projectCohort(condition.value, context), context, path));
+    holds = compare('in', field('id'), cohortPersonsQuery(projectCohort(condition.value, context), context));
   } else {
     holds = jsonPropertyExpr(field('properties'), condition, context.now);
   }
@@ -67,18 +82,19 @@ function cohortConditionExpr(condition: CohortCondition, context: FilterContext,
 }
 
 /** A dynamic cohort's nested AND/OR groups over the project's current persons (an empty group holds). */
-function cohortGroupExpr(group: CohortGroup, context: FilterContext, path: readonly number[], at: string): Expr {
-  const parts = (group.values ?? []).map((value, i) => (isGroup(value) ? cohortGroupExpr(value, context, path, `${at}.values[${i}]`) : cohortConditionExpr(value, context, path, `${at}.values[${i}]`)));
+function cohortGroupExpr(group: CohortGroup, context: Expanding, at: string): Expr {
+  const parts = (group.values ?? []).map((value, i) => (isGroup(value) ? cohortGroupExpr(value, context, `${at}.values[${i}]`) : cohortConditionExpr(value, context, `${at}.values[${i}]`)));
   if (parts.length === 0) return constant(1);
   return group.type === 'OR' ? or(parts) : and(parts);
 }
 
-/** A cohort's persons' ids; `path` holds the cohorts being built around it, to refuse a cycle. */
-function cohortPersonsQuery(cohort: CohortDefinition, context: FilterContext, path: readonly number[]): SelectQuery {
+/** A cohort's persons' ids. */
+function cohortPersonsQuery(cohort: CohortDefinition, context: Expanding): SelectQuery {
+  const { path } = context;
   if (path.includes(cohort.id)) throw new PropertyFilterError(`cohort ${cohort.id} contains itself`);
   if (path.length >= MAX_COHORT_NESTING) throw new PropertyFilterError(`cohorts nest more than ${MAX_COHORT_NESTING} deep at cohort ${cohort.id}`);
   if (cohort.static) return select([field('id')], 'persons', compare('in', field('id'), select([field('person_id')], 'person_distinct_ids', compare('in', field('distinct_id'), { node: 'Constant', value: [...cohort.distinctIds] }))));
-  return select([field('id')], 'persons', cohortGroupExpr(cohort.filters, context, [...path, cohort.id], `cohort ${cohort.id}: filters.properties`));
+  return select([field('id')], 'persons', cohortGroupExpr(cohort.filters, { ...context, path: [...path, cohort.id] }, `cohort ${cohort.id}: filters.properties`));
 }
 
 /**
@@ -87,7 +103,7 @@ function cohortPersonsQuery(cohort: CohortDefinition, context: FilterContext, pa
  * guarded when printed. `context` holds the cohort, the cohorts and actions it names, and `now`.
  */
 export function cohortPersonIdsQuery(cohortId: number, context: FilterContext): SelectQuery {
-  return cohortPersonsQuery(projectCohort(cohortId, context), context, []);
+  return cohortPersonsQuery(projectCohort(cohortId, context), expanding(context));
 }
 
 /**
@@ -97,7 +113,7 @@ export function cohortPersonIdsQuery(cohortId: number, context: FilterContext): 
  */
 export function checkCohortDefinition(id: number | null, filters: CohortGroup, context: FilterContext): void {
   // 0 names no cohort, and stands for the new one in the path, so nesting counts as it will when used.
-  cohortGroupExpr(filters, context, [id ?? 0], 'filters.properties');
+  cohortGroupExpr(filters, expanding(context, [id ?? 0]), 'filters.properties');
 }
 
 /**
@@ -109,7 +125,7 @@ function cohortExpr(filter: StoredPropertyFilter, context: FilterContext): Expr 
   const cohort = projectCohort(filter.value, context);
   const members = cohort.static
     ? compare('in', field('distinct_id'), { node: 'Constant', value: [...cohort.distinctIds] })
-    : compare('in', field('distinct_id'), select([field('distinct_id')], 'person_distinct_ids', compare('in', field('person_id'), cohortPersonsQuery(cohort, context, []))));
+    : compare('in', field('distinct_id'), select([field('distinct_id')], 'person_distinct_ids', compare('in', field('person_id'), cohortPersonsQuery(cohort, expanding(context)))));
   return filter.operator === 'not_in' ? not(members) : members;
 }
 

@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { Sql, createClickHouse, serverOf, type ClickHouse, type ClickHouseServer } from '@tributary/clickhouse';
+import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, Sql, createClickHouse, serverOf, type ClickHouse, type ClickHouseServer } from '@tributary/clickhouse';
 import type { BehaviouralFilter } from '@tributary/property-filters';
 import { EVENT_ROW_COLUMNS, eventRow, testConfig, type EventRow } from '@tributary/test-support';
 import { cohortPersonIdsQuery, loadHogQLParser, printQuery, type ActionDefinition, type CohortDefinition, type CohortGroup, type FilterContext } from '../src/index.js';
@@ -83,14 +83,14 @@ async function insertFixture(clickhouse: ClickHouse): Promise<void> {
     // The other project's row under ann's id, at a higher version.
     person(OTHER_TEAM, ID.ann, { plan: 'other' }, 99),
   ];
-  await clickhouse.insert('person', Object.keys(persons[0]!), persons);
+  await clickhouse.insert('person', PERSON_COLUMNS, persons);
   const pdi = (team: number, distinctId: string, personId: string, version: number) => ({ team_id: team, distinct_id: distinctId, person_id: personId, is_deleted: 0, version });
   const distinctIds = [
     ...Object.entries(CURRENT).map(([distinctId, p]) => pdi(TEAM, distinctId, ID[p], distinctId === 'dan-old' ? 2 : 1)),
     pdi(TEAM, 'dan-old', ID.eve, 1),
     ...['ann', 'ben', 'gus', 'eve', 'dan-old'].map((distinctId) => pdi(OTHER_TEAM, distinctId, OTHER_PERSON, 99)),
   ];
-  await clickhouse.insert('person_distinct_id', Object.keys(distinctIds[0]!), distinctIds);
+  await clickhouse.insert('person_distinct_id', DISTINCT_ID_COLUMNS, distinctIds);
 }
 
 // ---- The reference: membership straight from the fixture rows.
@@ -148,7 +148,7 @@ function referenceHolds(filter: BehaviouralFilter, person: Person): boolean {
   }
 }
 
-type Condition = BehaviouralFilter | { key: string; type: 'person'; value: string } | { key: 'id'; type: 'cohort'; value: number; negation?: boolean };
+type Condition = BehaviouralFilter | { key: string; type: 'person'; value: string; negation?: boolean } | { key: 'id'; type: 'cohort'; value: number; negation?: boolean };
 interface Group {
   type: 'AND' | 'OR';
   values: (Group | Condition)[];

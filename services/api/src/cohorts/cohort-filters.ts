@@ -40,9 +40,9 @@ const cohortFilter = {
 const behaviouralFilter = { type: 'object', required: ['key', 'type'], properties: { key: { type: ['string', 'integer'] }, type: { const: 'behavioral' } } } as const;
 
 const conditionSchema = {
-  if: { properties: { type: { const: 'behavioral' } }, required: ['type'] },
+  if: { type: 'object', properties: { type: { const: 'behavioral' } }, required: ['type'] },
   then: behaviouralFilter,
-  else: { if: { properties: { type: { const: 'cohort' } }, required: ['type'] }, then: cohortFilter, else: propertyFilter },
+  else: { if: { type: 'object', properties: { type: { const: 'cohort' } }, required: ['type'] }, then: cohortFilter, else: propertyFilter },
 };
 
 /**
