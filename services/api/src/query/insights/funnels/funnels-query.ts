@@ -13,7 +13,9 @@ import { asNumber } from '../toolkit/result-values.js';
  *
  * 18.16's `windowFunnel` takes no mode (no 'strict') and gives no step times, and 18.16 has no
  * `arrayFold` to replay PostHog's `aggregate_funnel` UDF event by event, so the funnel is computed
- * from each person's events as arrays, sorted by time, with the UDF's outcome:
+ * from each person's events as arrays, sorted by time, with the UDF's outcome; in passes over the
+ * arrays, a few per step, so time and memory grow with steps times events (`walkedPersonFunnel`,
+ * `unorderedPersonFunnel`), except with exclusions, walked per start (`perStartPersonFunnel`):
  * - ordered: from every step-1 event, each next step is the person's first matching event after the
  *   previous step's, within the window of the start. The UDF restarts the path at every step-1
  *   event, so where several starts reach a step at the same event, its path is the latest start's
