@@ -1,3 +1,4 @@
+import { queryError } from './errors.js';
 import type { ServerFeature } from './server-features.js';
 
 /**
@@ -25,6 +26,14 @@ const MANY = 64;
 const fn = (clickhouse: FunctionSpec['clickhouse'], min: number, max = min): FunctionSpec => ({ clickhouse, min, max });
 const agg = (clickhouse: string, min: number, max = min, params?: [number, number]): FunctionSpec => ({ clickhouse, min, max, aggregate: true, ...(params && { params }) });
 const lambda = (clickhouse: string, min: number, max = MANY): FunctionSpec => ({ clickhouse, min, max, lambdaFirst: true });
+
+/** `arrayReduce` names its aggregate in a string: only these, so a query reaches no aggregate this list does not vet. */
+const REDUCIBLE = new Set(['min', 'max', 'sum', 'avg']);
+function reduceWith(args: string[]): string {
+  const name = /^'([A-Za-z]+)'$/.exec(args[0] ?? '')?.[1];
+  if (!name || !REDUCIBLE.has(name)) throw queryError(`arrayReduce takes one of ${[...REDUCIBLE].join(', ')} as its first argument, a string`);
+  return `arrayReduce(${args.join(', ')})`;
+}
 
 /** Aggregates that also take the `-If` combinator: one more argument, the condition. */
 const AGGREGATES: Record<string, FunctionSpec> = {
@@ -239,6 +248,9 @@ const FUNCTIONS: Record<string, FunctionSpec> = {
   arrayDistinct: fn('arrayDistinct', 1),
   arrayEnumerate: fn('arrayEnumerate', 1),
   arrayReverse: fn('arrayReverse', 1),
+  arrayDifference: fn('arrayDifference', 1),
+  arrayCumSumNonNegative: fn('arrayCumSumNonNegative', 1),
+  arrayReduce: fn(reduceWith, 2, MANY),
   range: fn('range', 1),
   emptyArrayString: fn('emptyArrayString', 0),
   arrayMap: lambda('arrayMap', 2),
@@ -249,6 +261,7 @@ const FUNCTIONS: Record<string, FunctionSpec> = {
   arraySum: lambda('arraySum', 1),
   arrayCumSum: lambda('arrayCumSum', 1),
   arrayFirst: lambda('arrayFirst', 2),
+  arrayFirstIndex: lambda('arrayFirstIndex', 2),
   arraySort: lambda('arraySort', 1),
 
   // Hashes.

@@ -154,6 +154,12 @@ describe('the printer prints for the ClickHouse it talks to', () => {
     expect(clickhouse.match(/team_id = 42/g)).toHaveLength(4);
   });
 
+  it('takes arrayReduce with the aggregates it vets only', async () => {
+    expect((await print("SELECT arrayReduce('max', [1, 2]) FROM events")).clickhouse).toContain("arrayReduce('max', [1, 2])");
+    await expect(print("SELECT arrayReduce('groupArrayInsertAt', [1], [2]) FROM events")).rejects.toThrow(/arrayReduce takes one of min, max, sum, avg/);
+    await expect(print('SELECT arrayReduce(event, [1]) FROM events')).rejects.toThrow(HogQLError);
+  });
+
   it('refuses OVER a window the select does not name, and a function that cannot stand before OVER', async () => {
     await expect(print('SELECT sum(1) OVER w FROM events', { server: current })).rejects.toThrow('No window named w');
     await expect(print('SELECT lower(event) OVER () FROM events', { server: current })).rejects.toThrow("'lower' cannot be used with OVER");

@@ -95,6 +95,7 @@ const Q1 = range('2024-01-01', '2024-03-31');
 const WEEKS = range('2024-01-01', '2024-02-11');
 
 const step = (event: string) => ({ kind: 'EventsNode' as const, event });
+const TWENTY_STEPS = Array.from({ length: 20 }, (_, k) => ['$pageview', 'signup', '$pageview', 'purchase'][k % 4]!);
 const funnel = (events: string[], funnelsFilter: FunnelsRequest['funnelsFilter'] = {}, rest: Partial<FunnelsRequest> = {}): FunnelsRequest => ({ kind: 'FunnelsQuery', series: events.map(step), dateRange: JAN, funnelsFilter, ...rest });
 const retention = (period: RetentionRequest['retentionFilter']['period'], retentionType: RetentionRequest['retentionFilter']['retentionType'], totalIntervals: number, date_to: string, rest: Partial<RetentionRequest['retentionFilter']> = {}): RetentionRequest => ({
   kind: 'RetentionQuery',
@@ -162,6 +163,11 @@ export const CASES: [string, Request][] = [
   ['funnel with a step property filter and a person filter', funnel(['$pageview', 'purchase'], {}, { series: [{ kind: 'EventsNode', event: '$pageview', properties: [chrome] }, step('purchase')], properties: [{ key: 'country', type: 'person', operator: 'is_set' }] })],
   ['funnel broken down by an event property of the first step', funnel(['$pageview', 'purchase'], {}, { breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } })],
   ['funnel broken down by person, limit 2 and other', funnel(['$pageview', 'signup'], {}, { dateRange: Q1, breakdownFilter: { breakdown: 'country', breakdown_type: 'person', breakdown_limit: 2 } })],
+  // Twenty steps (the most a funnel takes), each event a step several times over: the statement grows with the steps, not by a power of them.
+  ['funnel of twenty steps', funnel(TWENTY_STEPS, {}, { dateRange: Q1 })],
+  ['funnel of twenty steps, strict', funnel(TWENTY_STEPS, { funnelOrderType: 'strict' }, { dateRange: Q1 })],
+  ['funnel of twenty steps, unordered', funnel(TWENTY_STEPS, { funnelOrderType: 'unordered' }, { dateRange: Q1 })],
+  ['funnel of twenty steps broken down by an event property', funnel(TWENTY_STEPS, {}, { dateRange: Q1, breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } })],
   // Retention.
   ['retention recurring by day', retention('Day', 'retention_recurring', 7, '2024-01-07')],
   ['retention first time by day', retention('Day', 'retention_first_time', 7, '2024-01-07')],

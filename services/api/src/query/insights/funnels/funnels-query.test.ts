@@ -101,6 +101,22 @@ describe('building the funnel query', () => {
     expect(() => buildFunnelQuery({ request: request({ properties }), period, filters: { now, cohorts: new Map() }, cal })).toThrow('cohort 1 does not exist');
   });
 
+  it.each(['ordered', 'strict', 'unordered'] as const)('a %s funnel grows with its steps, not by a power of them: twenty steps are not four times ten', (order) => {
+    const size = (n: number) => {
+      const series = Array.from({ length: n }, (_, k) => ({ kind: 'EventsNode' as const, event: `e${k}` }));
+      return printHogQL(buildFunnelQuery({ request: request({ series, funnelsFilter: { funnelOrderType: order } }), period, filters: NO_ACTIONS, cal })).length;
+    };
+    expect(size(20) / size(10)).toBeLessThan(3);
+  });
+
+  it('walks ordered and strict funnels in passes over the arrays, one row per person: no row per start', () => {
+    for (const funnelOrderType of ['ordered', 'strict', 'unordered'] as const) {
+      const hogql = printHogQL(buildFunnelQuery({ request: request({ funnelsFilter: { funnelOrderType } }), period, filters: NO_ACTIONS, cal }));
+      expect(hogql).not.toContain('arrayJoin');
+      expect(hogql).not.toContain('indexOf(');
+    }
+  });
+
   it('accepts a valid request', () => {
     expect(() => validateFunnelsQuery(request({ funnelsFilter: { funnelOrderType: 'strict', exclusions: [{ kind: 'EventsNode', event: 'x', funnelFromStep: 0, funnelToStep: 2 }] } }))).not.toThrow();
   });

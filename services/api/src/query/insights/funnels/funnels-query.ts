@@ -13,7 +13,9 @@ import { asNumber } from '../toolkit/result-values.js';
  *
  * 18.16's `windowFunnel` takes no mode (no 'strict') and gives no step times, and 18.16 has no
  * `arrayFold` to replay PostHog's `aggregate_funnel` UDF event by event, so the funnel is computed
- * from each person's events as arrays, sorted by time, with the UDF's outcome:
+ * from each person's events as arrays, sorted by time, with the UDF's outcome; in passes over the
+ * arrays, a few per step, so time and memory grow with steps times events (`walkedPersonFunnel`,
+ * `unorderedPersonFunnel`), except with exclusions, walked per start (`perStartPersonFunnel`):
  * - ordered: from every step-1 event, each next step is the person's first matching event after the
  *   previous step's, within the window of the start. The UDF restarts the path at every step-1
  *   event, so where several starts reach a step at the same event, its path is the latest start's
@@ -154,8 +156,144 @@ const flagsOf = (k: number) => `flags_${k}`;
 const countsOf = (k: number) => `counts_${k}`;
 const exclusionFlagsOf = (e: number) => `exclusion_flags_${e}`;
 const indexOf = (k: number) => `index_${k}`;
-const timeOf = (k: number) => `time_${k}`;
 const conversionOf = (k: number) => `conversion_time_${k}`;
+const stateOf = (k: number) => `state_${k}`;
+const firstOf = (k: number) => `first_${k}`;
+const nextOf = (k: number) => `next_${k}`;
+
+/**
+ * A path's state as one Int64: its start's time (seconds after the period's start, from 1) high,
+ * and `2^32 - 1 - index` of the event that reached the step low, so that of two states the later
+ * start is the greater, and of one start the earlier arrival.
+ */
+const HIGH = 2 ** 32;
+const startOf = (v: Expr): Expr => call('intDiv', v, num(HIGH));
+const arrivalOf = (v: Expr): Expr => minus(num(HIGH - 1), call('modulo', v, num(HIGH)));
+const stateValue = (start: Expr, index: Expr): Expr => plus(call('multiply', start, num(HIGH)), minus(num(HIGH - 1), index));
+/** Below any difference of two states: a reset's step in the running maximum. */
+const RESET = -(2 ** 62);
+
+/**
+ * The running maximum of `values` (0 where none), back to 0 at each index `resetAt` holds for (a
+ * lambda of the event key): max(m, v) = v + max(m - v, 0), and m - v follows
+ * `arrayCumSumNonNegative` of the negated differences, one pass each where a lookup per index (a
+ * lambda reading another array) would copy that array for every element.
+ */
+function runningMax(values: Expr, resetAt?: (e: Expr) => Expr): Expr {
+  const differences = call('arrayDifference', values);
+  const steps = resetAt
+    ? call('arrayMap', lambda(['d', 'e'], ifElse(resetAt(field('e')), num(RESET), { node: 'ArithmeticOperation', op: '-', left: num(0), right: field('d') })), differences, field('keys'))
+    : call('arrayMap', lambda(['d'], minus(num(0), field('d'))), differences);
+  return call('arrayMap', lambda(['v', 'g'], plus(field('v'), field('g'))), values, call('arrayCumSumNonNegative', steps));
+}
+
+/** The select of the one before it with more columns: a column one names is read, not expanded again. */
+const layer = (inner: SelectQuery, items: Expr[]): SelectQuery => ({ node: 'SelectQuery', select: [field('*'), ...items], select_from: from(inner) });
+
+interface PersonFunnelInput {
+  /** Per person (and breakdown value): `keys`, the sorted event keys, and `breakdowns` beside them when broken down. */
+  persons: SelectQuery;
+  n: number;
+  window: number;
+  /** Seconds since the epoch of the moment before the period: event times count from it. */
+  origin: number;
+  strict: boolean;
+  broken: boolean;
+}
+
+const flagAt = (e: Expr, j: number) => call('modulo', call('intDiv', e, num(2 ** (FLAG_BITS - 1 - j))), num(2));
+const isStep = (e: Expr, k: number) => compare('==', flagAt(e, k), num(1));
+const timeAt = (e: Expr) => call('intDiv', e, num(HIGH));
+const enumerateKeys = call('arrayEnumerate', field('keys'));
+const valuesOf = (k: number) => `values_${k}`;
+
+/**
+ * Ordered and strict funnels as PostHog's UDF walks a person's events, in passes over arrays
+ * rather than one walk per start (quadratic in a person's events) or an `arrayFold` (18.16 has
+ * none). The UDF keeps, per step, the path waiting there; here, per step, an array of that state
+ * after each event (`state_k`, a running maximum), and of the paths reaching the step at each
+ * event (`values_k`):
+ * - step 0 is reached by its events (the breakdown value's only), each a new path;
+ * - step k by its events that find a path at step k - 1 just before them, within the window of
+ *   that path's start: the path moves on, keeping its start; the maximum keeps the latest start,
+ *   and of one start the first arrival (PostHog's UDF does not move a path twice);
+ * - strict funnels: an event not of step k clears step k.
+ * The person's funnel is the first path to reach the furthest step (the latest start reaching it
+ * at that event): walked back from there, each step's index is where the state at the step
+ * before, just before the next step's event, was reached.
+ */
+function walkedPersonFunnel({ persons, n, window, origin, strict, broken }: PersonFunnelInput): SelectQuery {
+  const timeSince = (e: Expr) => minus(timeAt(e), num(origin));
+  // Step k's values read step k - 1's state, given whole (the same expression is computed once).
+  const reaching = (k: number, previous?: Expr): Expr => {
+    if (!previous) {
+      const reaches = and([isStep(field('e'), 0), ...(broken ? [compare('==', field('b'), field('breakdown_value'))] : [])]);
+      const each = lambda(['e', 'i', ...(broken ? ['b'] : [])], ifElse(reaches, stateValue(timeSince(field('e')), field('i')), num(0)));
+      return alias(valuesOf(0), call('arrayMap', each, field('keys'), enumerateKeys, ...(broken ? [field('breakdowns')] : [])));
+    }
+    // The state just before event i: the state at i less its difference from the one before.
+    const waiting = minus(field('s'), field('d'));
+    const reaches = and([isStep(field('e'), k), compare('>', field('i'), num(1)), compare('>=', waiting, num(HIGH)), compare('<=', timeSince(field('e')), plus(startOf(waiting), num(window)))]);
+    const each = lambda(['e', 'i', 's', 'd'], ifElse(reaches, stateValue(startOf(waiting), field('i')), num(0)));
+    return alias(valuesOf(k), call('arrayMap', each, field('keys'), enumerateKeys, previous, call('arrayDifference', previous)));
+  };
+  const firstReaching = (k: number) => alias(firstOf(k), call('arrayFirstIndex', lambda(['v'], compare('>', field('v'), num(0))), field(valuesOf(k))));
+  let walked = layer(persons, [reaching(0)]);
+  for (let k = 1; k < n; k++) {
+    const state = runningMax(field(valuesOf(k - 1)), strict ? (e) => ({ node: 'Not', expr: isStep(e, k - 1) }) : undefined);
+    walked = layer(walked, [alias(stateOf(k - 1), state), firstReaching(k - 1), reaching(k, state)]);
+  }
+  const reached = steps(n).reduce<Expr>((sum, k) => plus(sum, ifElse(compare('>', field(firstOf(k)), num(0)), num(1), num(0))), num(0));
+  walked = layer(layer(walked, [firstReaching(n - 1)]), [alias('person_steps', reached)]);
+  // Each step's index on the person's path, from its furthest step down; above it, not read.
+  const pathIndex: Expr[] = [];
+  for (let k = n - 1; k >= 0; k--) {
+    const down = k === n - 1 ? num(0) : arrivalOf(call('arrayElement', field(stateOf(k)), minus(call('greatest', pathIndex[0]!, num(1)), num(1))));
+    pathIndex.unshift(ifElse(compare('==', field('person_steps'), num(k + 1)), field(firstOf(k)), down));
+  }
+  const indexed = layer(walked, pathIndex.map((e, k) => alias(indexOf(k), e)));
+  const time = (k: number) => timeAt(call('arrayElement', field('keys'), field(indexOf(k))));
+  const conversions = steps(n).slice(1).map((k) => alias(`person_${conversionOf(k)}`, ifElse(compare('>', field('person_steps'), num(k)), minus(time(k), time(k - 1)), num(0))));
+  return layer(indexed, [alias('person_excluded', num(0)), ...conversions]);
+}
+
+/**
+ * Unordered funnels: from every event (of the breakdown value), the steps whose next event (at or
+ * after it) is within the window; the start reaching most steps counts, the earliest on a tie, its
+ * conversion times between the reached steps' times in time order. Each step's next event at
+ * every index is a running maximum over the reversed events.
+ */
+function unorderedPersonFunnel({ persons, n, window, origin, broken }: PersonFunnelInput): SelectQuery {
+  const timeSince = (e: Expr) => minus(timeAt(e), num(origin));
+  // Reversed, the nearest next event is the greatest of HIGH - its time.
+  const reversedValues = steps(n).map((k) =>
+    alias(valuesOf(k), call('arrayMap', lambda(['e'], ifElse(isStep(field('e'), k), minus(num(HIGH), timeSince(field('e'))), num(0))), call('arrayReverse', field('keys')))),
+  );
+  const next = (k: number) => alias(nextOf(k), call('arrayReverse', call('arrayMap', lambda(['v'], ifElse(compare('>', field('v'), num(0)), minus(num(HIGH), field('v')), num(0))), runningMax(field(valuesOf(k))))));
+  const withNext = layer(layer(persons, reversedValues), steps(n).map(next));
+  const within = (t: Expr, e: Expr) => and([compare('>', t, num(0)), compare('<=', t, plus(timeSince(e), num(window)))]);
+  const nextNames = steps(n).map((k) => `t${k}`);
+  const count = steps(n).reduce<Expr>((sum, k) => plus(sum, ifElse(within(field(nextNames[k]!), field('e')), num(1), num(0))), num(0));
+  const counted = broken ? ifElse(compare('==', field('b'), field('breakdown_value')), count, num(0)) : count;
+  const counts = call('arrayMap', lambda(['e', ...(broken ? ['b'] : []), ...nextNames], counted), field('keys'), ...(broken ? [field('breakdowns')] : []), ...steps(n).map((k) => field(nextOf(k))));
+  const withCounts = layer(withNext, [alias('step_counts', counts)]);
+  const best = layer(withCounts, [alias('person_steps', call('arrayReduce', constant('max'), field('step_counts')))]);
+  const startIndex = call('arrayFirstIndex', lambda(['c'], compare('==', field('c'), field('person_steps'))), field('step_counts'));
+  const startKey = call('arrayElement', field('keys'), field('start_index'));
+  const reachedTime = (k: number) => {
+    const t = call('arrayElement', field(nextOf(k)), field('start_index'));
+    return ifElse(within(t, startKey), t, num(0));
+  };
+  const started = layer(best, [alias('start_index', startIndex)]);
+  const times = alias('reached_times', call('arraySort', call('arrayFilter', lambda(['t'], compare('>', field('t'), num(0))), { node: 'Array', exprs: steps(n).map(reachedTime) })));
+  const timed = layer(started, [times]);
+  const conversions = steps(n).slice(1).map((k) =>
+    alias(`person_${conversionOf(k)}`, ifElse(compare('>', field('person_steps'), num(k)), minus(call('arrayElement', field('reached_times'), num(k + 1)), call('arrayElement', field('reached_times'), num(k))), num(0))),
+  );
+  return layer(timed, [alias('person_excluded', num(0)), ...conversions]);
+}
+
+const steps = (n: number): number[] => Array.from({ length: n }, (_, k) => k);
 
 /**
  * The whole funnel as one query: one row per breakdown value (one row when not broken down) with
@@ -183,7 +321,7 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
   const rankOf = call('multiIf', ...stepConditions.flatMap((c, k) => [c, num(k)]), num(n));
   const eventKey = flags.reduce<Expr>(
     (key, cond, j) => plus(key, call('multiply', flag(cond), num(2 ** (FLAG_BITS - 1 - j)))),
-    plus(call('multiply', call('toUInt64', call('toUnixTimestamp', field('timestamp'))), num(2 ** 32)), call('multiply', rankOf, num(2 ** FLAG_BITS))),
+    plus(call('multiply', call('toUInt64', call('toUnixTimestamp', field('timestamp'))), num(HIGH)), call('multiply', rankOf, num(2 ** FLAG_BITS))),
   );
   const eventsSelect: Expr[] = [alias('aggregation_target', field('person_id')), alias('event_key', eventKey)];
   if (breakdown) {
@@ -195,136 +333,35 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
   if (order !== 'strict') where.push(or([...stepConditions, ...exclusionConditions]));
   const eventsQuery: SelectQuery = { node: 'SelectQuery', select: eventsSelect, select_from: from('events'), where: and(where) };
 
-  // 2. Each person's events, sorted by time, as parallel arrays, and one row per event that can
-  // start the funnel (the first step's, or any step's when unordered).
+  // 2. Each person's events sorted by time as arrays: `keys`, and `breakdowns` beside them; broken
+  // down, one row per value of the events that can start the funnel (the first step's, or any
+  // step's when unordered), each with the starts of that value only (step-0 attribution).
   const sorted = call('arraySort', call('groupArray', broken ? call('tuple', field('event_key'), field('event_breakdown')) : field('event_key')));
   const personQuery: SelectQuery = {
     node: 'SelectQuery',
-    select: [field('aggregation_target'), alias('sorted_events', sorted)],
+    select: [
+      field('aggregation_target'),
+      alias('keys', broken ? call('arrayMap', lambda(['e'], call('tupleElement', field('e'), num(1))), sorted) : sorted),
+      ...(broken ? [alias('breakdowns', call('arrayMap', lambda(['e'], call('tupleElement', field('e'), num(2))), sorted))] : []),
+    ],
     select_from: from(eventsQuery),
     group_by: [field('aggregation_target')],
   };
-  const keyOf = (e: Expr) => (broken ? call('tupleElement', e, num(1)) : e);
-  const flagOf = (e: Expr, j: number) => call('modulo', call('intDiv', keyOf(e), num(2 ** (FLAG_BITS - 1 - j))), num(2));
-  const each = (expr: (e: Expr) => Expr) => call('arrayMap', lambda(['e'], expr(field('e'))), field('sorted_events'));
-  // Per step, how many of its events the person has up to each index: the first one after index p
-  // is where the count first exceeds the count at p, a lookup rather than a scan per start.
-  const counting = (k: number, counted: (e: Expr) => Expr) => alias(countsOf(k), call('arrayCumSum', each(counted)));
-  const arraysSelect: Expr[] = [field('aggregation_target'), alias('times', each((e) => call('intDiv', keyOf(e), num(2 ** 32))))];
-  if (order === 'strict') {
-    // PostHog's strict funnel clears every step an event is not: the path waits through repeats of
-    // step k - 1, and the first other event decides whether it takes step k.
-    for (let k = 1; k < n; k++) {
-      arraysSelect.push(alias(flagsOf(k), each((e) => flagOf(e, k))));
-      arraysSelect.push(counting(k, (e) => ifElse(or([compare('==', flagOf(e, k), num(1)), compare('==', flagOf(e, k - 1), num(0))]), num(1), num(0))));
-    }
-  } else {
-    for (let k = order === 'unordered' ? 0 : 1; k < n; k++) arraysSelect.push(counting(k, (e) => flagOf(e, k)));
-  }
-  arraysSelect.push(...exclusions.map((_, e) => alias(exclusionFlagsOf(e), each((x) => flagOf(x, n + e)))));
-  if (broken) arraysSelect.push(alias('breakdowns', each((e) => call('tupleElement', e, num(2)))));
   const startSteps = order === 'unordered' ? steps.map((_, k) => k) : [0];
-  const isStart = or(startSteps.map((k) => compare('==', flagOf(field('e'), k), num(1))));
-  arraysSelect.push(alias('start_index', call('arrayJoin', call('arrayFilter', lambda(['i', 'e'], isStart), call('arrayEnumerate', field('sorted_events')), field('sorted_events')))));
-  const startsQuery: SelectQuery = { node: 'SelectQuery', select: arraysSelect, select_from: from(personQuery) };
+  const isStart = (e: Expr) => or(startSteps.map((k) => isStep(e, k)));
+  const persons: SelectQuery = broken
+    ? layer(personQuery, [alias('breakdown_value', call('arrayJoin', call('arrayDistinct', call('arrayFilter', lambda(['b', 'e'], isStart(field('e'))), field('breakdowns'), field('keys')))))])
+    : personQuery;
 
-  // 3. Per start: the index of each step reached (0 when not), the steps reached, the conversion
-  // times. ClickHouse expands every alias where it is used, so a value that names the one before it
-  // (step k's index names step k - 1's) is computed in a select of its own and read as a column:
-  // the statement then grows with the steps, not by a power of them.
-  const layer = (inner: SelectQuery, items: Expr[]): SelectQuery => ({ node: 'SelectQuery', select: [field('*'), ...items], select_from: from(inner) });
-  const startTime = call('arrayElement', field('times'), field('start_index'));
-  const deadline = plus(startTime, num(window));
-  const enumerate = call('arrayEnumerate', field('times'));
-  // The index of the first event after `after` counted by step k's counts (0 when none), if within the window.
-  const nextWithin = (k: number, after: Expr) => {
-    const next = call('indexOf', field(countsOf(k)), plus(call('arrayElement', field(countsOf(k)), after), num(1)));
-    // Index 0 has time 0, always within the window: no event stays no event.
-    return ifElse(compare('<=', call('arrayElement', field('times'), next), deadline), next, num(0));
-  };
-  const first: Expr[] = broken ? [alias('breakdown_value', call('arrayElement', field('breakdowns'), field('start_index')))] : [];
-  const time = (j: number) => call('arrayElement', field('times'), field(indexOf(j)));
-  let chainQuery: SelectQuery;
-  if (order === 'unordered') {
-    const indexes = steps.flatMap((_, k) => [alias(indexOf(k), nextWithin(k, minus(field('start_index'), num(1))))]);
-    const times = steps.map((_, k) => alias(timeOf(k), ifElse(compare('>', field(indexOf(k)), num(0)), time(k), num(0))));
-    const reachedTimes = alias('reached_times', call('arraySort', call('arrayFilter', lambda(['t'], compare('>', field('t'), num(0))), { node: 'Array', exprs: steps.map((_, k) => field(timeOf(k))) })));
-    const reached = layer(layer(layer(startsQuery, [...first, ...indexes]), times), [reachedTimes, alias('steps', call('length', field('reached_times')))]);
-    const conversions: Expr[] = [];
-    for (let k = 1; k < n; k++) {
-      conversions.push(alias(conversionOf(k), ifElse(compare('>', field('steps'), num(k)), minus(call('arrayElement', field('reached_times'), num(k + 1)), call('arrayElement', field('reached_times'), num(k))), num(0))));
-    }
-    chainQuery = layer(reached, [...conversions, alias('excluded', num(0)), alias('funnel_steps', field('steps')), alias('funnel_key', rank(field('steps'), num(1), num(0), minus(num(0), field('start_index'))))]);
-  } else {
-    let indexed = layer(startsQuery, [...first, alias(indexOf(0), field('start_index'))]);
-    for (let k = 1; k < n; k++) {
-      const previous = field(indexOf(k - 1));
-      let next = nextWithin(k, previous);
-      // Strict: the deciding event must be step k itself, not another one breaking the path.
-      if (order === 'strict') next = ifElse(compare('==', call('arrayElement', field(flagsOf(k)), next), num(1)), next, num(0));
-      indexed = layer(indexed, [alias(indexOf(k), ifElse(compare('==', previous, num(0)), num(0), next))]);
-    }
-    const reached: Expr[] = [alias('steps', steps.slice(1).reduce<Expr>((sum, _, j) => plus(sum, ifElse(compare('>', field(indexOf(j + 1)), num(0)), num(1), num(0))), num(1)))];
-    for (let k = 1; k < n; k++) reached.push(alias(conversionOf(k), ifElse(compare('>', field(indexOf(k)), num(0)), minus(time(k), time(k - 1)), num(0))));
-    // An excluded event within the window while the path waits at step j excludes it; it may still
-    // take step j + 1 (which can be the person's furthest), no further.
-    const excludedAt: [number, Expr][] = [];
-    for (let j = 0; j < n - 1; j++) {
-      const covering = exclusions.flatMap((x, e) => (x.funnelFromStep <= j && j < x.funnelToStep ? [e] : []));
-      if (!covering.length) continue;
-      const waiting = and([
-        or(covering.map((e) => compare('==', field(`x${e}`), num(1)))),
-        compare('>', field('i'), field(indexOf(j))),
-        or([compare('==', field(indexOf(j + 1)), num(0)), compare('<', field('i'), field(indexOf(j + 1)))]),
-        compare('<=', field('t'), deadline),
-      ]);
-      const exists = call('arrayExists', lambda(['i', 't', ...covering.map((e) => `x${e}`)], waiting), enumerate, field('times'), ...covering.map((e) => field(exclusionFlagsOf(e))));
-      excludedAt.push([j, and([compare('>', field(indexOf(j)), num(0)), exists])]);
-    }
-    // Each exclusion test is a column of its own, read by name by the two values that need it.
-    reached.push(...excludedAt.map(([j, cond]) => alias(`excluded_at_${j}`, ifElse(cond, num(1), num(0)))));
-    const excludedAtColumn = (j: number) => compare('==', field(`excluded_at_${j}`), num(1));
-    const excluded = alias('excluded', excludedAt.length ? ifElse(or(excludedAt.map(([j]) => excludedAtColumn(j))), num(1), num(0)) : num(0));
-    const cappedSteps = excludedAt.length ? call('multiIf', ...excludedAt.flatMap(([j]) => [excludedAtColumn(j), call('least', field('steps'), num(j + 2))]), field('steps')) : field('steps');
-    const capped = layer(layer(indexed, reached), [excluded, alias('funnel_steps', cappedSteps)]);
-    const lastIndex = alias('last_index', call('arrayElement', { node: 'Array', exprs: steps.map((_, k) => field(indexOf(k))) }, field('funnel_steps')));
-    const withLast = layer(capped, [lastIndex]);
-    // The person's funnel is the first path to reach the furthest step (a clean one before an
-    // excluded one); of the starts reaching it at one event, the latest is PostHog's path.
-    chainQuery = exclusions.length ? withLast : layer(withLast, [alias('funnel_key', rank(field('funnel_steps'), num(1), field('last_index'), field('start_index')))]);
-  }
+  // 3. Per person (and breakdown value): the steps reached, whether excluded, the conversion times.
+  const funnelInput = { persons, n, window, origin: Math.floor(period.from.getTime() / 1000) - 1, strict: order === 'strict', broken };
+  const personFunnel = exclusions.length
+    ? perStartPersonFunnel({ ...funnelInput, exclusions })
+    : order === 'unordered'
+      ? unorderedPersonFunnel(funnelInput)
+      : walkedPersonFunnel(funnelInput);
 
-  // 4. Per person (and breakdown value of the start): the path the key ranks first. With exclusions,
-  // the paths reaching a step at one event are first made one, the latest start's: the earlier ones
-  // are paths PostHog's UDF already replaced, whose exclusions do not count.
-  const conversionNames = steps.slice(1).map((_, j) => conversionOf(j + 1));
-  const prefix = exclusions.length ? 'path_' : '';
-  const latest = (name: string) => alias(`${prefix}${name}`, call('argMax', field(name), field('start_index')));
-  const brokenBy = broken ? [field('breakdown_value')] : [];
-  const paths: SelectQuery = exclusions.length
-    ? {
-        node: 'SelectQuery',
-        select: [field('aggregation_target'), ...brokenBy, field('funnel_steps'), field('last_index'), latest('excluded'), ...conversionNames.map(latest)],
-        select_from: from(chainQuery),
-        group_by: [field('aggregation_target'), ...brokenBy, field('funnel_steps'), field('last_index')],
-      }
-    : chainQuery;
-  const key = exclusions.length ? rank(field('funnel_steps'), minus(num(1), field('path_excluded')), field('last_index'), num(0)) : field('funnel_key');
-  const best = (name: string) => call('argMax', field(`${prefix}${name}`), key);
-  const personFunnel: SelectQuery = {
-    node: 'SelectQuery',
-    select: [
-      field('aggregation_target'),
-      ...brokenBy,
-      alias('person_steps', call('max', field('funnel_steps'))),
-      alias('person_excluded', best('excluded')),
-      ...conversionNames.map((name) => alias(`person_${name}`, best(name))),
-    ],
-    select_from: from(paths),
-    group_by: [field('aggregation_target'), ...brokenBy],
-  };
-
-  // 5. Per breakdown value: persons reaching each step, and the conversion times of those reaching
+  // 4. Per breakdown value: persons reaching each step, and the conversion times of those reaching
   // it, zero times left out as PostHog leaves them.
   const reached = (k: number) => compare('>=', field('person_steps'), num(k + 1));
   const timed = (k: number) => and([reached(k), compare('>', field(`person_${conversionOf(k)}`), num(0))]);
@@ -343,6 +380,106 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
     where: compare('==', field('person_excluded'), num(0)),
     ...(broken && { group_by: [field('breakdown_value')], order_by: [{ node: 'OrderExpr', expr: field('breakdown_value'), order: 'ASC' }] }),
     limit: num(rows),
+  };
+}
+
+/**
+ * Ordered and strict funnels with exclusions, one row per start: from every step-0 event, each
+ * next step is the first event of it after the previous step's within the start's window (a lookup
+ * in the step's running count). An excluded event within the window while a path waits at step j
+ * excludes it; it may still take step j + 1 (which can be the person's furthest), no further. Each
+ * start's row carries the person's arrays, so this grows with starts times events per person.
+ */
+function perStartPersonFunnel({ persons, n, window, strict, broken, exclusions }: PersonFunnelInput & { exclusions: FunnelExclusion[] }): SelectQuery {
+  const each = (expr: (e: Expr) => Expr) => call('arrayMap', lambda(['e'], expr(field('e'))), field('keys'));
+  // Per step, how many of its events the person has up to each index: the first one after index p
+  // is where the count first exceeds the count at p.
+  const counting = (k: number, counted: (e: Expr) => Expr) => alias(countsOf(k), call('arrayCumSum', each(counted)));
+  const arraysSelect: Expr[] = [alias('times', each((e) => timeAt(e)))];
+  if (strict) {
+    // PostHog's strict funnel clears every step an event is not: the path waits through repeats of
+    // step k - 1, and the first other event decides whether it takes step k.
+    for (let k = 1; k < n; k++) {
+      arraysSelect.push(alias(flagsOf(k), each((e) => flagAt(e, k))));
+      arraysSelect.push(counting(k, (e) => ifElse(or([isStep(e, k), compare('==', flagAt(e, k - 1), num(0))]), num(1), num(0))));
+    }
+  } else {
+    for (let k = 1; k < n; k++) arraysSelect.push(counting(k, (e) => flagAt(e, k)));
+  }
+  arraysSelect.push(...exclusions.map((_, e) => alias(exclusionFlagsOf(e), each((x) => flagAt(x, n + e)))));
+  const startOk = and([isStep(field('e'), 0), ...(broken ? [compare('==', field('b'), field('breakdown_value'))] : [])]);
+  const startIndexes = call('arrayFilter', lambda(['i', 'e', ...(broken ? ['b'] : [])], startOk), enumerateKeys, field('keys'), ...(broken ? [field('breakdowns')] : []));
+  arraysSelect.push(alias('start_index', call('arrayJoin', startIndexes)));
+  const startsQuery = layer(persons, arraysSelect);
+
+  const startTime = call('arrayElement', field('times'), field('start_index'));
+  const deadline = plus(startTime, num(window));
+  // The index of the first event after `after` counted by step k's counts (0 when none), if within the window.
+  const nextWithin = (k: number, after: Expr) => {
+    const next = call('indexOf', field(countsOf(k)), plus(call('arrayElement', field(countsOf(k)), after), num(1)));
+    // Index 0 has time 0, always within the window: no event stays no event.
+    return ifElse(compare('<=', call('arrayElement', field('times'), next), deadline), next, num(0));
+  };
+  const time = (j: number) => call('arrayElement', field('times'), field(indexOf(j)));
+  let indexed = layer(startsQuery, [alias(indexOf(0), field('start_index'))]);
+  for (let k = 1; k < n; k++) {
+    const previous = field(indexOf(k - 1));
+    let next = nextWithin(k, previous);
+    // Strict: the deciding event must be step k itself, not another one breaking the path.
+    if (strict) next = ifElse(compare('==', call('arrayElement', field(flagsOf(k)), next), num(1)), next, num(0));
+    indexed = layer(indexed, [alias(indexOf(k), ifElse(compare('==', previous, num(0)), num(0), next))]);
+  }
+  const reached: Expr[] = [alias('steps', steps(n).slice(1).reduce<Expr>((sum, k) => plus(sum, ifElse(compare('>', field(indexOf(k)), num(0)), num(1), num(0))), num(1)))];
+  for (let k = 1; k < n; k++) reached.push(alias(conversionOf(k), ifElse(compare('>', field(indexOf(k)), num(0)), minus(time(k), time(k - 1)), num(0))));
+  const enumerate = call('arrayEnumerate', field('times'));
+  const excludedAt: [number, Expr][] = [];
+  for (let j = 0; j < n - 1; j++) {
+    const covering = exclusions.flatMap((x, e) => (x.funnelFromStep <= j && j < x.funnelToStep ? [e] : []));
+    if (!covering.length) continue;
+    const waiting = and([
+      or(covering.map((e) => compare('==', field(`x${e}`), num(1)))),
+      compare('>', field('i'), field(indexOf(j))),
+      or([compare('==', field(indexOf(j + 1)), num(0)), compare('<', field('i'), field(indexOf(j + 1)))]),
+      compare('<=', field('t'), deadline),
+    ]);
+    const exists = call('arrayExists', lambda(['i', 't', ...covering.map((e) => `x${e}`)], waiting), enumerate, field('times'), ...covering.map((e) => field(exclusionFlagsOf(e))));
+    excludedAt.push([j, and([compare('>', field(indexOf(j)), num(0)), exists])]);
+  }
+  // Each exclusion test is a column of its own, read by name by the two values that need it.
+  reached.push(...excludedAt.map(([j, cond]) => alias(`excluded_at_${j}`, ifElse(cond, num(1), num(0)))));
+  const excludedAtColumn = (j: number) => compare('==', field(`excluded_at_${j}`), num(1));
+  const excluded = alias('excluded', ifElse(or(excludedAt.map(([j]) => excludedAtColumn(j))), num(1), num(0)));
+  const cappedSteps = call('multiIf', ...excludedAt.flatMap(([j]) => [excludedAtColumn(j), call('least', field('steps'), num(j + 2))]), field('steps'));
+  const capped = layer(layer(indexed, reached), [excluded, alias('funnel_steps', cappedSteps)]);
+  const lastIndex = alias('last_index', call('arrayElement', { node: 'Array', exprs: steps(n).map((k) => field(indexOf(k))) }, field('funnel_steps')));
+  const chainQuery = layer(capped, [lastIndex]);
+
+  // Per person (and breakdown value of the start): the paths reaching a step at one event are first
+  // made one, the latest start's (the earlier ones are paths PostHog's UDF already replaced, whose
+  // exclusions do not count); then the path the key ranks first: the first to reach the furthest
+  // step, a clean one before an excluded one.
+  const conversionNames = steps(n).slice(1).map((k) => conversionOf(k));
+  const latest = (name: string) => alias(`path_${name}`, call('argMax', field(name), field('start_index')));
+  const brokenBy = broken ? [field('breakdown_value')] : [];
+  const paths: SelectQuery = {
+    node: 'SelectQuery',
+    select: [field('aggregation_target'), ...brokenBy, field('funnel_steps'), field('last_index'), latest('excluded'), ...conversionNames.map(latest)],
+    select_from: from(chainQuery),
+    group_by: [field('aggregation_target'), ...brokenBy, field('funnel_steps'), field('last_index')],
+  };
+  const key = rank(field('funnel_steps'), minus(num(1), field('path_excluded')), field('last_index'), num(0));
+  const best = (name: string) => call('argMax', field(`path_${name}`), key);
+  return {
+    node: 'SelectQuery',
+    select: [
+      field('aggregation_target'),
+      ...brokenBy,
+      alias('person_steps', call('max', field('funnel_steps'))),
+      alias('person_excluded', best('excluded')),
+      ...conversionNames.map((name) => alias(`person_${name}`, best(name))),
+    ],
+    select_from: from(paths),
+    group_by: [field('aggregation_target'), ...brokenBy],
   };
 }
 
