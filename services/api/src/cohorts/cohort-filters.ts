@@ -4,9 +4,9 @@ import { badRequest, bodySchemas } from '@tributary/http';
 import { PropertyFilterError, VALUE_OPERATORS, actionIdOf, behaviouralFilterProblem, propertyFilterProblem, type BehaviouralFilter } from '@tributary/property-filters';
 import { filterContext, type FilterStores } from './filter-cohorts.js';
 
-export interface CohortFilters {
-  properties: CohortFilterGroup;
-}
+import type { CohortFilters } from './cohort-store.js';
+
+export type { CohortFilters };
 
 /** A condition on the person's properties (`type: "person"`, the default). */
 const propertyFilter = {

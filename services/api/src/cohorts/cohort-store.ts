@@ -1,8 +1,13 @@
 import { announceFlagChange } from '@tributary/control-plane';
 import { withTransaction, type Pool, type PoolClient } from '@tributary/postgres';
 import type { Redis } from '@tributary/redis';
-import type { CohortFilters } from './cohort-filters.js';
+import type { CohortFilterGroup } from '@tributary/flags';
 import type { CsvIdKind } from './cohort-csv.js';
+
+/** A dynamic cohort's definition as stored: its groups of conditions. */
+export interface CohortFilters {
+  properties: CohortFilterGroup;
+}
 
 export interface CohortRecord {
   id: number;
