@@ -2,11 +2,10 @@
 # Node's own flags for the service named by $1, for every way a service is started: infra/services.sh,
 # the Dockerfile, bench/capture.ts and bench/ingest.ts.
 #
-# Every service but decide: a semi-space of at most NODE_SEMI_SPACE_MB (default 16, Node 20's V8
-# default). Node 24's V8 lets one grow to 64 MB, which put about 120 MB more in each process's peak
-# RSS (capture, decide, ingest alike) with no gain measured for capture or ingest. Decide keeps
-# V8's own unless NODE_SEMI_SPACE_MB is set: each request's garbage dies young, and it answered
-# about a tenth more per second with the larger young generation (bench/README.md, "Node 24").
+# Every service: a semi-space of at most NODE_SEMI_SPACE_MB (default 16, Node 20's V8 default).
+# Node 24's V8 lets one grow to 64 MB, which put about 120 MB more in each process's peak RSS
+# (capture, decide, ingest alike) for no measured gain in requests or events per second
+# (bench/README.md, "Node 24").
 #
 # Ingest's garbage is mostly decoded events it is done with: a capped old space makes V8 collect
 # it instead of growing. Under that cap V8 would start a full collection each time the old space
@@ -19,6 +18,5 @@
 semi_space="--max-semi-space-size=${NODE_SEMI_SPACE_MB:-16}"
 case "$1" in
   ingest) echo "--max-old-space-size=${INGEST_MAX_OLD_SPACE_MB:-256} --heap-growing-percent=${INGEST_HEAP_GROWING_PERCENT:-100} --max-semi-space-size=${INGEST_SEMI_SPACE_MB:-${NODE_SEMI_SPACE_MB:-16}}" ;;
-  decide) echo "${NODE_SEMI_SPACE_MB:+$semi_space}" ;;
   *) echo "$semi_space" ;;
 esac

@@ -47,16 +47,14 @@ describe('deployment files agree with the config defaults', () => {
     expect(allowed({ BATCH_EXPORT_ALLOWED_DESTINATIONS: '10.0.0.0/8' })).toBe('10.0.0.0/8');
   });
 
-  it("every way of starting a service gives node infra/node-flags.sh's flags: ingest's heap settings, a 16 MB semi-space for every service but decide", () => {
+  it("every way of starting a service gives node infra/node-flags.sh's flags: ingest's heap settings, a 16 MB semi-space for every service", () => {
     const flags = (service: string, env: Record<string, string> = {}) =>
       execFileSync('sh', [path.join(root, 'infra/node-flags.sh'), service], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...env } }).trim();
     expect(flags('ingest')).toBe('--max-old-space-size=256 --heap-growing-percent=100 --max-semi-space-size=16');
     expect(flags('ingest', { INGEST_MAX_OLD_SPACE_MB: '512', INGEST_HEAP_GROWING_PERCENT: '0' })).toBe('--max-old-space-size=512 --heap-growing-percent=0 --max-semi-space-size=16');
     expect(flags('ingest', { INGEST_SEMI_SPACE_MB: '64' })).toBe('--max-old-space-size=256 --heap-growing-percent=100 --max-semi-space-size=64');
     expect(flags('ingest', { NODE_SEMI_SPACE_MB: '32' })).toBe('--max-old-space-size=256 --heap-growing-percent=100 --max-semi-space-size=32');
-    expect(flags('decide')).toBe('');
-    expect(flags('decide', { NODE_SEMI_SPACE_MB: '16' })).toBe('--max-semi-space-size=16');
-    for (const service of SERVICES.filter((s) => s !== 'ingest' && s !== 'decide')) {
+    for (const service of SERVICES.filter((s) => s !== 'ingest')) {
       expect(flags(service)).toBe('--max-semi-space-size=16');
       expect(flags(service, { NODE_SEMI_SPACE_MB: '64' })).toBe('--max-semi-space-size=64');
     }
