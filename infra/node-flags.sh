@@ -5,7 +5,7 @@
 # Every service: a semi-space of at most NODE_SEMI_SPACE_MB (default 16, Node 20's V8 default).
 # Node 24's V8 lets one grow to 64 MB, which put about 120 MB more in each process's peak RSS
 # (capture, decide, ingest alike) for no measured gain in requests or events per second
-# (bench/README.md, "Node 24").
+# (bench/README.md, "Node 24 against Node 20").
 #
 # Ingest's garbage is mostly decoded events it is done with: a capped old space makes V8 collect
 # it instead of growing. Under that cap V8 would start a full collection each time the old space
