@@ -85,7 +85,7 @@ describe('saved insights', () => {
     const cases: [object, string][] = [
       [{ query: { kind: 'InsightVizNode', source: { kind: 'HogQLQuery', query: 'SELECT 1' } } }, 'query.source'],
       [{ query: { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: 'all' } } }, 'query.source.series'],
-      [{ query: { kind: 'PathsQuery' } }, 'query.kind'],
+      [{ query: { kind: 'ErrorTrackingQuery' } }, 'query.kind'],
       [{ query: trend, dashboards: [999_999_999] }, 'dashboards'],
       [{ name: 'no query' }, 'query'],
     ];
