@@ -12,14 +12,20 @@ const config = testConfig({ clickhouseDatabase: uniqueName('tributary_mat') });
 const topology = topologyOf(config);
 let clickhouse: ClickHouse;
 
-describeMaterializedAnswers(async () => {
-  await loadHogQLParser();
-  await migrateClickHouse(config);
-  clickhouse = createClickHouse(config, { requestTimeoutMs: 120_000 });
-  return { clickhouse, server: await serverOf(clickhouse), topology };
-});
+// A cluster's shards run a query's person joins and IN subqueries in the database remote_servers
+// names for them (the stack's), not this test's own, so on a cluster the corpus runs on a single node only.
+if (process.env.TOPOLOGY === 'cluster') {
+  it.skip('the materialized answers suite needs a single node for its own database', () => undefined);
+} else {
+  describeMaterializedAnswers(async () => {
+    await loadHogQLParser();
+    await migrateClickHouse(config);
+    clickhouse = createClickHouse(config, { requestTimeoutMs: 120_000 });
+    return { clickhouse, server: await serverOf(clickhouse), topology };
+  });
 
-afterAll(async () => {
-  await clickhouse.command(Sql.trusted(`DROP DATABASE IF EXISTS ${config.clickhouseDatabase}${onCluster(topology)}`));
-  await clickhouse.close();
-});
+  afterAll(async () => {
+    await clickhouse.command(Sql.trusted(`DROP DATABASE IF EXISTS ${config.clickhouseDatabase}${onCluster(topology)}`));
+    await clickhouse.close();
+  });
+}
