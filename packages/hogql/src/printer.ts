@@ -3,6 +3,7 @@ import type { Expr, SelectLike, SelectQuery } from './ast.js';
 import { HogQLError } from './errors.js';
 import type { MaterializedColumns } from '@tributary/clickhouse';
 import { expandInCohort } from './in-cohort.js';
+import { boundNewestFirst } from './newest-first.js';
 import { ClickHousePrinter, type PropertyRead } from './print-clickhouse.js';
 import { scopeOf } from './resolved-tree.js';
 import { resolveQuery } from './resolver.js';
@@ -77,7 +78,7 @@ export function printQuery(written: SelectLike, options: PrintOptions): PrintedQ
     const limit = ownLimit === null ? defaultLimit : Math.min(ownLimit, maxLimit);
     // A query without a LIMIT of its own asks for one row more, to tell whether there are more.
     const fetched = ownLimit === null ? limit + 1 : limit;
-    const resolved = resolveQuery(query, server);
+    const resolved = resolveQuery(boundNewestFirst(query, offset + fetched), server);
     let body: string;
     let columns: string[];
     if (resolved.node === 'SelectQuery') {

@@ -135,7 +135,19 @@ const clauses: Case[] = [
   ['a list placeholder after IN, and a LIMIT placeholder', 'SELECT distinct_id FROM events WHERE distinct_id IN {ids} ORDER BY timestamp LIMIT {n}', [['alice'], ['alice']]],
 ];
 
-export const cases = { counting, properties, persons, tables, joins, subqueries, expressions, aggregates, clauses };
+// Pages newest first are read below the time of their last row (`newest-first.ts`); the other
+// project's events are all newer, so a bound taken from its rows would leave these pages empty.
+const newestFirst: Case[] = [
+  ['the newest page', 'SELECT distinct_id, event FROM events ORDER BY timestamp DESC LIMIT 3', [['anon', '$pageview'], ['bob-laptop', 'purchase'], ['carol', '$pageview']]],
+  ['the newest page after an offset', 'SELECT distinct_id FROM events ORDER BY timestamp DESC LIMIT 2 OFFSET 3', [['alice'], ['alice-phone']]],
+  ['the newest page of one event, through a table alias', "SELECT e.distinct_id FROM events AS e WHERE e.event = '$pageview' ORDER BY e.timestamp DESC, e.distinct_id LIMIT 2", [['anon'], ['carol']]],
+  ['a page longer than the rows there are', "SELECT distinct_id FROM events WHERE event = 'signup' ORDER BY timestamp DESC LIMIT 10", [['alice']]],
+  ['a page with no rows', "SELECT distinct_id FROM events WHERE event = 'no such event' ORDER BY timestamp DESC LIMIT 10", []],
+  ['a page filtered on a property', "SELECT distinct_id FROM events WHERE properties.$browser = 'Chrome' ORDER BY timestamp DESC LIMIT 2", [['carol'], ['alice']]],
+  ['a page filtered on a select alias', "SELECT distinct_id, event AS name FROM events WHERE name = 'purchase' ORDER BY timestamp DESC LIMIT 2", [['bob-laptop', 'purchase']]],
+];
+
+export const cases = { counting, properties, persons, tables, joins, subqueries, expressions, aggregates, clauses, newestFirst };
 
 /** Each case's rows, from the project's rows alone with every read guarded, on whichever engine `runner` gives. */
 export function expectCorpusAnswers(runner: () => HogQLRunner): void {

@@ -1,0 +1,82 @@
+import type { Expr, SelectLike, SelectQuery } from './ast.js';
+import { containsAggregate } from './functions.js';
+
+const hasNode = (value: unknown, node: string): boolean => {
+  if (typeof value !== 'object' || value === null) return false;
+  if ((value as { node?: string }).node === node) return true;
+  return Object.values(value).some((v) => (Array.isArray(v) ? v.some((e) => hasNode(e, node)) : hasNode(v, node)));
+};
+
+/** Every name in the chain of a `Field` of the expression. */
+function fieldNames(value: unknown, into = new Set<string>()): Set<string> {
+  if (typeof value !== 'object' || value === null) return into;
+  const node = value as { node?: string; chain?: unknown[] };
+  if (node.node === 'Field') for (const name of node.chain ?? []) if (typeof name === 'string') into.add(name);
+  for (const v of Object.values(value)) {
+    if (Array.isArray(v)) v.forEach((e) => fieldNames(e, into));
+    else fieldNames(v, into);
+  }
+  return into;
+}
+
+/**
+ * The events fields whose conditions cost as much to test as the page saves: read through a join
+ * to persons, which the bound's statement would build a second time, or JSON text to parse, which
+ * it would parse for every row a second time (the look-back windows narrow those pages instead).
+ */
+const COSTLY = new Set(['person', 'pdi', 'person_id', 'poe', 'properties', 'person_properties', 'elements_chain', '$session_id']);
+
+/**
+ * The events' `timestamp` field of a select that reads events alone, if its first order is that
+ * field descending and nothing between the rows and the order (grouping, distinct, windows,
+ * array joins, CTEs) makes its rows other than the events' own.
+ */
+function newestFirstTimestamp(query: SelectQuery): Expr | null {
+  const from = query.select_from;
+  if (!from || from.next_join || from.sample || from.table_final || from.table.node !== 'Field' || from.table.chain.length !== 1 || from.table.chain[0] !== 'events') return null;
+  if (query.group_by?.length || query.having || query.distinct || query.limit_by || query.array_join_list?.length || query.window_exprs || query.qualify || query.ctes) return null;
+  if (query.select.some(containsAggregate) || query.select.some((e) => hasNode(e, 'WindowFunction'))) return null;
+  const aliases = new Set(query.select.flatMap((e) => (e.node === 'Alias' ? [e.alias] : [])));
+  const conditions = [query.where, query.prewhere];
+  // `ORDER BY timestamp` names a select alias of that name before the column; a WHERE that reads an alias cannot be copied without it.
+  if (aliases.has('timestamp') || [...fieldNames(conditions)].some((name) => aliases.has(name) || COSTLY.has(name))) return null;
+  // Conditions that read other tables would be read twice: the bound only pays for itself when its statement reads events alone.
+  if (hasNode(conditions, 'SelectQuery') || hasNode(conditions, 'SelectSetQuery')) return null;
+  const first = query.order_by?.[0];
+  if (!first || first.order !== 'DESC' || first.expr.node !== 'Field') return null;
+  const table = from.alias ?? 'events';
+  const chain = first.expr.chain;
+  const isTimestamp = (chain.length === 1 && chain[0] === 'timestamp') || (chain.length === 2 && chain[0] === table && chain[1] === 'timestamp');
+  return isTimestamp ? first.expr : null;
+}
+
+/**
+ * A page of events newest first (`ORDER BY timestamp DESC LIMIT n`) bounded below by the time of
+ * its `rows`-th newest event: a first statement reads only the matching events' timestamps, and
+ * the page then reads its columns (JSON properties and all) for the few rows at or after that
+ * time instead of for every row before sorting them. Rows outside the bound all come after the
+ * page's last row, so the page (ties included) is the same. The bound is a PREWHERE, first of
+ * all conditions, where ClickHouse uses it to skip the older days' granules (in WHERE, after the
+ * page's own time range, 18.16 read them all).
+ */
+export function boundNewestFirst(query: SelectLike, rows: number): SelectLike {
+  if (query.node !== 'SelectQuery') return query;
+  const timestamp = newestFirstTimestamp(query);
+  if (!timestamp) return query;
+  const newest: SelectQuery = {
+    node: 'SelectQuery',
+    select: [{ node: 'Alias', alias: 'timestamp', expr: timestamp }],
+    select_from: query.select_from,
+    ...(query.where && { where: query.where }),
+    ...(query.prewhere && { prewhere: query.prewhere }),
+    order_by: [{ node: 'OrderExpr', expr: timestamp, order: 'DESC' }],
+    limit: { node: 'Constant', value: rows },
+  };
+  const oldest: SelectQuery = {
+    node: 'SelectQuery',
+    select: [{ node: 'Call', name: 'min', args: [{ node: 'Field', chain: ['timestamp'] }] }],
+    select_from: { node: 'JoinExpr', table: newest },
+  };
+  const bound: Expr = { node: 'CompareOperation', op: '>=', left: timestamp, right: oldest };
+  return { ...query, prewhere: query.prewhere ? { node: 'And', exprs: [bound, query.prewhere] } : bound };
+}
