@@ -1,7 +1,7 @@
 /**
  * The HogQL syntax tree as `@posthog/hogql-parser` emits it (JSON, one object per node, named by
  * `node`). Only the fields the resolver and printer read are typed; anything else a node carries
- * is refused by name where it changes meaning (FINAL, SAMPLE, WITH FILL, ...).
+ * is refused by name where it changes meaning (FINAL, WITH FILL, ...).
  */
 export interface Position {
   offset: number;
@@ -181,7 +181,21 @@ export interface JoinExpr extends Base {
   constraint?: JoinConstraint | null;
   next_join?: JoinExpr | null;
   table_final?: boolean | null;
-  sample?: unknown;
+  sample?: SampleExpr | null;
+}
+
+/** `a` or `a/b` in a SAMPLE clause. */
+export interface RatioExpr extends Base {
+  node: 'RatioExpr';
+  left: Constant;
+  right?: Constant | null;
+}
+
+/** `SAMPLE 1/10 OFFSET 1/2`: the share of events, and where in the sampling key's range it starts. */
+export interface SampleExpr extends Base {
+  node: 'SampleExpr';
+  sample_value: RatioExpr;
+  offset_value?: RatioExpr | null;
 }
 
 export interface CTE extends Base {

@@ -12,4 +12,5 @@ export { projectAction, selectorRegex, matchesActionRefs, expandMatchesAction } 
 export { STRING_MATCHINGS, type ActionDefinition, type ActionStep, type StringMatching } from './action-definition.js';
 export { has as serverHas, type ServerFeature } from './server-features.js';
 export { inCohortRefs } from './in-cohort.js';
+export { withSample } from './sample.js';
 export { loadFilterContext, idsIn, namedCohortIds, namedActionIds, type FilterLookups, type StoredCohort } from './filter-context.js';

@@ -5,6 +5,7 @@ import { LAZY_JOIN_KEY, aliasesLazyJoinKey, scalarSubquery } from './distributed
 import { queryError, spanOf as span } from './errors.js';
 import { lookupFunction, lookupWindowFunction } from './functions.js';
 import { printHogQLExpr } from './print-hogql.js';
+import { sampleCondition } from './sample.js';
 import { refOf, scopeOf, type FieldRef, type Source } from './resolved-tree.js';
 import { EVENTS_SUBQUERY_COLUMNS, IDENTITY_SUBQUERIES } from './schema.js';
 import { hasLegacyBugs, type ClickHouseServer } from './server-features.js';
@@ -459,7 +460,8 @@ export class ClickHousePrinter {
     if (table !== 'events') return `(${IDENTITY_SUBQUERIES[table]((alias) => this.guard(alias))}) AS ${q(source.alias)}`;
     if (source.wrapped) return `(${this.eventsSubquery(source)}) AS ${q(source.alias)}`;
     // The first table of a select is guarded in its WHERE, where ClickHouse uses the key to skip other projects' parts.
-    conditions.unshift(this.guard(source.alias));
+    const sample = this.sample(source, source.alias);
+    conditions.unshift(this.guard(source.alias), ...(sample ? [sample] : []));
     const lazy = source.lazy.pdi ? ` ANY LEFT JOIN (${this.lazySubquery(source.lazy.person)}) AS ${q(`${source.alias}__lazy`)} ON ${LAZY_JOIN_KEY} = ${q(`${source.alias}__lazy`)}.${q('distinct_id')}` : '';
     return `events AS ${q(source.alias)}${lazy}`;
   }
@@ -471,10 +473,16 @@ export class ClickHousePrinter {
     return `SELECT __pdi.distinct_id AS distinct_id, __pdi.person_id AS __pdi_person_id, __p.properties AS __person_properties, __p.created_at AS __person_created_at, __p.is_identified AS __person_is_identified FROM ${pdi} ANY LEFT JOIN (${IDENTITY_SUBQUERIES.persons((alias) => this.guard(alias))}) AS __p ON __pdi.person_id = __p.id`;
   }
 
+  private sample(source: Source, alias: string): string | null {
+    return source.sample ? sampleCondition(source.sample, q(alias)) : null;
+  }
+
   private eventsSubquery(source: Source): string {
     const columns = [...EVENTS_SUBQUERY_COLUMNS, ...(this.wrappedColumns.get(source) ?? [])].map((c) => `__e.${q(c)} AS ${q(c)}`);
-    if (!source.lazy.pdi) return `SELECT ${columns.join(', ')} FROM events AS __e WHERE ${this.guard('__e')}`;
+    const sample = this.sample(source, '__e');
+    const where = `${this.guard('__e')}${sample ? ` AND ${sample}` : ''}`;
+    if (!source.lazy.pdi) return `SELECT ${columns.join(', ')} FROM events AS __e WHERE ${where}`;
     const lazy = ['__pdi_person_id', ...(source.lazy.person ? ['__person_properties', '__person_created_at', '__person_is_identified'] : [])];
-    return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.lazySubquery(source.lazy.person)}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${this.guard('__e')}`;
+    return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.lazySubquery(source.lazy.person)}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${where}`;
   }
 }

@@ -1,4 +1,4 @@
-import type { Expr, JoinExpr, OrderExpr, SelectLike, SelectQuery, WindowExpr, WindowFrameExpr } from './ast.js';
+import type { Expr, JoinExpr, OrderExpr, RatioExpr, SelectLike, SelectQuery, WindowExpr, WindowFrameExpr } from './ast.js';
 
 /**
  * Prints a syntax tree back to HogQL text: the `hogql` of an answer (the query as it ran, limits
@@ -84,8 +84,10 @@ function join(j: JoinExpr): string {
   const table = j.table.node === 'Field' ? printHogQLExpr(j.table) : `(${printHogQL(j.table as SelectLike)})`;
   const head = j.join_type ? `${j.join_type} ` : '';
   const alias = j.alias ? ` AS ${identifier(j.alias)}` : '';
+  const ratio = (r: RatioExpr) => `${printHogQLExpr(r.left)}${r.right ? `/${printHogQLExpr(r.right)}` : ''}`;
+  const sample = j.sample ? ` SAMPLE ${ratio(j.sample.sample_value)}${j.sample.offset_value ? ` OFFSET ${ratio(j.sample.offset_value)}` : ''}` : '';
   const constraint = j.constraint ? ` ${j.constraint.constraint_type} ${printHogQLExpr(j.constraint.expr)}` : '';
-  return `${head}${table}${alias}${constraint}${j.next_join ? ` ${join(j.next_join)}` : ''}`;
+  return `${head}${table}${alias}${sample}${constraint}${j.next_join ? ` ${join(j.next_join)}` : ''}`;
 }
 
 function ctes(select: SelectQuery): string {

@@ -1,4 +1,5 @@
 import type { CTE, Expr, Field, SelectLike, SelectQuery } from './ast.js';
+import type { SampleRange } from './sample.js';
 import type { TableName } from './schema.js';
 
 /**
@@ -22,6 +23,8 @@ export interface Source {
   wrapped: boolean;
   /** Which parts of the lazy person join the select's fields read. */
   lazy: { pdi: boolean; person: boolean };
+  /** The part of the sampling key's range a `SAMPLE` on events keeps (`sample.ts`). */
+  sample?: SampleRange;
   /** How the source is joined to the one before it (every source but the first). */
   join?: ResolvedJoin;
 }

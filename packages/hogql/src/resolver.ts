@@ -4,6 +4,7 @@ import { HogQLError, queryError, spanOf as span } from './errors.js';
 import { lookupFunction, lookupWindowFunction, type FunctionSpec } from './functions.js';
 import { has, requireFeature, type ClickHouseServer } from './server-features.js';
 import { printHogQLExpr } from './print-hogql.js';
+import { sampleRange } from './sample.js';
 import { cteList, type FieldRef, type ResolvedField, type ResolvedItem, type ResolvedJoin, type ResolvedSelectQuery, type SelectScope, type Source } from './resolved-tree.js';
 import { TABLES, isTableName } from './schema.js';
 
@@ -78,8 +79,10 @@ class Resolver {
   private sourceOf(join: JoinExpr, scope: Scope, first: boolean, hasJoins: boolean): Source {
     if (join.table_args) throw queryError('Table functions are not allowed: query the tables events, persons, person_distinct_ids and groups', span(join));
     if (join.table_final) throw queryError('FINAL is not supported', span(join));
-    if (join.sample) throw queryError('SAMPLE is not supported', span(join));
     const table = join.table;
+    const sampled = join.sample ? sampleRange(join.sample) : undefined;
+    const isEvents = table.node === 'Field' && table.chain.length === 1 && table.chain[0] === 'events' && !this.lookupCte(scope, 'events');
+    if (join.sample && !isEvents) throw queryError('SAMPLE is only supported on the events table', span(join.sample));
     if (table.node === 'Field') {
       if (table.chain.length !== 1) throw queryError(`Unknown table "${table.chain.join('.')}".`, span(table));
       const name = String(table.chain[0]);
@@ -91,7 +94,7 @@ class Resolver {
         return { name: alias, alias, select, columns: this.columnsOf(select, scope), wrapped: false, lazy: { pdi: false, person: false } };
       }
       if (!isTableName(name)) throw queryError(`Unknown table "${name}".`, span(table));
-      return { name: alias, alias, table: name, wrapped: name === 'events' && eventsAsSubquery(first, hasJoins), lazy: { pdi: false, person: false } };
+      return { name: alias, alias, table: name, wrapped: name === 'events' && eventsAsSubquery(first, hasJoins), lazy: { pdi: false, person: false }, ...(sampled && { sample: sampled }) };
     }
     if (table.node === 'SelectQuery' || table.node === 'SelectSetQuery') {
       const alias = join.alias ?? `__subquery_${this.subqueryCount++}`;

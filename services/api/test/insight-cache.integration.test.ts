@@ -42,6 +42,24 @@ describe('insight answers are cached by query and data freshness', () => {
     expect(body.results[0].data).toEqual([2, 0]);
   });
 
+  it('the sampling factor keys the entry: a sampled answer is not the whole one, and is cached as sampled', async () => {
+    const whole = await query(trend);
+    const sampled = await query({ ...trend, samplingFactor: 0.5 });
+    expect(sampled.status).toBe(200);
+    expect(sampled.body).toMatchObject({ is_cached: false, samplingRate: { numerator: 0.5, denominator: 1 } });
+    expect(sampled.body.cache_key).not.toBe(whole.body.cache_key);
+    expect(whole.body.samplingRate).toBeUndefined();
+    const again = await query({ ...trend, samplingFactor: 0.5 });
+    expect(again.body).toMatchObject({ is_cached: true, cache_key: sampled.body.cache_key, samplingRate: { numerator: 0.5, denominator: 1 } });
+    expect((await query({ ...trend, samplingFactor: 0.25 })).body.cache_key).not.toBe(sampled.body.cache_key);
+  });
+
+  it.each([0, -0.1, 1.5, '0.5'])('samplingFactor %p is a 400 naming it', async (factor) => {
+    const { status, body } = await query({ ...trend, samplingFactor: factor });
+    expect(status).toBe(400);
+    expect(JSON.stringify(body)).toContain('samplingFactor');
+  });
+
   it('force_blocking always computes; an unknown mode is a 400 naming refresh', async () => {
     expect((await query(trend, 'force_blocking')).body.is_cached).toBe(false);
     expect((await query(trend, true)).body.is_cached).toBe(false);

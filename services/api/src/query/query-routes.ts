@@ -34,6 +34,11 @@ const responseSchema = {
     limit: { type: 'integer' },
     offset: { type: 'integer' },
     timings: { type: 'array', items: { type: 'object', properties: { k: { type: 'string' }, t: { type: 'number' } } } },
+    samplingRate: {
+      type: 'object',
+      description: "Present when an insight's samplingFactor sampled it: the share of persons read (numerator / denominator); its counts are scaled to all of them",
+      properties: { numerator: { type: 'number' }, denominator: { type: 'number' } },
+    },
   },
 };
 

@@ -8,6 +8,8 @@ const propertyFilters = {
   type: 'array',
   items: { type: 'object', required: ['key'], properties: { key: { type: 'string', minLength: 1 }, operator: { type: 'string' }, type: { type: 'string' } } },
 };
+/** PostHog's InsightsQueryBase field: the share of persons read, 0 excluded, 1 being every event. */
+const samplingFactor = { type: ['number', 'null'], exclusiveMinimum: 0, maximum: 1 };
 const dateRange = { type: 'object', properties: { date_from: { type: ['string', 'null'], maxLength: 64 }, date_to: { type: ['string', 'null'], maxLength: 64 } } };
 
 const eventsNode = {
@@ -64,6 +66,7 @@ const trendsQuerySchema = {
   required: ['kind', 'series'],
   properties: {
     kind: { const: 'TrendsQuery' },
+    samplingFactor,
     series: {
       type: 'array',
       minItems: 1,
@@ -104,6 +107,7 @@ function seriesQuerySchema(kind: string, intervals: string[], maxSeries: number)
     required: ['kind', 'series'],
     properties: {
       kind: { const: kind },
+    samplingFactor,
       series: { type: 'array', minItems: 1, maxItems: maxSeries, items: eventsNode },
       interval: { type: 'string', enum: intervals },
       dateRange,
@@ -123,6 +127,7 @@ const retentionQuerySchema = {
   required: ['kind', 'retentionFilter'],
   properties: {
     kind: { const: 'RetentionQuery' },
+    samplingFactor,
     retentionFilter: {
       type: 'object',
       properties: {
@@ -144,6 +149,7 @@ const funnelsQuerySchema = {
   required: ['kind', 'series'],
   properties: {
     kind: { const: 'FunnelsQuery' },
+    samplingFactor,
     series: { type: 'array', minItems: 2, maxItems: 20, items: eventsNode },
     dateRange,
     properties: propertyFilters,
@@ -179,6 +185,7 @@ const pathsQuerySchema = {
   required: ['kind'],
   properties: {
     kind: { const: 'PathsQuery' },
+    samplingFactor,
     pathsFilter: {
       type: 'object',
       properties: {
@@ -209,7 +216,6 @@ const pathsQuerySchema = {
     dateRange,
     properties: propertyFilters,
     filterTestAccounts: nullable({ type: 'boolean' }),
-    samplingFactor: nullable({ type: 'number' }),
     aggregation_group_type_index: { type: ['integer', 'null'] },
     ...dataNode,
   },

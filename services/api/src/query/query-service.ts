@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ClickHouseError, Sql, isRequestTimeout, materializedColumnsOf, queryInputProblem, serverOf, type ClickHouse, type CompactResult, type MaterializedColumns } from '@tributary/clickhouse';
-import { HogQLError, MAX_LIMIT, cohortPersonIdsQuery, inCohortRefs, matchesActionRefs, parseSelect, printHogQL, printQuery, type FilterContext, type PrintOptions, type PrintedQuery, type PropertyRead, type SelectLike, type SelectQuery } from '@tributary/hogql';
+import { HogQLError, MAX_LIMIT, cohortPersonIdsQuery, inCohortRefs, matchesActionRefs, parseSelect, printHogQL, printQuery, withSample, type FilterContext, type PrintOptions, type PrintedQuery, type PropertyRead, type SelectLike, type SelectQuery } from '@tributary/hogql';
 import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
 import type { ActionStore } from '../actions/action-store.js';
@@ -14,6 +14,7 @@ import { runFunnelsQuery, type FunnelsQueryRequest } from './insights/funnels/fu
 import type { InsightCache, RefreshMode } from './insight-cache.js';
 import { InsightCalendar } from './insights/toolkit/insight-calendar.js';
 import { seconds, type InsightRunDeps } from './insights/toolkit/insight-series.js';
+import { samplingFactorOf, samplingRate } from './insights/toolkit/sampling.js';
 import { runPathsQuery, type PathsQueryRequest } from './insights/paths/paths-query.js';
 import { runLifecycleQuery, type LifecycleQueryRequest } from './insights/lifecycle/lifecycle-query.js';
 import { runRetentionQuery, type RetentionQueryRequest } from './insights/retention/retention-query.js';
@@ -198,8 +199,10 @@ export class QueryService {
       const filters = await filterContextOf(request);
       // The runner builds trees; each is printed here for the project like any other query, and they run one after another under the one query id.
       const run = INSIGHTS[request.kind] as (request: InsightRequest, deps: InsightRunDeps) => Promise<object>;
-      const runTree = (ast: SelectLike) => this.runInClickHouse(print(ast).clickhouse, signal, queryId);
-      return run(request, { now: filters.now, filters, calendar: new InsightCalendar(project.timezone), run: runTree });
+      const factor = samplingFactorOf(request);
+      const runTree = (ast: SelectLike) => this.runInClickHouse(print(factor === null ? ast : withSample(ast, factor)).clickhouse, signal, queryId);
+      const answer = await run(request, { now: filters.now, filters, calendar: new InsightCalendar(project.timezone), run: runTree });
+      return factor === null ? answer : { ...answer, samplingRate: samplingRate(factor) };
     }
     const started = performance.now();
     const timings: QueryTiming[] = [];

@@ -6,6 +6,7 @@ import type { InsightCalendar, Period } from '../toolkit/insight-calendar.js';
 import { entityCondition, entityOf, seriesWhere } from '../toolkit/insight-series.js';
 import { propertyConditions } from '../toolkit/property-conditions.js';
 import { asNumber } from '../toolkit/result-values.js';
+import { samplingFactorOf, scaledCount, type Sampled } from '../toolkit/sampling.js';
 
 /**
  * PostHog's `FunnelsQuery` (steps view), aggregated by person. Every query is a HogQL tree printed
@@ -53,7 +54,7 @@ export interface FunnelExclusion extends FunnelsEventsNode {
   funnelToStep: number;
 }
 
-export interface FunnelsQueryRequest {
+export interface FunnelsQueryRequest extends Sampled {
   kind: 'FunnelsQuery';
   series: FunnelsEventsNode[];
   dateRange?: { date_from?: string | null; date_to?: string | null };
@@ -512,7 +513,7 @@ export function shapeFunnelRow(request: FunnelsQueryRequest, filters: FilterCont
   const offset = breakdownValue === undefined ? 0 : 1;
   const n = steps.length;
   return steps.map((step, k) => {
-    const count = row ? asNumber(row[offset + k]) : 0;
+    const count = row ? scaledCount(asNumber(row[offset + k]), samplingFactorOf(request)) : 0;
     const entity = entityOf(step, filters);
     const result: FunnelStepResult = {
       action_id: entity.id,

@@ -4,6 +4,7 @@ import { entityOf, intervalOf, seconds, seriesWhere, singleSeries, type InsightE
 import type { InsightCalendar, Period } from '../toolkit/insight-calendar.js';
 import { alias, and, array, call, compare, constant, field, lambda } from '../toolkit/hogql-builders.js';
 import { zeroFill } from '../toolkit/result-values.js';
+import { samplingFactorOf, scaledRows, type Sampled } from '../toolkit/sampling.js';
 
 /**
  * PostHog's `LifecycleQuery`: per interval, how many persons were new, returning, resurrecting, or
@@ -17,7 +18,7 @@ export type LifecycleInterval = 'day' | 'week' | 'month';
 export const LIFECYCLE_STATUSES = ['new', 'returning', 'resurrecting', 'dormant'] as const;
 export type LifecycleStatus = (typeof LIFECYCLE_STATUSES)[number];
 
-export interface LifecycleQueryRequest {
+export interface LifecycleQueryRequest extends Sampled {
   kind: 'LifecycleQuery';
   series: InsightEventsNode[];
   interval?: LifecycleInterval;
@@ -140,5 +141,5 @@ export async function runLifecycleQuery(request: LifecycleQueryRequest, deps: In
   const { period, interval } = lifecyclePeriod(request, deps.now, deps.calendar);
   const ast = buildLifecycleQuery(series, request, period, interval, deps.filters, deps.calendar);
   const { data } = await deps.run(ast);
-  return { results: shapeLifecycle(data, entityOf(series, deps.filters), period, interval, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
+  return { results: shapeLifecycle(scaledRows(data, 2, samplingFactorOf(request)), entityOf(series, deps.filters), period, interval, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
 }

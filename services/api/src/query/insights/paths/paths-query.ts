@@ -5,6 +5,7 @@ import { firstEventQuery, momentOf } from '../toolkit/first-event.js';
 import { seconds, timedRun, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import { alias, and, array, at, call, compare, constant, field, from, lambda, minus, or } from '../toolkit/hogql-builders.js';
 import { propertyConditions } from '../toolkit/property-conditions.js';
+import { samplingFactorOf, scaledRows, type Sampled } from '../toolkit/sampling.js';
 
 /**
  * PostHog's `PathsQuery`: the most travelled edges between consecutive steps of persons' paths.
@@ -38,7 +39,7 @@ export interface PathsFilter {
   maxEdgeWeight?: number | null;
 }
 
-export interface PathsQueryRequest {
+export interface PathsQueryRequest extends Sampled {
   kind: 'PathsQuery';
   pathsFilter?: PathsFilter;
   dateRange?: { date_from?: string | null; date_to?: string | null };
@@ -335,7 +336,7 @@ export async function runPathsQuery(request: PathsQueryRequest, deps: InsightRun
   if (request.dateRange?.date_from === 'all') earliest = momentOf((await run(firstEventQuery([pathEventsCondition(request.pathsFilter ?? {})]))).data);
   const period = deps.calendar.resolveDateRange(request.dateRange, 'day', deps.now, earliest);
   const ast = await buildPathsQuery(request, period, deps.filters);
-  const results = shapePaths((await run(ast)).data);
+  const results = shapePaths(scaledRows((await run(ast)).data, 2, samplingFactorOf(request)));
   timings.push({ k: '.', t: seconds(started) });
   return { results, hogql: printHogQL(ast), timings, is_cached: false, last_refresh: deps.now.toISOString() };
 }

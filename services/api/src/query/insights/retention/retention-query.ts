@@ -5,6 +5,7 @@ import type { InsightCalendar, TrendsInterval } from '../toolkit/insight-calenda
 import { alias, and, at, call, compare, constant, field } from '../toolkit/hogql-builders.js';
 import { propertyConditions } from '../toolkit/property-conditions.js';
 import { asNumber } from '../toolkit/result-values.js';
+import { samplingFactorOf, scaledRows, type Sampled } from '../toolkit/sampling.js';
 
 /**
  * PostHog's `RetentionQuery`, by person: one cohort per interval (the last `totalIntervals` ones
@@ -24,7 +25,7 @@ export interface RetentionEntity {
   name?: string;
 }
 
-export interface RetentionQueryRequest {
+export interface RetentionQueryRequest extends Sampled {
   kind: 'RetentionQuery';
   retentionFilter: {
     targetEntity?: RetentionEntity;
@@ -179,5 +180,5 @@ export async function runRetentionQuery(request: RetentionQueryRequest, deps: In
   const plan = retentionPlan(request, deps.now, deps.calendar);
   const ast = buildRetentionQuery(plan, request, deps.filters, deps.calendar);
   const { data } = await deps.run(ast);
-  return { results: shapeRetention(data, plan, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
+  return { results: shapeRetention(scaledRows(data, 2, samplingFactorOf(request)), plan, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
 }

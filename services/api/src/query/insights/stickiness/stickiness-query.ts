@@ -4,12 +4,13 @@ import { entityOf, intervalOf, seconds, seriesWhere, type InsightEventsNode, typ
 import type { InsightCalendar, Period, TrendsInterval } from '../toolkit/insight-calendar.js';
 import { alias, call, constant, field } from '../toolkit/hogql-builders.js';
 import { asNumber } from '../toolkit/result-values.js';
+import { samplingFactorOf, scaledRows, type Sampled } from '../toolkit/sampling.js';
 
 /**
  * PostHog's `StickinessQuery`: per series, how many persons did the event on exactly 1, 2, ... N
  * intervals of the range (N its number of intervals). Buckets are in the project's timezone, as the trends'.
  */
-export interface StickinessQueryRequest {
+export interface StickinessQueryRequest extends Sampled {
   kind: 'StickinessQuery';
   series: InsightEventsNode[];
   interval?: TrendsInterval;
@@ -85,7 +86,7 @@ export async function runStickinessQuery(request: StickinessQueryRequest, deps: 
     const ast = buildStickinessQuery(series, request, period, interval, deps.filters, deps.calendar);
     if (order === 0) hogql = printHogQL(ast);
     const { data } = await deps.run(ast);
-    results.push(shapeStickiness(data, entityOf(series, deps.filters), order, period.buckets.length, interval));
+    results.push(shapeStickiness(scaledRows(data, 1, samplingFactorOf(request)), entityOf(series, deps.filters), order, period.buckets.length, interval));
   }
   return { results, hogql, timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
 }

@@ -7,7 +7,8 @@ export function firstEventQuery(conditions: readonly (Expr | null)[]): SelectQue
   return {
     node: 'SelectQuery',
     select: [call('toUnixTimestamp', call('min', field('timestamp')))],
-    select_from: from('events'),
+    // SAMPLE 1 reads every event, and withSample keeps a SAMPLE the query has: a sampled insight covers the same range as the whole.
+    select_from: { ...from('events')!, sample: { node: 'SampleExpr', sample_value: { node: 'RatioExpr', left: { node: 'Constant', value: 1 } } } },
     ...(some.length === conditions.length && some.length > 0 && { where: or(some) }),
   };
 }

@@ -2,10 +2,11 @@ import { printHogQL, type SelectQuery } from '@tributary/hogql';
 import { firstEventQuery, momentOf } from '../toolkit/first-event.js';
 import { entityCondition, entityOf, seconds, timedRun, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import { parseFormula } from './trends-formula.js';
+import { samplingFactorOf } from '../toolkit/sampling.js';
 import { BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, topBreakdownValues } from '../toolkit/breakdown.js';
 import type { Period } from '../toolkit/insight-calendar.js';
 import { breakdownCountRows, buildBreakdownCountQuery, countsInOnePass, buildBreakdownValuesQuery, buildSeriesQuery, hasBreakdown, isTotalValue, type TrendsQueryRequest } from './trends-query.js';
-import { applyFormula, filterOf, shapeSeries, sortBreakdownResults, type SeriesRun, type TrendsResult } from './trends-results.js';
+import { applyFormula, filterOf, scaleSampledSeries, shapeSeries, sortBreakdownResults, type SeriesRun, type TrendsResult } from './trends-results.js';
 
 export type { TrendsQueryRequest } from './trends-query.js';
 
@@ -70,7 +71,7 @@ export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightR
   timings.push({ k: './queries', t: seconds(started) });
 
   let results = runs.flatMap((run) => {
-    const shaped = shapeSeries(run, request, interval, filterOf(request, run.period, interval, cal), cal);
+    const shaped = scaleSampledSeries(shapeSeries(run, request, interval, filterOf(request, run.period, interval, cal), cal), run.series, samplingFactorOf(request));
     return hasBreakdown(request) ? sortBreakdownResults(shaped) : shaped;
   });
   if (formula) results = applyFormula(results, formula, formulaText!, request.series.length, isTotalValue(request));

@@ -6,6 +6,7 @@ import type { InsightCalendar, Period, TrendsInterval } from '../toolkit/insight
 import { entityCondition } from '../toolkit/insight-series.js';
 import { propertyConditions } from '../toolkit/property-conditions.js';
 import { asNumber } from '../toolkit/result-values.js';
+import type { Sampled } from '../toolkit/sampling.js';
 
 export type { Period, TrendsInterval } from '../toolkit/insight-calendar.js';
 
@@ -32,7 +33,7 @@ export interface TrendsEventsNode {
   properties?: StoredPropertyFilter[];
 }
 
-export interface TrendsQueryRequest {
+export interface TrendsQueryRequest extends Sampled {
   kind: 'TrendsQuery';
   series: TrendsEventsNode[];
   interval?: TrendsInterval;

@@ -3,7 +3,8 @@ import type { SeriesEntity } from '../toolkit/insight-series.js';
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from '../toolkit/breakdown.js';
 import { asNumber, zeroFill } from '../toolkit/result-values.js';
 import { evaluateFormula, seriesLetter, type Formula } from './trends-formula.js';
-import { hasBreakdown, isTotalValue, type TrendsEventsNode, type TrendsQueryRequest } from './trends-query.js';
+import { hasBreakdown, isTotalValue, type TrendsEventsNode, type TrendsMath, type TrendsQueryRequest } from './trends-query.js';
+import { scaledCount } from '../toolkit/sampling.js';
 
 /** A TrendsQuery's rows shaped as PostHog answers them: one result per series (and breakdown value), its formula applied. */
 
@@ -105,6 +106,23 @@ export function shapeSeries(run: SeriesRun, request: TrendsQueryRequest, interva
       result.label = seriesCount > 1 ? `${name} - ${value}` : value;
     }
     return result;
+  });
+}
+
+/** The maths that grow with the persons read: measured on a sample, scaled to the whole. Averages, extremes and quantiles are what they are. */
+const SCALED_MATHS: ReadonlySet<TrendsMath> = new Set(['total', 'dau', 'weekly_active', 'monthly_active', 'unique_session', 'unique_group', 'sum']);
+
+/** A series' results read from a sample (`factor`), scaled as PostHog's `correct_result_for_sampling` scales them, before any formula. */
+export function scaleSampledSeries(results: TrendsResult[], series: TrendsEventsNode, factor: number | null): TrendsResult[] {
+  if (factor === null || !SCALED_MATHS.has(series.math ?? 'total')) return results;
+  return results.map((result) => {
+    const data = result.data && result.data.map((value) => scaledCount(value, factor));
+    return {
+      ...result,
+      data,
+      count: data && data.length ? data.reduce((a, b) => a + b, 0) : scaledCount(result.count, factor),
+      ...(result.aggregated_value !== undefined && { aggregated_value: scaledCount(result.aggregated_value, factor) }),
+    };
   });
 }
 
