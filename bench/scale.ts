@@ -37,11 +37,23 @@ const viaClickHouse = directClickHouse(config);
 
 // ---- Scan floors ---------------------------------------------------------------------------------
 
-/** The rows a query reads (a condition on the project's events) and the columns it reads of them; `properties.KEY` is one property. */
+/**
+ * The rows a query reads (a condition on the project's events) and the columns it reads of them;
+ * `properties.KEY` is one property. `identities` are the identity tables it joins (every project
+ * row of each, read as the join's subquery reads it).
+ */
 interface Floor {
   where: string;
   columns: string[];
+  identities?: (keyof typeof IDENTITY_COLUMNS)[];
 }
+
+/** The columns the printer's person joins read of the identity tables. */
+const IDENTITY_COLUMNS = {
+  person_distinct_id: ['distinct_id', 'person_id', 'version', 'is_deleted'],
+  person: ['id', 'properties', 'created_at', 'is_identified', 'version', 'is_deleted'],
+};
+const BY_PERSON: Floor['identities'] = ['person_distinct_id'];
 
 const LAST_30_DAYS = 'timestamp > now() - INTERVAL 30 DAY';
 const days = (n: number) => `timestamp >= toStartOfDay(now()) - INTERVAL ${n} DAY`;
@@ -55,8 +67,7 @@ const QUERY_FLOORS: Record<string, Floor> = {
   'counts by event, 30 days': { where: LAST_30_DAYS, columns: ['event'] },
   '$browser breakdown': { where: LAST_30_DAYS, columns: ['properties.$browser'] },
   'unique users per day': { where: LAST_30_DAYS, columns: ['timestamp', 'distinct_id'] },
-  // The person side of the join is left out: the floor is the events' part.
-  'person plan = pro (join)': { where: LAST_30_DAYS, columns: ['event', 'distinct_id', 'person_id'] },
+  'person plan = pro (join)': { where: LAST_30_DAYS, columns: ['event', 'distinct_id', 'person_id'], identities: ['person_distinct_id', 'person'] },
   'windowFunnel per user': { where: LAST_30_DAYS, columns: ['distinct_id', 'timestamp', 'event'] },
   'p90 $screen_width': { where: LAST_30_DAYS, columns: ['properties.$screen_width'] },
   'top paths': { where: `${pageviews} AND ${LAST_30_DAYS}`, columns: ['event', 'properties.$pathname'] },
@@ -68,16 +79,16 @@ const QUERY_FLOORS: Record<string, Floor> = {
 /** The insights' floors, in INSIGHTS' order: trends, funnel, retention (which reads each person's first pageview ever). */
 const INSIGHT_FLOORS: Floor[] = [
   { where: `${pageviews} AND ${days(30)}`, columns: ['event', 'timestamp', 'properties.$browser'] },
-  { where: `event IN ('$pageview', 'button clicked', 'signed up') AND ${days(30)}`, columns: PERSON_COLUMNS },
-  { where: pageviews, columns: PERSON_COLUMNS },
+  { where: `event IN ('$pageview', 'button clicked', 'signed up') AND ${days(30)}`, columns: PERSON_COLUMNS, identities: BY_PERSON },
+  { where: pageviews, columns: PERSON_COLUMNS, identities: BY_PERSON },
 ];
 
 /** The dashboard template's tiles' floors, in its order: DAU, WAU, retention, lifecycle (first pageviews ever), referring domains, paths. */
 const TILE_FLOORS: Floor[] = [
-  { where: `${pageviews} AND ${days(30)}`, columns: PERSON_COLUMNS },
-  { where: `${pageviews} AND ${days(37)}`, columns: PERSON_COLUMNS },
-  { where: pageviews, columns: PERSON_COLUMNS },
-  { where: pageviews, columns: PERSON_COLUMNS },
+  { where: `${pageviews} AND ${days(30)}`, columns: PERSON_COLUMNS, identities: BY_PERSON },
+  { where: `${pageviews} AND ${days(37)}`, columns: PERSON_COLUMNS, identities: BY_PERSON },
+  { where: pageviews, columns: PERSON_COLUMNS, identities: BY_PERSON },
+  { where: pageviews, columns: PERSON_COLUMNS, identities: BY_PERSON },
   { where: `${pageviews} AND ${days(14)}`, columns: ['event', 'properties.$referring_domain'] },
   { where: `${pageviews} AND ${days(14)}`, columns: ['event', 'properties.$pathname'] },
 ];
@@ -102,7 +113,9 @@ function floorSql(floor: Floor, team: number, materialized: Map<string, string>,
     return name ? `\`${name}\`` : 'properties';
   });
   const where = floor.where.replace('{newest100}', newest100);
-  return `SELECT count() FROM events WHERE team_id = ${team} AND ${where} AND NOT ignore(${[...new Set(columns)].join(', ')})`;
+  const events = `SELECT count() FROM events WHERE team_id = ${team} AND ${where} AND NOT ignore(${[...new Set(columns)].join(', ')})`;
+  const identities = (floor.identities ?? []).map((table) => `(SELECT count() FROM ${table} WHERE team_id = ${team} AND NOT ignore(${IDENTITY_COLUMNS[table].join(', ')}))`);
+  return identities.length ? `SELECT (${events}) + ${identities.join(' + ')}` : events;
 }
 
 // ---- The endpoint --------------------------------------------------------------------------------
