@@ -12,10 +12,17 @@ export interface MetricEventsNode {
   name?: string;
 }
 
+export interface MetricTrendsQuery {
+  kind: 'TrendsQuery';
+  series: [MetricEventsNode];
+}
+
+/** `exposure_query`, when given, counts persons with its event (and the flag's variant on it) as exposed instead of `$feature_flag_called`. */
 export interface ExperimentTrendsMetric {
   kind: 'ExperimentTrendsQuery';
   name?: string;
-  count_query: { kind: 'TrendsQuery'; series: [MetricEventsNode] };
+  count_query: MetricTrendsQuery;
+  exposure_query?: MetricTrendsQuery;
 }
 
 export type FunnelWindowUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month';
@@ -36,47 +43,61 @@ const eventsNode = {
 
 const name = { type: 'string', maxLength: 400 } as const;
 
+const trendsQuery = { type: 'object', required: ['series'], properties: { kind: { const: 'TrendsQuery' }, series: { type: 'array', minItems: 1, maxItems: 1, items: eventsNode } } } as const;
+
+const trendsMetric = { required: ['count_query'], properties: { name, count_query: trendsQuery, exposure_query: trendsQuery } } as const;
+
+const funnelsMetric = {
+  required: ['funnels_query'],
+  properties: {
+    name,
+    funnels_query: {
+      type: 'object',
+      required: ['series'],
+      properties: {
+        kind: { const: 'FunnelsQuery' },
+        series: { type: 'array', minItems: 1, maxItems: MAX_STEPS, items: eventsNode },
+        funnelsFilter: {
+          type: 'object',
+          properties: {
+            funnelWindowInterval: { type: 'integer', minimum: 1, maximum: 365 },
+            funnelWindowIntervalUnit: { enum: ['second', 'minute', 'hour', 'day', 'week', 'month'] },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
 const metricSchema = {
   type: 'object',
   required: ['kind'],
   properties: { kind: { enum: ['ExperimentTrendsQuery', 'ExperimentFunnelsQuery'] } },
   allOf: [
-    {
-      if: { properties: { kind: { const: 'ExperimentTrendsQuery' } } },
-      then: {
-        required: ['count_query'],
-        properties: {
-          name,
-          count_query: { type: 'object', required: ['series'], properties: { kind: { const: 'TrendsQuery' }, series: { type: 'array', minItems: 1, maxItems: 1, items: eventsNode } } },
-        },
-      },
-    },
-    {
-      if: { properties: { kind: { const: 'ExperimentFunnelsQuery' } } },
-      then: {
-        required: ['funnels_query'],
-        properties: {
-          name,
-          funnels_query: {
-            type: 'object',
-            required: ['series'],
-            properties: {
-              kind: { const: 'FunnelsQuery' },
-              series: { type: 'array', minItems: 1, maxItems: MAX_STEPS, items: eventsNode },
-              funnelsFilter: {
-                type: 'object',
-                properties: {
-                  funnelWindowInterval: { type: 'integer', minimum: 1, maximum: 365 },
-                  funnelWindowIntervalUnit: { enum: ['second', 'minute', 'hour', 'day', 'week', 'month'] },
-                },
-              },
-            },
-          },
-        },
-      },
-    },
+    { if: { properties: { kind: { const: 'ExperimentTrendsQuery' } } }, then: trendsMetric },
+    { if: { properties: { kind: { const: 'ExperimentFunnelsQuery' } } }, then: funnelsMetric },
   ],
 } as const;
+
+/**
+ * The query endpoint's ExperimentTrendsQuery / ExperimentFunnelsQuery: a metric of the shape an
+ * experiment stores, and the experiment (of the project) whose flag, variants and dates it reads.
+ */
+export const experimentQuerySchemas = Object.fromEntries(
+  (
+    [
+      ['ExperimentTrendsQuery', trendsMetric],
+      ['ExperimentFunnelsQuery', funnelsMetric],
+    ] as const
+  ).map(([kind, metric]) => [
+    kind,
+    {
+      type: 'object',
+      required: ['kind', 'experiment_id', ...metric.required],
+      properties: { ...metric.properties, kind: { const: kind }, experiment_id: { type: 'integer', minimum: 1, maximum: 2_147_483_647 } },
+    },
+  ]),
+);
 
 export const metricsSchema = { type: 'array', maxItems: MAX_METRICS, items: metricSchema } as const;
 
