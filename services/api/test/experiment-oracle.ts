@@ -121,7 +121,7 @@ export async function insertFixture(clickhouse: Pick<ClickHouse, 'insert'>, team
 export function hostileFixture(flagKey: string): FixtureEvent[] {
   const feature = `$feature/${flagKey}`;
   const all = experimentFixture(flagKey).map((r) =>
-    r.properties?.[feature] ? { ...r, properties: { ...r.properties, [feature]: 'test', ...(r.properties.$feature_flag_response && { $feature_flag_response: 'test' }) } } : r,
+    r.properties?.[feature] ? { ...r, properties: { ...r.properties, [feature]: 'test', ...('$feature_flag_response' in r.properties ? { $feature_flag_response: 'test' } : {}) } } : r,
   );
   const purchases = all.filter((r) => r.event === 'purchase');
   return [...all, ...purchases, ...purchases];
