@@ -32,20 +32,20 @@ const known = (condition: string) => `ifNull(${condition}, 0)`;
 const inDates = 'timestamp >= toDateTime({date_from}) AND timestamp <= toDateTime({date_to})';
 
 /**
- * One pass over the metric's and the exposure's events in the experiment's dates: per variant,
- * the metric's events sent under it and the persons exposed to it. Exposure is a
- * `$feature_flag_called` of the flag answering a variant (read from `$feature_flag_response`), or
- * the `exposure_query`'s event sent under a variant.
+ * Per variant, the metric's events sent under it and the persons exposed to it, in the
+ * experiment's dates. Exposure is a `$feature_flag_called` of the flag answering a variant (read
+ * from `$feature_flag_response`), or the `exposure_query`'s event sent under a variant. Each part
+ * reads only its own event's rows (the key orders by event), and only the exposures look persons
+ * up: joining every metric event to its person doubled the time on the bench.
  */
 function trendsQuery(request: ExperimentTrendsMetric, variant: string): string {
   const exposure = request.exposure_query
-    ? { condition: `event = {exposure_event} AND ${variant} IN {variants}`, variant }
-    : { condition: "event = '$feature_flag_called' AND properties.$feature_flag = {flag_key} AND properties.$feature_flag_response IN {variants}", variant: 'properties.$feature_flag_response' };
-  const isExposure = known(exposure.condition);
-  const isMetric = known(`event = {metric_event} AND ${variant} IN {variants}`);
-  return `SELECT if(${isExposure}, ${exposure.variant}, ${variant}) AS variant, countIf(${isMetric}) AS count, uniqExactIf(${PERSON}, ${isExposure}) AS exposure
-    FROM events
-    WHERE ${inDates} AND event IN {events} AND (${isExposure} OR ${isMetric})
+    ? { variant, where: `event = {exposure_event} AND ${variant} IN {variants}` }
+    : { variant: 'properties.$feature_flag_response', where: "event = '$feature_flag_called' AND properties.$feature_flag = {flag_key} AND properties.$feature_flag_response IN {variants}" };
+  return `SELECT variant, sum(count) AS count, sum(exposure) AS exposure FROM (
+      SELECT ${variant} AS variant, count() AS count, 0 AS exposure FROM events WHERE ${inDates} AND event = {metric_event} AND ${variant} IN {variants} GROUP BY variant
+      UNION ALL
+      SELECT ${exposure.variant} AS variant, 0 AS count, uniqExact(${PERSON}) AS exposure FROM events WHERE ${inDates} AND ${exposure.where} GROUP BY variant)
     GROUP BY variant`;
 }
 
@@ -129,8 +129,7 @@ export async function runExperimentQuery(request: ExperimentQueryRequest, row: E
 
   const metricEvent = request.count_query.series[0].event;
   const exposureEvent = request.exposure_query?.series[0].event;
-  const events = [...new Set([metricEvent, exposureEvent ?? '$feature_flag_called'])];
-  const result = await run(await parseSelect(trendsQuery(request, variant)), { ...values, metric_event: metricEvent, exposure_event: exposureEvent, events });
+  const result = await run(await parseSelect(trendsQuery(request, variant)), { ...values, metric_event: metricEvent, ...(exposureEvent && { exposure_event: exposureEvent }) });
   const read = ofVariant(result.data);
   const [count, exposed] = [(key: string) => read.get(key)?.[0] ?? 0, (key: string) => read.get(key)?.[1] ?? 0];
   const controlExposure = exposed(keys[0]!);

@@ -37,14 +37,14 @@ const responseSchema = {
   },
 };
 
-/** `/api/environments/:project_id/query/`: PostHog's query endpoint, for HogQL, EventsQuery and the insight kinds. */
+/** `/api/environments/:project_id/query/`: PostHog's query endpoint, for HogQL, EventsQuery, the insight kinds and experiments' metrics. */
 export function queryRoutes(service: QueryService): Router {
   const router = Router({ mergeParams: true });
   router.post(
     '/',
     requireScopes('query:read'),
     documented({
-      summary: 'Run a query: HogQLQuery (SQL over events, persons, person_distinct_ids, groups), EventsQuery, or an insight (TrendsQuery, FunnelsQuery, StickinessQuery, LifecycleQuery, RetentionQuery, PathsQuery)',
+      summary: 'Run a query: HogQLQuery (SQL over events, persons, person_distinct_ids, groups), EventsQuery, an insight (TrendsQuery, FunnelsQuery, StickinessQuery, LifecycleQuery, RetentionQuery, PathsQuery), or an experiment\'s metric (ExperimentTrendsQuery, ExperimentFunnelsQuery with its experiment_id)',
       description: 'Every table a query reads is limited to this project. Queries without LIMIT return 100 rows and say whether there are more; none returns more than 50,000.',
       body: bodySchema,
       responses: { '200': { description: 'The rows, with their columns and types, and the query as it ran', schema: responseSchema } },
