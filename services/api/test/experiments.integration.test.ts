@@ -1,4 +1,4 @@
-import { createTestTenant, replicasHold, uniqueName, type TestTenant } from '@tributary/test-support';
+import { createKey, createTestTenant, replicasHold, uniqueName, type TestTenant } from '@tributary/test-support';
 import { useApi, type ApiHarness } from './api-harness.js';
 import { END, START, experimentFixture, funnelReference, hostileFixture, insertFixture, trendsReference, type FixtureEvent } from './experiment-oracle.js';
 
@@ -157,6 +157,16 @@ describe('experiment results on fixture events, against a plain reading of them'
     const response = await query({ ...countMetric('purchase'), exposure_query: { kind: 'TrendsQuery', series: [step('view')] }, experiment_id: id });
     expect(countsOf(response.body)).toEqual(trendsReference(experimentFixture(FLAG), FLAG, 'purchase', 'view'));
   }, SLOW);
+
+  it("needs experiment:read on the query endpoint as on the results endpoint, and is not kept as a saved insight", async () => {
+    const queryOnly = await createKey(api.pool, api.config, tenant.user.id, ['query:read', 'insight:write']);
+    const asked = await api.request('POST', `/api/projects/${tenant.project.id}/query/`, queryOnly, { query: { ...countMetric('purchase'), experiment_id: id } });
+    expect(asked.status).toBe(403);
+    expect(asked.body.detail).toContain('experiment:read');
+    const saved = await api.request('POST', `/api/projects/${tenant.project.id}/insights/`, tenant.personalApiKey, { name: 'x', query: { ...countMetric('purchase'), experiment_id: id } });
+    expect(saved.status).toBe(400);
+    expect(saved.body.attr).toBe('query.kind');
+  });
 
   it.each([
     [{ ...countMetric('purchase') }, 'experiment_id'],

@@ -10,6 +10,8 @@ export type RunQuery = (ast: SelectLike, values: Record<string, unknown>) => Pro
 /** PostHog's ExperimentTrendsQuery / ExperimentFunnelsQuery: a metric, and the experiment whose flag, variants and dates it reads. */
 export type ExperimentQueryRequest = (ExperimentTrendsMetric | ExperimentFunnelsMetric) & { experiment_id: number };
 
+export const isExperimentKind = (kind: string): kind is ExperimentQueryRequest['kind'] => kind === 'ExperimentTrendsQuery' || kind === 'ExperimentFunnelsQuery';
+
 /**
  * The variant an event was sent under: SDKs put every flag's value on each event as
  * `$feature/<key>`. A flag's key is letters, digits, `_` and `-`, so it is written into the

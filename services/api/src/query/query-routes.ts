@@ -1,6 +1,8 @@
 import { Router } from 'express';
+import { requireKeyScopes } from '@tributary/auth/personal-api-key-access';
 import { badRequest, documented, validate, validateBody } from '@tributary/http';
-import { projectOf, requireScopes } from '../auth/authenticate.js';
+import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
+import { isExperimentKind } from '../experiments/experiment-query.js';
 import { clientSignal } from '../http/responses.js';
 import { refreshMode } from './insight-cache.js';
 import type { QueryRequest, QueryService } from './query-service.js';
@@ -57,6 +59,8 @@ export function queryRoutes(service: QueryService): Router {
         throw badRequest(`Query kind ${JSON.stringify(kind)} is not supported; use one of ${QUERY_KINDS.join(', ')}.`, 'query.kind', 'unsupported_query_kind');
       }
       const request = validate<QueryRequest>(QUERY_SCHEMAS[kind]!, body.query, 'query');
+      // An experiment's metric reads the experiment (its flag, variants and dates): its results need what the results endpoint needs.
+      if (isExperimentKind(kind)) requireKeyScopes(principalOf(req).key, ['experiment:read']);
       // A client that goes away (a closed tab, a cancelled request) stops its query in ClickHouse.
       const answer = await service.run(projectOf(req), request, clientSignal(res), { clientQueryId: body.client_query_id, refresh: refreshMode(body.refresh, 'blocking') });
       res.json(answer);

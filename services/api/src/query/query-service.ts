@@ -7,7 +7,7 @@ import type { ActionStore } from '../actions/action-store.js';
 import { actionIdsIn, matchesActionConditions, projectActions } from '../actions/query-actions.js';
 import type { CohortStore } from '../cohorts/cohort-store.js';
 import { cohortIdsIn, filterContext } from '../cohorts/filter-cohorts.js';
-import { runExperimentQuery, type ExperimentQueryRequest } from '../experiments/experiment-query.js';
+import { isExperimentKind, runExperimentQuery, type ExperimentQueryRequest } from '../experiments/experiment-query.js';
 import type { ExperimentStore } from '../experiments/experiment-store.js';
 import { buildEventsQuery, eventsAfter, isoDateTime, shapeValue, type ColumnShape, type EventsQueryRequest } from './events-query.js';
 import { readNewestFirst } from './look-back.js';
@@ -51,7 +51,7 @@ const INSIGHTS: { [K in InsightRequest['kind']]: (request: Extract<InsightReques
   PathsQuery: runPathsQuery,
 };
 const isInsight = (request: QueryRequest): request is InsightRequest => Object.hasOwn(INSIGHTS, request.kind);
-const isExperiment = (request: QueryRequest): request is ExperimentQueryRequest => request.kind === 'ExperimentTrendsQuery' || request.kind === 'ExperimentFunnelsQuery';
+const isExperiment = (request: QueryRequest): request is ExperimentQueryRequest => isExperimentKind(request.kind);
 
 export interface QueryTiming {
   k: string;
