@@ -23,8 +23,8 @@ function variantProperty(flagKey: string): string {
 }
 
 /**
- * Persons are counted by their id's text: 18.16 hashes a UUID key badly when ids share their high
- * bits, as generated ones may (see bench/README.md).
+ * Persons are counted by their id's text: 18.16 aggregates a UUID key badly when ids share their
+ * high bits, as the bench datasets' do (bench/README.md).
  */
 const PERSON = 'toString(person_id)';
 
@@ -38,7 +38,7 @@ const inDates = 'timestamp >= toDateTime({date_from}) AND timestamp <= toDateTim
  * experiment's dates. Exposure is a `$feature_flag_called` of the flag answering a variant (read
  * from `$feature_flag_response`), or the `exposure_query`'s event sent under a variant. Each part
  * reads only its own event's rows (the key orders by event), and only the exposures look persons
- * up: joining every metric event to its person doubled the time on the bench.
+ * up, the larger part of the cost when every metric event was joined to its person.
  */
 function trendsQuery(request: ExperimentTrendsMetric, variant: string): string {
   const exposure = request.exposure_query
