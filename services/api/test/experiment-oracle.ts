@@ -26,7 +26,7 @@ const hour = (h: number) => new Date(Date.parse('2024-03-02T00:00:00Z') + h * 3_
 
 /**
  * 40 persons, each exposed twice at some hour of March, with a purchase before exposure (sent
- * under no variant), views and purchases after it (sent under theirs); one who later sends
+ * under no variant), views and purchases after it (sent under theirs, some on the pro plan); one who later sends
  * events under the other variant; one exposed only before the start; a person with two distinct
  * ids; an exposure of another flag; events under an unknown variant and after the end.
  */
@@ -35,8 +35,8 @@ export function experimentFixture(flagKey: string): FixtureEvent[] {
   const feature = `$feature/${flagKey}`;
   const exposure = (person: string, h: number, variant: string, distinctId = person, flag = flagKey) =>
     rows.push({ distinctId, person, event: '$feature_flag_called', at: hour(h), properties: { $feature_flag: flag, $feature_flag_response: variant, [feature]: variant } });
-  const add = (person: string, event: string, h: number, variant: string | null, distinctId = person) =>
-    rows.push({ distinctId, person, event, at: hour(h), properties: variant === null ? {} : { [feature]: variant } });
+  const add = (person: string, event: string, h: number, variant: string | null, distinctId = person, properties: Record<string, unknown> = {}) =>
+    rows.push({ distinctId, person, event, at: hour(h), properties: variant === null ? properties : { ...properties, [feature]: variant } });
   for (let i = 0; i < 40; i++) {
     const person = `p${i}`;
     const variant = i % 3 === 0 ? 'control' : 'test';
@@ -44,7 +44,7 @@ export function experimentFixture(flagKey: string): FixtureEvent[] {
     exposure(person, 10 * i + 1, variant);
     exposure(person, 10 * i + 2, variant);
     if (i % 2 === 0) add(person, 'view', 10 * i + 3, variant);
-    for (let k = 0; k < i % 4; k++) add(person, 'purchase', 10 * i + 4 + k, variant);
+    for (let k = 0; k < i % 4; k++) add(person, 'purchase', 10 * i + 4 + k, variant, person, i % 5 === 0 ? { plan: 'pro' } : {});
   }
   exposure('p1', 500, 'control');
   add('p1', 'purchase', 501, 'control');
@@ -64,12 +64,12 @@ const variantOf = (r: FixtureEvent, flagKey: string) => r.properties?.[`$feature
 const zeros = () => new Map(VARIANTS.map((v) => [v, 0]));
 
 /** Per variant: the metric's events sent under it, and the persons exposed to it (by `$feature_flag_called`, or by `exposureEvent` sent under it). */
-export function trendsReference(rows: FixtureEvent[], flagKey: string, metric: string, exposureEvent?: string) {
+export function trendsReference(rows: FixtureEvent[], flagKey: string, metric: string, exposureEvent?: string, metricMatches: (r: FixtureEvent) => boolean = () => true) {
   const count = zeros();
   const exposed = new Map(VARIANTS.map((v) => [v, new Set<string>()]));
   for (const r of rows.filter(inDates)) {
     const variant = variantOf(r, flagKey);
-    if (r.event === metric && variant && VARIANTS.includes(variant)) count.set(variant, count.get(variant)! + 1);
+    if (r.event === metric && variant && VARIANTS.includes(variant) && metricMatches(r)) count.set(variant, count.get(variant)! + 1);
     if (exposureEvent) {
       if (r.event === exposureEvent && variant && VARIANTS.includes(variant)) exposed.get(variant)!.add(r.person);
     } else if (r.event === '$feature_flag_called' && r.properties?.$feature_flag === flagKey) {
@@ -80,21 +80,22 @@ export function trendsReference(rows: FixtureEvent[], flagKey: string, metric: s
 }
 
 /** Per variant: persons who entered the funnel, and how many reached each step in order within `windowHours` of an entry. */
-export function funnelReference(rows: FixtureEvent[], flagKey: string, steps: string[], windowHours = 14 * 24) {
+export function funnelReference(rows: FixtureEvent[], flagKey: string, steps: string[], windowHours = 14 * 24, stepMatches: ((r: FixtureEvent) => boolean)[] = []) {
+  const isStep = (e: FixtureEvent, k: number) => e.event === steps[k] && (stepMatches[k]?.(e) ?? true);
   const byPerson = new Map<string, FixtureEvent[]>();
   for (const r of rows.filter(inDates)) byPerson.set(r.person, [...(byPerson.get(r.person) ?? []), r]);
   const reached = new Map(VARIANTS.map((v) => [v, steps.map(() => 0)]));
   for (const events of byPerson.values()) {
     events.sort((a, b) => a.at.localeCompare(b.at));
-    const entries = events.filter((e) => e.event === steps[0] && VARIANTS.includes(variantOf(e, flagKey) ?? ''));
+    const entries = events.filter((e) => isStep(e, 0) && VARIANTS.includes(variantOf(e, flagKey) ?? ''));
     if (entries.length === 0) continue;
     let level = 0;
     for (const entry of entries) {
       const limit = Date.parse(`${entry.at}Z`) + windowHours * 3_600_000;
       let at = entry.at;
       let depth = 1;
-      for (const step of steps.slice(1)) {
-        const next = events.find((e) => e.event === step && e.at > at && Date.parse(`${e.at}Z`) <= limit);
+      for (let k = 1; k < steps.length; k++) {
+        const next = events.find((e) => isStep(e, k) && e.at > at && Date.parse(`${e.at}Z`) <= limit);
         if (!next) break;
         at = next.at;
         depth += 1;

@@ -158,6 +158,12 @@ describe('experiment results on fixture events, against a plain reading of them'
     expect(countsOf(response.body)).toEqual(trendsReference(experimentFixture(FLAG), FLAG, 'purchase', 'view'));
   }, SLOW);
 
+  it("property filters on the metric's series count only the events that match them", async () => {
+    const pro = [{ key: 'plan', value: 'pro', operator: 'exact', type: 'event' }];
+    const response = await query({ kind: 'ExperimentTrendsQuery', count_query: { kind: 'TrendsQuery', series: [{ ...step('purchase'), properties: pro }] }, experiment_id: id });
+    expect(countsOf(response.body)).toEqual(trendsReference(experimentFixture(FLAG), FLAG, 'purchase', undefined, (r) => r.properties?.plan === 'pro'));
+  }, SLOW);
+
   it("needs experiment:read on the query endpoint as on the results endpoint, and is not kept as a saved insight", async () => {
     const queryOnly = await createKey(api.pool, api.config, tenant.user.id, ['query:read', 'insight:write']);
     const asked = await api.request('POST', `/api/projects/${tenant.project.id}/query/`, queryOnly, { query: { ...countMetric('purchase'), experiment_id: id } });

@@ -1,20 +1,28 @@
+import type { StoredPropertyFilter } from '@tributary/property-filters';
+
 /**
  * An experiment's metrics in PostHog's ExperimentTrendsQuery / ExperimentFunnelsQuery shapes: a
- * count of one event per exposed person, or a funnel of events after exposure. Series are
- * EventsNodes naming one event; each list holds at most MAX_METRICS, a funnel at most MAX_STEPS.
+ * count of one event per exposed person, or a funnel of events. Series are EventsNodes naming one
+ * event, each with property filters, as is the query; each list holds at most MAX_METRICS, a
+ * funnel at most MAX_STEPS.
  */
 export const MAX_METRICS = 10;
 export const MAX_STEPS = 10;
+
+/** Property filters as PostHog writes them; checked where they become conditions (`propertyFilterExprs`). */
+export type MetricFilters = StoredPropertyFilter[];
 
 export interface MetricEventsNode {
   kind: 'EventsNode';
   event: string;
   name?: string;
+  properties?: MetricFilters;
 }
 
 export interface MetricTrendsQuery {
   kind: 'TrendsQuery';
   series: [MetricEventsNode];
+  properties?: MetricFilters;
 }
 
 /** `exposure_query`, when given, counts persons with its event (and the flag's variant on it) as exposed instead of `$feature_flag_called`. */
@@ -30,20 +38,22 @@ export type FunnelWindowUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | '
 export interface ExperimentFunnelsMetric {
   kind: 'ExperimentFunnelsQuery';
   name?: string;
-  funnels_query: { kind: 'FunnelsQuery'; series: MetricEventsNode[]; funnelsFilter?: { funnelWindowInterval?: number; funnelWindowIntervalUnit?: FunnelWindowUnit } };
+  funnels_query: { kind: 'FunnelsQuery'; series: MetricEventsNode[]; properties?: MetricFilters; funnelsFilter?: { funnelWindowInterval?: number; funnelWindowIntervalUnit?: FunnelWindowUnit } };
 }
 
 export type ExperimentMetric = ExperimentTrendsMetric | ExperimentFunnelsMetric;
 
+const filters = { type: 'array', maxItems: 50, items: { type: 'object' } } as const;
+
 const eventsNode = {
   type: 'object',
   required: ['event'],
-  properties: { kind: { const: 'EventsNode' }, event: { type: 'string', minLength: 1, maxLength: 400 }, name: { type: 'string', maxLength: 400 } },
+  properties: { kind: { const: 'EventsNode' }, event: { type: 'string', minLength: 1, maxLength: 400 }, name: { type: 'string', maxLength: 400 }, properties: filters },
 } as const;
 
 const name = { type: 'string', maxLength: 400 } as const;
 
-const trendsQuery = { type: 'object', required: ['series'], properties: { kind: { const: 'TrendsQuery' }, series: { type: 'array', minItems: 1, maxItems: 1, items: eventsNode } } } as const;
+const trendsQuery = { type: 'object', required: ['series'], properties: { kind: { const: 'TrendsQuery' }, series: { type: 'array', minItems: 1, maxItems: 1, items: eventsNode }, properties: filters } } as const;
 
 const trendsMetric = { required: ['count_query'], properties: { name, count_query: trendsQuery, exposure_query: trendsQuery } } as const;
 
@@ -57,6 +67,7 @@ const funnelsMetric = {
       properties: {
         kind: { const: 'FunnelsQuery' },
         series: { type: 'array', minItems: 1, maxItems: MAX_STEPS, items: eventsNode },
+        properties: filters,
         funnelsFilter: {
           type: 'object',
           properties: {

@@ -1,4 +1,4 @@
-import { loadHogQLParser } from '@tributary/hogql';
+import { loadHogQLParser, type FilterContext } from '@tributary/hogql';
 import type { CompactResult } from '@tributary/clickhouse';
 import { runExperimentQuery, type ExperimentQueryRequest } from './experiment-query.js';
 import type { ExperimentRow } from './experiment-store.js';
@@ -18,6 +18,7 @@ const row = {
 const step = (event: string) => ({ kind: 'EventsNode' as const, event });
 const trends: ExperimentQueryRequest = { kind: 'ExperimentTrendsQuery', experiment_id: 1, count_query: { kind: 'TrendsQuery', series: [step('purchase')] } };
 const funnels: ExperimentQueryRequest = { kind: 'ExperimentFunnelsQuery', experiment_id: 1, funnels_query: { kind: 'FunnelsQuery', series: [step('view'), step('purchase')] } };
+const context = (): FilterContext => ({ now: new Date(), cohorts: new Map() });
 const answering = (rows: unknown[][]) => async (): Promise<CompactResult> => ({ data: rows, meta: [] }) as unknown as CompactResult;
 
 function logGamma(x: number): number {
@@ -109,7 +110,7 @@ describe('ExperimentFunnelsQuery reads conversions with Beta posteriors', () => 
     ['low_win_probability', [100, 900], [105, 895]],
     ['significant', [100, 900], [200, 800]],
   ] as const)('%s: control %j and test %j (successes, failures)', async (code, [cs, cf], [ts, tf]) => {
-    const answer = (await runExperimentQuery(funnels, row, answering([['control', cs + cf, cs], ['test', ts + tf, ts]]), new Date())) as Record<string, any>;
+    const answer = (await runExperimentQuery(funnels, row, answering([['control', cs + cf, cs], ['test', ts + tf, ts]]), context())) as Record<string, any>;
     expect(answer.variants).toEqual([{ key: 'control', success_count: cs, failure_count: cf }, { key: 'test', success_count: ts, failure_count: tf }]);
     const ref = reference(beta(1 + cs, 1 + cf), beta(1 + ts, 1 + tf), [cs / (cs + cf), ts / (ts + tf)], [cs + cf, ts + tf]);
     expect(ref.code).toBe(code);
@@ -128,7 +129,7 @@ describe('ExperimentTrendsQuery reads events per exposed person with Gamma poste
     ['significant', [1000, 1000], [1300, 1000]],
     ['high_loss', [100_000, 1000], [100_650, 1000]],
   ] as const)('%s: control %j and test %j (events, exposed persons)', async (code, [cc, ce], [tc, te]) => {
-    const answer = (await runExperimentQuery(trends, row, answering([['control', cc, ce], ['test', tc, te]]), new Date())) as Record<string, any>;
+    const answer = (await runExperimentQuery(trends, row, answering([['control', cc, ce], ['test', tc, te]]), context())) as Record<string, any>;
     expect(answer.variants).toEqual([{ key: 'control', count: cc, exposure: 1, absolute_exposure: ce }, { key: 'test', count: tc, exposure: te / ce, absolute_exposure: te }]);
     const span = (count: number, exposure: number): [number, number] => {
       const [mean, sd] = [(1 + count) / (1 + exposure), Math.sqrt(1 + count) / (1 + exposure)];
@@ -141,7 +142,7 @@ describe('ExperimentTrendsQuery reads events per exposed person with Gamma poste
   });
 
   it('a variant no one was exposed to reads as zeros, and the verdict waits for exposure', async () => {
-    const answer = (await runExperimentQuery(trends, row, answering([['test', 5, 3]]), new Date())) as Record<string, any>;
+    const answer = (await runExperimentQuery(trends, row, answering([['test', 5, 3]]), context())) as Record<string, any>;
     expect(answer.variants[0]).toEqual({ key: 'control', count: 0, exposure: 0, absolute_exposure: 0 });
     expect(answer.significance_code).toBe('not_enough_exposure');
   });
@@ -149,10 +150,10 @@ describe('ExperimentTrendsQuery reads events per exposed person with Gamma poste
 
 describe('what a query cannot read is a 400 naming it', () => {
   it('an experiment that has not started', async () => {
-    await expect(runExperimentQuery(trends, { ...row, start_date: null }, answering([]), new Date())).rejects.toMatchObject({ status: 400, attr: 'start_date' });
+    await expect(runExperimentQuery(trends, { ...row, start_date: null }, answering([]), context())).rejects.toMatchObject({ status: 400, attr: 'start_date' });
   });
 
   it('an experiment whose flag was deleted', async () => {
-    await expect(runExperimentQuery(trends, { ...row, feature_flag: null }, answering([]), new Date())).rejects.toMatchObject({ status: 400, attr: 'experiment_id' });
+    await expect(runExperimentQuery(trends, { ...row, feature_flag: null }, answering([]), context())).rejects.toMatchObject({ status: 400, attr: 'experiment_id' });
   });
 });

@@ -1,8 +1,8 @@
 import { readCount, readFunnel, seededRandom } from '@tributary/experiments';
 import type { CompactResult } from '@tributary/clickhouse';
-import { parseSelect, type SelectLike } from '@tributary/hogql';
+import { parseSelect, printHogQLExpr, propertyFilterExprs, type FilterContext, type SelectLike } from '@tributary/hogql';
 import { badRequest } from '@tributary/http';
-import { funnelWindowSeconds, type ExperimentFunnelsMetric, type ExperimentTrendsMetric } from './experiment-metrics.js';
+import { funnelWindowSeconds, type ExperimentFunnelsMetric, type ExperimentTrendsMetric, type MetricFilters } from './experiment-metrics.js';
 import type { ExperimentRow } from './experiment-store.js';
 
 export type RunQuery = (ast: SelectLike, values: Record<string, unknown>) => Promise<CompactResult>;
@@ -31,6 +31,12 @@ const PERSON = 'toString(person_id)';
 /** Conditions on a property are null where it is absent: made false, so the aggregates' conditions are never null. */
 const known = (condition: string) => `ifNull(${condition}, 0)`;
 
+/** Property filters as one HogQL condition (true without any), resolved and guarded by the printer like a client's query. */
+function matching(filters: readonly (MetricFilters | undefined)[], context: FilterContext): string {
+  const all = filters.flatMap((f) => f ?? []);
+  return all.length === 0 ? '1' : propertyFilterExprs(all, context).map((e) => `(${printHogQLExpr(e)})`).join(' AND ');
+}
+
 const inDates = 'timestamp >= toDateTime({date_from}) AND timestamp <= toDateTime({date_to})';
 
 /**
@@ -40,12 +46,14 @@ const inDates = 'timestamp >= toDateTime({date_from}) AND timestamp <= toDateTim
  * reads only its own event's rows (the key orders by event), and only the exposures look persons
  * up, the larger part of the cost when every metric event was joined to its person.
  */
-function trendsQuery(request: ExperimentTrendsMetric, variant: string): string {
-  const exposure = request.exposure_query
-    ? { variant, where: `event = {exposure_event} AND ${variant} IN {variants}` }
+function trendsQuery(request: ExperimentTrendsMetric, variant: string, context: FilterContext): string {
+  const custom = request.exposure_query;
+  const exposure = custom
+    ? { variant, where: `event = {exposure_event} AND ${variant} IN {variants} AND ${matching([custom.series[0].properties, custom.properties], context)}` }
     : { variant: 'properties.$feature_flag_response', where: "event = '$feature_flag_called' AND properties.$feature_flag = {flag_key} AND properties.$feature_flag_response IN {variants}" };
+  const metric = matching([request.count_query.series[0].properties, request.count_query.properties], context);
   return `SELECT variant, sum(count) AS count, sum(exposure) AS exposure FROM (
-      SELECT ${variant} AS variant, count() AS count, 0 AS exposure FROM events WHERE ${inDates} AND event = {metric_event} AND ${variant} IN {variants} GROUP BY variant
+      SELECT ${variant} AS variant, count() AS count, 0 AS exposure FROM events WHERE ${inDates} AND event = {metric_event} AND ${variant} IN {variants} AND ${metric} GROUP BY variant
       UNION ALL
       SELECT ${exposure.variant} AS variant, 0 AS count, uniqExact(${PERSON}) AS exposure FROM events WHERE ${inDates} AND ${exposure.where} GROUP BY variant)
     GROUP BY variant`;
@@ -56,15 +64,15 @@ function trendsQuery(request: ExperimentTrendsMetric, variant: string): string {
  * `$feature/<key>`: a person enters with a first step sent under a variant, is counted in the
  * variant of their first such step, and reaches each later step in order within the window.
  */
-function funnelQuery(request: ExperimentFunnelsMetric, variant: string): string {
+function funnelQuery(request: ExperimentFunnelsMetric, variant: string, context: FilterContext): string {
   const steps = request.funnels_query.series;
-  const entry = known(`event = {step_0} AND ${variant} IN {variants}`);
-  const later = steps.slice(1).map((_, i) => `event = {step_${i + 1}}`);
+  const entry = known(`event = {step_0} AND ${variant} IN {variants} AND ${matching([steps[0]!.properties], context)}`);
+  const later = steps.slice(1).map((s, i) => known(`event = {step_${i + 1}} AND ${matching([s.properties], context)}`));
   const reached = steps.map((_, i) => `countIf(level >= ${i + 1}) AS step_${i + 1}`).join(', ');
   return `SELECT variant, ${reached}
-    FROM (SELECT ${PERSON} AS pid, argMinIf(${variant}, timestamp, ${entry}) AS variant, windowFunnel(${funnelWindowSeconds(request)})(timestamp, ${[`${entry} = 1`, ...later].join(', ')}) AS level
+    FROM (SELECT ${PERSON} AS pid, argMinIf(${variant}, timestamp, ${entry}) AS variant, windowFunnel(${funnelWindowSeconds(request)})(timestamp, ${[entry, ...later].map((c) => `${c} = 1`).join(', ')}) AS level
       FROM events
-      WHERE ${inDates} AND event IN {events}
+      WHERE ${inDates} AND event IN {events} AND ${matching([request.funnels_query.properties], context)}
       GROUP BY pid
       HAVING level > 0)
     GROUP BY variant`;
@@ -103,7 +111,8 @@ const CUMULATIVE = { trendsFilter: { display: 'ActionsLineGraphCumulative' } };
 const DEFAULT_EXPOSURE_QUERY = { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$feature_flag_called', math: 'dau' }] };
 
 /** An ExperimentTrendsQuery or ExperimentFunnelsQuery read for the experiment `row`, in PostHog's response shapes. */
-export async function runExperimentQuery(request: ExperimentQueryRequest, row: ExperimentRow, run: RunQuery, now: Date): Promise<object> {
+export async function runExperimentQuery(request: ExperimentQueryRequest, row: ExperimentRow, run: RunQuery, context: FilterContext): Promise<object> {
+  const now = context.now;
   if (!row.feature_flag) throw badRequest("The experiment's feature flag was deleted: it has no exposures to read.", 'experiment_id');
   const flagKey = row.feature_flag.key;
   const keys = variantKeys(row);
@@ -117,7 +126,7 @@ export async function runExperimentQuery(request: ExperimentQueryRequest, row: E
   if (request.kind === 'ExperimentFunnelsQuery') {
     const steps = request.funnels_query.series;
     const stepValues = Object.fromEntries(steps.map((s, i) => [`step_${i}`, s.event]));
-    const result = await run(await parseSelect(funnelQuery(request, variant)), { ...values, ...stepValues, events: [...new Set(steps.map((s) => s.event))] });
+    const result = await run(await parseSelect(funnelQuery(request, variant, context)), { ...values, ...stepValues, events: [...new Set(steps.map((s) => s.event))] });
     const reached = ofVariant(result.data);
     const counts = (key: string) => reached.get(key) ?? steps.map(() => 0);
     const variants = keys.map((key) => ({ key, success_count: counts(key).at(-1)!, failure_count: counts(key)[0]! - counts(key).at(-1)! }));
@@ -131,7 +140,7 @@ export async function runExperimentQuery(request: ExperimentQueryRequest, row: E
 
   const metricEvent = request.count_query.series[0].event;
   const exposureEvent = request.exposure_query?.series[0].event;
-  const result = await run(await parseSelect(trendsQuery(request, variant)), { ...values, metric_event: metricEvent, ...(exposureEvent && { exposure_event: exposureEvent }) });
+  const result = await run(await parseSelect(trendsQuery(request, variant, context)), { ...values, metric_event: metricEvent, ...(exposureEvent && { exposure_event: exposureEvent }) });
   const read = ofVariant(result.data);
   const [count, exposed] = [(key: string) => read.get(key)?.[0] ?? 0, (key: string) => read.get(key)?.[1] ?? 0];
   const controlExposure = exposed(keys[0]!);

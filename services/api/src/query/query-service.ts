@@ -194,7 +194,7 @@ export class QueryService {
       // Another project's experiment is not found, as one that does not exist.
       const experiment = await this.deps.experiments.get(teamId, request.experiment_id);
       if (!experiment) throw badRequest(`Experiment ${request.experiment_id} does not exist in this project.`, 'experiment_id', 'experiment_not_found');
-      return runExperimentQuery(request, experiment, (ast, values) => this.runInClickHouse(print(ast, { values }).clickhouse, signal, queryId), this.clock());
+      return runExperimentQuery(request, experiment, (ast, values) => this.runInClickHouse(print(ast, { values }).clickhouse, signal, queryId), await this.filterContext(teamId, request, []));
     }
     if (isInsight(request)) {
       const filters = await filterContextOf(request);
