@@ -180,6 +180,8 @@ describe('experiment results on fixture events, against a plain reading of them'
     [{ ...countMetric('purchase'), experiment_id: 'one' }, 'experiment_id'],
     [{ kind: 'ExperimentTrendsQuery', count_query: { kind: 'TrendsQuery', series: [step('a'), step('b')] }, experiment_id: 1 }, 'count_query'],
     [{ kind: 'ExperimentFunnelsQuery', funnels_query: { kind: 'FunnelsQuery', series: [] }, experiment_id: 1 }, 'funnels_query'],
+    [{ kind: 'ExperimentTrendsQuery', count_query: { kind: 'TrendsQuery', series: [{ ...step('purchase'), math: 'sum' }] }, experiment_id: 1 }, 'count_query.series[0].math'],
+    [{ kind: 'ExperimentTrendsQuery', count_query: { kind: 'TrendsQuery', series: [step('purchase')] }, exposure_query: { kind: 'TrendsQuery', series: [{ ...step('view'), math: 'total' }] }, experiment_id: 1 }, 'exposure_query.series[0].math'],
   ])('refuses %j with a 400 naming %s', async (body, attr) => {
     const response = await query(body);
     expect(response.status).toBe(400);

@@ -45,17 +45,22 @@ export type ExperimentMetric = ExperimentTrendsMetric | ExperimentFunnelsMetric;
 
 const filters = { type: 'array', maxItems: 50, items: { type: 'object' } } as const;
 
-const eventsNode = {
-  type: 'object',
-  required: ['event'],
-  properties: { kind: { const: 'EventsNode' }, event: { type: 'string', minLength: 1, maxLength: 400 }, name: { type: 'string', maxLength: 400 }, properties: filters },
-} as const;
+/**
+ * A series' `math` is what the answer counts: events for a count (`total`), persons for an
+ * exposure (`dau`). Any other is refused rather than counted as these.
+ */
+const eventsNode = (maths: readonly string[] = []) =>
+  ({
+    type: 'object',
+    required: ['event'],
+    properties: { kind: { const: 'EventsNode' }, event: { type: 'string', minLength: 1, maxLength: 400 }, name: { type: 'string', maxLength: 400 }, properties: filters, ...(maths.length > 0 && { math: { enum: maths } }) },
+  }) as const;
 
 const name = { type: 'string', maxLength: 400 } as const;
 
-const trendsQuery = { type: 'object', required: ['series'], properties: { kind: { const: 'TrendsQuery' }, series: { type: 'array', minItems: 1, maxItems: 1, items: eventsNode }, properties: filters } } as const;
+const trendsQuery = (math: string) => ({ type: 'object', required: ['series'], properties: { kind: { const: 'TrendsQuery' }, series: { type: 'array', minItems: 1, maxItems: 1, items: eventsNode([math]) }, properties: filters } }) as const;
 
-const trendsMetric = { required: ['count_query'], properties: { name, count_query: trendsQuery, exposure_query: trendsQuery } } as const;
+const trendsMetric = { required: ['count_query'], properties: { name, count_query: trendsQuery('total'), exposure_query: trendsQuery('dau') } } as const;
 
 const funnelsMetric = {
   required: ['funnels_query'],
@@ -66,7 +71,7 @@ const funnelsMetric = {
       required: ['series'],
       properties: {
         kind: { const: 'FunnelsQuery' },
-        series: { type: 'array', minItems: 1, maxItems: MAX_STEPS, items: eventsNode },
+        series: { type: 'array', minItems: 1, maxItems: MAX_STEPS, items: eventsNode() },
         properties: filters,
         funnelsFilter: {
           type: 'object',
