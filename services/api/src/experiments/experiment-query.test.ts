@@ -153,6 +153,11 @@ describe('what a query cannot read is a 400 naming it', () => {
     await expect(runExperimentQuery(trends, { ...row, start_date: null }, answering([]), context())).rejects.toMatchObject({ status: 400, attr: 'start_date' });
   });
 
+  it('an experiment whose flag was changed to a single variant', async () => {
+    const single = { ...row, feature_flag: { ...row.feature_flag!, filters: { multivariate: { variants: [{ key: 'control' }] } } } } as ExperimentRow;
+    await expect(runExperimentQuery(trends, single, answering([]), context())).rejects.toMatchObject({ status: 400, attr: 'experiment_id' });
+  });
+
   it('an experiment whose flag was deleted', async () => {
     await expect(runExperimentQuery(trends, { ...row, feature_flag: null }, answering([]), context())).rejects.toMatchObject({ status: 400, attr: 'experiment_id' });
   });

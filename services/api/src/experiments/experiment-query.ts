@@ -1,4 +1,4 @@
-import { readCount, readFunnel, seededRandom } from '@tributary/experiments';
+import { MAX_VARIANTS, readCount, readFunnel, seededRandom } from '@tributary/experiments';
 import type { CompactResult } from '@tributary/clickhouse';
 import { parseSelect, printHogQLExpr, propertyFilterExprs, type FilterContext, type SelectLike } from '@tributary/hogql';
 import { badRequest } from '@tributary/http';
@@ -116,6 +116,8 @@ export async function runExperimentQuery(request: ExperimentQueryRequest, row: E
   if (!row.feature_flag) throw badRequest("The experiment's feature flag was deleted: it has no exposures to read.", 'experiment_id');
   const flagKey = row.feature_flag.key;
   const keys = variantKeys(row);
+  // The flag may have been changed since the experiment was made.
+  if (keys.length < 2 || keys.length > MAX_VARIANTS) throw badRequest(`The experiment's flag has ${keys.length} variants: a reading compares 2 to ${MAX_VARIANTS}.`, 'experiment_id');
   const dates = period(row, now);
   const variant = variantProperty(flagKey);
   const breakdown = `$feature/${flagKey}`;
