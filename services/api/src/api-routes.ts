@@ -128,7 +128,7 @@ export function apiDeps(
     store: new ControlPlaneStore(pool, config.apiKeyPepper),
     flags,
     clickhouse,
-    query: new QueryService({ clickhouse: stores.queryClickhouse, limits: config, cache: new InsightCache({ redis, clickhouse, clock: () => new Date() }), cohorts, actions, ...(stores.propertyReads && { propertyReads: stores.propertyReads }) }),
+    query: new QueryService({ clickhouse: stores.queryClickhouse, limits: config, cache: new InsightCache({ redis, clickhouse, clock: () => new Date() }), cohorts, actions, experiments, ...(stores.propertyReads && { propertyReads: stores.propertyReads }) }),
     queryClickhouse: stores.queryClickhouse,
     pool,
     redis,

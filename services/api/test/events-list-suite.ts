@@ -28,7 +28,7 @@ export function eventsListSuite(target: () => ClickHouse): void {
       eventRow(team + 1, 'ann', '$pageview', at(4), { $browser: 'Chrome' }, { group_0: 'acme' }),
     ]);
     // The events list is never cached: the cache is not reached.
-    service = new QueryService({ clickhouse: target(), cache: {} as InsightCache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] }, actions: { definitions: async () => [] } });
+    service = new QueryService({ clickhouse: target(), cache: {} as InsightCache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] }, actions: { definitions: async () => [] }, experiments: { get: async () => null } });
   });
 
   const list = async (request: Omit<EventsQueryRequest, 'kind'>) =>
@@ -113,7 +113,7 @@ export function newestFirstSuite(target: () => ClickHouse): void {
         return typeof value === 'function' ? value.bind(client) : value;
       },
     });
-    service = new QueryService({ clickhouse: counting, clock: () => now, cache: {} as InsightCache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] }, actions: { definitions: async () => [] } });
+    service = new QueryService({ clickhouse: counting, clock: () => now, cache: {} as InsightCache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] }, actions: { definitions: async () => [] }, experiments: { get: async () => null } });
   });
 
   const list = async (teamId: number, request: Omit<EventsQueryRequest, 'kind' | 'select'>) => {

@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS } from '@tributary/clickhouse';
-import { readCount, readFunnel, seededRandom } from '@tributary/experiments';
-import { EVENT_ROW_COLUMNS, createTestTenant, eventRow, replicasHold, uniqueName, type TestTenant } from '@tributary/test-support';
+import { createKey, createTestTenant, replicasHold, uniqueName, type TestTenant } from '@tributary/test-support';
 import { useApi, type ApiHarness } from './api-harness.js';
+import { END, START, experimentFixture, funnelReference, hostileFixture, insertFixture, trendsReference, type FixtureEvent } from './experiment-oracle.js';
 
 let api: ApiHarness;
 let tenant: TestTenant;
@@ -12,94 +10,14 @@ const path = (own = tenant) => `/api/projects/${own.project.id}/experiments/`;
 const create = (body: Record<string, unknown>, own = tenant) => api.request('POST', path(own), own.personalApiKey, body);
 const patch = (id: number, body: Record<string, unknown>) => api.request('PATCH', `${path()}${id}/`, tenant.personalApiKey, body);
 const results = (id: number, query = '', own = tenant) => api.request('GET', `${path(own)}${id}/results/${query}`, own.personalApiKey);
+const query = (body: Record<string, unknown>, own = tenant) => api.request('POST', `/api/projects/${own.project.id}/query/`, own.personalApiKey, { query: body });
 const step = (event: string) => ({ kind: 'EventsNode', event });
 const countMetric = (event: string) => ({ kind: 'ExperimentTrendsQuery', count_query: { kind: 'TrendsQuery', series: [step(event)] } });
 const funnelMetric = (...events: string[]) => ({ kind: 'ExperimentFunnelsQuery', funnels_query: { kind: 'FunnelsQuery', series: events.map(step) } });
+const countsOf = (body: { variants: Record<string, unknown>[] }) => body.variants.map(({ key, count, absolute_exposure }) => ({ key, count, absolute_exposure }));
 
-/**
- * The fixture, as plain data a reference reads without ClickHouse: 40 persons of this project,
- * each exposed (a `$feature_flag_called` of the flag) at some hour of March, with views and
- * purchases before and after; one also exposed to the other variant later; one exposed only
- * before the start; one whose purchases come from a second distinct id; and events of another
- * flag. The other project has the same flag key and distinct ids and far more of everything.
- */
-interface Fixture {
-  distinctId: string;
-  person: string;
-  event: string;
-  at: string;
-  properties?: Record<string, unknown>;
-}
-
-const START = '2024-03-01T00:00:00.000Z';
-const END = '2024-03-31T00:00:00.000Z';
-const hour = (h: number) => new Date(Date.parse('2024-03-02T00:00:00Z') + h * 3_600_000).toISOString().replace('T', ' ').slice(0, 19);
-
-function fixture(flagKey: string): Fixture[] {
-  const rows: Fixture[] = [];
-  const exposure = (person: string, h: number, variant: string, distinctId = person, flag = flagKey) =>
-    rows.push({ distinctId, person, event: '$feature_flag_called', at: hour(h), properties: { $feature_flag: flag, $feature_flag_response: variant } });
-  const add = (person: string, event: string, h: number, distinctId = person) => rows.push({ distinctId, person, event, at: hour(h) });
-  for (let i = 0; i < 40; i++) {
-    const person = `p${i}`;
-    const variant = i % 3 === 0 ? 'control' : 'test';
-    add(person, 'purchase', 10 * i); // before exposure: not counted
-    exposure(person, 10 * i + 1, variant);
-    exposure(person, 10 * i + 2, variant); // a second exposure, same variant
-    if (i % 2 === 0) add(person, 'view', 10 * i + 3);
-    for (let k = 0; k < i % 4; k++) add(person, 'purchase', 10 * i + 4 + k);
-  }
-  exposure('p1', 500, 'control'); // p1 was in test first: seen in both variants
-  exposure('early', -48, 'test'); // before the start: never exposed in the experiment
-  add('early', 'purchase', 5);
-  exposure('twin', 3, 'control', 'twin-web');
-  add('twin', 'view', 4, 'twin-web');
-  add('twin', 'purchase', 5, 'twin-phone');
-  exposure('p5', 7, 'control', 'p5', 'another-flag');
-  return rows;
-}
-
-/** The counts a plain reading of the fixture gives, as PostHog defines them. */
-function reference(rows: Fixture[], flagKey: string, handling: 'exclude' | 'first_seen', steps: string[] | null) {
-  const inDates = rows.filter((r) => r.at >= START.replace('T', ' ').slice(0, 19) && r.at <= END.replace('T', ' ').slice(0, 19));
-  const isExposure = (r: Fixture) => r.event === '$feature_flag_called' && r.properties?.$feature_flag === flagKey && ['control', 'test'].includes(String(r.properties.$feature_flag_response));
-  const byPerson = new Map<string, Fixture[]>();
-  for (const r of inDates) byPerson.set(r.person, [...(byPerson.get(r.person) ?? []), r]);
-  const out = new Map<string, { exposed: number; value: number }>([['control', { exposed: 0, value: 0 }], ['test', { exposed: 0, value: 0 }]]);
-  for (const events of byPerson.values()) {
-    const exposures = events.filter(isExposure).sort((a, b) => a.at.localeCompare(b.at));
-    if (exposures.length === 0) continue;
-    const seen = new Set(exposures.map((e) => e.properties!.$feature_flag_response));
-    if (seen.size > 1 && handling === 'exclude') continue;
-    const variant = out.get(String(exposures[0]!.properties!.$feature_flag_response))!;
-    variant.exposed += 1;
-    if (!steps) {
-      variant.value += events.filter((e) => e.event === 'purchase' && e.at >= exposures[0]!.at).length;
-      continue;
-    }
-    const window = 14 * 86_400_000;
-    const converted = exposures.some((x) => {
-      const limit = Date.parse(`${x.at}Z`) + window;
-      let after = x.at;
-      for (const s of steps) {
-        const next = events.filter((e) => e.event === s && e.at > after && Date.parse(`${e.at}Z`) <= limit).sort((a, b) => a.at.localeCompare(b.at))[0];
-        if (!next) return false;
-        after = next.at;
-      }
-      return true;
-    });
-    if (converted) variant.value += 1;
-  }
-  return out;
-}
-
-async function insert(teamId: number, rows: Fixture[]): Promise<void> {
-  const persons = [...new Set(rows.map((r) => r.person))];
-  const ids = new Map(persons.map((p) => [p, randomUUID()]));
-  await api.clickhouse.insert('events', EVENT_ROW_COLUMNS, rows.map((r) => eventRow(teamId, r.distinctId, r.event, r.at, r.properties ?? {})));
-  await api.clickhouse.insert('person', PERSON_COLUMNS, persons.map((p) => ({ id: ids.get(p), created_at: '2024-01-01 00:00:00', team_id: teamId, properties: '{}', is_identified: 1, is_deleted: 0, version: 1 })));
-  const pairs = [...new Map(rows.map((r) => [r.distinctId, r.person])).entries()];
-  await api.clickhouse.insert('person_distinct_id', DISTINCT_ID_COLUMNS, pairs.map(([d, p]) => ({ team_id: teamId, distinct_id: d, person_id: ids.get(p), is_deleted: 0, version: 1 })));
+async function insert(teamId: number, rows: FixtureEvent[]): Promise<void> {
+  await insertFixture(api.clickhouse, teamId, rows);
   await replicasHold(api.clickhouse, api.config, [teamId]);
 }
 
@@ -110,10 +28,8 @@ const setup = useApi();
 beforeAll(async () => {
   ({ api, tenant } = setup);
   other = await createTestTenant(api.pool, api.config);
-  await insert(tenant.project.id, fixture(FLAG));
-  // The other project: the same flag key and distinct ids, every person in test, buying a lot.
-  const hostile = fixture(FLAG).map((r) => (r.properties?.$feature_flag_response ? { ...r, properties: { ...r.properties, $feature_flag_response: 'test' } } : r));
-  await insert(other.project.id, [...hostile, ...hostile.filter((r) => r.event === 'purchase'), ...hostile.filter((r) => r.event === 'purchase')]);
+  await insert(tenant.project.id, experimentFixture(FLAG));
+  await insert(other.project.id, hostileFixture(FLAG));
 });
 
 describe('experiments: create, read, change, delete', () => {
@@ -197,46 +113,80 @@ describe('experiment results on fixture events, against a plain reading of them'
     id = created.body.id;
   });
 
-  it('a count metric: exposed persons and purchases after their first exposure per variant, those in both variants left out', async () => {
+  it("the results endpoint answers a count metric as PostHog's ExperimentTrendsQuery: purchases sent under each variant, persons exposed to it", async () => {
     const response = await results(id);
     expect(response.status).toBe(200);
-    const expected = reference(fixture(FLAG), FLAG, 'exclude', null);
-    const variants = ['control', 'test'].map((key) => ({ key, count: expected.get(key)!.value, absolute_exposure: expected.get(key)!.exposed }));
-    expect(response.body.variants.map(({ key, count, absolute_exposure }: Record<string, unknown>) => ({ key, count, absolute_exposure }))).toEqual(variants);
-    expect(response.body.excluded_multiple_variant_count).toBe(1);
-    const reading = readCount(variants[0]!, variants.slice(1), seededRandom(0x5eed));
+    expect(countsOf(response.body)).toEqual(trendsReference(experimentFixture(FLAG), FLAG, 'purchase'));
     expect(response.body).toMatchObject({
       kind: 'ExperimentTrendsQuery',
-      probability: reading.probability,
-      credible_intervals: reading.credible_intervals,
       significant: false,
       significance_code: 'not_enough_exposure',
       p_value: 1,
       stats_version: 2,
+      count_query: { breakdownFilter: { breakdown: `$feature/${FLAG}` }, dateRange: { date_from: START, date_to: END } },
+      exposure_query: { series: [{ event: '$feature_flag_called', math: 'dau' }], breakdownFilter: { breakdown: '$feature_flag_response' } },
     });
+    expect(Object.keys(response.body.probability)).toEqual(['control', 'test']);
+    expect(response.body.insight.map((s: { breakdown_value: string; count: number }) => [s.breakdown_value, s.count])).toEqual(countsOf(response.body).map((v) => [v.key, v.count]));
   }, SLOW);
 
-  it('a funnel metric: persons who viewed then purchased after an exposure, within 14 days', async () => {
+  it('a funnel metric: persons from a view sent under a variant to a purchase within 14 days', async () => {
     const response = await results(id, '?metric_index=1');
-    const expected = reference(fixture(FLAG), FLAG, 'exclude', ['view', 'purchase']);
-    const variants = ['control', 'test'].map((key) => ({ key, success_count: expected.get(key)!.value, failure_count: expected.get(key)!.exposed - expected.get(key)!.value }));
-    expect(response.body.variants).toEqual(variants);
-    expect(variants.every((v) => v.success_count > 0 && v.failure_count > 0)).toBe(true);
-    const reading = readFunnel(variants[0]!, variants.slice(1), seededRandom(0x5eed));
-    expect(response.body).toMatchObject({ kind: 'ExperimentFunnelsQuery', probability: reading.probability, credible_intervals: reading.credible_intervals, significance_code: 'not_enough_exposure', expected_loss: 1 });
+    const expected = funnelReference(experimentFixture(FLAG), FLAG, ['view', 'purchase']);
+    expect(response.body.variants).toEqual(expected.map(({ key, steps }) => ({ key, success_count: steps[1], failure_count: steps[0]! - steps[1]! })));
+    expect(response.body.variants.every((v: { success_count: number; failure_count: number }) => v.success_count > 0 && v.failure_count > 0)).toBe(true);
+    expect(response.body).toMatchObject({ kind: 'ExperimentFunnelsQuery', significance_code: 'not_enough_exposure', expected_loss: 1, funnels_query: { breakdownFilter: { breakdown: `$feature/${FLAG}` } } });
   }, SLOW);
 
-  it('a secondary metric, and first_seen handling keeps the person seen in both variants in their first', async () => {
-    await patch(id, { exposure_criteria: { multiple_variant_handling: 'first_seen' } });
-    try {
-      const response = await results(id, '?secondary=true');
-      const expected = reference(fixture(FLAG), FLAG, 'first_seen', ['purchase']);
-      expect(response.body.variants).toEqual(['control', 'test'].map((key) => ({ key, success_count: expected.get(key)!.value, failure_count: expected.get(key)!.exposed - expected.get(key)!.value })));
-      expect(response.body.excluded_multiple_variant_count).toBe(0);
-    } finally {
-      await patch(id, { exposure_criteria: null });
-    }
+  it('a secondary metric, by its index among the secondary ones', async () => {
+    const response = await results(id, '?secondary=true');
+    const expected = funnelReference(experimentFixture(FLAG), FLAG, ['purchase']);
+    expect(response.body.variants).toEqual(expected.map(({ key, steps }) => ({ key, success_count: steps[0], failure_count: 0 })));
   }, SLOW);
+
+  it('the query endpoint runs both kinds for the experiment_id, with the answers of the results endpoint', async () => {
+    const trends = await query({ ...countMetric('purchase'), experiment_id: id });
+    expect(trends.status).toBe(200);
+    const { last_refresh: _, ...fromResults } = (await results(id)).body;
+    expect(trends.body).toMatchObject(fromResults);
+    const funnels = await query({ ...funnelMetric('view', 'purchase'), experiment_id: id });
+    expect(funnels.body.variants).toEqual((await results(id, '?metric_index=1')).body.variants);
+  }, SLOW);
+
+  it("an exposure_query counts persons with its event sent under a variant as exposed, instead of $feature_flag_called", async () => {
+    const response = await query({ ...countMetric('purchase'), exposure_query: { kind: 'TrendsQuery', series: [step('view')] }, experiment_id: id });
+    expect(countsOf(response.body)).toEqual(trendsReference(experimentFixture(FLAG), FLAG, 'purchase', 'view'));
+  }, SLOW);
+
+  it("property filters on the metric's series count only the events that match them", async () => {
+    const pro = [{ key: 'plan', value: 'pro', operator: 'exact', type: 'event' }];
+    const response = await query({ kind: 'ExperimentTrendsQuery', count_query: { kind: 'TrendsQuery', series: [{ ...step('purchase'), properties: pro }] }, experiment_id: id });
+    expect(countsOf(response.body)).toEqual(trendsReference(experimentFixture(FLAG), FLAG, 'purchase', undefined, (r) => r.properties?.plan === 'pro'));
+  }, SLOW);
+
+  it("needs experiment:read on the query endpoint as on the results endpoint, and is not kept as a saved insight", async () => {
+    const queryOnly = await createKey(api.pool, api.config, tenant.user.id, ['query:read', 'insight:write']);
+    const asked = await api.request('POST', `/api/projects/${tenant.project.id}/query/`, queryOnly, { query: { ...countMetric('purchase'), experiment_id: id } });
+    expect(asked.status).toBe(403);
+    expect(asked.body.detail).toContain('experiment:read');
+    const saved = await api.request('POST', `/api/projects/${tenant.project.id}/insights/`, tenant.personalApiKey, { name: 'x', query: { ...countMetric('purchase'), experiment_id: id } });
+    expect(saved.status).toBe(400);
+    expect(saved.body.attr).toBe('query.kind');
+  });
+
+  it.each([
+    [{ ...countMetric('purchase') }, 'experiment_id'],
+    [{ ...countMetric('purchase'), experiment_id: 2_000_000_000 }, 'experiment_id'],
+    [{ ...countMetric('purchase'), experiment_id: 'one' }, 'experiment_id'],
+    [{ kind: 'ExperimentTrendsQuery', count_query: { kind: 'TrendsQuery', series: [step('a'), step('b')] }, experiment_id: 1 }, 'count_query'],
+    [{ kind: 'ExperimentFunnelsQuery', funnels_query: { kind: 'FunnelsQuery', series: [] }, experiment_id: 1 }, 'funnels_query'],
+    [{ kind: 'ExperimentTrendsQuery', count_query: { kind: 'TrendsQuery', series: [{ ...step('purchase'), math: 'sum' }] }, experiment_id: 1 }, 'count_query.series[0].math'],
+    [{ kind: 'ExperimentTrendsQuery', count_query: { kind: 'TrendsQuery', series: [step('purchase')] }, exposure_query: { kind: 'TrendsQuery', series: [{ ...step('view'), math: 'total' }] }, experiment_id: 1 }, 'exposure_query.series[0].math'],
+  ])('refuses %j with a 400 naming %s', async (body, attr) => {
+    const response = await query(body);
+    expect(response.status).toBe(400);
+    expect(String(response.body.attr)).toContain(attr);
+  });
 });
 
 describe('a hostile tenant', () => {
@@ -248,16 +198,19 @@ describe('a hostile tenant', () => {
     expect(mine.body.feature_flag.id).not.toBe(theirs.body.id);
     expect((await api.request('GET', `/api/projects/${other.project.id}/experiments/${mine.body.id}/`, other.personalApiKey)).status).toBe(404);
     expect((await results(mine.body.id, '', other)).status).toBe(404);
+    // Named in a query kind, the experiment of another project is not found either.
+    const asked = await query({ ...countMetric('purchase'), experiment_id: mine.body.id }, other);
+    expect(asked.status).toBe(400);
+    expect(asked.body).toMatchObject({ attr: 'experiment_id', code: 'experiment_not_found' });
   });
 
   it("reads only its own project's events: the same flag key and distinct ids elsewhere change nothing", async () => {
     // The other project's experiment on the same key sees its own (all test, three times the purchases).
     const theirs = await create({ name: 'theirs', feature_flag_key: FLAG, start_date: START, end_date: END, metrics: [countMetric('purchase')] }, other);
     const theirResults = (await results(theirs.body.id, '', other)).body;
-    expect(theirResults.variants.find((v: { key: string }) => v.key === 'control').absolute_exposure).toBe(0);
+    expect(countsOf(theirResults)).toEqual(trendsReference(hostileFixture(FLAG), FLAG, 'purchase'));
     const own = await api.request('GET', `${path()}`, tenant.personalApiKey);
     const ownId = own.body.results.find((e: { name: string }) => e.name === 'results').id;
-    const expected = reference(fixture(FLAG), FLAG, 'exclude', null);
-    expect((await results(ownId)).body.variants.map((v: { count: number }) => v.count)).toEqual([expected.get('control')!.value, expected.get('test')!.value]);
+    expect(countsOf((await query({ ...countMetric('purchase'), experiment_id: ownId })).body)).toEqual(trendsReference(experimentFixture(FLAG), FLAG, 'purchase'));
   }, SLOW);
 });

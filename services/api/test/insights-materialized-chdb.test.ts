@@ -32,11 +32,11 @@ beforeAll(async () => {
   const cache = { answer: (_project: unknown, _request: unknown, _mode: unknown, compute: () => Promise<object>) => compute() } as unknown as InsightCache;
   const limits = { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 };
   const propertyReads = { record: (read: readonly PropertyRead[]) => read.forEach((r) => reads.set(`${r.column}\0${r.key}`, r)) };
-  const counting = new QueryService({ clickhouse, cache, limits, cohorts: noCohorts, actions: noActions, propertyReads, materializedColumns: async () => ({ properties: new Map(), person_properties: new Map() }) });
+  const counting = new QueryService({ clickhouse, cache, limits, cohorts: noCohorts, actions: noActions, experiments: { get: async () => null }, propertyReads, materializedColumns: async () => ({ properties: new Map(), person_properties: new Map() }) });
   for (const [, zone, request] of utcCases) await counting.run({ id: TEAM, timezone: zone }, request, new AbortController().signal);
   for (const { column, key } of reads.values()) await materializeProperty(clickhouse, column, key, { topology: { cluster: null, database: 'tributary' }, fill: 'materialize', maxColumns: 100, mutationTimeoutMs: 120_000, pollMs: 50 });
   materialized = await readMaterializedColumns(clickhouse);
-  service = new QueryService({ clickhouse, cache, limits, cohorts: noCohorts, actions: noActions, materializedColumns: async () => materialized });
+  service = new QueryService({ clickhouse, cache, limits, cohorts: noCohorts, actions: noActions, experiments: { get: async () => null }, materializedColumns: async () => materialized });
 }, 600_000);
 afterAll(() => clickhouse.close());
 

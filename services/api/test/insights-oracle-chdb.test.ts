@@ -39,7 +39,7 @@ beforeAll(async () => {
   await insertFixture(clickhouse, TEAM + 2, buildFixture('UTC', { other: true }));
   // Computes every answer, as the real cache does for a question it has not seen.
   const cache = { answer: (_project: unknown, _request: unknown, _mode: unknown, compute: () => Promise<object>) => compute() } as unknown as InsightCache;
-  service = new QueryService({ clickhouse, cache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: noCohorts, actions });
+  service = new QueryService({ clickhouse, cache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: noCohorts, actions, experiments: { get: async () => null } });
 });
 afterAll(() => clickhouse.close());
 

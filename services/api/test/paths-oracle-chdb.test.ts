@@ -23,7 +23,7 @@ beforeAll(async () => {
   await insertFixture(clickhouse, TEAM, fixture);
   await insertFixture(clickhouse, TEAM + 1, buildPathsFixture({ other: true }));
   const cache = { answer: (_project: unknown, _request: unknown, _mode: unknown, compute: () => Promise<object>) => compute() } as unknown as InsightCache;
-  service = new QueryService({ clickhouse, cache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: noCohorts, actions: noActions });
+  service = new QueryService({ clickhouse, cache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: noCohorts, actions: noActions, experiments: { get: async () => null } });
 });
 afterAll(() => clickhouse.close());
 

@@ -21,6 +21,7 @@ const service = new QueryService({
   limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 },
   cohorts: { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] },
   actions: { definitions: async () => [] },
+  experiments: { get: async () => null },
 });
 const teamId = 700_000_000 + randomInt(90_000_000);
 

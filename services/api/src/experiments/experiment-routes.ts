@@ -8,7 +8,6 @@ import { listRoute } from '../http/list-route.js';
 import { clientSignal } from '../http/responses.js';
 import type { QueryService } from '../query/query-service.js';
 import { MAX_METRICS, metricsSchema } from './experiment-metrics.js';
-import { experimentResults } from './experiment-results.js';
 import type { ExperimentService } from './experiment-service.js';
 import type { ExperimentFields, ExperimentRow, ExperimentStore } from './experiment-store.js';
 
@@ -150,15 +149,14 @@ export function experimentRoutes(deps: {
   router.get(
     '/:id/results',
     requireScopes('experiment:read'),
-    documented({ summary: "One metric's results per variant: exposures, counts or conversions, chance to win, 95% credible intervals, significance", query: resultsQuery }),
+    documented({ summary: "One metric's results, as the query endpoint answers its ExperimentTrendsQuery or ExperimentFunnelsQuery with this experiment_id", query: resultsQuery }),
     async (req, res) => {
       const { metric_index, secondary } = validateQuery<{ metric_index: number; secondary: boolean }>(resultsQuery, req);
       const row = await get(req);
       const list = secondary ? row.metrics_secondary : row.metrics;
       const metric = list[metric_index];
       if (!metric) throw badRequest(`The experiment has no ${secondary ? 'secondary ' : ''}metric at index ${metric_index}.`, 'metric_index');
-      const project = projectOf(req);
-      res.json(await deps.query.runTrees(project, clientSignal(res), (run) => experimentResults(row, metric, run, new Date())));
+      res.json(await deps.query.run(projectOf(req), { ...metric, experiment_id: row.id }, clientSignal(res)));
     },
   );
 

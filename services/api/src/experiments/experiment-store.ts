@@ -9,7 +9,7 @@ export interface ExperimentParameters {
   [key: string]: unknown;
 }
 
-/** PostHog's `exposure_criteria`: persons seen in several variants are left out (`exclude`) or kept in their first (`first_seen`). */
+/** PostHog's `exposure_criteria`, kept as given: its ExperimentTrendsQuery and ExperimentFunnelsQuery read each event's own variant and do not use it. */
 export interface ExposureCriteria {
   filterTestAccounts?: boolean;
   multiple_variant_handling?: 'exclude' | 'first_seen';

@@ -1,5 +1,6 @@
 import { badRequest, bodySchemas, validate } from '@tributary/http';
 import { normaliseTags } from '../http/tags.js';
+import { isExperimentKind } from '../experiments/experiment-query.js';
 import { QUERY_KINDS, QUERY_SCHEMAS } from '../query/query-schemas.js';
 import type { QueryRequest } from '../query/query-service.js';
 
@@ -59,7 +60,9 @@ export function insightSource(query: Record<string, unknown>, attr = 'query'): Q
   const kind = String(query.kind);
   const wrapped = WRAPPERS[kind];
   if (!wrapped) {
-    if (!Object.hasOwn(QUERY_SCHEMAS, kind)) throw badRequest(`${attr}.kind must be one of ${[...Object.keys(WRAPPERS), ...QUERY_KINDS].join(', ')}: ${JSON.stringify(kind)}.`, `${attr}.kind`);
+    // An experiment's metric is read through its experiment (experiment:read), not kept as an insight anyone with insight:read may run.
+    const kinds = [...Object.keys(WRAPPERS), ...QUERY_KINDS.filter((k) => !isExperimentKind(k))];
+    if (!kinds.includes(kind)) throw badRequest(`${attr}.kind must be one of ${kinds.join(', ')}: ${JSON.stringify(kind)}.`, `${attr}.kind`);
     return validate<QueryRequest>(QUERY_SCHEMAS[kind]!, structuredClone(query), attr);
   }
   const source = query.source as Record<string, unknown> | undefined;

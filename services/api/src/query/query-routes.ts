@@ -1,6 +1,8 @@
 import { Router } from 'express';
+import { requireKeyScopes } from '@tributary/auth/personal-api-key-access';
 import { badRequest, documented, validate, validateBody } from '@tributary/http';
-import { projectOf, requireScopes } from '../auth/authenticate.js';
+import { principalOf, projectOf, requireScopes } from '../auth/authenticate.js';
+import { isExperimentKind } from '../experiments/experiment-query.js';
 import { clientSignal } from '../http/responses.js';
 import { refreshMode } from './insight-cache.js';
 import type { QueryRequest, QueryService } from './query-service.js';
@@ -42,14 +44,14 @@ const responseSchema = {
   },
 };
 
-/** `/api/environments/:project_id/query/`: PostHog's query endpoint, for HogQL, EventsQuery and the insight kinds. */
+/** `/api/environments/:project_id/query/`: PostHog's query endpoint, for HogQL, EventsQuery, the insight kinds and experiments' metrics. */
 export function queryRoutes(service: QueryService): Router {
   const router = Router({ mergeParams: true });
   router.post(
     '/',
     requireScopes('query:read'),
     documented({
-      summary: 'Run a query: HogQLQuery (SQL over events, persons, person_distinct_ids, groups), EventsQuery, or an insight (TrendsQuery, FunnelsQuery, StickinessQuery, LifecycleQuery, RetentionQuery, PathsQuery)',
+      summary: 'Run a query: HogQLQuery (SQL over events, persons, person_distinct_ids, groups), EventsQuery, an insight (TrendsQuery, FunnelsQuery, StickinessQuery, LifecycleQuery, RetentionQuery, PathsQuery), or an experiment\'s metric (ExperimentTrendsQuery, ExperimentFunnelsQuery with its experiment_id)',
       description: 'Every table a query reads is limited to this project. Queries without LIMIT return 100 rows and say whether there are more; none returns more than 50,000.',
       body: bodySchema,
       responses: { '200': { description: 'The rows, with their columns and types, and the query as it ran', schema: responseSchema } },
@@ -62,6 +64,8 @@ export function queryRoutes(service: QueryService): Router {
         throw badRequest(`Query kind ${JSON.stringify(kind)} is not supported; use one of ${QUERY_KINDS.join(', ')}.`, 'query.kind', 'unsupported_query_kind');
       }
       const request = validate<QueryRequest>(QUERY_SCHEMAS[kind]!, body.query, 'query');
+      // An experiment's metric reads the experiment (its flag, variants and dates): its results need what the results endpoint needs.
+      if (isExperimentKind(kind)) requireKeyScopes(principalOf(req).key, ['experiment:read']);
       // A client that goes away (a closed tab, a cancelled request) stops its query in ClickHouse.
       const answer = await service.run(projectOf(req), request, clientSignal(res), { clientQueryId: body.client_query_id, refresh: refreshMode(body.refresh, 'blocking') });
       res.json(answer);

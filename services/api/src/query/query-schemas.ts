@@ -1,4 +1,5 @@
 import { MAX_QUERY_LENGTH } from '@tributary/hogql';
+import { experimentQuerySchemas } from '../experiments/experiment-metrics.js';
 import { TRENDS_MATHS } from './insights/trends/trends-query.js';
 import { MAX_PATH_EDGES, MAX_PATH_STEPS, PATH_TYPES } from './insights/paths/paths-query.js';
 
@@ -231,5 +232,6 @@ export const QUERY_SCHEMAS: Record<string, object> = {
   LifecycleQuery: seriesQuerySchema('LifecycleQuery', ['day', 'week', 'month'], 1),
   RetentionQuery: retentionQuerySchema,
   PathsQuery: pathsQuerySchema,
+  ...experimentQuerySchemas,
 };
 export const QUERY_KINDS = Object.keys(QUERY_SCHEMAS);

@@ -7,6 +7,8 @@ import type { ActionStore } from '../actions/action-store.js';
 import { actionIdsIn, matchesActionConditions, projectActions } from '../actions/query-actions.js';
 import type { CohortStore } from '../cohorts/cohort-store.js';
 import { cohortIdsIn, filterContext } from '../cohorts/filter-cohorts.js';
+import { isExperimentKind, runExperimentQuery, type ExperimentQueryRequest } from '../experiments/experiment-query.js';
+import type { ExperimentStore } from '../experiments/experiment-store.js';
 import { buildEventsQuery, eventsAfter, isoDateTime, shapeValue, type ColumnShape, type EventsQueryRequest } from './events-query.js';
 import { readNewestFirst } from './look-back.js';
 import { queryClickHouseSettings, type QueryLimits } from './query-settings.js';
@@ -28,7 +30,7 @@ export interface HogQLQueryRequest {
 }
 
 type InsightRequest = TrendsQueryRequest | FunnelsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest | PathsQueryRequest;
-export type QueryRequest = HogQLQueryRequest | EventsQueryRequest | InsightRequest;
+export type QueryRequest = HogQLQueryRequest | EventsQueryRequest | InsightRequest | ExperimentQueryRequest;
 
 /** The project a query runs for: its rows only, its timezone for dates. */
 export interface QueryProject {
@@ -50,6 +52,7 @@ const INSIGHTS: { [K in InsightRequest['kind']]: (request: Extract<InsightReques
   PathsQuery: runPathsQuery,
 };
 const isInsight = (request: QueryRequest): request is InsightRequest => Object.hasOwn(INSIGHTS, request.kind);
+const isExperiment = (request: QueryRequest): request is ExperimentQueryRequest => isExperimentKind(request.kind);
 
 export interface QueryTiming {
   k: string;
@@ -78,6 +81,8 @@ export interface QueryServiceDeps {
   cohorts: Pick<CohortStore, 'definitions' | 'memberDistinctIds' | 'versions' | 'idsByName'>;
   /** The actions an `ActionsNode` or `matchesAction` names. */
   actions: Pick<ActionStore, 'definitions'>;
+  /** The experiment an ExperimentTrendsQuery or ExperimentFunnelsQuery reads, looked up in the project. */
+  experiments: Pick<ExperimentStore, 'get'>;
   /** Counts the properties each printed query reads, which pick the properties worth a column (`PropertyReadCounter`). */
   propertyReads?: { record(reads: readonly PropertyRead[]): void };
   /** The properties events has columns for; by default `materializedColumnsOf` the client, refreshed once a minute. */
@@ -151,15 +156,6 @@ export class QueryService {
     return this.limited(project.id, clientQueryId, (queryId) => this.execute(project, request, signal, queryId));
   }
 
-  /**
-   * Runs trees a caller built (an experiment's exposures and metrics) as an insight's run: each
-   * printed for the project, under the same settings, kill and concurrency limit.
-   */
-  async runTrees<T>(project: QueryProject, signal: AbortSignal, build: (run: (ast: SelectLike, values: Record<string, unknown>) => Promise<CompactResult>) => Promise<T>): Promise<T> {
-    const server = await serverOf(this.deps.clickhouse);
-    return this.limited(project.id, undefined, (queryId) => build((ast, values) => this.runInClickHouse(printQuery(ast, { teamId: project.id, server, values }).clickhouse, signal, queryId)));
-  }
-
   private async limited<T>(teamId: number, clientQueryId: string | undefined, work: (queryId: string) => Promise<T>): Promise<T> {
     const inFlight = this.running.get(teamId) ?? 0;
     if (inFlight >= this.deps.limits.queryConcurrencyPerProject) {
@@ -195,6 +191,12 @@ export class QueryService {
       return printed;
     };
     const filterContextOf = (request: EventsQueryRequest | InsightRequest) => this.filterContext(teamId, request, []);
+    if (isExperiment(request)) {
+      // Another project's experiment is not found, as one that does not exist.
+      const experiment = await this.deps.experiments.get(teamId, request.experiment_id);
+      if (!experiment) throw badRequest(`Experiment ${request.experiment_id} does not exist in this project.`, 'experiment_id', 'experiment_not_found');
+      return runExperimentQuery(request, experiment, (ast, values) => this.runInClickHouse(print(ast, { values }).clickhouse, signal, queryId), await this.filterContext(teamId, request, []));
+    }
     if (isInsight(request)) {
       const filters = await filterContextOf(request);
       // The runner builds trees; each is printed here for the project like any other query, and they run one after another under the one query id.

@@ -42,9 +42,10 @@ const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
 const metricLabel = (m: Metric) => m.name ?? (m.count_query ?? m.funnels_query)!.series.map((s) => s.event).join(' → ');
 const status = (e: Experiment) => (e.archived ? 'archived' : !e.start_date ? 'draft' : e.end_date && Date.parse(e.end_date) < Date.now() ? 'complete' : 'running');
 
-function MetricResults({ experiment, index, secondary, metric }: { experiment: Experiment; index: number; secondary: boolean; metric: Metric }) {
+function MetricResults({ experiment, secondary, metric }: { experiment: Experiment; secondary: boolean; metric: Metric }) {
   const { api } = useConsole();
-  const results = useLoad(() => api.project<Results>('GET', `/experiments/${experiment.id}/results/?metric_index=${index}&secondary=${secondary}`), [api, experiment.id, index, secondary]);
+  // The metric is asked as the query kind it is, of this experiment, as PostHog's console asks it.
+  const results = useLoad(() => api.project<Results>('POST', '/query/', { query: { ...metric, experiment_id: experiment.id } }), [api, experiment.id, metric]);
   const funnel = metric.kind === 'ExperimentFunnelsQuery';
   const r = results.data;
   const interval = (key: string) => {
@@ -102,7 +103,7 @@ function ExperimentDetail({ experiment }: { experiment: Experiment }) {
   return (
     <>
       {metrics.map(({ m, i, secondary }) => (
-        <MetricResults experiment={experiment} index={i} secondary={secondary} metric={m} key={`${secondary}-${i}`} />
+        <MetricResults experiment={experiment} secondary={secondary} metric={m} key={`${secondary}-${i}`} />
       ))}
     </>
   );
