@@ -83,7 +83,7 @@ export function describeSampling(engine: 'server' | 'chdb'): void {
     const cache = { answer: (_project: unknown, _request: unknown, _mode: unknown, compute: () => Promise<object>) => compute() } as unknown as InsightCache;
     const limits = { queryMaxExecutionTimeS: 120, queryMaxMemoryBytes: 4_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 };
     const none = async () => [];
-    service = new QueryService({ clickhouse, cache, limits, cohorts: { definitions: none, memberDistinctIds: none, versions: none, idsByName: none }, actions: { definitions: none }, materializedColumns: async () => ({ properties: new Map(), person_properties: new Map() }) });
+    service = new QueryService({ clickhouse, cache, limits, cohorts: { definitions: none, memberDistinctIds: none, versions: none, idsByName: none }, actions: { definitions: none }, experiments: { get: async () => null }, materializedColumns: async () => ({ properties: new Map(), person_properties: new Map() }) });
   }, 300_000);
   afterAll(() => clickhouse.close());
 
