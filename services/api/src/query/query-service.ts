@@ -15,6 +15,7 @@ import type { InsightCache, RefreshMode } from './insight-cache.js';
 import { InsightCalendar } from './insights/toolkit/insight-calendar.js';
 import { seconds, type InsightRunDeps } from './insights/toolkit/insight-series.js';
 import { runPathsQuery, type PathsQueryRequest } from './insights/paths/paths-query.js';
+import { runActorsQuery, type ActorsQueryRequest } from './insights/actors/actors-query.js';
 import { runLifecycleQuery, type LifecycleQueryRequest } from './insights/lifecycle/lifecycle-query.js';
 import { runRetentionQuery, type RetentionQueryRequest } from './insights/retention/retention-query.js';
 import { runStickinessQuery, type StickinessQueryRequest } from './insights/stickiness/stickiness-query.js';
@@ -26,7 +27,7 @@ export interface HogQLQueryRequest {
   values?: Record<string, unknown>;
 }
 
-type InsightRequest = TrendsQueryRequest | FunnelsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest | PathsQueryRequest;
+type InsightRequest = TrendsQueryRequest | FunnelsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest | PathsQueryRequest | ActorsQueryRequest;
 export type QueryRequest = HogQLQueryRequest | EventsQueryRequest | InsightRequest;
 
 /** The project a query runs for: its rows only, its timezone for dates. */
@@ -47,6 +48,8 @@ const INSIGHTS: { [K in InsightRequest['kind']]: (request: Extract<InsightReques
   LifecycleQuery: runLifecycleQuery,
   RetentionQuery: runRetentionQuery,
   PathsQuery: runPathsQuery,
+  // The persons behind an insight's point are cached with it: the same data gives the same numbers.
+  ActorsQuery: runActorsQuery,
 };
 const isInsight = (request: QueryRequest): request is InsightRequest => Object.hasOwn(INSIGHTS, request.kind);
 

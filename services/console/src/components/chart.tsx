@@ -12,13 +12,15 @@ interface Props {
   title: string;
   labels: string[];
   series: Series[];
+  /** Opens the persons behind a point: the series' index and the point's. */
+  onPoint?: (series: number, point: number) => void;
 }
 
 /**
  * A canvas for the eyes, and the same numbers as a table for screen readers (and for tests,
  * which also read `data-series`): a chart alone says nothing to assistive technology.
  */
-export function ChartView({ type, title, labels, series }: Props) {
+export function ChartView({ type, title, labels, series, onPoint }: Props) {
   const canvas = useRef<HTMLCanvasElement>(null);
   useEffect(() => {
     if (!canvas.current) return;
@@ -41,10 +43,14 @@ export function ChartView({ type, title, labels, series }: Props) {
         interaction: { mode: 'index', intersect: false },
         plugins: { legend: { display: series.length > 1, position: 'bottom' } },
         scales: { y: { beginAtZero: true } },
+        onClick: (event, _elements, chart) => {
+          const [hit] = chart.getElementsAtEventForMode(event as unknown as Event, 'nearest', { intersect: true }, false);
+          if (hit && onPoint) onPoint(hit.datasetIndex, hit.index);
+        },
       },
     });
     return () => chart.destroy();
-  }, [type, labels, series]);
+  }, [type, labels, series, onPoint]);
 
   return (
     <figure class="chart" data-chart-type={type} data-series={JSON.stringify(series)} data-labels={JSON.stringify(labels)}>
@@ -64,11 +70,19 @@ export function ChartView({ type, title, labels, series }: Props) {
             </tr>
           </thead>
           <tbody>
-            {series.map((s) => (
+            {series.map((s, i) => (
               <tr>
                 <th scope="row">{s.label}</th>
-                {s.data.map((value) => (
-                  <td>{value}</td>
+                {s.data.map((value, j) => (
+                  <td>
+                    {onPoint ? (
+                      <button type="button" class="link" aria-label={`Persons behind ${s.label}, ${labels[j] ?? j}`} onClick={() => onPoint(i, j)}>
+                        {value}
+                      </button>
+                    ) : (
+                      value
+                    )}
+                  </td>
                 ))}
               </tr>
             ))}
