@@ -32,20 +32,23 @@ export interface Actor {
   type: 'person';
 }
 
-/** The page's columns: [id, properties, created_at, is_identified, found, event_count?, appearances?]. */
+/** The page's columns: [id, properties, created_at, is_identified, found, then the source's own (event_count, returned)]. */
 const ROW = { id: 0, properties: 1, createdAt: 2, identified: 3, found: 4 } as const;
-type Extra = 'event_count' | 'appearances';
+type Extra = ActorSet['columns'] extends ReadonlySet<infer E> ? E : never;
+/** The column a source's own column is asked for by. */
+const ASKED_AS: Record<Extra, string> = { event_count: 'event_count', returned: 'appearances' };
 
 const PLAIN_COLUMNS = ['actor', 'person', 'id', 'created_at', 'event_count', 'appearances'] as const;
 const PROPERTY_COLUMN = /^(?:person\.)?properties\.(.+)$/;
 
 /** The columns asked for, each a name PostHog's actors list takes; anything else is a 400 naming it. */
 function columnsOf(request: ActorsQueryRequest, available: ReadonlySet<Extra>): string[] {
-  const select = request.select?.length ? request.select : ['actor', ...(available.has('event_count') ? ['event_count'] : []), ...(available.has('appearances') ? ['appearances'] : [])];
+  const own = [...available].map((column) => ASKED_AS[column]);
+  const select = request.select?.length ? request.select : ['actor', ...own];
   for (const column of select) {
     const plain = (PLAIN_COLUMNS as readonly string[]).includes(column);
     if (!plain && !PROPERTY_COLUMN.test(column)) throw queryError(`select: ${JSON.stringify(column)} is not a column of actors; use ${PLAIN_COLUMNS.join(', ')} or properties.<key>`);
-    if ((column === 'event_count' || column === 'appearances') && !available.has(column)) throw queryError(`select: ${column} is not a column of this source's actors`);
+    if ((column === 'event_count' || column === 'appearances') && !own.includes(column)) throw queryError(`select: ${column} is not a column of this source's actors`);
   }
   return select;
 }
@@ -82,7 +85,8 @@ function searchCondition(search: string): Expr {
 /** The page: the point's persons joined with their rows (a person the insight counted may have none: it stays, without properties). */
 function pageQuery(set: ActorSet, request: ActorsQueryRequest, limit: number, offset: number): SelectQuery {
   const extras = [...set.columns];
-  const found = compare('!=', call('toString', field('p', 'id')), constant('00000000-0000-0000-0000-000000000000'));
+  // Not the joined id: 18.16 gives the right-hand key of an unmatched row the left one's value. A stored person's properties are never empty text.
+  const found = call('notEmpty', field('p', 'properties'));
   const search = request.search?.trim();
   return {
     node: 'SelectQuery',
@@ -133,7 +137,8 @@ const parseProperties = (text: unknown): Record<string, unknown> => {
 
 const isoOf = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? `${value.replace(' ', 'T')}Z` : null);
 
-function cell(column: string, actor: Actor, row: readonly unknown[], extras: readonly Extra[]): unknown {
+function cell(column: string, actor: Actor, row: readonly unknown[], set: ActorSet): unknown {
+  const own = (name: Extra) => row[ROW.found + 1 + [...set.columns].indexOf(name)];
   switch (column) {
     case 'actor':
     case 'person':
@@ -143,9 +148,11 @@ function cell(column: string, actor: Actor, row: readonly unknown[], extras: rea
     case 'created_at':
       return actor.created_at;
     case 'event_count':
+      return Number(own('event_count'));
     case 'appearances': {
-      const value = row[ROW.found + 1 + extras.indexOf(column)];
-      return column === 'event_count' ? Number(value) : (value as unknown[]).map((v) => Boolean(Number(v)));
+      // As the retention cells count them: at the cohort's own interval always, later where they returned.
+      const returned = new Set((own('returned') as unknown[]).map(Number));
+      return Array.from({ length: set.intervals ?? 0 }, (_, i) => i === 0 || returned.has(i));
     }
     default:
       return actor.properties[PROPERTY_COLUMN.exec(column)![1]!] ?? null;
@@ -170,7 +177,6 @@ export async function runActorsQuery(request: ActorsQueryRequest, deps: InsightR
   const ids = shown.map((row) => String(row[ROW.id]));
   const distinctIds = new Map<string, string[]>();
   if (ids.length) for (const [id, list] of (await run(distinctIdsQuery(ids))).data) distinctIds.set(String(id), (list as unknown[]).map(String));
-  const extras = [...set.columns];
   const results = shown.map((row) => {
     const id = String(row[ROW.id]);
     const found = Number(row[ROW.found]) === 1;
@@ -183,13 +189,13 @@ export async function runActorsQuery(request: ActorsQueryRequest, deps: InsightR
       is_identified: found && Number(row[ROW.identified]) === 1,
       type: 'person',
     };
-    return columns.map((column) => cell(column, actor, row, extras));
+    return columns.map((column) => cell(column, actor, row, set));
   });
   timings.push({ k: '.', t: seconds(started) });
   return {
     results,
     columns,
-    types: columns.map((c) => (c === 'actor' || c === 'person' ? 'Tuple' : c === 'event_count' ? 'UInt64' : c === 'appearances' ? 'Array(UInt8)' : 'String')),
+    types: columns.map((c) => (c === 'actor' || c === 'person' ? 'Tuple' : c === 'event_count' ? 'UInt64' : c === 'appearances' ? 'Array(Bool)' : 'String')),
     hasMore,
     limit,
     offset,

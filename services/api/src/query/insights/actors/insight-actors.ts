@@ -44,10 +44,14 @@ export interface FunnelsActorsQuery {
 
 export type ActorsSource = InsightActorsQuery | FunnelsActorsQuery;
 
-/** The point's persons as `actor` (and, where the insight counts events, `event_count`; for retention, `appearances`). */
+/**
+ * The point's persons as `actor`; where the insight counts events, with `event_count`; for a
+ * retention cohort, with `returned`, the intervals they came back in (from 1), of `intervals`.
+ */
 export interface ActorSet {
   query: SelectQuery;
-  columns: ReadonlySet<'event_count' | 'appearances'>;
+  columns: ReadonlySet<'event_count' | 'returned'>;
+  intervals?: number;
 }
 
 const single = (value: InsightActorsQuery['breakdown']): string | null => {
@@ -131,7 +135,7 @@ function retentionActors(actors: InsightActorsQuery, request: RetentionQueryRequ
   const plan = retentionPlan(request, deps.now, deps.calendar);
   const cohort = actors.interval;
   if (typeof cohort !== 'number' || !Number.isInteger(cohort) || cohort < 0 || cohort >= plan.total) throw queryError(`interval: give the cohort of the point, from 0 to ${plan.total - 1}`);
-  return { query: buildRetentionActorsQuery(plan, request, deps.filters, deps.calendar, cohort), columns: new Set(['appearances']) };
+  return { query: buildRetentionActorsQuery(plan, request, deps.filters, deps.calendar, cohort), columns: new Set(['returned']), intervals: plan.total - cohort };
 }
 
 async function funnelActors(actors: FunnelsActorsQuery, request: FunnelsQueryRequest, deps: InsightRunDeps): Promise<ActorSet> {

@@ -142,14 +142,14 @@ export function buildRetentionQuery(plan: RetentionPlan, request: RetentionQuery
 }
 
 /**
- * The persons of one cohort, as PostHog's retention actors: each with `appearances`, whether they
- * count at each interval from the cohort's to the last (always at its own), as the cells count them.
+ * The persons of one cohort, each with `returned`: the intervals after the cohort's they returned
+ * in, counted from it, as the cells count them (a lambda reading `returns` would be read before
+ * 18.16 knows the column: it prunes what only lambdas read).
  */
 export function buildRetentionActorsQuery(plan: RetentionPlan, request: RetentionQueryRequest, filters: FilterContext, cal: InsightCalendar, cohort: number): SelectQuery {
-  const appears = lambda(['o'], { node: 'Or', exprs: [compare('==', field('o'), constant(0)), call('has', field('returns'), call('plus', constant(cohort), field('o')))] });
   return {
     node: 'SelectQuery',
-    select: [field('actor'), alias('appearances', call('arrayMap', appears, call('range', constant(plan.total - cohort))))],
+    select: [field('actor'), alias('returned', call('arrayMap', lambda(['i'], call('minus', field('i'), constant(cohort))), field('returns')))],
     select_from: { node: 'JoinExpr', table: retentionPerPerson(plan, request, filters, cal) },
     where: call('has', field('starts'), constant(cohort)),
   };
