@@ -73,3 +73,13 @@ export function pointsOf(request: Request, results: any[]): Point[] {
     }
   }
 }
+
+/** What an ActorsQuery answered for a point, in the point's terms; `expectedAt` is what the insight showed there. */
+export function observedAt(point: Point, body: { columns: string[]; results: any[][] }): object {
+  const column = (name: string) => body.columns.indexOf(name);
+  const seen = 'persons' in point.expected ? { persons: body.results.length } : { events: body.results.reduce((sum, row) => sum + Number(row[column('event_count')]), 0) };
+  const appearances = point.appearances?.map((_, j) => body.results.filter((row) => row[column('appearances')][j]).length);
+  return { point: point.label, ...seen, ...(appearances && { appearances }) };
+}
+
+export const expectedAt = (point: Point): object => ({ point: point.label, ...point.expected, ...(point.appearances && { appearances: point.appearances }) });
