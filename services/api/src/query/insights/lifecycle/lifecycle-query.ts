@@ -55,7 +55,11 @@ const step = (value: Expr, interval: LifecycleInterval, n: number): Expr => call
 export function buildLifecycleQuery(series: InsightEventsNode, request: LifecycleQueryRequest, period: Period, interval: LifecycleInterval, filters: FilterContext, cal: InsightCalendar): SelectQuery {
   const first = period.buckets[0]!;
   const last = period.buckets.at(-1)!;
-  const pairs = lifecyclePairs(series, request, period, interval, filters, cal);
+  const pairs: SelectQuery = {
+    node: 'SelectQuery',
+    select: [alias('pair', call('arrayJoin', field('pairs')))],
+    select_from: { node: 'JoinExpr', table: lifecyclePairs(series, request, period, interval, filters, cal) },
+  };
   return {
     node: 'SelectQuery',
     select: [alias('start_of_period', call('tupleElement', field('pair'), constant(1))), alias('status', call('tupleElement', field('pair'), constant(2))), alias('persons', call('count'))],
@@ -70,18 +74,17 @@ export function buildLifecycleQuery(series: InsightEventsNode, request: Lifecycl
   };
 }
 
-/** The persons of one status in one interval (its bucket's start): the pairs the counts count. */
+/** The persons of one status in one interval (its bucket's start): those whose pairs the counts count hold it. */
 export function buildLifecycleActorsQuery(series: InsightEventsNode, request: LifecycleQueryRequest, period: Period, interval: LifecycleInterval, filters: FilterContext, cal: InsightCalendar, bucket: Date, status: LifecycleStatus): SelectQuery {
   return {
     node: 'SelectQuery',
     select: [field('actor')],
     select_from: { node: 'JoinExpr', table: lifecyclePairs(series, request, period, interval, filters, cal) },
-    where: and([compare('==', call('tupleElement', field('pair'), constant(1)), cal.day(bucket)), compare('==', call('tupleElement', field('pair'), constant(2)), constant(status))]),
-    group_by: [field('actor')],
+    where: call('has', field('pairs'), call('tuple', cal.day(bucket), constant(status))),
   };
 }
 
-/** Per person and interval of theirs, `actor` and `pair`: the interval's start and the person's status in it. */
+/** Per person, `actor` and `pairs`: each interval of theirs (its start) with their status in it. */
 function lifecyclePairs(series: InsightEventsNode, request: LifecycleQueryRequest, period: Period, interval: LifecycleInterval, filters: FilterContext, cal: InsightCalendar): SelectQuery {
   const first = period.buckets[0]!;
   const last = period.buckets.at(-1)!;
@@ -122,7 +125,7 @@ function lifecyclePairs(series: InsightEventsNode, request: LifecycleQueryReques
   );
   return {
     node: 'SelectQuery',
-    select: [field('actor'), alias('pair', call('arrayJoin', call('arrayConcat', statuses, dormant)))],
+    select: [field('actor'), alias('pairs', call('arrayConcat', statuses, dormant))],
     select_from: { node: 'JoinExpr', table: perPerson },
   };
 }
