@@ -119,6 +119,13 @@ describe('paging, columns and search', () => {
     expect(counts).toEqual([...counts].sort((a, b) => b - a));
   });
 
+  it('an InsightActorsQuery asked alone answers the first page of the same persons', async () => {
+    const alone = await query(source);
+    expect(alone.status).toBe(200);
+    expect(alone.body.columns).toEqual(['actor', 'event_count']);
+    expect(alone.body.results).toEqual((await query({ kind: 'ActorsQuery', source })).body.results);
+  });
+
   it('search finds a person by distinct id or property text, never by another project\'s', async () => {
     const byId = (await actors(source, { search: 'alice-phone' })).body;
     expect(byId.results.map((row: any[]) => row[0].distinct_ids)).toEqual([['alice', 'alice-phone', 'bob-laptop']]);

@@ -285,5 +285,7 @@ export const QUERY_SCHEMAS: Record<string, object> = {
   RetentionQuery: retentionQuerySchema,
   PathsQuery: pathsQuerySchema,
   ActorsQuery: actorsQuerySchema,
+  InsightActorsQuery: insightActorsQuerySchema,
+  FunnelsActorsQuery: funnelsActorsQuerySchema,
 };
 export const QUERY_KINDS = Object.keys(QUERY_SCHEMAS);

@@ -16,6 +16,7 @@ import { InsightCalendar } from './insights/toolkit/insight-calendar.js';
 import { seconds, type InsightRunDeps } from './insights/toolkit/insight-series.js';
 import { runPathsQuery, type PathsQueryRequest } from './insights/paths/paths-query.js';
 import { runActorsQuery, type ActorsQueryRequest } from './insights/actors/actors-query.js';
+import type { FunnelsActorsQuery, InsightActorsQuery } from './insights/actors/insight-actors.js';
 import { runLifecycleQuery, type LifecycleQueryRequest } from './insights/lifecycle/lifecycle-query.js';
 import { runRetentionQuery, type RetentionQueryRequest } from './insights/retention/retention-query.js';
 import { runStickinessQuery, type StickinessQueryRequest } from './insights/stickiness/stickiness-query.js';
@@ -27,7 +28,7 @@ export interface HogQLQueryRequest {
   values?: Record<string, unknown>;
 }
 
-type InsightRequest = TrendsQueryRequest | FunnelsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest | PathsQueryRequest | ActorsQueryRequest;
+type InsightRequest = TrendsQueryRequest | FunnelsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest | PathsQueryRequest | ActorsQueryRequest | InsightActorsQuery | FunnelsActorsQuery;
 export type QueryRequest = HogQLQueryRequest | EventsQueryRequest | InsightRequest;
 
 /** The project a query runs for: its rows only, its timezone for dates. */
@@ -50,6 +51,9 @@ const INSIGHTS: { [K in InsightRequest['kind']]: (request: Extract<InsightReques
   PathsQuery: runPathsQuery,
   // The persons behind an insight's point are cached with it: the same data gives the same numbers.
   ActorsQuery: runActorsQuery,
+  // Asked alone, as PostHog takes them: the first page of the point's persons, in the default columns.
+  InsightActorsQuery: (source, deps) => runActorsQuery({ kind: 'ActorsQuery', source }, deps),
+  FunnelsActorsQuery: (source, deps) => runActorsQuery({ kind: 'ActorsQuery', source }, deps),
 };
 const isInsight = (request: QueryRequest): request is InsightRequest => Object.hasOwn(INSIGHTS, request.kind);
 
