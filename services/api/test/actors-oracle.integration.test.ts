@@ -178,5 +178,9 @@ describe('a point the insight does not show is a 400 naming it', () => {
     expect(select.status).toBe(400);
     expect((await actors(source, { select: ['appearances'] })).status).toBe(400);
     expect((await actors(source, { orderBy: ['properties DESC'] })).status).toBe(400);
+    expect((await actors(source, { orderBy: ['constructor'] })).status).toBe(400);
+    const inherited = await actors(source, { select: ['properties.__proto__', 'properties.constructor'] });
+    expect(inherited.status).toBe(200);
+    expect(inherited.body.results.every((row: unknown[]) => row[0] === null && row[1] === null)).toBe(true);
   });
 });

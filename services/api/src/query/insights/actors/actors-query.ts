@@ -65,7 +65,7 @@ function orderOf(request: ActorsQueryRequest, available: ReadonlySet<Extra>): Or
   const order = requested.map((text): OrderExpr => {
     const match = /^\s*([a-z_]+)(?:\s+(ASC|DESC))?\s*$/i.exec(text);
     const name = match?.[1]?.toLowerCase() ?? '';
-    const expr = name === 'event_count' && available.has('event_count') ? field('a', 'event_count') : SORTABLE[name];
+    const expr = name === 'event_count' && available.has('event_count') ? field('a', 'event_count') : Object.hasOwn(SORTABLE, name) ? SORTABLE[name] : undefined;
     if (!match || !expr) throw queryError(`orderBy: ${JSON.stringify(text)} is not a column actors sort by; use id, created_at${available.has('event_count') ? ', event_count' : ''}, each ASC or DESC`);
     return { node: 'OrderExpr', expr, order: (match[2]?.toUpperCase() ?? 'ASC') as 'ASC' | 'DESC' };
   });
@@ -154,8 +154,10 @@ function cell(column: string, actor: Actor, row: readonly unknown[], set: ActorS
       const returned = new Set((own('returned') as unknown[]).map(Number));
       return Array.from({ length: set.intervals ?? 0 }, (_, i) => i === 0 || returned.has(i));
     }
-    default:
-      return actor.properties[PROPERTY_COLUMN.exec(column)![1]!] ?? null;
+    default: {
+      const key = PROPERTY_COLUMN.exec(column)![1]!;
+      return Object.hasOwn(actor.properties, key) ? actor.properties[key] : null;
+    }
   }
 }
 
