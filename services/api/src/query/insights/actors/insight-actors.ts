@@ -1,5 +1,5 @@
 import { queryError, type SelectQuery } from '@tributary/hogql';
-import { BREAKDOWN_OTHER, topBreakdownValues } from '../toolkit/breakdown.js';
+import { BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, topBreakdownValues } from '../toolkit/breakdown.js';
 import type { InsightCalendar, Period, TrendsInterval } from '../toolkit/insight-calendar.js';
 import { entityCondition, singleSeries, type InsightRunDeps } from '../toolkit/insight-series.js';
 import { firstEventQuery, momentOf } from '../toolkit/first-event.js';
@@ -8,7 +8,6 @@ import { stickinessPerPerson, stickinessPeriod, type StickinessQueryRequest } fr
 import { LIFECYCLE_STATUSES, buildLifecycleActorsQuery, lifecyclePeriod, type LifecycleQueryRequest, type LifecycleStatus } from '../lifecycle/lifecycle-query.js';
 import { buildRetentionActorsQuery, retentionPlan, type RetentionQueryRequest } from '../retention/retention-query.js';
 import { buildFunnelActorsQuery, buildFunnelBreakdownValuesQuery, funnelBreakdownLimit, hasFunnelBreakdown, validateFunnelsQuery, type FunnelsQueryRequest } from '../funnels/funnels-query.js';
-import { DEFAULT_BREAKDOWN_LIMIT } from '../toolkit/breakdown.js';
 
 /**
  * PostHog's actors sources: the persons behind one point of an insight, each built from the
@@ -95,6 +94,7 @@ async function trendsActors(actors: InsightActorsQuery, request: TrendsQueryRequ
   const value = single(actors.breakdown);
   if (!hasBreakdown(request)) {
     if (value !== null) throw queryError('breakdown: the insight is not broken down');
+    // Built for its refusals alone (an interval the math does not take, too many points): the point must be one the insight can draw.
     buildSeriesQuery(input);
     return { query: buildSeriesActorsQuery(input, { day }), columns: new Set(['event_count']) };
   }
