@@ -2,19 +2,21 @@ import { DateTime } from 'luxon';
 import { createTestTenant, replicasHold, type TestTenant } from '@tributary/test-support';
 import { useApi, type ApiHarness } from './api-harness.js';
 import { buildFixture, type Fixture } from './insights-oracle/fixture.js';
-import { insertFixture } from './insights-oracle/cases.js';
-import { ACTOR_CASES, expectedAt, observedAt, pointsOf } from './insights-oracle/actors-points.js';
+import { NY, insertFixture, type Zone } from './insights-oracle/cases.js';
+import { ACTOR_TABLE, expectedAt, observedAt, pointsOf } from './insights-oracle/actors-points.js';
 import { rowsOf } from './insights-oracle/reference.js';
 
 /**
  * Issue 62's actors: the persons behind every point of every insight kind of the oracle's cases
- * are as many as the insight's number there (their events add up to it for a count of events), a
+ * (in UTC, and in America/New_York where the oracle asks there too) are as many as the insight's
+ * number there (their events add up to it for a count of events), a
  * few are the very persons a plain reference finds in the raw rows, pages cut the list without
  * losing or repeating anyone, and a second project sharing the distinct ids never shows through.
  */
 
 let api: ApiHarness;
 let tenant: TestTenant;
+let ny: TestTenant;
 let fixture: Fixture;
 let otherFixture: Fixture;
 
@@ -23,23 +25,31 @@ const setup = useApi({ apiRateLimitPerMinute: 1_000_000 });
 beforeAll(async () => {
   ({ api, tenant } = setup);
   const other = await createTestTenant(api.pool, api.config);
+  ny = await createTestTenant(api.pool, api.config);
+  await api.pool.query('UPDATE projects SET timezone = $1 WHERE id = $2', [NY, ny.project.id]);
   fixture = buildFixture('UTC');
   otherFixture = buildFixture('UTC', { other: true });
   await insertFixture(api.clickhouse, tenant.project.id, fixture);
+  await insertFixture(api.clickhouse, ny.project.id, buildFixture(NY));
   await insertFixture(api.clickhouse, other.project.id, otherFixture);
-  await replicasHold(api.clickhouse, api.config, [tenant.project.id, other.project.id]);
+  await replicasHold(api.clickhouse, api.config, [tenant.project.id, ny.project.id, other.project.id]);
 });
 
-const query = (body: object) => api.request('POST', `/api/environments/${tenant.project.id}/query/`, tenant.personalApiKey, { query: body });
+const queryIn = (zone: Zone) => (body: object) => {
+  const project = zone === 'UTC' ? tenant : ny;
+  return api.request('POST', `/api/environments/${project.project.id}/query/`, project.personalApiKey, { query: body });
+};
+const query = queryIn('UTC');
 const actors = (source: object, rest: object = {}) => query({ kind: 'ActorsQuery', source, limit: 1000, ...rest });
 
 describe('the persons behind every point are as many as the insight shows there', () => {
-  it.each(ACTOR_CASES)('%s', async (_name, request) => {
-    const insight = await query(request);
+  it.each(ACTOR_TABLE)('%s (%s)', async (_name, zone, request) => {
+    const ask = queryIn(zone);
+    const insight = await ask(request);
     expect(insight.status).toBe(200);
     const foreign = new Set(otherFixture.persons.map((p) => p.id));
     for (const point of pointsOf(request, insight.body.results)) {
-      const { status, body } = await actors(point.source);
+      const { status, body } = await ask({ kind: 'ActorsQuery', source: point.source, limit: 1000 });
       expect({ point: point.label, status, error: status === 200 ? undefined : body }).toEqual({ point: point.label, status: 200 });
       expect(observedAt(point, body)).toEqual(expectedAt(point));
       expect(body.hasMore).toBe(false);

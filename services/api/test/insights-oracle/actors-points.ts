@@ -1,4 +1,4 @@
-import { CASES, type Request } from './cases.js';
+import { CASES, NY, ZONED, type Request, type Zone } from './cases.js';
 
 /**
  * The points of an insight's answer, each as the ActorsQuery source that opens it and the number
@@ -32,6 +32,12 @@ export const ACTOR_CASES: [string, Request][] = CASES.filter(([, request]) => {
   if (request.kind !== 'TrendsQuery') return true;
   return !(request as any).trendsFilter?.formula && countedBy(request) !== null;
 });
+
+/** The cases in UTC, and those the oracle asks in America/New_York too, whose edges are local midnights. */
+export const ACTOR_TABLE: [string, Zone, Request][] = [
+  ...ACTOR_CASES.map(([name, request]): [string, Zone, Request] => [name, 'UTC', request]),
+  ...ACTOR_CASES.filter(([name]) => ZONED.has(name)).map(([name, request]): [string, Zone, Request] => [name, NY, request]),
+];
 
 export function pointsOf(request: Request, results: any[]): Point[] {
   const points: Point[] = [];
