@@ -22,6 +22,9 @@ interface Props {
  */
 export function ChartView({ type, title, labels, series, onPoint }: Props) {
   const canvas = useRef<HTMLCanvasElement>(null);
+  // Read at the click, so a parent's new handler on every render does not redraw the chart.
+  const point = useRef(onPoint);
+  point.current = onPoint;
   useEffect(() => {
     if (!canvas.current) return;
     const chart = new Chart(canvas.current, {
@@ -45,12 +48,12 @@ export function ChartView({ type, title, labels, series, onPoint }: Props) {
         scales: { y: { beginAtZero: true } },
         onClick: (event, _elements, chart) => {
           const [hit] = chart.getElementsAtEventForMode(event as unknown as Event, 'nearest', { intersect: true }, false);
-          if (hit && onPoint) onPoint(hit.datasetIndex, hit.index);
+          if (hit) point.current?.(hit.datasetIndex, hit.index);
         },
       },
     });
     return () => chart.destroy();
-  }, [type, labels, series, onPoint]);
+  }, [type, labels, series]);
 
   return (
     <figure class="chart" data-chart-type={type} data-series={JSON.stringify(series)} data-labels={JSON.stringify(labels)}>
