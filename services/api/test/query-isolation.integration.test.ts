@@ -95,6 +95,19 @@ const READERS: Record<string, (properties: object[]) => Promise<{ status: number
   StickinessQuery: (properties) => query({ kind: 'StickinessQuery', series: [{ kind: 'EventsNode', event: null }], interval: 'day', properties, dateRange: range }),
   // Steps named by the marker-holding property: a row of the other project would show as a step.
   PathsQuery: (properties) => query({ kind: 'PathsQuery', pathsFilter: { includeEventTypes: ['hogql'], pathsHogQLExpression: 'properties.secret', localPathCleaningFilters: [{ regex: '^$', alias: 'none' }] }, properties, dateRange: range }),
+  // The persons behind a point of each insight kind, the person rows joined to them: alice's id is the other project's person too.
+  'ActorsQuery of a trends point': (properties) =>
+    query({ kind: 'ActorsQuery', source: { kind: 'InsightActorsQuery', source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview', math: 'dau', properties }], dateRange: range }, day: '2024-01-01' }, select: ['actor', 'event_count', 'properties.secret', 'properties.email'] }),
+  'ActorsQuery of a funnel step': (properties) =>
+    query({ kind: 'ActorsQuery', source: { kind: 'FunnelsActorsQuery', source: { kind: 'FunnelsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }, { kind: 'EventsNode', event: 'signup' }], properties, dateRange: range, breakdownFilter: { breakdown: 'email', breakdown_type: 'person' } }, funnelStep: 1 } }),
+  'ActorsQuery of a retention cohort': (properties) =>
+    query({ kind: 'ActorsQuery', source: { kind: 'InsightActorsQuery', source: { kind: 'RetentionQuery', retentionFilter: { period: 'Day', totalIntervals: 3 }, properties, dateRange: range }, interval: 0 } }),
+  'ActorsQuery of a lifecycle status': (properties) =>
+    query({ kind: 'ActorsQuery', source: { kind: 'InsightActorsQuery', source: { kind: 'LifecycleQuery', series: [{ kind: 'EventsNode', event: '$pageview' }], interval: 'day', properties, dateRange: range }, status: 'new', day: '2024-01-01' } }),
+  'ActorsQuery of a stickiness bucket': (properties) =>
+    query({ kind: 'ActorsQuery', source: { kind: 'InsightActorsQuery', source: { kind: 'StickinessQuery', series: [{ kind: 'EventsNode', event: null }], interval: 'day', properties, dateRange: range }, day: 1 } }),
+  // Every person, searched for the values the filters hold: the other project's among them.
+  'ActorsQuery of every person': (properties) => query({ kind: 'ActorsQuery', search: String((properties[0] as { value?: unknown }).value ?? THEIRS), select: ['actor', 'properties.secret'] }),
   // An action's steps take the same filters: as an ActionsNode series and as HogQL's matchesAction.
   'an ActionsNode': async (properties) => {
     const action = await api.request('POST', path('actions/'), tenant.personalApiKey, { name: `generated ${randomUUID()}`, steps: [{ event: '$pageview', properties }, { event: '$autocapture', selector: 'div.main button', properties }] });
@@ -159,6 +172,15 @@ describe('filters of every type on every path, as HogQL that runs', () => {
       const { status, text } = await READERS[reader]!(every());
       expect([reader, status]).toEqual([reader, 200]);
       expect(text).not.toContain('<filter>');
+    }
+  });
+
+  it("the persons behind each kind's point are alice alone, with her own properties, not the other project's person of her id", async () => {
+    for (const reader of Object.keys(READERS).filter((name) => name.startsWith('ActorsQuery of a'))) {
+      const { status, body, text } = await (READERS[reader]! as (p: object[]) => Promise<{ status: number; body: any; text: string }>)(every());
+      expect([reader, status]).toEqual([reader, 200]);
+      expect([reader, body.results.map((row: any[]) => row[0].properties.email)]).toEqual([reader, ['alice@example.com']]);
+      expect(foreign(text)).toEqual([]);
     }
   });
 

@@ -321,6 +321,16 @@ describe('the web console, in Chromium against the running stack', () => {
     await screenshot('insights-funnel');
   });
 
+  it("opens the persons behind a funnel step from its cell: those who paid", async () => {
+    await page.click('.insight-result details.chart-data summary');
+    await page.click('.insight-result details.chart-data tbody tr:first-child td:nth-of-type(2) button');
+    await page.waitForSelector('.actors table[data-actors]');
+    const ids = JSON.parse((await attribute('.actors table[data-actors]', 'data-actors'))!) as string[];
+    expect(ids).toHaveLength(PAID.length);
+    expect(await page.$$eval('.actors tbody td:first-child', (cells) => cells.map((c) => c.textContent).sort())).toEqual(PAID.map((u) => `user-${u}`).sort());
+    await expectAccessible();
+  });
+
   it('shows retention as a triangle table', async () => {
     await page.click('button[role=tab]:nth-child(3)');
     await fill('#retention-start', '$pageview');

@@ -25,7 +25,7 @@ const bodySchema = {
 const responseSchema = {
   type: 'object',
   properties: {
-    results: { type: 'array', description: 'Rows (arrays) for HogQLQuery and EventsQuery; one object per series, breakdown value and period for TrendsQuery; one {source, target, value, average_conversion_time} edge per pair of steps for PathsQuery' },
+    results: { type: 'array', description: 'Rows (arrays) for HogQLQuery and EventsQuery; one object per series, breakdown value and period for TrendsQuery; one {source, target, value, average_conversion_time} edge per pair of steps for PathsQuery; one row per person for ActorsQuery' },
     is_cached: { type: 'boolean' },
     last_refresh: { type: 'string' },
     columns: { type: 'array', items: { type: 'string' } },
@@ -51,7 +51,7 @@ export function queryRoutes(service: QueryService): Router {
     '/',
     requireScopes('query:read'),
     documented({
-      summary: 'Run a query: HogQLQuery (SQL over events, persons, person_distinct_ids, groups), EventsQuery, an insight (TrendsQuery, FunnelsQuery, StickinessQuery, LifecycleQuery, RetentionQuery, PathsQuery), or an experiment\'s metric (ExperimentTrendsQuery, ExperimentFunnelsQuery with its experiment_id)',
+      summary: 'Run a query: HogQLQuery (SQL over events, persons, person_distinct_ids, groups), EventsQuery, an insight (TrendsQuery, FunnelsQuery, StickinessQuery, LifecycleQuery, RetentionQuery, PathsQuery), the persons behind one of its points (ActorsQuery), or an experiment\'s metric (ExperimentTrendsQuery, ExperimentFunnelsQuery with its experiment_id)',
       description: 'Every table a query reads is limited to this project. Queries without LIMIT return 100 rows and say whether there are more; none returns more than 50,000.',
       body: bodySchema,
       responses: { '200': { description: 'The rows, with their columns and types, and the query as it ran', schema: responseSchema } },

@@ -222,16 +222,78 @@ const pathsQuerySchema = {
   },
 };
 
+const stickinessQuerySchema = seriesQuerySchema('StickinessQuery', ['hour', 'day', 'week', 'month'], 26);
+const lifecycleQuerySchema = seriesQuerySchema('LifecycleQuery', ['day', 'week', 'month'], 1);
+
+/** A source held to its own kind's schema, chosen by `kind`, so an error names the field, not every alternative. */
+function sourceOf(schemas: Record<string, object>) {
+  const kinds = Object.keys(schemas);
+  return {
+    type: 'object',
+    required: ['kind'],
+    properties: { kind: { enum: kinds, description: `must be one of ${kinds.join(', ')}` } },
+    allOf: Object.entries(schemas).map(([kind, schema]) => ({ if: { properties: { kind: { const: kind } } }, then: schema })),
+  };
+}
+
+const breakdownValue = { type: ['string', 'integer', 'array', 'null'], maxLength: 400, maxItems: 1, items: { type: ['string', 'integer'], maxLength: 400 } };
+const insightActorsQuerySchema = {
+  type: 'object',
+  required: ['kind', 'source'],
+  properties: {
+    kind: { const: 'InsightActorsQuery' },
+    source: sourceOf({ TrendsQuery: trendsQuerySchema, StickinessQuery: stickinessQuerySchema, LifecycleQuery: lifecycleQuerySchema, RetentionQuery: retentionQuerySchema }),
+    day: { type: ['string', 'integer', 'null'], maxLength: 64 },
+    status: { type: ['string', 'null'], enum: ['new', 'returning', 'resurrecting', 'dormant', null] },
+    interval: { type: ['integer', 'null'], minimum: 0 },
+    series: { type: ['integer', 'null'], minimum: 0 },
+    breakdown: breakdownValue,
+    compare: { type: ['string', 'null'], enum: ['current', 'previous', null] },
+    includeRecordings: { type: ['boolean', 'null'] },
+    ...dataNode,
+  },
+};
+const funnelsActorsQuerySchema = {
+  type: 'object',
+  required: ['kind', 'source', 'funnelStep'],
+  properties: {
+    kind: { const: 'FunnelsActorsQuery' },
+    source: funnelsQuerySchema,
+    funnelStep: { type: 'integer', not: { const: 0 }, description: 'a step from 1 (converted) or from -2 (dropped off before it); 0 is no step' },
+    funnelStepBreakdown: breakdownValue,
+    includeRecordings: { type: ['boolean', 'null'] },
+    ...dataNode,
+  },
+};
+const actorsQuerySchema = {
+  type: 'object',
+  required: ['kind'],
+  properties: {
+    kind: { const: 'ActorsQuery' },
+    source: { ...sourceOf({ InsightActorsQuery: insightActorsQuerySchema, FunnelsActorsQuery: funnelsActorsQuerySchema }), type: ['object', 'null'] },
+    select: { type: ['array', 'null'], maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 400 } },
+    orderBy: { type: ['array', 'null'], maxItems: 5, items: { type: 'string', maxLength: 100 } },
+    search: { type: ['string', 'null'], maxLength: 400 },
+    limit: { type: ['integer', 'null'], minimum: 1 },
+    offset: { type: ['integer', 'null'], minimum: 0, maximum: 10_000_000 },
+    properties: { type: ['array', 'null'] },
+    ...dataNode,
+  },
+};
+
 /** The query kinds the endpoint runs, each with the schema its request is held to. */
 export const QUERY_SCHEMAS: Record<string, object> = {
   HogQLQuery: hogqlQuerySchema,
   EventsQuery: eventsQuerySchema,
   TrendsQuery: trendsQuerySchema,
   FunnelsQuery: funnelsQuerySchema,
-  StickinessQuery: seriesQuerySchema('StickinessQuery', ['hour', 'day', 'week', 'month'], 26),
-  LifecycleQuery: seriesQuerySchema('LifecycleQuery', ['day', 'week', 'month'], 1),
+  StickinessQuery: stickinessQuerySchema,
+  LifecycleQuery: lifecycleQuerySchema,
   RetentionQuery: retentionQuerySchema,
   PathsQuery: pathsQuerySchema,
   ...experimentQuerySchemas,
+  ActorsQuery: actorsQuerySchema,
+  InsightActorsQuery: insightActorsQuerySchema,
+  FunnelsActorsQuery: funnelsActorsQuerySchema,
 };
 export const QUERY_KINDS = Object.keys(QUERY_SCHEMAS);

@@ -18,6 +18,8 @@ import { InsightCalendar } from './insights/toolkit/insight-calendar.js';
 import { seconds, type InsightRunDeps } from './insights/toolkit/insight-series.js';
 import { samplingFactorOf, samplingRate } from './insights/toolkit/sampling.js';
 import { runPathsQuery, type PathsQueryRequest } from './insights/paths/paths-query.js';
+import { runActorsQuery, type ActorsQueryRequest } from './insights/actors/actors-query.js';
+import type { FunnelsActorsQuery, InsightActorsQuery } from './insights/actors/insight-actors.js';
 import { runLifecycleQuery, type LifecycleQueryRequest } from './insights/lifecycle/lifecycle-query.js';
 import { runRetentionQuery, type RetentionQueryRequest } from './insights/retention/retention-query.js';
 import { runStickinessQuery, type StickinessQueryRequest } from './insights/stickiness/stickiness-query.js';
@@ -29,7 +31,7 @@ export interface HogQLQueryRequest {
   values?: Record<string, unknown>;
 }
 
-type InsightRequest = TrendsQueryRequest | FunnelsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest | PathsQueryRequest;
+type InsightRequest = TrendsQueryRequest | FunnelsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest | PathsQueryRequest | ActorsQueryRequest | InsightActorsQuery | FunnelsActorsQuery;
 export type QueryRequest = HogQLQueryRequest | EventsQueryRequest | InsightRequest | ExperimentQueryRequest;
 
 /** The project a query runs for: its rows only, its timezone for dates. */
@@ -50,6 +52,11 @@ const INSIGHTS: { [K in InsightRequest['kind']]: (request: Extract<InsightReques
   LifecycleQuery: runLifecycleQuery,
   RetentionQuery: runRetentionQuery,
   PathsQuery: runPathsQuery,
+  // The persons behind an insight's point are cached with it: the same data gives the same numbers.
+  ActorsQuery: runActorsQuery,
+  // Asked alone, as PostHog takes them: the first page of the point's persons, in the default columns.
+  InsightActorsQuery: (source, deps) => runActorsQuery({ kind: 'ActorsQuery', source }, deps),
+  FunnelsActorsQuery: (source, deps) => runActorsQuery({ kind: 'ActorsQuery', source }, deps),
 };
 const isInsight = (request: QueryRequest): request is InsightRequest => Object.hasOwn(INSIGHTS, request.kind);
 const isExperiment = (request: QueryRequest): request is ExperimentQueryRequest => isExperimentKind(request.kind);
@@ -201,7 +208,8 @@ export class QueryService {
       const filters = await filterContextOf(request);
       // The runner builds trees; each is printed here for the project like any other query, and they run one after another under the one query id.
       const run = INSIGHTS[request.kind] as (request: InsightRequest, deps: InsightRunDeps) => Promise<object>;
-      const factor = samplingFactorOf(request);
+      // The persons behind a point are listed whole: a list of the sample's persons would name too few.
+      const factor = 'samplingFactor' in request ? samplingFactorOf(request) : null;
       const runTree = (ast: SelectLike) => this.runInClickHouse(print(factor === null ? ast : withSample(ast, factor)).clickhouse, signal, queryId);
       const answer = await run(request, { now: filters.now, filters, calendar: new InsightCalendar(project.timezone), run: runTree });
       return factor === null ? answer : { ...answer, samplingRate: samplingRate(factor) };

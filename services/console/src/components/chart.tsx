@@ -12,14 +12,19 @@ interface Props {
   title: string;
   labels: string[];
   series: Series[];
+  /** Opens the persons behind a point: the series' index and the point's. */
+  onPoint?: (series: number, point: number) => void;
 }
 
 /**
  * A canvas for the eyes, and the same numbers as a table for screen readers (and for tests,
  * which also read `data-series`): a chart alone says nothing to assistive technology.
  */
-export function ChartView({ type, title, labels, series }: Props) {
+export function ChartView({ type, title, labels, series, onPoint }: Props) {
   const canvas = useRef<HTMLCanvasElement>(null);
+  // Read at the click, so a parent's new handler on every render does not redraw the chart.
+  const point = useRef(onPoint);
+  point.current = onPoint;
   useEffect(() => {
     if (!canvas.current) return;
     const chart = new Chart(canvas.current, {
@@ -41,6 +46,10 @@ export function ChartView({ type, title, labels, series }: Props) {
         interaction: { mode: 'index', intersect: false },
         plugins: { legend: { display: series.length > 1, position: 'bottom' } },
         scales: { y: { beginAtZero: true } },
+        onClick: (event, _elements, chart) => {
+          const [hit] = chart.getElementsAtEventForMode(event as unknown as Event, 'nearest', { intersect: true }, false);
+          if (hit) point.current?.(hit.datasetIndex, hit.index);
+        },
       },
     });
     return () => chart.destroy();
@@ -64,11 +73,19 @@ export function ChartView({ type, title, labels, series }: Props) {
             </tr>
           </thead>
           <tbody>
-            {series.map((s) => (
+            {series.map((s, i) => (
               <tr>
                 <th scope="row">{s.label}</th>
-                {s.data.map((value) => (
-                  <td>{value}</td>
+                {s.data.map((value, j) => (
+                  <td>
+                    {onPoint ? (
+                      <button type="button" class="link" aria-label={`Persons behind ${s.label}, ${labels[j] ?? j}`} onClick={() => onPoint(i, j)}>
+                        {value}
+                      </button>
+                    ) : (
+                      value
+                    )}
+                  </td>
                 ))}
               </tr>
             ))}

@@ -1,8 +1,8 @@
 import type { RetentionCohort } from '../insight-view.js';
 import { ScrollArea } from './scroll-area.js';
 
-/** The retention triangle: one row per cohort, shaded by the share still active. */
-export function RetentionTable({ title, periods, cohorts }: { title: string; periods: string[]; cohorts: RetentionCohort[] }) {
+/** The retention triangle: one row per cohort, shaded by the share still active; a cohort's size opens its persons. */
+export function RetentionTable({ title, periods, cohorts, onCohort }: { title: string; periods: string[]; cohorts: RetentionCohort[]; onCohort?: (cohort: number) => void }) {
   return (
     <ScrollArea label={title}>
       <table class="retention" data-retention={JSON.stringify(cohorts.map((c) => c.counts))}>
@@ -17,10 +17,18 @@ export function RetentionTable({ title, periods, cohorts }: { title: string; per
           </tr>
         </thead>
         <tbody>
-          {cohorts.map((cohort) => (
+          {cohorts.map((cohort, c) => (
             <tr>
               <th scope="row">{cohort.label}</th>
-              <td>{cohort.size}</td>
+              <td>
+                {onCohort ? (
+                  <button type="button" class="link" aria-label={`Persons of the ${cohort.label} cohort`} onClick={() => onCohort(c)}>
+                    {cohort.size}
+                  </button>
+                ) : (
+                  cohort.size
+                )}
+              </td>
               {cohort.percentages.map((pct, i) => (
                 // Dark text on light shades, light text on dark ones, so every cell keeps its contrast.
                 <td style={{ background: `rgba(0, 114, 178, ${pct / 100})`, color: pct > 50 ? '#fff' : '#111' }} title={`${cohort.counts[i]} persons`}>

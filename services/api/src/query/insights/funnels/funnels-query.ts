@@ -301,6 +301,51 @@ const steps = (n: number): number[] => Array.from({ length: n }, (_, k) => k);
  * `breakdown_value?`, then per step `count_k`, and from the second step `average_k`, `median_k` (seconds).
  */
 export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: string[]; other: boolean }): SelectQuery {
+  const n = input.request.series.length;
+  const broken = Boolean(breakdown);
+  // Per breakdown value: persons reaching each step, and the conversion times of those reaching
+  // it, zero times left out as PostHog leaves them.
+  const reached = (k: number) => compare('>=', field('person_steps'), num(k + 1));
+  const timed = (k: number) => and([reached(k), compare('>', field(`person_${conversionOf(k)}`), num(0))]);
+  const select: Expr[] = [...(broken ? [field('breakdown_value')] : [])];
+  for (let k = 0; k < n; k++) select.push(alias(`count_${k}`, call('countIf', reached(k))));
+  for (let k = 1; k < n; k++) {
+    select.push(alias(`average_${k}`, call('avgIf', field(`person_${conversionOf(k)}`), timed(k))));
+    select.push(alias(`median_${k}`, call('medianIf', field(`person_${conversionOf(k)}`), timed(k))));
+  }
+  const rows = broken ? breakdown!.values.length + 1 : 1;
+  if (rows > MAX_LIMIT) throw queryError(`The funnel would have ${rows} breakdown values, more than ${MAX_LIMIT}: lower breakdown_limit`);
+  return {
+    node: 'SelectQuery',
+    select,
+    select_from: from(buildPersonFunnelQuery(input, breakdown)),
+    where: compare('==', field('person_excluded'), num(0)),
+    ...(broken && { group_by: [field('breakdown_value')], order_by: [{ node: 'OrderExpr', expr: field('breakdown_value'), order: 'ASC' }] }),
+    limit: num(rows),
+  };
+}
+
+/**
+ * The persons behind a step, as the counts count them: `funnelStep` k > 0 those who reached step
+ * k (1-based), k < 0 those who reached step |k| - 1 and not step |k|; of one breakdown value when
+ * given (the funnel's own grouping, "other" included).
+ */
+export function buildFunnelActorsQuery(input: FunnelQueryInput, funnelStep: number, breakdown?: { value: string; top: { values: string[]; other: boolean } }): SelectQuery {
+  const steps = field('person_steps');
+  const step = funnelStep > 0 ? compare('>=', steps, num(funnelStep)) : compare('==', steps, num(-funnelStep - 1));
+  const where = [compare('==', field('person_excluded'), num(0)), step];
+  if (breakdown) where.push(compare('==', field('breakdown_value'), constant(breakdown.value)));
+  return {
+    node: 'SelectQuery',
+    select: [alias('actor', field('aggregation_target'))],
+    select_from: from(buildPersonFunnelQuery(input, breakdown?.top)),
+    where: and(where),
+    group_by: [field('actor')],
+  };
+}
+
+/** One row per person (and breakdown value): `aggregation_target`, `breakdown_value?`, `person_steps`, `person_excluded`, and the conversion times. */
+function buildPersonFunnelQuery(input: FunnelQueryInput, breakdown?: { values: string[]; other: boolean }): SelectQuery {
   const { request, period, filters } = input;
   validateFunnelsQuery(request);
   const steps = request.series;
@@ -356,32 +401,8 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
 
   // 3. Per person (and breakdown value): the steps reached, whether excluded, the conversion times.
   const funnelInput = { persons, n, window, origin: Math.floor(period.from.getTime() / 1000) - 1, strict: order === 'strict', broken };
-  const personFunnel = exclusions.length
-    ? perStartPersonFunnel({ ...funnelInput, exclusions })
-    : order === 'unordered'
-      ? unorderedPersonFunnel(funnelInput)
-      : walkedPersonFunnel(funnelInput);
-
-  // 4. Per breakdown value: persons reaching each step, and the conversion times of those reaching
-  // it, zero times left out as PostHog leaves them.
-  const reached = (k: number) => compare('>=', field('person_steps'), num(k + 1));
-  const timed = (k: number) => and([reached(k), compare('>', field(`person_${conversionOf(k)}`), num(0))]);
-  const select: Expr[] = [...(broken ? [field('breakdown_value')] : [])];
-  steps.forEach((_, k) => select.push(alias(`count_${k}`, call('countIf', reached(k)))));
-  for (let k = 1; k < n; k++) {
-    select.push(alias(`average_${k}`, call('avgIf', field(`person_${conversionOf(k)}`), timed(k))));
-    select.push(alias(`median_${k}`, call('medianIf', field(`person_${conversionOf(k)}`), timed(k))));
-  }
-  const rows = broken ? breakdown!.values.length + 1 : 1;
-  if (rows > MAX_LIMIT) throw queryError(`The funnel would have ${rows} breakdown values, more than ${MAX_LIMIT}: lower breakdown_limit`);
-  return {
-    node: 'SelectQuery',
-    select,
-    select_from: from(personFunnel),
-    where: compare('==', field('person_excluded'), num(0)),
-    ...(broken && { group_by: [field('breakdown_value')], order_by: [{ node: 'OrderExpr', expr: field('breakdown_value'), order: 'ASC' }] }),
-    limit: num(rows),
-  };
+  if (exclusions.length) return perStartPersonFunnel({ ...funnelInput, exclusions });
+  return order === 'unordered' ? unorderedPersonFunnel(funnelInput) : walkedPersonFunnel(funnelInput);
 }
 
 /**

@@ -56,6 +56,39 @@ const step = (value: Expr, interval: LifecycleInterval, n: number): Expr => call
 export function buildLifecycleQuery(series: InsightEventsNode, request: LifecycleQueryRequest, period: Period, interval: LifecycleInterval, filters: FilterContext, cal: InsightCalendar): SelectQuery {
   const first = period.buckets[0]!;
   const last = period.buckets.at(-1)!;
+  const pairs: SelectQuery = {
+    node: 'SelectQuery',
+    select: [alias('pair', call('arrayJoin', field('pairs')))],
+    select_from: { node: 'JoinExpr', table: lifecyclePairs(series, request, period, interval, filters, cal) },
+  };
+  return {
+    node: 'SelectQuery',
+    select: [alias('start_of_period', call('tupleElement', field('pair'), constant(1))), alias('status', call('tupleElement', field('pair'), constant(2))), alias('persons', call('count'))],
+    select_from: { node: 'JoinExpr', table: pairs },
+    group_by: [field('start_of_period'), field('status')],
+    having: and([compare('>=', field('start_of_period'), cal.day(first)), compare('<=', field('start_of_period'), cal.day(last))]),
+    order_by: [
+      { node: 'OrderExpr', expr: field('start_of_period'), order: 'ASC' },
+      { node: 'OrderExpr', expr: field('status'), order: 'ASC' },
+    ],
+    limit: constant(period.buckets.length * LIFECYCLE_STATUSES.length),
+  };
+}
+
+/** The persons of one status in one interval (its bucket's start): those whose pairs the counts count hold it. */
+export function buildLifecycleActorsQuery(series: InsightEventsNode, request: LifecycleQueryRequest, period: Period, interval: LifecycleInterval, filters: FilterContext, cal: InsightCalendar, bucket: Date, status: LifecycleStatus): SelectQuery {
+  return {
+    node: 'SelectQuery',
+    select: [field('actor')],
+    select_from: { node: 'JoinExpr', table: lifecyclePairs(series, request, period, interval, filters, cal) },
+    where: call('has', field('pairs'), call('tuple', cal.day(bucket), constant(status))),
+  };
+}
+
+/** Per person, `actor` and `pairs`: each interval of theirs (its start) with their status in it. */
+function lifecyclePairs(series: InsightEventsNode, request: LifecycleQueryRequest, period: Period, interval: LifecycleInterval, filters: FilterContext, cal: InsightCalendar): SelectQuery {
+  const first = period.buckets[0]!;
+  const last = period.buckets.at(-1)!;
   const activity = field('activity');
   const perPerson: SelectQuery = {
     node: 'SelectQuery',
@@ -91,22 +124,10 @@ export function buildLifecycleQuery(series: InsightEventsNode, request: Lifecycl
     lambda(['c'], call('tuple', step(field('c'), interval, 1), constant('dormant'))),
     call('arrayFilter', lambda(['c', 'n'], compare('!=', step(field('c'), interval, 1), field('n'))), activity, following),
   );
-  const pairs: SelectQuery = {
-    node: 'SelectQuery',
-    select: [alias('pair', call('arrayJoin', call('arrayConcat', statuses, dormant)))],
-    select_from: { node: 'JoinExpr', table: perPerson },
-  };
   return {
     node: 'SelectQuery',
-    select: [alias('start_of_period', call('tupleElement', field('pair'), constant(1))), alias('status', call('tupleElement', field('pair'), constant(2))), alias('persons', call('count'))],
-    select_from: { node: 'JoinExpr', table: pairs },
-    group_by: [field('start_of_period'), field('status')],
-    having: and([compare('>=', field('start_of_period'), cal.day(first)), compare('<=', field('start_of_period'), cal.day(last))]),
-    order_by: [
-      { node: 'OrderExpr', expr: field('start_of_period'), order: 'ASC' },
-      { node: 'OrderExpr', expr: field('status'), order: 'ASC' },
-    ],
-    limit: constant(period.buckets.length * LIFECYCLE_STATUSES.length),
+    select: [field('actor'), alias('pairs', call('arrayConcat', statuses, dormant))],
+    select_from: { node: 'JoinExpr', table: perPerson },
   };
 }
 

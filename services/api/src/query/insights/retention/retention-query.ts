@@ -2,7 +2,7 @@ import { printHogQL, queryError, type Expr, type FilterContext, type SelectQuery
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { entityCondition, seconds, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import type { InsightCalendar, TrendsInterval } from '../toolkit/insight-calendar.js';
-import { alias, and, at, call, compare, constant, field } from '../toolkit/hogql-builders.js';
+import { alias, and, at, call, compare, constant, field, lambda } from '../toolkit/hogql-builders.js';
 import { propertyConditions } from '../toolkit/property-conditions.js';
 import { asNumber } from '../toolkit/result-values.js';
 import { samplingFactorOf, scaledRows, type Sampled } from '../toolkit/sampling.js';
@@ -119,29 +119,6 @@ const inRange = (index: Expr, plan: RetentionPlan): Expr => and([compare('>=', i
  * (two arrayJoins multiply), and persons counted where they returned, or at interval 0.
  */
 export function buildRetentionQuery(plan: RetentionPlan, request: RetentionQueryRequest, filters: FilterContext, cal: InsightCalendar): SelectQuery {
-  const isEvent = (entity: InsightEventsNode): Expr => entityCondition(entity, filters) ?? TRUE;
-  const timestampIndex = intervalIndex(field('timestamp'), plan, cal);
-  let starts: Expr;
-  if (plan.firstTime) {
-    const first = intervalIndex(call('minIf', field('timestamp'), isEvent(plan.target)), plan, cal);
-    starts = call('if', inRange(first, plan), { node: 'Array', exprs: [first] }, call('range', constant(0)));
-  } else {
-    starts = call('groupUniqArrayIf', timestampIndex, and([isEvent(plan.target), tsAfterStart(plan)]));
-  }
-  const returns = call('groupUniqArrayIf', timestampIndex, and([isEvent(plan.returning), tsAfterStart(plan)]));
-  // First-time cohorts need each person's first target event ever; recurring ones the range alone.
-  const targetWhere = plan.firstTime ? isEvent(plan.target) : and([isEvent(plan.target), tsAfterStart(plan)]);
-  const perPerson: SelectQuery = {
-    node: 'SelectQuery',
-    select: [alias('actor', field('person_id')), alias('starts', starts), alias('returns', returns)],
-    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
-    where: and([
-      compare('<', field('timestamp'), at(plan.end)),
-      { node: 'Or', exprs: [targetWhere, and([isEvent(plan.returning), tsAfterStart(plan)])] },
-      ...propertyConditions(request.properties ?? [], filters),
-    ]),
-    group_by: [field('actor')],
-  };
   const pairs: SelectQuery = {
     node: 'SelectQuery',
     select: [
@@ -149,7 +126,7 @@ export function buildRetentionQuery(plan: RetentionPlan, request: RetentionQuery
       alias('offset', call('arrayJoin', call('range', constant(plan.total)))),
       alias('returned', call('has', field('returns'), call('plus', field('cohort'), field('offset')))),
     ],
-    select_from: { node: 'JoinExpr', table: perPerson },
+    select_from: { node: 'JoinExpr', table: retentionPerPerson(plan, request, filters, cal) },
   };
   return {
     node: 'SelectQuery',
@@ -162,6 +139,47 @@ export function buildRetentionQuery(plan: RetentionPlan, request: RetentionQuery
       { node: 'OrderExpr', expr: field('offset'), order: 'ASC' },
     ],
     limit: constant(plan.total * plan.total),
+  };
+}
+
+/**
+ * The persons of one cohort, each with `returned`: the intervals after the cohort's they returned
+ * in, counted from it, as the cells count them (a lambda reading `returns` would be read before
+ * 18.16 knows the column: it prunes what only lambdas read).
+ */
+export function buildRetentionActorsQuery(plan: RetentionPlan, request: RetentionQueryRequest, filters: FilterContext, cal: InsightCalendar, cohort: number): SelectQuery {
+  return {
+    node: 'SelectQuery',
+    select: [field('actor'), alias('returned', call('arrayMap', lambda(['i'], call('minus', field('i'), constant(cohort))), field('returns')))],
+    select_from: { node: 'JoinExpr', table: retentionPerPerson(plan, request, filters, cal) },
+    where: call('has', field('starts'), constant(cohort)),
+  };
+}
+
+/** Per person: `actor`, the cohorts they start (`starts`) and the intervals they returned in (`returns`). */
+function retentionPerPerson(plan: RetentionPlan, request: RetentionQueryRequest, filters: FilterContext, cal: InsightCalendar): SelectQuery {
+  const isEvent = (entity: InsightEventsNode): Expr => entityCondition(entity, filters) ?? TRUE;
+  const timestampIndex = intervalIndex(field('timestamp'), plan, cal);
+  let starts: Expr;
+  if (plan.firstTime) {
+    const first = intervalIndex(call('minIf', field('timestamp'), isEvent(plan.target)), plan, cal);
+    starts = call('if', inRange(first, plan), { node: 'Array', exprs: [first] }, call('range', constant(0)));
+  } else {
+    starts = call('groupUniqArrayIf', timestampIndex, and([isEvent(plan.target), tsAfterStart(plan)]));
+  }
+  const returns = call('groupUniqArrayIf', timestampIndex, and([isEvent(plan.returning), tsAfterStart(plan)]));
+  // First-time cohorts need each person's first target event ever; recurring ones the range alone.
+  const targetWhere = plan.firstTime ? isEvent(plan.target) : and([isEvent(plan.target), tsAfterStart(plan)]);
+  return {
+    node: 'SelectQuery',
+    select: [alias('actor', field('person_id')), alias('starts', starts), alias('returns', returns)],
+    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
+    where: and([
+      compare('<', field('timestamp'), at(plan.end)),
+      { node: 'Or', exprs: [targetWhere, and([isEvent(plan.returning), tsAfterStart(plan)])] },
+      ...propertyConditions(request.properties ?? [], filters),
+    ]),
+    group_by: [field('actor')],
   };
 }
 

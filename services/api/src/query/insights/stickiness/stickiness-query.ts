@@ -36,22 +36,26 @@ export function stickinessPeriod(request: StickinessQueryRequest, now: Date, cal
   return { period: cal.resolveDateRange(request.dateRange, interval, now), interval };
 }
 
+/** Per person: `actor`, the count of distinct intervals of the range they were active in, and their events. */
+export function stickinessPerPerson(series: InsightEventsNode, request: StickinessQueryRequest, period: Period, interval: TrendsInterval, filters: FilterContext, cal: InsightCalendar): SelectQuery {
+  return {
+    node: 'SelectQuery',
+    select: [alias('actor', field('person_id')), alias('num_intervals', call('uniqExact', cal.bucketOf(field('timestamp'), interval))), alias('event_count', call('count'))],
+    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
+    where: seriesWhere(series, period.from, period.to, request.properties, filters),
+    group_by: [field('actor')],
+  };
+}
+
 /**
  * Rows `[num_intervals, persons]`: each person's count of distinct active intervals in the range,
  * then how many persons have each count.
  */
 export function buildStickinessQuery(series: InsightEventsNode, request: StickinessQueryRequest, period: Period, interval: TrendsInterval, filters: FilterContext, cal: InsightCalendar): SelectQuery {
-  const perPerson: SelectQuery = {
-    node: 'SelectQuery',
-    select: [alias('actor', field('person_id')), alias('num_intervals', call('uniqExact', cal.bucketOf(field('timestamp'), interval)))],
-    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
-    where: seriesWhere(series, period.from, period.to, request.properties, filters),
-    group_by: [field('actor')],
-  };
   return {
     node: 'SelectQuery',
     select: [field('num_intervals'), alias('persons', call('count'))],
-    select_from: { node: 'JoinExpr', table: perPerson },
+    select_from: { node: 'JoinExpr', table: stickinessPerPerson(series, request, period, interval, filters, cal) },
     group_by: [field('num_intervals')],
     order_by: [{ node: 'OrderExpr', expr: field('num_intervals'), order: 'ASC' }],
     limit: constant(period.buckets.length),

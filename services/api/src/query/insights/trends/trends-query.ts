@@ -101,6 +101,18 @@ function activeBucket(days: number, interval: TrendsInterval, cal: InsightCalend
 
 
 
+/** The bucket an event counts toward: its own, or for active users each bucket it keeps them active in. */
+function bucketExpr(series: TrendsEventsNode, interval: TrendsInterval, cal: InsightCalendar): Expr {
+  const activeDays = ACTIVE_DAYS[series.math ?? 'total'];
+  return activeDays !== undefined ? activeBucket(activeDays, interval, cal) : cal.bucketOf(field('timestamp'), interval);
+}
+
+/** A row's breakdown value, past the top ones grouped as "other". */
+function groupedBreakdown(request: TrendsQueryRequest, top: { values: string[]; other: boolean }): Expr {
+  const value = breakdownValueExpr(request.breakdownFilter!);
+  return top.other ? call('if', compare('in', value, { node: 'Tuple', exprs: top.values.map(constant) }), value, constant(BREAKDOWN_OTHER)) : value;
+}
+
 export const hasBreakdown = (request: TrendsQueryRequest): boolean => Boolean(request.breakdownFilter?.breakdown);
 
 export interface SeriesQueryInput {
@@ -150,15 +162,13 @@ export function buildSeriesQuery(input: SeriesQueryInput, breakdown?: { values: 
   if (!total) {
     const activeDays = ACTIVE_DAYS[series.math ?? 'total'];
     if (activeDays !== undefined && interval === 'hour') throw queryError(`series: math ${series.math} needs an interval of day, week or month`);
-    select.push(alias('bucket', activeDays !== undefined ? activeBucket(activeDays, interval, cal) : cal.bucketOf(field('timestamp'), interval)));
+    select.push(alias('bucket', bucketExpr(series, interval, cal)));
     groupBy.push(field('bucket'));
     // Events before the range count toward its first buckets only; the buckets they reach before it are dropped.
     if (activeDays !== undefined) having = and([compare('>=', field('bucket'), cal.day(input.period.buckets[0]!)), compare('<', field('bucket'), cal.day(input.period.to))]);
   }
   if (breakdown) {
-    const value = breakdownValueExpr(request.breakdownFilter!);
-    const grouped: Expr = breakdown.other ? call('if', compare('in', value, { node: 'Tuple', exprs: breakdown.values.map(constant) }), value, constant(BREAKDOWN_OTHER)) : value;
-    select.push(alias('breakdown_value', grouped));
+    select.push(alias('breakdown_value', groupedBreakdown(request, breakdown)));
     groupBy.push(field('breakdown_value'));
   }
   select.push(alias('total', mathExpr(series)));
@@ -173,6 +183,42 @@ export function buildSeriesQuery(input: SeriesQueryInput, breakdown?: { values: 
     ...(groupBy.length && { group_by: groupBy, order_by: groupBy.map((expr) => ({ node: 'OrderExpr' as const, expr, order: 'ASC' as const })) }),
     ...(having && { having }),
     limit: constant(rows),
+  };
+}
+
+/** One point of a series: its bucket's local day (none over the whole range), and its breakdown value among the top ones. */
+export interface SeriesPoint {
+  day: string | null;
+  breakdown?: { value: string; top: { values: string[]; other: boolean } };
+}
+
+/**
+ * The persons behind one point of a series, with how many of its events each did there: the
+ * series query's own rows (its filters, buckets and breakdown grouping), grouped by person.
+ */
+export function buildSeriesActorsQuery(input: SeriesQueryInput, point: SeriesPoint): SelectQuery {
+  const { request, series, interval, cal } = input;
+  const select: Expr[] = [alias('actor', field('person_id')), alias('event_count', call('count'))];
+  const groupBy: Expr[] = [field('actor')];
+  const having: Expr[] = [];
+  if (point.day !== null) {
+    select.push(alias('bucket', bucketExpr(series, interval, cal)));
+    groupBy.push(field('bucket'));
+    having.push(compare('==', call('toString', field('bucket')), constant(point.day)));
+  }
+  if (point.breakdown) {
+    const { value, top } = point.breakdown;
+    select.push(alias('breakdown_value', groupedBreakdown(request, top)));
+    groupBy.push(field('breakdown_value'));
+    having.push(compare('==', field('breakdown_value'), constant(value)));
+  }
+  return {
+    node: 'SelectQuery',
+    select,
+    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
+    where: whereOf(input),
+    group_by: groupBy,
+    ...(having.length && { having: and(having) }),
   };
 }
 
