@@ -78,8 +78,9 @@ export function ChartView({ type, title, labels, series, onPoint }: Props) {
                 <th scope="row">{s.label}</th>
                 {s.data.map((value, j) => (
                   <td>
+                    {/* A link's name starts with the number it shows (WCAG 2.5.3, label in name), then says what it opens. */}
                     {onPoint ? (
-                      <button type="button" class="link" aria-label={`Persons behind ${s.label}, ${labels[j] ?? j}`} onClick={() => onPoint(i, j)}>
+                      <button type="button" class="link" aria-label={`${value}: persons behind ${s.label}, ${labels[j] ?? j}`} onClick={() => onPoint(i, j)}>
                         {value}
                       </button>
                     ) : (

@@ -21,7 +21,7 @@ export function ResultsTable({ caption, columns, rows, onRow }: { caption: strin
                 return (
                   <td>
                     {onRow && c === row.length - 1 ? (
-                      <button type="button" class="link" aria-label={`Persons behind ${String(row[0])}`} onClick={() => onRow(r)}>
+                      <button type="button" class="link" aria-label={`${text}: persons behind ${String(row[0])}`} onClick={() => onRow(r)}>
                         {text}
                       </button>
                     ) : (

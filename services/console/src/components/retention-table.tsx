@@ -22,7 +22,7 @@ export function RetentionTable({ title, periods, cohorts, onCohort }: { title: s
               <th scope="row">{cohort.label}</th>
               <td>
                 {onCohort ? (
-                  <button type="button" class="link" aria-label={`Persons of the ${cohort.label} cohort`} onClick={() => onCohort(c)}>
+                  <button type="button" class="link" aria-label={`${cohort.size}: persons of the ${cohort.label} cohort`} onClick={() => onCohort(c)}>
                     {cohort.size}
                   </button>
                 ) : (
