@@ -19,6 +19,8 @@ import { runLifecycleQuery, type LifecycleQueryRequest } from './insights/lifecy
 import { runRetentionQuery, type RetentionQueryRequest } from './insights/retention/retention-query.js';
 import { runStickinessQuery, type StickinessQueryRequest } from './insights/stickiness/stickiness-query.js';
 import { runTrendsQuery, type TrendsQueryRequest } from './insights/trends/trends-query-runner.js';
+import { runWebOverviewQuery, type WebOverviewQueryRequest } from './insights/web-analytics/web-overview-query.js';
+import { runWebStatsTableQuery, type WebStatsTableQueryRequest } from './insights/web-analytics/web-stats-table-query.js';
 
 export interface HogQLQueryRequest {
   kind: 'HogQLQuery';
@@ -26,7 +28,7 @@ export interface HogQLQueryRequest {
   values?: Record<string, unknown>;
 }
 
-type InsightRequest = TrendsQueryRequest | FunnelsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest | PathsQueryRequest;
+type InsightRequest = TrendsQueryRequest | FunnelsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest | PathsQueryRequest | WebOverviewQueryRequest | WebStatsTableQueryRequest;
 export type QueryRequest = HogQLQueryRequest | EventsQueryRequest | InsightRequest;
 
 /** The project a query runs for: its rows only, its timezone for dates. */
@@ -47,6 +49,8 @@ const INSIGHTS: { [K in InsightRequest['kind']]: (request: Extract<InsightReques
   LifecycleQuery: runLifecycleQuery,
   RetentionQuery: runRetentionQuery,
   PathsQuery: runPathsQuery,
+  WebOverviewQuery: runWebOverviewQuery,
+  WebStatsTableQuery: runWebStatsTableQuery,
 };
 const isInsight = (request: QueryRequest): request is InsightRequest => Object.hasOwn(INSIGHTS, request.kind);
 
