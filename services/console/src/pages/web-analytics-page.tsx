@@ -37,14 +37,14 @@ export function WebAnalyticsPage() {
       <form class="builder" onSubmit={(e) => e.preventDefault()}>
         <label class="field">
           Date range
-          <select value={range} onChange={(e) => setRange((e.target as HTMLSelectElement).value)}>
+          <select id="web-range" value={range} onChange={(e) => setRange((e.target as HTMLSelectElement).value)}>
             {RANGES.map((r) => (
               <option value={r.value}>{r.label}</option>
             ))}
           </select>
         </label>
         <label class="inline">
-          <input type="checkbox" checked={compare} onChange={(e) => setCompare((e.target as HTMLInputElement).checked)} /> Compare with the period before
+          <input id="web-compare" type="checkbox" checked={compare} onChange={(e) => setCompare((e.target as HTMLInputElement).checked)} /> Compare with the period before
         </label>
       </form>
       <ErrorMessage error={overview.error} />
@@ -67,7 +67,7 @@ export function WebAnalyticsPage() {
       <h2>By {label.toLowerCase()}</h2>
       <label class="field">
         Breakdown
-        <select value={breakdown} onChange={(e) => setBreakdown((e.target as HTMLSelectElement).value)}>
+        <select id="web-breakdown" value={breakdown} onChange={(e) => setBreakdown((e.target as HTMLSelectElement).value)}>
           {BREAKDOWNS.map((b) => (
             <option value={b.value}>{b.label}</option>
           ))}
