@@ -1,6 +1,6 @@
 import type { Expr, SelectQuery } from './ast.js';
 import { channelTypeExpr } from './channel-type.js';
-import { and, call, compare, constant, field, or } from './property-value-expr.js';
+import { and, call, compare, constant, field, jsonPropertyText, or } from './property-value-expr.js';
 
 /**
  * PostHog's `sessions` table, computed when read: the project's events grouped by `$session_id`.
@@ -54,8 +54,9 @@ export interface SessionsQueryOptions {
 }
 
 const alias = (name: string, expr: Expr): Expr => ({ node: 'Alias', alias: name, expr });
-const tuple = (exprs: Expr[]): Expr => call('tuple', ...exprs);
 const url = field('properties', '$current_url');
+/** A property of a session's entry or exit properties, read as a property of events is: absent, empty and JSON null alike null. */
+const propertyOf = (column: string, key: string): Expr => call('nullIf', call('nullIf', jsonPropertyText(field(column), key), constant('')), constant('null'));
 const eventIs = (name: string): Expr => compare('==', field('event'), constant(name));
 
 /** The sessions select: the table `sessions` names, and what the web analytics queries read sessions from. */
@@ -68,9 +69,9 @@ export function sessionsQuery(options: SessionsQueryOptions = {}): SelectQuery {
       alias('distinct_id', call('argMin', field('distinct_id'), field('timestamp'))),
       alias('first_timestamp', call('min', field('timestamp'))),
       alias('last_timestamp', call('max', field('timestamp'))),
-      // A tuple, not its properties one by one: an absent property of the entry stays absent rather than taken from a later event.
-      alias('entry', call('argMinIf', tuple(ENTRY_PROPERTIES.map(([, p]) => field('properties', p))), field('timestamp'), hasUrl)),
-      alias('exit', call('argMaxIf', tuple(EXIT_PROPERTIES.map(([, p]) => field('properties', p))), field('timestamp'), hasUrl)),
+      // The entry's and exit's whole properties, read apart once per session: reading each property of every event measured several times slower.
+      alias('entry', call('argMinIf', field('properties'), field('timestamp'), hasUrl)),
+      alias('exit', call('argMaxIf', field('properties'), field('timestamp'), hasUrl)),
       alias('pageviews', call('countIf', eventIs('$pageview'))),
       alias('autocaptures', call('countIf', eventIs('$autocapture'))),
       alias('screens', call('countIf', eventIs('$screen'))),
@@ -80,7 +81,7 @@ export function sessionsQuery(options: SessionsQueryOptions = {}): SelectQuery {
     where: and([compare('!=', field('$session_id'), constant('')), ...(options.where ? [options.where] : [])]),
     group_by: [field('session_id')],
   };
-  const entry = (column: string): Expr => call('tupleElement', field('entry'), constant(ENTRY_PROPERTIES.findIndex(([c]) => c === column) + 1));
+  const entry = (column: string): Expr => propertyOf('entry', ENTRY_PROPERTIES.find(([c]) => c === column)![1]);
   const duration = call('dateDiff', constant('second'), field('first_timestamp'), field('last_timestamp'));
   const engaged = or([compare('>', call('plus', field('pageviews'), field('autocaptures')), constant(1)), compare('>=', duration, constant(BOUNCE_SECONDS))]);
   return {
@@ -92,7 +93,7 @@ export function sessionsQuery(options: SessionsQueryOptions = {}): SelectQuery {
       alias('$end_timestamp', field('last_timestamp')),
       alias('$session_duration', duration),
       ...ENTRY_PROPERTIES.map(([column]) => alias(column, entry(column))),
-      ...EXIT_PROPERTIES.map(([column], i) => alias(column, call('tupleElement', field('exit'), constant(i + 1)))),
+      ...EXIT_PROPERTIES.map(([column, property]) => alias(column, propertyOf('exit', property))),
       alias('$pageview_count', field('pageviews')),
       alias('$autocapture_count', field('autocaptures')),
       alias('$screen_count', field('screens')),
