@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { Sql, type ClickHouse } from '@tributary/clickhouse';
+import { Sql, createClickHouse, serverOf, type ClickHouse } from '@tributary/clickhouse';
+import { testConfig } from '@tributary/test-support';
 import { channelTypeExpr, classifyChannel, type ChannelInputs, type ChannelType } from '../src/channel-type.js';
 import type { Expr, SelectQuery } from '../src/ast.js';
 import { printQuery } from '../src/printer.js';
@@ -80,5 +81,16 @@ async function statementChannels(clickhouse: ClickHouse, server: ClickHouseServe
   return data[0] as string[];
 }
 
-/** The classifier's channels of the inputs, to set beside ClickHouse's. */
-export const classified = (inputs: ChannelInputs[]): string[] => inputs.map(classifyChannel);
+/** The channel type expression the sessions table prints gives the plain classifier's channel, on the stack's 18.16 (`server`) or chdb's 26. */
+export function channelSuite(engine: 'server' | 'chdb'): void {
+  let clickhouse: ClickHouse;
+  beforeAll(async () => {
+    clickhouse = engine === 'chdb' ? await (await import('@tributary/test-support/chdb')).createChdbClickHouse() : createClickHouse(testConfig());
+  });
+  afterAll(() => clickhouse.close());
+
+  const agree = async (inputs: ChannelInputs[]) => expect(await channelsInClickHouse(clickhouse, await serverOf(clickhouse), inputs)).toEqual(inputs.map(classifyChannel));
+
+  it('agrees with the classifier on the listed cases', () => agree(CHANNEL_CASES.map(([, i]) => inputsOf(i))));
+  it('agrees with the classifier on generated inputs', () => agree(fc.sample(channelInputs, { numRuns: 300, seed: 62 })));
+}

@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { loadHogQLParser } from '@tributary/hogql';
 import type { ChdbClickHouse } from '@tributary/test-support/chdb';
-import { QueryService } from '../src/query/query-service.js';
-import type { InsightCache } from '../src/query/insight-cache.js';
+import type { QueryService } from '../src/query/query-service.js';
+import { uncachedQueryService } from './uncached-query-service.js';
 import { insertFixture } from './insights-oracle/cases.js';
 import { LEAK, PATHS_CASES, buildPathsFixture, expectedPaths } from './insights-oracle/paths-cases.js';
 
@@ -13,8 +13,6 @@ import { LEAK, PATHS_CASES, buildPathsFixture, expectedPaths } from './insights-
  */
 const TEAM = 900_000_000 + randomInt(90_000_000);
 const fixture = buildPathsFixture();
-const noCohorts = { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] };
-const noActions = { definitions: async () => [] };
 let clickhouse: ChdbClickHouse;
 let service: QueryService;
 beforeAll(async () => {
@@ -22,8 +20,7 @@ beforeAll(async () => {
   clickhouse = await (await import('@tributary/test-support/chdb')).createChdbClickHouse();
   await insertFixture(clickhouse, TEAM, fixture);
   await insertFixture(clickhouse, TEAM + 1, buildPathsFixture({ other: true }));
-  const cache = { answer: (_project: unknown, _request: unknown, _mode: unknown, compute: () => Promise<object>) => compute() } as unknown as InsightCache;
-  service = new QueryService({ clickhouse, cache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: noCohorts, actions: noActions });
+  service = uncachedQueryService(clickhouse);
 });
 afterAll(() => clickhouse.close());
 

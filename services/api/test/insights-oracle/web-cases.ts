@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import type { Fixture, StoredEvent } from './fixture.js';
+import type { Fixture } from './fixture.js';
+import { mayFixture, type Props, type Spec } from './may-fixture.js';
 import type { WebRequest } from './web-reference.js';
 
 /**
@@ -16,9 +16,6 @@ import type { WebRequest } from './web-reference.js';
  * sessions before and after both periods, and a pageview without a session. The other project
  * has the same session ids and distinct ids, its values marked `leak`.
  */
-type Props = Record<string, unknown>;
-/** [UTC time, distinct id, event, properties] */
-type Spec = [string, string, string, Props?];
 
 const SITE = 'https://shop.test';
 const DESKTOP = { $device_type: 'Desktop', $os: 'Mac OS X' };
@@ -76,31 +73,8 @@ const OTHER_PROJECT: Spec[] = [
 
 export const LEAK = /leak/i;
 
-const PERSONS = ['ann', 'ben', 'cat', 'dev', 'eve', 'fay', 'gus'] as const;
-const DISTINCT_IDS: Record<string, (typeof PERSONS)[number]> = { ann: 'ann', 'ann-phone': 'ann', ben: 'ben', cat: 'cat', dev: 'dev', eve: 'eve', fay: 'fay', gus: 'gus' };
-
 /** The fixture (or the other project's rows) with persons of its own. */
-export function buildWebFixture({ other = false } = {}): Fixture {
-  const personIds = Object.fromEntries(PERSONS.map((name) => [name, randomUUID()])) as Record<(typeof PERSONS)[number], string>;
-  const stored = ([timestamp, distinctId, event, properties = {}]: Spec): StoredEvent => {
-    const personId = DISTINCT_IDS[distinctId] ? personIds[DISTINCT_IDS[distinctId]] : randomUUID();
-    return { distinctId, event, timestamp, ms: 0, properties, personProperties: {}, personId, group0: '' };
-  };
-  const batch = (other ? OTHER_PROJECT : EVENTS).map(stored);
-  const persons = PERSONS.map((name) => ({ id: personIds[name], createdAt: '2024-05-01 00:00:00', properties: {}, version: 1 }));
-  const distinctIds = Object.entries(DISTINCT_IDS).map(([distinctId, name]) => ({ distinctId, personId: personIds[name], version: 1, isDeleted: false }));
-  return {
-    world: {
-      timezone: 'UTC',
-      events: batch.map((e) => ({ event: e.event, distinctId: e.distinctId, time: Date.parse(`${e.timestamp.replace(' ', 'T')}Z`), properties: e.properties, personProperties: {}, storedPersonId: e.personId, group0: '' })),
-      persons: persons.map((p) => ({ id: p.id, createdAt: Date.parse('2024-05-01T00:00:00Z'), properties: {}, version: 1 })),
-      distinctIds,
-    },
-    batches: [batch],
-    persons,
-    distinctIds,
-  };
-}
+export const buildWebFixture = ({ other = false } = {}): Fixture => mayFixture(other ? OTHER_PROJECT : EVENTS);
 
 const RANGE = { date_from: '2024-05-08', date_to: '2024-05-14' };
 const compare = { compareFilter: { compare: true } };

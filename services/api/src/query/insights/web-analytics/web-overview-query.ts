@@ -1,7 +1,7 @@
-import { printHogQL, type Expr, type SelectQuery } from '@tributary/hogql';
-import { seconds, timedRun, type InsightRunDeps } from '../toolkit/insight-series.js';
+import type { Expr, SelectQuery } from '@tributary/hogql';
+import { timedRun, type InsightRunDeps } from '../toolkit/insight-series.js';
 import { call, field } from '../toolkit/hogql-builders.js';
-import { perPeriod, webPeriods, webSessions, type WebAnalyticsRequest, type WebPeriods } from './web-sessions.js';
+import { perPeriod, webPeriods, webResponse, webSessions, type WebAnalyticsRequest, type WebPeriods } from './web-sessions.js';
 
 /**
  * PostHog's `WebOverviewQuery`: visitors (persons), views (pageviews), sessions, mean session
@@ -70,16 +70,5 @@ export async function runWebOverviewQuery(request: WebOverviewQueryRequest, deps
   const { data } = await timedRun(deps, timings)(ast);
   const row = (data[0] ?? []).map((v) => (v === null ? null : Number(v)));
   const totals = (offset: number): Totals => ({ visitors: row[offset]!, views: row[offset + 2]!, sessions: row[offset + 4]!, duration: row[offset + 6]!, bounces: row[offset + 8]! });
-  timings.push({ k: '.', t: seconds(started) });
-  return {
-    results: overviewItems(totals(0), periods.previous ? totals(1) : null),
-    dateFrom: deps.calendar.iso(periods.current.from),
-    dateTo: deps.calendar.iso(periods.current.to),
-    samplingRate: { numerator: 1 },
-    usedPreAggregatedTables: false,
-    hogql: printHogQL(ast),
-    timings,
-    is_cached: false,
-    last_refresh: deps.now.toISOString(),
-  };
+  return { results: overviewItems(totals(0), periods.previous ? totals(1) : null), ...webResponse(periods, deps, ast, timings, started) };
 }

@@ -1,6 +1,7 @@
-import { sessionsQuery, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
+import { printHogQL, sessionsQuery, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import type { InsightCalendar, Period } from '../toolkit/insight-calendar.js';
+import { seconds, type InsightRunDeps } from '../toolkit/insight-series.js';
 import { alias, and, at, call, compare, constant, field } from '../toolkit/hogql-builders.js';
 import { propertyConditions } from '../toolkit/property-conditions.js';
 
@@ -55,4 +56,19 @@ export function webSessions(request: WebAnalyticsRequest, periods: WebPeriods, f
 /** An aggregate over the sessions of a period (`Expr` of the period's condition); of the previous one only when comparing. */
 export function perPeriod(periods: WebPeriods, name: string, aggregate: (inPeriod: Expr) => Expr): Expr[] {
   return [alias(name, aggregate(inPeriod(periods.current))), alias(`previous_${name}`, periods.previous ? aggregate(inPeriod(periods.previous)) : { node: 'Constant', value: null })];
+}
+
+/** What both kinds answer beside their results, as PostHog's responses: the range, the HogQL run, and the timings. */
+export function webResponse(periods: WebPeriods, deps: InsightRunDeps, ast: SelectQuery, timings: { k: string; t: number }[], started: number): object {
+  timings.push({ k: '.', t: seconds(started) });
+  return {
+    dateFrom: deps.calendar.iso(periods.current.from),
+    dateTo: deps.calendar.iso(periods.current.to),
+    samplingRate: { numerator: 1 },
+    usedPreAggregatedTables: false,
+    hogql: printHogQL(ast),
+    timings,
+    is_cached: false,
+    last_refresh: deps.now.toISOString(),
+  };
 }

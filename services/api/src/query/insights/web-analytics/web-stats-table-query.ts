@@ -1,7 +1,7 @@
-import { printHogQL, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
-import { seconds, timedRun, type InsightRunDeps } from '../toolkit/insight-series.js';
+import { queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import { timedRun, type InsightRunDeps } from '../toolkit/insight-series.js';
 import { alias, and, call, compare, constant, field } from '../toolkit/hogql-builders.js';
-import { perPeriod, webPeriods, webSessions, type WebAnalyticsRequest, type WebPeriods } from './web-sessions.js';
+import { perPeriod, webPeriods, webResponse, webSessions, type WebAnalyticsRequest, type WebPeriods } from './web-sessions.js';
 
 /**
  * PostHog's `WebStatsTableQuery`: visitors, views and bounce rate by one breakdown, each a
@@ -109,7 +109,6 @@ export async function runWebStatsTableQuery(request: WebStatsTableQueryRequest, 
     const [value, visitors, previousVisitors, views, previousViews, bounces, previousBounces, sessions, previousSessions] = [row[0], ...row.slice(1).map(number)];
     return [value, [visitors, previousVisitors], [views, previousViews], [ratio(bounces!, sessions!), ratio(previousBounces!, previousSessions!)]];
   });
-  timings.push({ k: '.', t: seconds(started) });
   return {
     columns: WEB_STATS_COLUMNS,
     results: rows,
@@ -117,13 +116,6 @@ export async function runWebStatsTableQuery(request: WebStatsTableQueryRequest, 
     hasMore: data.length > limit,
     limit,
     offset: 0,
-    dateFrom: deps.calendar.iso(periods.current.from),
-    dateTo: deps.calendar.iso(periods.current.to),
-    samplingRate: { numerator: 1 },
-    usedPreAggregatedTables: false,
-    hogql: printHogQL(ast),
-    timings,
-    is_cached: false,
-    last_refresh: deps.now.toISOString(),
+    ...webResponse(periods, deps, ast, timings, started),
   };
 }
