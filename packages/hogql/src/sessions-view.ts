@@ -66,7 +66,8 @@ export function sessionsQuery(options: SessionsQueryOptions = {}): SelectQuery {
     node: 'SelectQuery',
     select: [
       alias('session_id', field('$session_id')),
-      alias('distinct_id', call('argMin', field('distinct_id'), field('timestamp'))),
+      // Named apart from the events' columns (here and the extra ones): a filter in this select's WHERE reading the column would read the aggregate.
+      alias('first_distinct_id', call('argMin', field('distinct_id'), field('timestamp'))),
       alias('first_timestamp', call('min', field('timestamp'))),
       alias('last_timestamp', call('max', field('timestamp'))),
       // The entry's and exit's whole properties, read apart once per session: reading each property of every event measured several times slower.
@@ -75,7 +76,7 @@ export function sessionsQuery(options: SessionsQueryOptions = {}): SelectQuery {
       alias('pageviews', call('countIf', eventIs('$pageview'))),
       alias('autocaptures', call('countIf', eventIs('$autocapture'))),
       alias('screens', call('countIf', eventIs('$screen'))),
-      ...(options.extra ?? []).map(([name, expr]) => alias(name, expr)),
+      ...(options.extra ?? []).map(([name, expr]) => alias(`extra_${name}`, expr)),
     ],
     select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
     where: and([compare('!=', field('$session_id'), constant('')), ...(options.where ? [options.where] : [])]),
@@ -88,7 +89,7 @@ export function sessionsQuery(options: SessionsQueryOptions = {}): SelectQuery {
     node: 'SelectQuery',
     select: [
       field('session_id'),
-      field('distinct_id'),
+      alias('distinct_id', field('first_distinct_id')),
       alias('$start_timestamp', field('first_timestamp')),
       alias('$end_timestamp', field('last_timestamp')),
       alias('$session_duration', duration),
@@ -107,7 +108,7 @@ export function sessionsQuery(options: SessionsQueryOptions = {}): SelectQuery {
         gadSource: entry('$entry_gad_source'),
         fbclid: entry('$entry_fbclid'),
       })),
-      ...(options.extra ?? []).map(([name]) => field(name)),
+      ...(options.extra ?? []).map(([name]) => alias(name, field(`extra_${name}`))),
     ],
     select_from: { node: 'JoinExpr', table: perSession },
   };
