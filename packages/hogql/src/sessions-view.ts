@@ -1,6 +1,7 @@
+import { PropertyFilterError, propertyFilterProblem, type StoredPropertyFilter } from '@tributary/property-filters';
 import type { Expr, SelectQuery } from './ast.js';
 import { channelTypeExpr } from './channel-type.js';
-import { and, call, compare, constant, field, jsonPropertyText, or } from './property-value-expr.js';
+import { and, call, compare, constant, field, jsonPropertyText, or, propertyTest } from './property-value-expr.js';
 
 /**
  * PostHog's `sessions` table, computed when read: the project's events grouped by `$session_id`.
@@ -112,4 +113,17 @@ export function sessionsQuery(options: SessionsQueryOptions = {}): SelectQuery {
     ],
     select_from: { node: 'JoinExpr', table: perSession },
   };
+}
+
+/**
+ * A property filter on a session (`type: 'session'`, as PostHog's web analytics filters `$channel_type`
+ * or `$entry_pathname`) as a condition over the sessions select's columns; a key that is no session
+ * column, or an operator or value the filter does not take, is refused by name.
+ */
+export function sessionPropertyExpr(filter: StoredPropertyFilter, at: string, now: Date): Expr {
+  if (!SESSIONS_COLUMNS.includes(filter.key)) throw new PropertyFilterError(`${at}: ${JSON.stringify(filter.key)} is not a session property; use one of ${SESSIONS_COLUMNS.join(', ')}`);
+  const problem = propertyFilterProblem({ ...filter, type: 'event' }, at, { types: ['event'], now });
+  if (problem) throw new PropertyFilterError(problem.detail);
+  const text = call('toString', field(filter.key));
+  return propertyTest(call('isNotNull', field(filter.key)), text, text, filter, now);
 }

@@ -83,6 +83,8 @@ describe('the web analytics kinds refuse what they cannot run with a 400 naming 
     ['a date that is none', { kind: 'WebOverviewQuery', dateRange: { date_from: 'yesterday-ish' } }, 'query'],
     ['a range ending before it starts', { kind: 'WebOverviewQuery', dateRange: { date_from: '2024-05-10', date_to: '2024-05-01' } }, 'query'],
     ['a property filter without a key', { kind: 'WebOverviewQuery', properties: [{ value: 'x' }] }, 'query.properties[0].key'],
+    ['a session property that is no session column', { kind: 'WebOverviewQuery', properties: [{ key: 'plan', type: 'session', value: 'x' }] }, 'properties'],
+    ['a session property filter with an unknown operator', { kind: 'WebStatsTableQuery', breakdownBy: 'Page', properties: [{ key: '$channel_type', type: 'session', operator: 'nearly', value: 'x' }] }, 'properties'],
   ];
   it.each(refused)('%s', async (_name, request, attr) => {
     const { status, body } = await query(request);
@@ -93,7 +95,7 @@ describe('the web analytics kinds refuse what they cannot run with a 400 naming 
 
 describe("the other project's sessions never show, whatever the question", () => {
   const breakdowns = ['Page', 'InitialPage', 'ExitPage', 'InitialReferringDomain', 'InitialChannelType', 'InitialUTMSource', 'DeviceType', 'Browser', 'Country'];
-  const properties = fc.constantFrom([], [{ key: '$browser', value: 'LeakBrowser' }], [{ key: '$pathname', operator: 'icontains', value: 'leak' }], [{ key: '$device_type', value: 'Mobile' }], [{ key: 'utm_source', operator: 'is_set' }]);
+  const properties = fc.constantFrom([], [{ key: '$browser', value: 'LeakBrowser' }], [{ key: '$pathname', operator: 'icontains', value: 'leak' }], [{ key: '$device_type', value: 'Mobile' }], [{ key: 'utm_source', operator: 'is_set' }], [{ key: '$entry_pathname', type: 'session', operator: 'icontains', value: 'leak' }], [{ key: '$channel_type', type: 'session', value: 'Referral' }]);
   const range = fc.constantFrom(RANGE, { date_from: '2024-05-01', date_to: '2024-05-31' }, { date_from: '2024-05-12', date_to: '2024-05-12' });
   const request = fc.oneof(
     fc.record({ kind: fc.constant('WebOverviewQuery'), dateRange: range, properties, compareFilter: fc.record({ compare: fc.boolean() }) }),

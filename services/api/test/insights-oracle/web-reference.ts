@@ -41,9 +41,10 @@ export function periodsOf(request: WebRequest): { current: [number, number]; pre
 
 function sessionsOf(world: World, request: WebRequest, readFrom: number, readTo: number): Session[] {
   const byId = new Map<string, Row[]>();
+  const onEvents = request.properties?.filter((f) => f.type !== 'session');
   for (const row of rowsOf(world)) {
     const id = propertyValue(row.properties, '$session_id');
-    if (id === null || row.time < readFrom || row.time >= readTo || !passes(request.properties, row)) continue;
+    if (id === null || row.time < readFrom || row.time >= readTo || !passes(onEvents, row)) continue;
     byId.set(id, [...(byId.get(id) ?? []), row]);
   }
   return [...byId].map(([id, unsorted]) => {
@@ -70,10 +71,17 @@ const channelOf = (s: Session) =>
     fbclid: entryValue(s, 'fbclid'),
   });
 
+/** A session's columns as a row's properties, for session property filters. */
+function sessionRow(s: Session): Row {
+  const columns = Object.fromEntries(Object.entries(SESSION_COLUMNS).map(([column, read]) => [column, read(s)]).filter(([, v]) => v !== null));
+  return { ...s.rows[0]!, properties: columns };
+}
+
 /** Each period's counted sessions. */
 function periodSessions(world: World, request: WebRequest): { current: Session[]; previous: Session[] | null } {
   const { current, previous } = periodsOf(request);
-  const all = sessionsOf(world, request, (previous ?? current)[0] - DAY, current[1] + DAY).filter((s) => s.pageviews.length > 0);
+  const onSessions = request.properties?.filter((f) => f.type === 'session');
+  const all = sessionsOf(world, request, (previous ?? current)[0] - DAY, current[1] + DAY).filter((s) => s.pageviews.length > 0 && passes(onSessions, sessionRow(s)));
   const within = ([from, to]: [number, number]) => all.filter((s) => s.start >= from && s.start < to);
   return { current: within(current), previous: previous ? within(previous) : null };
 }
@@ -99,6 +107,13 @@ export function referenceWebOverview(world: World, request: WebRequest): object[
     item('bounce rate', 'percentage', 'bounce', { isIncreaseBad: true }),
   ];
 }
+
+/** The session columns the cases filter on. */
+const SESSION_COLUMNS: Record<string, (s: Session) => string | null> = {
+  $channel_type: channelOf,
+  $entry_pathname: (s) => entryValue(s, '$pathname'),
+  $entry_referring_domain: (s) => entryValue(s, '$referring_domain'),
+};
 
 const SESSION_KEYS: Record<string, (s: Session) => string | null> = {
   InitialPage: (s) => entryValue(s, '$pathname'),

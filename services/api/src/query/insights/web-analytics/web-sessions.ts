@@ -1,4 +1,4 @@
-import { printHogQL, sessionsQuery, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
+import { printHogQL, sessionPropertyExpr, sessionsQuery, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import type { InsightCalendar, Period } from '../toolkit/insight-calendar.js';
 import { seconds, type InsightRunDeps } from '../toolkit/insight-series.js';
@@ -40,17 +40,20 @@ export const inPeriod = (period: Period): Expr => and([compare('>=', field('$sta
 
 /**
  * The sessions starting in either period, with a pageview: PostHog's session columns, the
- * session's person (`person_id`, its first event's) and `extra` aggregates over its events. The
- * property filters pick the events sessions are made of.
+ * session's person (`person_id`, its first event's) and `extra` aggregates over its events. Event
+ * property filters pick the events sessions are made of; session ones (`type: 'session'`) the sessions.
  */
 export function webSessions(request: WebAnalyticsRequest, periods: WebPeriods, filters: FilterContext, extra: [string, Expr][] = []): SelectQuery {
   const first = periods.previous ?? periods.current;
   const readFrom = new Date(first.from.getTime() - SESSION_READ_MARGIN_MS);
   const readTo = new Date(periods.current.to.getTime() + SESSION_READ_MARGIN_MS);
-  const where = and([compare('>=', field('timestamp'), at(readFrom)), compare('<', field('timestamp'), at(readTo)), ...propertyConditions(request.properties ?? [], filters)]);
+  const properties = request.properties ?? [];
+  const onEvents = properties.filter((p) => p.type !== 'session');
+  const onSessions = properties.flatMap((p, i) => (p.type === 'session' ? [sessionPropertyExpr(p, `properties[${i}]`, filters.now)] : []));
+  const where = and([compare('>=', field('timestamp'), at(readFrom)), compare('<', field('timestamp'), at(readTo)), ...propertyConditions(onEvents, filters)]);
   const sessions = sessionsQuery({ where, extra: [['person_id', call('argMin', field('person_id'), field('timestamp'))], ...extra] });
   const periodsOf = periods.previous ? { node: 'Or' as const, exprs: [inPeriod(periods.current), inPeriod(periods.previous)] } : inPeriod(periods.current);
-  return { ...sessions, where: and([compare('>', field('$pageview_count'), constant(0)), periodsOf]) };
+  return { ...sessions, where: and([compare('>', field('$pageview_count'), constant(0)), periodsOf, ...onSessions]) };
 }
 
 /** An aggregate over the sessions of a period (`Expr` of the period's condition); of the previous one only when comparing. */
