@@ -53,6 +53,11 @@ describe('a materialized property is read from its column', () => {
     expect(clickhouse).toContain(`\`e\`.\`${BROWSER}\``);
   });
 
+  it('events printed as a guarded subquery carry the columns its join constraint reads', async () => {
+    const { clickhouse } = await print('SELECT d.person_id FROM events AS e JOIN person_distinct_ids AS d ON e.properties.$browser = d.distinct_id');
+    expect(clickhouse).toContain(`__e.\`${BROWSER}\` AS \`${BROWSER}\``);
+  });
+
   it("an alias named as a materialized column is refused: 18.16 would read it in the column's place", async () => {
     await expect(print(`SELECT 'x' AS ${BROWSER} FROM events WHERE properties.$browser = 'Chrome'`)).rejects.toThrow(HogQLError);
   });

@@ -434,11 +434,13 @@ export class ClickHousePrinter {
   }
 
   private from(sources: Source[], conditions: string[]): string {
+    // Constraints before tables: a materialized property a constraint reads is a column its wrapped events subquery must carry.
+    const constraints = sources.map((source, i) => (i === 0 ? '' : this.constraint(source)));
     return sources
       .map((source, i) => {
         const table = this.tableSql(source, conditions);
         if (i === 0) return `FROM ${table}`;
-        return `${source.join!.type} ${table}${this.constraint(source)}`;
+        return `${source.join!.type} ${table}${constraints[i]}`;
       })
       .join(' ');
   }

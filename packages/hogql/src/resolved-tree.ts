@@ -19,6 +19,8 @@ export interface Source {
   /** A subquery or CTE: its resolved tree and the columns it gives. */
   select?: SelectLike;
   columns?: string[];
+  /** A table defined as a select over the stored ones (`sessions`): its select resolves apart from the query's CTEs. */
+  view?: true;
   /** Events printed as a guarded subquery rather than guarded in the select's WHERE (see `eventsAsSubquery`). */
   wrapped: boolean;
   /** Which parts of the lazy person join the select's fields read. */

@@ -7,6 +7,7 @@ import { printHogQLExpr } from './print-hogql.js';
 import { sampleRange } from './sample.js';
 import { cteList, type FieldRef, type ResolvedField, type ResolvedItem, type ResolvedJoin, type ResolvedSelectQuery, type SelectScope, type Source } from './resolved-tree.js';
 import { TABLES, isTableName } from './schema.js';
+import { SESSIONS_COLUMNS, SESSIONS_TABLE, sessionsQuery } from './sessions-view.js';
 
 /**
  * The first stage of printing: resolves every name of a parsed query against `schema.ts` (tables,
@@ -93,6 +94,7 @@ class Resolver {
         const select = this.expandCte(cte, table) as SelectLike;
         return { name: alias, alias, select, columns: this.columnsOf(select, scope), wrapped: false, lazy: { pdi: false, person: false } };
       }
+      if (name === SESSIONS_TABLE) return { name: alias, alias, select: sessionsQuery(), columns: SESSIONS_COLUMNS, view: true, wrapped: false, lazy: { pdi: false, person: false } };
       if (!isTableName(name)) throw queryError(`Unknown table "${name}".`, span(table));
       return { name: alias, alias, table: name, wrapped: name === 'events' && eventsAsSubquery(first, hasJoins), lazy: { pdi: false, person: false }, ...(sampled && { sample: sampled }) };
     }
@@ -117,6 +119,7 @@ class Resolver {
             const name = String(table.chain[0]);
             const cte = this.lookupCte(inner, name);
             if (cte && cte.cte_type === 'subquery') names.push(...this.columnsOf(cte.expr as SelectLike, inner));
+            else if (name === SESSIONS_TABLE) names.push(...SESSIONS_COLUMNS);
             else if (isTableName(name)) names.push(...TABLES[name].asterisk);
           } else if (table.node === 'SelectQuery' || table.node === 'SelectSetQuery') {
             names.push(...this.columnsOf(table, inner));
@@ -302,7 +305,7 @@ class Resolver {
       const cte = this.lookupCte(scope, name);
       if (cte?.cte_type === 'subquery') return this.select(this.expandCte(cte, right) as SelectLike, scope);
       if (cte?.cte_type === 'column') return this.inSet(this.expandCte(cte, right), scope);
-      if (isTableName(name) && !scope.sources.some((s) => this.hasField(s, name))) {
+      if ((isTableName(name) || name === SESSIONS_TABLE) && !scope.sources.some((s) => this.hasField(s, name))) {
         throw queryError(`IN takes a list, an array or a subquery, not the table ${name}: write (SELECT column FROM ${name})`, span(right));
       }
     }
@@ -455,7 +458,8 @@ class Resolver {
     joins.forEach((join, i) => {
       if (i > 0) scope.sources[i]!.join = this.joinOf(join, scope, i);
     });
-    for (const source of scope.sources) if (source.select) source.select = this.select(source.select, scope);
+    // A view reads the stored tables, not a CTE of the query that names it.
+    for (const source of scope.sources) if (source.select) source.select = this.select(source.select, source.view ? null : scope);
     return resolved;
   }
 

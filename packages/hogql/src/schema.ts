@@ -3,6 +3,7 @@ import { EVENTS_TABLE_COLUMNS } from '@tributary/clickhouse';
  * The tables a project's HogQL may read, and what each field is in ClickHouse. The stored tables
  * (`events`, `person`, `person_distinct_id`, `groups`) hold every project's rows; a query names
  * only these HogQL tables, and the printer reads the stored ones through its tenant guard alone.
+ * `sessions` is no stored table but a select over `events` (`sessions-view.ts`), guarded as events are.
  */
 export type TableName = 'events' | 'persons' | 'person_distinct_ids' | 'groups';
 

@@ -144,6 +144,16 @@ export function isolationSuite(engine: Engine): void {
       ['hasColumnInTable', "SELECT hasColumnInTable('tributary', 'person', 'properties')", { refused: "Unsupported function call 'hasColumnInTable(...)'" }],
       ['a JOIN of a stored table by its ClickHouse name', 'SELECT * FROM events AS e JOIN person_distinct_id AS d ON e.distinct_id = d.distinct_id', { refused: 'Unknown table "person_distinct_id".' }],
       ['a JOIN of a database-qualified table', 'SELECT * FROM events AS e JOIN tributary.person AS p ON e.person_id = p.id', { refused: 'Unknown table "tributary.person".' }],
+      // sessions is a select over events: the other project's events of a session id of the project's ('s1') never join its session.
+      ['every session', 'SELECT * FROM sessions', { runs: 1 }],
+      ["a session's entry and counts", "SELECT session_id, $entry_current_url, $entry_utm_source, $pageview_count, $session_duration, $channel_type FROM sessions WHERE session_id = 's1' AND $pageview_count = 2 AND $session_duration = 3600", { runs: 1 }],
+      ['sessions joined to events', 'SELECT s.session_id, e.event FROM sessions AS s JOIN events AS e ON s.session_id = e.$session_id', { runs: 2 }],
+      ['events joined to sessions', 'SELECT e.event, s.$channel_type FROM events AS e LEFT JOIN sessions AS s ON e.$session_id = s.session_id', { runs: 8 }],
+      ['sessions in a subquery', 'SELECT count() AS c FROM (SELECT * FROM sessions WHERE 1 = 1 OR 1 = 1) HAVING c = 1', { runs: 1 }],
+      ['sessions IN a subquery', 'SELECT * FROM events WHERE $session_id IN (SELECT session_id FROM sessions)', { runs: 2 }],
+      ['sessions under a CTE named events', 'WITH events AS (SELECT distinct_id AS x FROM person_distinct_ids) SELECT * FROM sessions', { runs: 1 }],
+      ['a CTE named sessions', 'WITH sessions AS (SELECT distinct_id FROM events) SELECT * FROM sessions', { runs: 8 }],
+      ['IN sessions by its table name', 'SELECT * FROM events WHERE $session_id IN sessions', { refused: 'not the table sessions' }],
       ['IN in a saved-insight-like subquery of a subquery', 'SELECT * FROM (SELECT distinct_id AS groups FROM events) WHERE groups IN groups', { fails: 'must be an array' }],
     ];
 
@@ -166,12 +176,13 @@ export function isolationSuite(engine: Engine): void {
    * Fields are compared as text, so nearly every query runs rather than failing on types.
    */
   describe("generated queries never answer with another project's values", () => {
-    type Table = 'events' | 'persons' | 'person_distinct_ids' | 'groups';
+    type Table = 'events' | 'persons' | 'person_distinct_ids' | 'groups' | 'sessions';
     const FIELDS: Record<Table, string[]> = {
       events: ['event', 'distinct_id', 'properties.$browser', 'properties.plan', 'properties.a.b', 'person.properties.email', 'person.properties.plan', 'person_id', 'pdi.person_id', 'uuid', 'timestamp', '$group_0', 'properties'],
       persons: ['id', 'properties.email', 'properties.plan', 'created_at', 'is_identified', 'properties'],
       person_distinct_ids: ['distinct_id', 'person_id'],
       groups: ['key', 'index', 'properties.name', 'properties.industry', 'created_at', 'properties'],
+      sessions: ['session_id', 'distinct_id', '$start_timestamp', '$entry_current_url', '$entry_utm_source', '$end_current_url', '$pageview_count', '$is_bounce', '$channel_type'],
     };
     const TABLE_NAMES = Object.keys(FIELDS) as Table[];
     /** Text literals of both projects: conditions naming the other project's must find nothing of it. */
@@ -188,6 +199,8 @@ export function isolationSuite(engine: Engine): void {
       ['events', '$group_0', 'groups', 'key'],
       ['events', 'person_id', 'persons', 'id'],
       ['events', 'event', 'events', 'event'],
+      ['events', '$session_id', 'sessions', 'session_id'],
+      ['sessions', 'distinct_id', 'person_distinct_ids', 'distinct_id'],
     ];
 
     const literal = fc.constantFrom(...LITERALS).map((value) => `'${value.replace(/'/g, "\\'")}'`);

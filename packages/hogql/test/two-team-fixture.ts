@@ -56,9 +56,9 @@ const events: EventRow[] = [
   event(TEAM, 'bob-laptop', 'purchase', '2024-01-03 08:00:00', { $browser: 'Firefox', amount: 50, paid: true }, PERSON.bob, 'globex'),
   event(TEAM, 'anon', '$pageview', '2024-01-03 12:00:00', { $browser: 'Edge' }, PERSON.anon),
   // The other project: the same event names and a shared distinct id, with its markers.
-  event(OTHER_TEAM, MARKER, '$pageview', '2031-05-05 10:00:00', { $browser: `${MARKER}-browser`, amount: 999999, paid: true, a: { b: MARKER } }, OTHER_PERSON, 'acme', otherEventIds[0]),
-  event(OTHER_TEAM, 'alice', 'signup', '2031-05-05 11:00:00', { $browser: 'Chrome', plan: MARKER, amount: 999999, paid: true }, OTHER_PERSON, `${MARKER}-group`, otherEventIds[1]),
-  event(OTHER_TEAM, 'bob', `${MARKER}-event`, '2031-05-05 12:00:00', { $browser: `${MARKER}-browser`, $current_url: `https://${MARKER}.example.com/` }, OTHER_PERSON, '', otherEventIds[2]),
+  event(OTHER_TEAM, MARKER, '$pageview', '2031-05-05 10:00:00', { $browser: `${MARKER}-browser`, amount: 999999, paid: true, a: { b: MARKER }, $session_id: 's1' }, OTHER_PERSON, 'acme', otherEventIds[0]),
+  event(OTHER_TEAM, 'alice', 'signup', '2031-05-05 11:00:00', { $browser: 'Chrome', plan: MARKER, amount: 999999, paid: true, $session_id: 's1', $current_url: `https://${MARKER}.example.com/s1`, utm_source: MARKER }, OTHER_PERSON, `${MARKER}-group`, otherEventIds[1]),
+  event(OTHER_TEAM, 'bob', `${MARKER}-event`, '2031-05-05 12:00:00', { $browser: `${MARKER}-browser`, $current_url: `https://${MARKER}.example.com/`, $session_id: `${MARKER}-session` }, OTHER_PERSON, '', otherEventIds[2]),
 ];
 
 const person = (team: number, id: string, properties: object, version: number, isDeleted = 0, isIdentified = 1) => ({

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { loadHogQLParser } from '@tributary/hogql';
 import type { ChdbClickHouse } from '@tributary/test-support/chdb';
 import type { QueryService } from '../src/query/query-service.js';
-import { chdbQueryService } from './chdb-query-service.js';
+import { uncachedQueryService } from './uncached-query-service.js';
 import { insertFixture } from './insights-oracle/cases.js';
 import { LEAK, PATHS_CASES, buildPathsFixture, expectedPaths } from './insights-oracle/paths-cases.js';
 
@@ -20,7 +20,7 @@ beforeAll(async () => {
   clickhouse = await (await import('@tributary/test-support/chdb')).createChdbClickHouse();
   await insertFixture(clickhouse, TEAM, fixture);
   await insertFixture(clickhouse, TEAM + 1, buildPathsFixture({ other: true }));
-  service = chdbQueryService(clickhouse);
+  service = uncachedQueryService(clickhouse);
 });
 afterAll(() => clickhouse.close());
 

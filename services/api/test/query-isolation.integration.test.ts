@@ -22,6 +22,8 @@ const otherUuids = [randomUUID(), randomUUID(), randomUUID()];
 const person = { alice: randomUUID(), bob: randomUUID() };
 const day = (d: number, hour = 12) => `2024-01-0${d} ${hour}:00:00`;
 const range = { date_from: '2024-01-01', date_to: '2024-01-03' };
+/** A pageview's session and page: the other project's share the project's session ids, their pages named by the marker. */
+const page = (session: string, path: string) => ({ $session_id: session, $current_url: `https://shop.test${path}`, $pathname: path });
 
 const setup = useApi();
 beforeAll(async () => {
@@ -30,12 +32,12 @@ beforeAll(async () => {
   const [own, theirs] = [tenant.project.id, other.project.id];
   const chain = (text: string) => `button.cta:href="/pricing"nth-child="1"text="${text}";div.main`;
   await api.clickhouse.insert('events', EVENT_ROW_COLUMNS, [
-    eventRow(own, 'alice', '$pageview', day(1), { $browser: 'Chrome', plan: 'pro', amount: 5 }, { person_id: person.alice, person_properties: JSON.stringify({ email: 'alice@example.com' }), group_0: 'acme', elements_chain: chain('Buy') }),
-    eventRow(own, 'alice', 'signup', day(2), { $browser: 'Chrome', amount: '7' }, { person_id: person.alice, group_0: 'acme' }),
-    eventRow(own, 'bob', '$pageview', day(2), { $browser: 'Firefox' }, { person_id: person.bob, person_properties: JSON.stringify({ email: 'bob@example.com' }) }),
+    eventRow(own, 'alice', '$pageview', day(1), { $browser: 'Chrome', plan: 'pro', amount: 5, ...page('alice', '/pricing') }, { person_id: person.alice, person_properties: JSON.stringify({ email: 'alice@example.com' }), group_0: 'acme', elements_chain: chain('Buy') }),
+    eventRow(own, 'alice', 'signup', day(2), { $browser: 'Chrome', amount: '7', $session_id: 'alice' }, { person_id: person.alice, group_0: 'acme' }),
+    eventRow(own, 'bob', '$pageview', day(2), { $browser: 'Firefox', ...page('bob', '/') }, { person_id: person.bob, person_properties: JSON.stringify({ email: 'bob@example.com' }) }),
     eventRow(own, 'bob', '$pageview', day(3, 9), { $browser: 'Firefox' }, { person_id: person.bob }),
     ...otherUuids.map((uuid, i) =>
-      eventRow(theirs, i === 2 ? MARKER : 'alice', i === 1 ? 'signup' : '$pageview', day(i + 1), { $browser: 'Chrome', plan: THEIRS, amount: 5, secret: MARKER }, {
+      eventRow(theirs, i === 2 ? MARKER : 'alice', i === 1 ? 'signup' : '$pageview', day(i + 1), { $browser: 'Chrome', plan: THEIRS, amount: 5, secret: MARKER, ...page('alice', `/${MARKER}`) }, {
         uuid,
         person_id: person.alice,
         person_properties: JSON.stringify({ email: `${MARKER}@example.com` }),
@@ -108,6 +110,10 @@ const READERS: Record<string, (properties: object[]) => Promise<{ status: number
     query({ kind: 'ActorsQuery', source: { kind: 'InsightActorsQuery', source: { kind: 'StickinessQuery', series: [{ kind: 'EventsNode', event: null }], interval: 'day', properties, dateRange: range }, day: 1 } }),
   // Every person, searched for the values the filters hold: the other project's among them.
   'ActorsQuery of every person': (properties) => query({ kind: 'ActorsQuery', search: String((properties[0] as { value?: unknown }).value ?? THEIRS), select: ['actor', 'properties.secret'] }),
+  // Sessions the other project shares ids with: a page of theirs would show as a row.
+  WebOverviewQuery: (properties) => query({ kind: 'WebOverviewQuery', properties, dateRange: range, compareFilter: { compare: true } }),
+  WebStatsTableQuery: (properties) => query({ kind: 'WebStatsTableQuery', breakdownBy: 'Page', properties, dateRange: range, compareFilter: { compare: true } }),
+  'WebStatsTableQuery by entry page': (properties) => query({ kind: 'WebStatsTableQuery', breakdownBy: 'InitialPage', properties, dateRange: range }),
   // An action's steps take the same filters: as an ActionsNode series and as HogQL's matchesAction.
   'an ActionsNode': async (properties) => {
     const action = await api.request('POST', path('actions/'), tenant.personalApiKey, { name: `generated ${randomUUID()}`, steps: [{ event: '$pageview', properties }, { event: '$autocapture', selector: 'div.main button', properties }] });
@@ -168,9 +174,9 @@ describe('filters of every type on every path, as HogQL that runs', () => {
     const list = await READERS['the events list']!(every());
     expect(list.status).toBe(200);
     expect(JSON.parse(list.text).results.map((e: { distinct_id: string; event: string }) => [e.distinct_id, e.event])).toEqual([['alice', '$pageview']]);
-    for (const reader of ['EventsQuery', 'TrendsQuery', 'FunnelsQuery', 'RetentionQuery', 'LifecycleQuery', 'StickinessQuery', 'PathsQuery']) {
+    for (const reader of ['EventsQuery', 'TrendsQuery', 'FunnelsQuery', 'RetentionQuery', 'LifecycleQuery', 'StickinessQuery', 'PathsQuery', 'WebOverviewQuery', 'WebStatsTableQuery']) {
       const { status, text } = await READERS[reader]!(every());
-      expect([reader, status]).toEqual([reader, 200]);
+      expect([reader, status, status === 200 ? '' : text]).toEqual([reader, 200, '']);
       expect(text).not.toContain('<filter>');
     }
   });

@@ -13,6 +13,7 @@ import { PersonsPage } from './pages/persons-page.js';
 import { ProjectSettingsPage } from './pages/project-settings-page.js';
 import { SignInPage } from './pages/sign-in-page.js';
 import { SqlPage } from './pages/sql-page.js';
+import { WebAnalyticsPage } from './pages/web-analytics-page.js';
 import { StatusPage } from './pages/status-page.js';
 import { link, usePath } from './router.js';
 import { session } from './session.js';
@@ -23,6 +24,7 @@ import { useLoad } from './use-load.js';
 const PAGES = [
   { path: '/dashboards', label: 'Dashboards' },
   { path: '/insights', label: 'Insights' },
+  { path: '/web', label: 'Web analytics' },
   { path: '/sql', label: 'SQL' },
   { path: '/events', label: 'Events' },
   { path: '/persons', label: 'Persons' },
@@ -121,6 +123,7 @@ function Page({ path }: { path: string }) {
   if (dashboard) return <DashboardPage id={Number(dashboard[1])} />;
   if (path.startsWith('/insights')) return <InsightsPage />;
   if (path.startsWith('/sql')) return <SqlPage />;
+  if (path.startsWith('/web')) return <WebAnalyticsPage />;
   if (path.startsWith('/events')) return <EventsPage />;
   if (path.startsWith('/persons')) return <PersonsPage />;
   if (path.startsWith('/feature-flags')) return <FeatureFlagsPage />;

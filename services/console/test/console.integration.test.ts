@@ -57,7 +57,7 @@ function capturedBatch(now: number) {
       event: '$pageview',
       distinct_id: `user-${u}`,
       timestamp: at(d, u),
-      properties: { $browser: browserOf(u), $referring_domain: u < 3 ? 'google.com' : 'news.ycombinator.com', $pathname: `/p/${d % 3}`, $current_url: `https://shop.test/p/${d % 3}`, $set: { email: `user-${u}@shop.test` } },
+      properties: { $browser: browserOf(u), $referring_domain: u < 3 ? 'google.com' : 'news.ycombinator.com', $pathname: `/p/${d % 3}`, $current_url: `https://shop.test/p/${d % 3}`, $session_id: `s-${u}-${d}`, $set: { email: `user-${u}@shop.test` } },
     })),
     ...SIGNED_UP.map((u) => ({ event: 'signed up', distinct_id: `user-${u}`, timestamp: at(10, u), properties: {} })),
     ...PAID.map((u) => ({ event: 'paid', distinct_id: `user-${u}`, timestamp: at(9, u), properties: {} })),
@@ -342,6 +342,23 @@ describe('the web console, in Chromium against the running stack', () => {
     const cohorts = JSON.parse((await attribute('.insight-result table.retention', 'data-retention'))!) as number[][];
     expect(sum(cohorts.map((counts) => counts[0] ?? 0))).toBe(USERS);
     await screenshot('insights-retention');
+    await expectAccessible();
+  });
+
+  it('shows web analytics: overview tiles from the sessions, and a table by the breakdown chosen', async () => {
+    await goTo('/web', 'Web analytics');
+    await choose('#web-range', '-30d');
+    // Each pageview is a session of its own, a bounce.
+    const tile = (label: string) => page.waitForFunction(`[...document.querySelectorAll('ul[aria-label=Overview] li')].find((li) => li.querySelector('h2').textContent === ${JSON.stringify(label)})?.querySelector('.figure').textContent`).then((h) => h.jsonValue());
+    await page.waitForFunction(`document.querySelector('ul[aria-label=Overview] li .figure')?.textContent === ${JSON.stringify(String(USERS))}`);
+    expect([await tile('Visitors'), await tile('Page views'), await tile('Sessions'), await tile('Bounce rate')]).toEqual([String(USERS), String(pageviews.length), String(pageviews.length), '100.0%']);
+    await choose('#web-breakdown', 'InitialReferringDomain');
+    await page.waitForFunction(`document.querySelector('table.results caption')?.textContent === 'Visitors by referring domain'`);
+    const rows = await page.$$eval('table.results tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    const viewsFrom = (domain: string) => String(pageviews.filter(({ u }) => (u < 3 ? 'google.com' : 'news.ycombinator.com') === domain).length);
+    // Compared with the 30 days before, which had none.
+    expect(rows.map((r) => [r[0], r[1], r[2]]).sort()).toEqual([['google.com', '3 (was 0)', `${viewsFrom('google.com')} (was 0)`], ['news.ycombinator.com', '3 (was 0)', `${viewsFrom('news.ycombinator.com')} (was 0)`]]);
+    await screenshot('web-analytics');
     await expectAccessible();
   });
 

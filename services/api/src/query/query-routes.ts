@@ -51,7 +51,7 @@ export function queryRoutes(service: QueryService): Router {
     '/',
     requireScopes('query:read'),
     documented({
-      summary: 'Run a query: HogQLQuery (SQL over events, persons, person_distinct_ids, groups), EventsQuery, an insight (TrendsQuery, FunnelsQuery, StickinessQuery, LifecycleQuery, RetentionQuery, PathsQuery), the persons behind one of its points (ActorsQuery), or an experiment\'s metric (ExperimentTrendsQuery, ExperimentFunnelsQuery with its experiment_id)',
+      summary: 'Run a query: HogQLQuery (SQL over events, persons, person_distinct_ids, groups, sessions), EventsQuery, an insight (TrendsQuery, FunnelsQuery, StickinessQuery, LifecycleQuery, RetentionQuery, PathsQuery), the persons behind one of its points (ActorsQuery), web analytics (WebOverviewQuery, WebStatsTableQuery), or an experiment\'s metric (ExperimentTrendsQuery, ExperimentFunnelsQuery with its experiment_id)',
       description: 'Every table a query reads is limited to this project. Queries without LIMIT return 100 rows and say whether there are more; none returns more than 50,000.',
       body: bodySchema,
       responses: { '200': { description: 'The rows, with their columns and types, and the query as it ran', schema: responseSchema } },

@@ -2,6 +2,7 @@ import { MAX_QUERY_LENGTH } from '@tributary/hogql';
 import { experimentQuerySchemas } from '../experiments/experiment-metrics.js';
 import { TRENDS_MATHS } from './insights/trends/trends-query.js';
 import { MAX_PATH_EDGES, MAX_PATH_STEPS, PATH_TYPES } from './insights/paths/paths-query.js';
+import { WEB_BREAKDOWNS, WEB_STATS_LIMIT_MAX } from './insights/web-analytics/web-stats-table-query.js';
 
 /** What every kind may carry that the endpoint takes and does not act on (PostHog's DataNode fields). */
 const dataNode = { modifiers: { type: 'object' }, tags: { type: 'object' } };
@@ -281,6 +282,33 @@ const actorsQuerySchema = {
   },
 };
 
+/** What both web analytics kinds take: a range, property filters, and whether to compare with the period before. */
+const webAnalyticsProperties = {
+  dateRange,
+  properties: propertyFilters,
+  compareFilter: nullable({ type: 'object', properties: { compare: { type: ['boolean', 'null'] }, compare_to: { type: ['string', 'null'] } } }),
+  compare: nullable({ type: 'boolean' }),
+  filterTestAccounts: nullable({ type: 'boolean' }),
+  sampling: nullable({ type: 'object' }),
+  conversionGoal: { type: 'null', description: 'conversion goals are not supported yet' },
+  ...dataNode,
+};
+const webOverviewQuerySchema = { type: 'object', required: ['kind'], properties: { kind: { const: 'WebOverviewQuery' }, ...webAnalyticsProperties } };
+const webStatsTableQuerySchema = {
+  type: 'object',
+  required: ['kind', 'breakdownBy'],
+  properties: {
+    kind: { const: 'WebStatsTableQuery' },
+    breakdownBy: { enum: [...WEB_BREAKDOWNS], description: `one of ${WEB_BREAKDOWNS.join(', ')}` },
+    limit: nullable({ type: 'integer', minimum: 1, maximum: WEB_STATS_LIMIT_MAX }),
+    includeBounceRate: nullable({ type: 'boolean' }),
+    includeScrollDepth: nullable({ type: 'boolean' }),
+    doPathCleaning: nullable({ type: 'boolean' }),
+    orderBy: nullable({ type: 'array' }),
+    ...webAnalyticsProperties,
+  },
+};
+
 /** The query kinds the endpoint runs, each with the schema its request is held to. */
 export const QUERY_SCHEMAS: Record<string, object> = {
   HogQLQuery: hogqlQuerySchema,
@@ -295,5 +323,7 @@ export const QUERY_SCHEMAS: Record<string, object> = {
   ActorsQuery: actorsQuerySchema,
   InsightActorsQuery: insightActorsQuerySchema,
   FunnelsActorsQuery: funnelsActorsQuerySchema,
+  WebOverviewQuery: webOverviewQuerySchema,
+  WebStatsTableQuery: webStatsTableQuerySchema,
 };
 export const QUERY_KINDS = Object.keys(QUERY_SCHEMAS);

@@ -24,6 +24,8 @@ import { runLifecycleQuery, type LifecycleQueryRequest } from './insights/lifecy
 import { runRetentionQuery, type RetentionQueryRequest } from './insights/retention/retention-query.js';
 import { runStickinessQuery, type StickinessQueryRequest } from './insights/stickiness/stickiness-query.js';
 import { runTrendsQuery, type TrendsQueryRequest } from './insights/trends/trends-query-runner.js';
+import { runWebOverviewQuery, type WebOverviewQueryRequest } from './insights/web-analytics/web-overview-query.js';
+import { runWebStatsTableQuery, type WebStatsTableQueryRequest } from './insights/web-analytics/web-stats-table-query.js';
 
 export interface HogQLQueryRequest {
   kind: 'HogQLQuery';
@@ -31,7 +33,18 @@ export interface HogQLQueryRequest {
   values?: Record<string, unknown>;
 }
 
-type InsightRequest = TrendsQueryRequest | FunnelsQueryRequest | StickinessQueryRequest | LifecycleQueryRequest | RetentionQueryRequest | PathsQueryRequest | ActorsQueryRequest | InsightActorsQuery | FunnelsActorsQuery;
+type InsightRequest =
+  | TrendsQueryRequest
+  | FunnelsQueryRequest
+  | StickinessQueryRequest
+  | LifecycleQueryRequest
+  | RetentionQueryRequest
+  | PathsQueryRequest
+  | ActorsQueryRequest
+  | InsightActorsQuery
+  | FunnelsActorsQuery
+  | WebOverviewQueryRequest
+  | WebStatsTableQueryRequest;
 export type QueryRequest = HogQLQueryRequest | EventsQueryRequest | InsightRequest | ExperimentQueryRequest;
 
 /** The project a query runs for: its rows only, its timezone for dates. */
@@ -57,6 +70,8 @@ const INSIGHTS: { [K in InsightRequest['kind']]: (request: Extract<InsightReques
   // Asked alone, as PostHog takes them: the first page of the point's persons, in the default columns.
   InsightActorsQuery: (source, deps) => runActorsQuery({ kind: 'ActorsQuery', source }, deps),
   FunnelsActorsQuery: (source, deps) => runActorsQuery({ kind: 'ActorsQuery', source }, deps),
+  WebOverviewQuery: runWebOverviewQuery,
+  WebStatsTableQuery: runWebStatsTableQuery,
 };
 const isInsight = (request: QueryRequest): request is InsightRequest => Object.hasOwn(INSIGHTS, request.kind);
 const isExperiment = (request: QueryRequest): request is ExperimentQueryRequest => isExperimentKind(request.kind);

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import type { Fixture, StoredEvent } from './fixture.js';
+import type { Fixture } from './fixture.js';
+import { mayFixture, type Props, type Spec } from './may-fixture.js';
 import { referencePaths, type PathsEdgeLine, type PathsRequest } from './paths-reference.js';
 
 /**
@@ -14,9 +14,6 @@ import { referencePaths, type PathsEdgeLine, type PathsRequest } from './paths-r
  */
 
 const SITE = 'https://shop.test';
-type Props = Record<string, unknown>;
-/** [UTC time, distinct id, event, properties] */
-type Spec = [string, string, string, Props?];
 
 const page = (path: string, extra: Props = {}): Props => ({ $current_url: `${SITE}${path}`, $pathname: path.replace(/\?.*$/, ''), ...extra });
 const screen = (name?: string): Props => (name === undefined ? {} : { $screen_name: name });
@@ -83,32 +80,8 @@ const OTHER_PROJECT: Spec[] = [
   ['2024-05-07 12:01:30', 'mallory', '$pageview', { $current_url: 'https://leak.test/x', $pathname: '/leak-x' }],
 ];
 
-const PERSONS = ['ann', 'ben', 'cat', 'dev', 'eve', 'fay', 'gus'] as const;
-const DISTINCT_IDS: Record<string, (typeof PERSONS)[number]> = { ann: 'ann', 'ann-phone': 'ann', ben: 'ben', cat: 'cat', dev: 'dev', eve: 'eve', fay: 'fay', gus: 'gus' };
-
 /** The fixture (or the other project's rows) with persons of its own. */
-export function buildPathsFixture({ other = false } = {}): Fixture {
-  const personIds = Object.fromEntries(PERSONS.map((name) => [name, randomUUID()])) as Record<(typeof PERSONS)[number], string>;
-  const stored = (spec: Spec): StoredEvent => {
-    const [timestamp, distinctId, event, properties = {}] = spec;
-    const personId = DISTINCT_IDS[distinctId] ? personIds[DISTINCT_IDS[distinctId]] : randomUUID();
-    return { distinctId, event, timestamp, ms: 0, properties, personProperties: {}, personId, group0: '' };
-  };
-  const batch = (other ? OTHER_PROJECT : EVENTS).map(stored);
-  const persons = PERSONS.map((name) => ({ id: personIds[name], createdAt: '2024-05-01 00:00:00', properties: {}, version: 1 }));
-  const distinctIds = Object.entries(DISTINCT_IDS).map(([distinctId, name]) => ({ distinctId, personId: personIds[name], version: 1, isDeleted: false }));
-  return {
-    world: {
-      timezone: 'UTC',
-      events: batch.map((e) => ({ event: e.event, distinctId: e.distinctId, time: Date.parse(`${e.timestamp.replace(' ', 'T')}Z`), properties: e.properties, personProperties: {}, storedPersonId: e.personId, group0: '' })),
-      persons: persons.map((p) => ({ id: p.id, createdAt: Date.parse('2024-05-01T00:00:00Z'), properties: {}, version: 1 })),
-      distinctIds,
-    },
-    batches: [batch],
-    persons,
-    distinctIds,
-  };
-}
+export const buildPathsFixture = ({ other = false } = {}): Fixture => mayFixture(other ? OTHER_PROJECT : EVENTS);
 
 const MAY = { date_from: '2024-05-01', date_to: '2024-05-10' };
 const paths = (pathsFilter: PathsRequest['pathsFilter'], rest: Partial<PathsRequest> = {}): PathsRequest => ({ kind: 'PathsQuery', dateRange: MAY, pathsFilter, ...rest });

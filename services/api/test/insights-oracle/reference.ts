@@ -83,7 +83,8 @@ export function rowsOf(world: World): Row[] {
 
 export interface PropertyFilter {
   key: string;
-  type?: 'event' | 'person';
+  /** `session`: a property of the event's session, which only the web analytics reference reads. */
+  type?: 'event' | 'person' | 'session';
   operator?: 'exact' | 'is_not' | 'is_set' | 'is_not_set' | 'icontains' | 'gt' | 'lt';
   value?: unknown;
 }
