@@ -354,6 +354,8 @@ describe('the web console, in Chromium against the running stack', () => {
     expect([await tile('Visitors'), await tile('Page views'), await tile('Sessions'), await tile('Bounce rate')]).toEqual([String(USERS), String(pageviews.length), String(pageviews.length), '100.0%']);
     await choose('#web-breakdown', 'InitialReferringDomain');
     await page.waitForFunction(`document.querySelector('table.results caption')?.textContent === 'Visitors by referring domain'`);
+    // The caption follows the picker at once; the rows follow when the new answer arrives.
+    await page.waitForFunction(`[...document.querySelectorAll('table.results tbody td:first-child')].some((td) => td.textContent.endsWith('.com'))`);
     const rows = await page.$$eval('table.results tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
     const viewsFrom = (domain: string) => String(pageviews.filter(({ u }) => (u < 3 ? 'google.com' : 'news.ycombinator.com') === domain).length);
     // Compared with the 30 days before, which had none.

@@ -48,7 +48,7 @@ describe('definitions kept by ingest', () => {
     const recent = Math.floor(Date.now() / 1000) - 60;
     await h.send([
       { event: 'purchase', distinct_id: 'buyer', properties: { price: 9.5, plan: 'pro', gift: false, paid_at: recent, $set: { email: 'b@shop.test' }, $set_once: { first_seen: '2026-01-01T00:00:00Z' } } },
-      { event: '$pageview', distinct_id: 'buyer', properties: { $browser: 'Firefox', '$feature/checkout': true, utm_campaign: 2026 } },
+      { event: '$pageview', distinct_id: 'buyer', properties: { $browser: 'Firefox', '$feature/checkout': true, utm_campaign: 2026, cart: { items: 2 }, tags: ['a'], coupon: null } },
       { event: '$groupidentify', distinct_id: 'buyer', properties: { $group_type: 'company', $group_key: 'acme', $group_set: { seats: 12 } } },
     ]);
     await h.waitForEvents(3);
@@ -59,17 +59,21 @@ describe('definitions kept by ingest', () => {
     expect(await propertyDefinitions(h.pool, teamId)).toEqual([
       { name: '$browser', type: 1, group_type_index: null, property_type: 'String', is_numerical: false },
       { name: '$feature/checkout', type: 1, group_type_index: null, property_type: 'String', is_numerical: false },
+      // Values of no type yet are kept without one, as PostHog keeps them.
+      { name: 'cart', type: 1, group_type_index: null, property_type: null, is_numerical: false },
+      { name: 'coupon', type: 1, group_type_index: null, property_type: null, is_numerical: false },
       { name: 'gift', type: 1, group_type_index: null, property_type: 'Boolean', is_numerical: false },
       { name: 'paid_at', type: 1, group_type_index: null, property_type: 'DateTime', is_numerical: false },
       { name: 'plan', type: 1, group_type_index: null, property_type: 'String', is_numerical: false },
       { name: 'price', type: 1, group_type_index: null, property_type: 'Numeric', is_numerical: true },
+      { name: 'tags', type: 1, group_type_index: null, property_type: null, is_numerical: false },
       { name: 'utm_campaign', type: 1, group_type_index: null, property_type: 'String', is_numerical: false },
       { name: 'email', type: 2, group_type_index: null, property_type: 'String', is_numerical: false },
       { name: 'first_seen', type: 2, group_type_index: null, property_type: 'DateTime', is_numerical: false },
       { name: 'seats', type: 3, group_type_index: 0, property_type: 'Numeric', is_numerical: true },
     ]);
     // Flag values are not linked to each event name (PostHog neither), nor are $set and $set_once event properties.
-    expect(await eventProperties(h.pool, teamId)).toEqual(['$pageview.$browser', '$pageview.utm_campaign', 'purchase.gift', 'purchase.paid_at', 'purchase.plan', 'purchase.price']);
+    expect(await eventProperties(h.pool, teamId)).toEqual(['$pageview.$browser', '$pageview.cart', '$pageview.coupon', '$pageview.tags', '$pageview.utm_campaign', 'purchase.gift', 'purchase.paid_at', 'purchase.plan', 'purchase.price']);
   }, 90_000);
 
   it('keeps the first type a property was given, and moves last_seen_at forward', async () => {

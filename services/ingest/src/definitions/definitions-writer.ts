@@ -103,10 +103,11 @@ export class DefinitionsWriter {
     }
     const properties = byKey(batch.properties, (p) => `${p.teamId}\u0000${p.type}\u0000${p.groupTypeIndex ?? -1}\u0000${p.name}`, (a, b) => (a.propertyType === null ? b : a));
     if (properties.length > 0) {
-      // The first type inferred stays: a later value of another type does not change it.
+      // The first type inferred stays: a later value of another type does not change it. A property of no
+      // type yet (an object, a list, null) is not numerical: NULL there would fail every project's batch.
       await this.deps.pool.query(
         `INSERT INTO property_definitions (team_id, name, type, group_type_index, property_type, is_numerical)
-         SELECT u.team_id, u.name, u.type, u.group_type_index, u.property_type, u.property_type = 'Numeric'
+         SELECT u.team_id, u.name, u.type, u.group_type_index, u.property_type, coalesce(u.property_type = 'Numeric', false)
            FROM unnest($1::int[], $2::text[], $3::smallint[], $4::smallint[], $5::text[]) AS u(team_id, name, type, group_type_index, property_type)
           WHERE EXISTS (SELECT 1 FROM projects WHERE projects.id = u.team_id)
          ON CONFLICT (team_id, type, (coalesce(group_type_index, -1)), name)
