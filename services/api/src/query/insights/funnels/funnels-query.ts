@@ -201,7 +201,6 @@ interface PersonFunnelInput {
 const flagAt = (e: Expr, j: number) => call('modulo', call('intDiv', e, num(2 ** (FLAG_BITS - 1 - j))), num(2));
 const isStep = (e: Expr, k: number) => compare('==', flagAt(e, k), num(1));
 const timeAt = (e: Expr) => call('intDiv', e, num(HIGH));
-const enumerateKeys = call('arrayEnumerate', field('keys'));
 const valuesOf = (k: number) => `values_${k}`;
 
 /**
@@ -240,15 +239,18 @@ function walkedPersonFunnel({ persons, n, window, origin, strict, broken, exclus
   const before = (value: string, difference: string) => minus(field(value), field(difference));
   const waiting = before('s', 'd');
   const waits = and([compare('>', field('i'), num(1)), compare('>=', waiting, num(HIGH)), within(field('e'), waiting)]);
-  const withState = (k: number) => [field('keys'), enumerateKeys, field(stateOf(k)), call('arrayDifference', field(stateOf(k)))];
+  // Each event's index, enumerated once and carried.
+  const indexes = field('indexes');
+  const withState = (k: number) => [field('keys'), indexes, field(stateOf(k)), call('arrayDifference', field(stateOf(k)))];
   const withDifference = (name: string) => [field(name), call('arrayDifference', field(name))];
-  const base = ['aggregation_target', 'keys', ...(broken ? ['breakdowns', 'breakdown_value'] : [])];
+  const personColumns = ['aggregation_target', 'keys', ...(broken ? ['breakdowns', 'breakdown_value'] : [])];
+  const base = [...personColumns, 'indexes'];
 
   const reaching = (k: number): Expr => {
     if (k === 0) {
       const reaches = and([isStep(field('e'), 0), ...(broken ? [compare('==', field('b'), field('breakdown_value'))] : [])]);
       const each = lambda(['e', 'i', ...(broken ? ['b'] : [])], ifElse(reaches, stateValue(timeSince(field('e')), field('i')), num(0)));
-      return call('arrayMap', each, field('keys'), enumerateKeys, ...(broken ? [field('breakdowns')] : []));
+      return call('arrayMap', each, field('keys'), indexes, ...(broken ? [field('breakdowns')] : []));
     }
     const reaches = and([isStep(field('e'), k), waits]);
     const value = stateValue(startOf(waiting), field('i'));
@@ -259,7 +261,7 @@ function walkedPersonFunnel({ persons, n, window, origin, strict, broken, exclus
 
   /** Which paths waiting at step j an excluded event hits, the state and the time of each step's next hit. */
   const exclusionPasses = (j: number): Expr[] => {
-    const lastMove = call('arrayMap', lambda(['e', 'i'], ifElse(isStep(field('e'), j + 1), field('i'), num(0))), field('keys'), enumerateKeys);
+    const lastMove = call('arrayMap', lambda(['e', 'i'], ifElse(isStep(field('e'), j + 1), field('i'), num(0))), field('keys'), indexes);
     const arrivedAfterMove = compare('<', before('m', 'dm'), arrivalOf(waiting));
     const hitting = and([or(covering(j).map((x) => isStep(field('e'), x))), waits, arrivedAfterMove]);
     const hits = call('arrayMap', lambda(['e', 'i', 's', 'd', 'm', 'dm'], ifElse(hitting, waiting, num(0))), ...withState(j), ...withDifference(lastMoveOf(j)));
@@ -274,15 +276,20 @@ function walkedPersonFunnel({ persons, n, window, origin, strict, broken, exclus
   };
 
   // The first arrival at step j that counts were it the furthest: the first clean one, and where
-  // an exclusion covers j, the first no later hit within its window excludes.
+  // an exclusion covers j, the first no later hit within its window excludes, of the arrivals that
+  // become the state (not a path's later events of the step, which do not move it again).
   const counted = (j: number): Expr => {
     if (!covering(j).length) return call('arrayFirstIndex', lambda(['v'], compare('>', field('v'), num(0))), field(valuesOf(j)));
     const laterHit = and([compare('>', field('h'), num(0)), compare('<=', minus(num(HIGH), field('h')), plus(startOf(field('v')), num(window)))]);
-    return call('arrayFirstIndex', lambda(['v', 'h'], and([compare('>', field('v'), num(0)), { node: 'Not', expr: laterHit }])), field(valuesOf(j)), field(nextHitOf(j)));
+    const counts = and([compare('>', field('v'), num(0)), compare('==', field('v'), field('s')), { node: 'Not', expr: laterHit }]);
+    return call('arrayFirstIndex', lambda(['v', 's', 'h'], counts), field(valuesOf(j)), field(stateOf(j)), field(nextHitOf(j)));
   };
   // Of step j's bookkeeping: how many steps are reached, and the index each would count at.
   const tally = (j: number): Expr[] => {
-    const reached = ifElse(call('arrayExists', lambda(['v'], compare('!=', field('v'), num(0))), field(valuesOf(j))), num(1), num(0));
+    // Excluded paths (negative values) reach a step too; without exclusions here, the first counted arrival is the first.
+    const excluding = covering(j).length || (j > 0 && covering(j - 1).length);
+    const reaches = excluding ? call('arrayExists', lambda(['v'], compare('!=', field('v'), num(0))), field(valuesOf(j))) : compare('>', counted(j), num(0));
+    const reached = ifElse(reaches, num(1), num(0));
     return [
       alias(reachedOf(j), j === 0 ? reached : plus(field(reachedOf(j - 1)), reached)),
       alias(countedOf(j), j === 0 ? { node: 'Array', exprs: [counted(0)] } : call('arrayConcat', field(countedOf(j - 1)), { node: 'Array', exprs: [counted(j)] })),
@@ -290,7 +297,8 @@ function walkedPersonFunnel({ persons, n, window, origin, strict, broken, exclus
   };
 
   const states = (k: number) => steps(k).map(stateOf);
-  let walked: SelectQuery = { node: 'SelectQuery', select: [...base.map((name) => field(name)), alias(valuesOf(0), reaching(0))], select_from: from(persons) };
+  const first = [...personColumns.map((name) => field(name)), alias('indexes', call('arrayEnumerate', field('keys'))), alias(valuesOf(0), reaching(0))];
+  let walked: SelectQuery = { node: 'SelectQuery', select: first, select_from: from(persons) };
   for (let k = 1; k < n; k++) {
     const j = k - 1;
     const carried = [...base, ...states(j), ...(j > 0 ? [reachedOf(j - 1), countedOf(j - 1)] : []), valuesOf(j)];
