@@ -12,7 +12,8 @@ import type { FunnelsRequest } from './insights-oracle/reference.js';
  * event by event) on random people: every event a step, a repeated step, an exclusion or neither,
  * minutes to hours apart, asked with exclusions over different ranges, windows and a breakdown.
  * The fixed oracle (`insights-oracle/cases.ts`) has a few people; here hundreds of paths meet
- * exclusions before, between and after their steps, on ClickHouse 26 (chdb).
+ * exclusions before, between and after their steps, on ClickHouse 26 (chdb). Another project
+ * holds the same distinct ids and persons with exclusions and steps around every event.
  */
 const TEAM = 700_000_000 + randomInt(90_000_000);
 const PEOPLE = 150;
@@ -67,6 +68,19 @@ function randomFixture(): Fixture {
   return { world, batches: [events], persons, distinctIds };
 }
 
+/**
+ * Another project under the same distinct ids and person ids, with an excluded event a minute
+ * after each of the people's events and every step beside it: none of it may count, or exclude.
+ */
+function hostile({ batches, persons, distinctIds, world }: Fixture): Fixture {
+  const shifted = (e: StoredEvent, event: string, minutes: number): StoredEvent => {
+    const stamp = new Date(Date.parse(`${e.timestamp.replace(' ', 'T')}Z`) + minutes * 60_000).toISOString();
+    return { ...e, event, timestamp: `${stamp.slice(0, 10)} ${stamp.slice(11, 19)}` };
+  };
+  const events = batches.flat().flatMap((e) => [shifted(e, 'x', 1), shifted(e, 'a', -1), shifted(e, 'b', 2), shifted(e, 'c', 3)]);
+  return { world, batches: [events], persons, distinctIds };
+}
+
 const step = (event: string) => ({ kind: 'EventsNode' as const, event });
 const exclude = (funnelFromStep: number, funnelToStep: number, event = 'x') => ({ kind: 'EventsNode' as const, event, funnelFromStep, funnelToStep });
 const funnel = (events: string[], funnelsFilter: FunnelsRequest['funnelsFilter'], rest: Partial<FunnelsRequest> = {}): FunnelsRequest => ({
@@ -98,6 +112,7 @@ beforeAll(async () => {
   await loadHogQLParser();
   clickhouse = await (await import('@tributary/test-support/chdb')).createChdbClickHouse();
   await insertFixture(clickhouse, TEAM, fixture);
+  await insertFixture(clickhouse, TEAM + 1, hostile(fixture));
   const cache = { answer: (_project: unknown, _request: unknown, _mode: unknown, compute: () => Promise<object>) => compute() } as unknown as InsightCache;
   const none = async () => [];
   service = new QueryService({
