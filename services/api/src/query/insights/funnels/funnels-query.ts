@@ -370,6 +370,28 @@ function unorderedPersonFunnel({ persons, n, window, origin, broken }: PersonFun
 const steps = (n: number): number[] => Array.from({ length: n }, (_, k) => k);
 
 /**
+ * A person's sorted events (keys, or (key, breakdown) tuples) without the repeats an ordered or
+ * strict walk cannot tell from the first of their run: an event of the same flags as the one before
+ * it that is one step's (not the first step's) or none. Every such event meets the same states as
+ * the first of the run, later and within no more of a window: a step's path arrives at the first
+ * (a later one of the same path moves nothing), an exclusion hits at the first (a later one hits
+ * what is already excluded), a strict funnel's other event clears at the first. Events of the
+ * first step, each a new start, and of several steps at once stay.
+ */
+function collapseRuns(sorted: Expr, n: number, broken: boolean): Expr {
+  const keyOf = (x: Expr) => (broken ? call('tupleElement', x, num(1)) : x);
+  const key = keyOf(field('x'));
+  const stepCount = steps(n).reduce<Expr>((sum, k) => plus(sum, flagAt(key, k)), num(0));
+  const repeatable = or([compare('==', stepCount, num(0)), and([compare('==', stepCount, num(1)), compare('==', flagAt(key, 0), num(0))])]);
+  // Keys ascend, and the flags (with the rank they decide) are their low bits: a later key of the
+  // same flags differs by whole seconds. A difference of 0 is the first event (or the same key
+  // twice), kept.
+  const sameFlags = and([compare('!=', field('d'), num(0)), compare('==', call('modulo', field('d'), num(HIGH)), num(0))]);
+  const differences = call('arrayDifference', broken ? call('arrayMap', lambda(['x'], key), sorted) : sorted);
+  return call('arrayFilter', lambda(['x', 'd'], { node: 'Not', expr: and([sameFlags, repeatable]) }), sorted, differences);
+}
+
+/**
  * The whole funnel as one query: one row per breakdown value (one row when not broken down) with
  * `breakdown_value?`, then per step `count_k`, and from the second step `average_k`, `median_k` (seconds).
  */
@@ -410,7 +432,8 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
   // 2. Each person's events sorted by time as arrays: `keys`, and `breakdowns` beside them; broken
   // down, one row per value of the events that can start the funnel (the first step's, or any
   // step's when unordered), each with the starts of that value only (step-0 attribution).
-  const sorted = call('arraySort', call('groupArray', broken ? call('tuple', field('event_key'), field('event_breakdown')) : field('event_key')));
+  const grouped = call('arraySort', call('groupArray', broken ? call('tuple', field('event_key'), field('event_breakdown')) : field('event_key')));
+  const sorted = order === 'unordered' ? grouped : collapseRuns(grouped, n, broken);
   const personQuery: SelectQuery = {
     node: 'SelectQuery',
     select: [
