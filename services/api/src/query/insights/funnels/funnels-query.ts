@@ -378,11 +378,13 @@ const steps = (n: number): number[] => Array.from({ length: n }, (_, k) => k);
  * what is already excluded), a strict funnel's other event clears at the first. Events of the
  * first step, each a new start, and of several steps at once stay.
  */
-function collapseRuns(sorted: Expr, n: number, broken: boolean): Expr {
+function collapseRuns(sorted: Expr, n: number, broken: boolean, disjoint: boolean): Expr {
   const keyOf = (x: Expr) => (broken ? call('tupleElement', x, num(1)) : x);
   const key = keyOf(field('x'));
+  const notFirst = compare('==', flagAt(key, 0), num(0));
+  // Steps of different event names cannot share an event: there, not being the first step is enough.
   const stepCount = steps(n).reduce<Expr>((sum, k) => plus(sum, flagAt(key, k)), num(0));
-  const repeatable = or([compare('==', stepCount, num(0)), and([compare('==', stepCount, num(1)), compare('==', flagAt(key, 0), num(0))])]);
+  const repeatable = disjoint ? notFirst : or([compare('==', stepCount, num(0)), and([compare('==', stepCount, num(1)), notFirst])]);
   // Keys ascend, and the flags (with the rank they decide) are their low bits: a later key of the
   // same flags differs by whole seconds. A difference of 0 is the first event (or the same key
   // twice), kept.
@@ -433,7 +435,9 @@ export function buildFunnelQuery(input: FunnelQueryInput, breakdown?: { values: 
   // down, one row per value of the events that can start the funnel (the first step's, or any
   // step's when unordered), each with the starts of that value only (step-0 attribution).
   const grouped = call('arraySort', call('groupArray', broken ? call('tuple', field('event_key'), field('event_breakdown')) : field('event_key')));
-  const sorted = order === 'unordered' ? grouped : collapseRuns(grouped, n, broken);
+  const names = steps.map((s) => (s.kind === 'EventsNode' ? s.event : null));
+  const disjoint = names.every((name) => typeof name === 'string') && new Set(names).size === n;
+  const sorted = order === 'unordered' ? grouped : collapseRuns(grouped, n, broken, disjoint);
   const personQuery: SelectQuery = {
     node: 'SelectQuery',
     select: [
