@@ -14,8 +14,9 @@ import { asNumber } from '../toolkit/result-values.js';
  * 18.16's `windowFunnel` takes no mode (no 'strict') and gives no step times, and 18.16 has no
  * `arrayFold` to replay PostHog's `aggregate_funnel` UDF event by event, so the funnel is computed
  * from each person's events as arrays, sorted by time, with the UDF's outcome; in passes over the
- * arrays, a few per step, so time and memory grow with steps times events (`walkedPersonFunnel`,
- * `unorderedPersonFunnel`), except with exclusions, walked per start (`perStartPersonFunnel`):
+ * arrays, a few per step (a few more per step an exclusion covers), so time, memory and the
+ * statement grow with steps times events (`walkedPersonFunnel`, `unorderedPersonFunnel`); ordered
+ * and strict walks skip the repeats of a step they cannot tell from the first (`collapseRuns`):
  * - ordered: from every step-1 event, each next step is the person's first matching event after the
  *   previous step's, within the window of the start. The UDF restarts the path at every step-1
  *   event, so where several starts reach a step at the same event, its path is the latest start's
@@ -27,8 +28,10 @@ import { asNumber } from '../toolkit/result-values.js';
  *   reaching most steps counts, the earliest on a tie; an event matching two steps counts for both.
  * - exclusions (ordered and strict): an excluded event within the window while a path waits at a
  *   step of the exclusion's range (reached it, not yet the next) excludes that path, even when the
- *   next step never comes. An excluded path may still take that next step, no further; a person
- *   whose furthest path is excluded (and no clean path reaches as far) is dropped.
+ *   next step never comes (the UDF's: the excluded event hits the path waiting there, and the
+ *   person's furthest path if it waits within its window). An excluded path may still take that
+ *   next step, no further; a person whose furthest path is excluded (and no clean path reaches as
+ *   far) is dropped.
  * - breakdown: step-0 attribution: a person counts once per value of their first-step events, each
  *   time with the paths starting from events of that value only.
  * Times are whole seconds (the stored timestamps'); events of one second sort by the earliest step
