@@ -94,6 +94,7 @@ const FUNCTIONS: Record<string, FunctionSpec> = {
   toUUID: fn('toUUID', 1),
   toInt64: fn('toInt64', 1),
   toUInt64: fn('toUInt64', 1),
+  toUInt32: fn('toUInt32', 1),
   toFloat64: fn('toFloat64', 1),
   toInt64OrNull: fn('toInt64OrNull', 1),
   toFloat64OrNull: fn('toFloat64OrNull', 1),

@@ -96,6 +96,7 @@ const WEEKS = range('2024-01-01', '2024-02-11');
 
 const step = (event: string) => ({ kind: 'EventsNode' as const, event });
 const TWENTY_STEPS = Array.from({ length: 20 }, (_, k) => ['$pageview', 'signup', '$pageview', 'purchase'][k % 4]!);
+const cancel = (funnelFromStep: number, funnelToStep: number) => ({ kind: 'EventsNode' as const, event: 'cancel', funnelFromStep, funnelToStep });
 const funnel = (events: string[], funnelsFilter: FunnelsRequest['funnelsFilter'] = {}, rest: Partial<FunnelsRequest> = {}): FunnelsRequest => ({ kind: 'FunnelsQuery', series: events.map(step), dateRange: JAN, funnelsFilter, ...rest });
 const retention = (period: RetentionRequest['retentionFilter']['period'], retentionType: RetentionRequest['retentionFilter']['retentionType'], totalIntervals: number, date_to: string, rest: Partial<RetentionRequest['retentionFilter']> = {}): RetentionRequest => ({
   kind: 'RetentionQuery',
@@ -159,6 +160,9 @@ export const CASES: [string, Request][] = [
   ['funnel unordered', funnel(['$pageview', 'signup', 'purchase'], { funnelOrderType: 'unordered' })],
   ['funnel with an exclusion between its steps', funnel(['signup', 'purchase'], { exclusions: [{ kind: 'EventsNode', event: 'cancel', funnelFromStep: 0, funnelToStep: 1 }] })],
   ['funnel with an exclusion its person does before never reaching the last step', funnel(['signup', 'purchase'], { exclusions: [{ kind: 'EventsNode', event: 'cancel', funnelFromStep: 0, funnelToStep: 1 }] }, { dateRange: Q1 })],
+  ['funnel strict with an exclusion over all its steps', funnel(['$pageview', 'signup', 'purchase'], { funnelOrderType: 'strict', exclusions: [cancel(0, 2)] }, { dateRange: Q1 })],
+  ['funnel with an exclusion between its last two steps, a 1-day window', funnel(['$pageview', 'signup', 'purchase'], { funnelWindowInterval: 1, funnelWindowIntervalUnit: 'day', exclusions: [cancel(1, 2)] }, { dateRange: Q1 })],
+  ['funnel with an exclusion, broken down by an event property of the first step', funnel(['$pageview', 'signup', 'purchase'], { exclusions: [cancel(0, 2)] }, { dateRange: Q1, breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } })],
   ['funnel over the whole quarter, 1-week window', funnel(['$pageview', 'purchase'], { funnelWindowInterval: 1, funnelWindowIntervalUnit: 'week' }, { dateRange: Q1 })],
   ['funnel with a step property filter and a person filter', funnel(['$pageview', 'purchase'], {}, { series: [{ kind: 'EventsNode', event: '$pageview', properties: [chrome] }, step('purchase')], properties: [{ key: 'country', type: 'person', operator: 'is_set' }] })],
   ['funnel broken down by an event property of the first step', funnel(['$pageview', 'purchase'], {}, { breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } })],
@@ -167,6 +171,9 @@ export const CASES: [string, Request][] = [
   ['funnel of twenty steps', funnel(TWENTY_STEPS, {}, { dateRange: Q1 })],
   ['funnel of twenty steps, strict', funnel(TWENTY_STEPS, { funnelOrderType: 'strict' }, { dateRange: Q1 })],
   ['funnel of twenty steps, unordered', funnel(TWENTY_STEPS, { funnelOrderType: 'unordered' }, { dateRange: Q1 })],
+  ['funnel of twenty steps with exclusions', funnel(TWENTY_STEPS, { exclusions: [cancel(0, 19), cancel(1, 3), cancel(17, 18)] }, { dateRange: Q1 })],
+  ['funnel of twenty steps, strict, with exclusions', funnel(TWENTY_STEPS, { funnelOrderType: 'strict', exclusions: [cancel(0, 19), cancel(2, 5)] }, { dateRange: Q1 })],
+  ['funnel of twenty steps with an exclusion, broken down by an event property', funnel(TWENTY_STEPS, { exclusions: [cancel(0, 19)] }, { dateRange: Q1, breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } })],
   ['funnel of twenty steps broken down by an event property', funnel(TWENTY_STEPS, {}, { dateRange: Q1, breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } })],
   // Retention.
   ['retention recurring by day', retention('Day', 'retention_recurring', 7, '2024-01-07')],

@@ -15,8 +15,9 @@ import { samplingFactorOf, scaledCount, type Sampled } from '../toolkit/sampling
  * 18.16's `windowFunnel` takes no mode (no 'strict') and gives no step times, and 18.16 has no
  * `arrayFold` to replay PostHog's `aggregate_funnel` UDF event by event, so the funnel is computed
  * from each person's events as arrays, sorted by time, with the UDF's outcome; in passes over the
- * arrays, a few per step, so time and memory grow with steps times events (`walkedPersonFunnel`,
- * `unorderedPersonFunnel`), except with exclusions, walked per start (`perStartPersonFunnel`):
+ * arrays, a few per step (a few more per step an exclusion covers), so time, memory and the
+ * statement grow with steps times events (`walkedPersonFunnel`, `unorderedPersonFunnel`); ordered
+ * and strict walks skip the repeats of a step they cannot tell from the first (`collapseRuns`):
  * - ordered: from every step-1 event, each next step is the person's first matching event after the
  *   previous step's, within the window of the start. The UDF restarts the path at every step-1
  *   event, so where several starts reach a step at the same event, its path is the latest start's
@@ -28,8 +29,10 @@ import { samplingFactorOf, scaledCount, type Sampled } from '../toolkit/sampling
  *   reaching most steps counts, the earliest on a tie; an event matching two steps counts for both.
  * - exclusions (ordered and strict): an excluded event within the window while a path waits at a
  *   step of the exclusion's range (reached it, not yet the next) excludes that path, even when the
- *   next step never comes. An excluded path may still take that next step, no further; a person
- *   whose furthest path is excluded (and no clean path reaches as far) is dropped.
+ *   next step never comes (the UDF's: the excluded event hits the path waiting there, and the
+ *   person's furthest path if it waits within its window). An excluded path may still take that
+ *   next step, no further; a person whose furthest path is excluded (and no clean path reaches as
+ *   far) is dropped.
  * - breakdown: step-0 attribution: a person counts once per value of their first-step events, each
  *   time with the paths starting from events of that value only.
  * Times are whole seconds (the stored timestamps'); events of one second sort by the earliest step
@@ -146,21 +149,17 @@ export function buildFunnelBreakdownValuesQuery({ request, period, filters }: Fu
   return breakdownValuesQuery(request.breakdownFilter!, call('uniq', field('person_id')), seriesWhere(request.series[0]!, period.from, period.to, request.properties, filters));
 }
 
-/**
- * A path's rank as one Int64, ordered as the tuple (steps, clean, -last index, start index) would be
- * (argMax by a tuple is several times slower): a person's funnel events are fewer than 10^8.
- */
-const rank = (steps: Expr, clean: Expr, lastIndex: Expr, start: Expr): Expr =>
-  plus(minus(plus(call('multiply', steps, num(1e17)), call('multiply', clean, num(1e16))), call('multiply', lastIndex, num(1e8))), start);
-
-const flagsOf = (k: number) => `flags_${k}`;
-const countsOf = (k: number) => `counts_${k}`;
-const exclusionFlagsOf = (e: number) => `exclusion_flags_${e}`;
 const indexOf = (k: number) => `index_${k}`;
 const conversionOf = (k: number) => `conversion_time_${k}`;
 const stateOf = (k: number) => `state_${k}`;
-const firstOf = (k: number) => `first_${k}`;
 const nextOf = (k: number) => `next_${k}`;
+const lastMoveOf = (j: number) => `last_move_${j}`;
+const reachedOf = (k: number) => `reached_${k}`;
+const arrivalsOf = (k: number) => `arrivals_${k}`;
+const hitsOf = (j: number) => `hits_${j}`;
+const excludedOf = (j: number) => `excluded_${j}`;
+const nextHitOf = (j: number) => `next_hit_${j}`;
+const countedOf = (k: number) => `counted_${k}`;
 
 /**
  * A path's state as one Int64: its start's time (seconds after the period's start, from 1) high,
@@ -200,12 +199,13 @@ interface PersonFunnelInput {
   origin: number;
   strict: boolean;
   broken: boolean;
+  /** Ordered and strict funnels only. */
+  exclusions: FunnelExclusion[];
 }
 
 const flagAt = (e: Expr, j: number) => call('modulo', call('intDiv', e, num(2 ** (FLAG_BITS - 1 - j))), num(2));
 const isStep = (e: Expr, k: number) => compare('==', flagAt(e, k), num(1));
 const timeAt = (e: Expr) => call('intDiv', e, num(HIGH));
-const enumerateKeys = call('arrayEnumerate', field('keys'));
 const valuesOf = (k: number) => `values_${k}`;
 
 /**
@@ -222,40 +222,125 @@ const valuesOf = (k: number) => `values_${k}`;
  * The person's funnel is the first path to reach the furthest step (the latest start reaching it
  * at that event): walked back from there, each step's index is where the state at the step
  * before, just before the next step's event, was reached.
+ *
+ * Exclusions, per step j an exclusion covers: an excluded event hits the path waiting at j if
+ * within its window and no step j + 1 event came since the path's arrival (it would have moved
+ * on); `excluded_j`, the running maximum of the paths hit, equals the state while the waiting path
+ * is excluded. Such a path still takes step j + 1, as a negative value the state's maximum passes
+ * over: counted as reached, it moves no further. Of the furthest step's arrivals the first clean
+ * one counts: not an excluded one, nor one a later hit at that step within its window excludes
+ * (`next_hit_j`, the time of the next hit); a person with none is left out.
+ *
+ * One select per step, its passes named within it (aliases of one select, so the statement grows
+ * with the steps); each carries on only the states (for the walk back), the count of steps reached
+ * and the index each reached step would count at.
  */
-function walkedPersonFunnel({ persons, n, window, origin, strict, broken }: PersonFunnelInput): SelectQuery {
+function walkedPersonFunnel({ persons, n, window, origin, strict, broken, exclusions }: PersonFunnelInput): SelectQuery {
   const timeSince = (e: Expr) => minus(timeAt(e), num(origin));
-  // Step k's values read step k - 1's state, given whole (the same expression is computed once).
-  const reaching = (k: number, previous?: Expr): Expr => {
-    if (!previous) {
+  const within = (e: Expr, path: Expr) => compare('<=', timeSince(e), plus(startOf(path), num(window)));
+  const resetAt = (k: number) => (strict ? (e: Expr): Expr => ({ node: 'Not', expr: isStep(e, k) }) : undefined);
+  const covering = (j: number) => exclusions.flatMap((x, e) => (x.funnelFromStep <= j && j < x.funnelToStep ? [n + e] : []));
+  // The state (or any running maximum) just before event i: the one at i less its difference from the one before.
+  const before = (value: string, difference: string) => minus(field(value), field(difference));
+  const waiting = before('s', 'd');
+  const waits = and([compare('>', field('i'), num(1)), compare('>=', waiting, num(HIGH)), within(field('e'), waiting)]);
+  // Each event's index, enumerated once and carried.
+  const indexes = field('indexes');
+  const withState = (k: number) => [field('keys'), indexes, field(stateOf(k)), call('arrayDifference', field(stateOf(k)))];
+  const withDifference = (name: string) => [field(name), call('arrayDifference', field(name))];
+  const personColumns = ['aggregation_target', 'keys', ...(broken ? ['breakdowns', 'breakdown_value'] : [])];
+  const base = [...personColumns, 'indexes'];
+
+  const reaching = (k: number): Expr => {
+    if (k === 0) {
       const reaches = and([isStep(field('e'), 0), ...(broken ? [compare('==', field('b'), field('breakdown_value'))] : [])]);
       const each = lambda(['e', 'i', ...(broken ? ['b'] : [])], ifElse(reaches, stateValue(timeSince(field('e')), field('i')), num(0)));
-      return alias(valuesOf(0), call('arrayMap', each, field('keys'), enumerateKeys, ...(broken ? [field('breakdowns')] : [])));
+      return call('arrayMap', each, field('keys'), indexes, ...(broken ? [field('breakdowns')] : []));
     }
-    // The state just before event i: the state at i less its difference from the one before.
-    const waiting = minus(field('s'), field('d'));
-    const reaches = and([isStep(field('e'), k), compare('>', field('i'), num(1)), compare('>=', waiting, num(HIGH)), compare('<=', timeSince(field('e')), plus(startOf(waiting), num(window)))]);
-    const each = lambda(['e', 'i', 's', 'd'], ifElse(reaches, stateValue(startOf(waiting), field('i')), num(0)));
-    return alias(valuesOf(k), call('arrayMap', each, field('keys'), enumerateKeys, previous, call('arrayDifference', previous)));
+    const reaches = and([isStep(field('e'), k), waits]);
+    const value = stateValue(startOf(waiting), field('i'));
+    if (!covering(k - 1).length) return call('arrayMap', lambda(['e', 'i', 's', 'd'], ifElse(reaches, value, num(0))), ...withState(k - 1));
+    const each = lambda(['e', 'i', 's', 'd', 'x', 'dx'], ifElse(reaches, ifElse(compare('==', before('x', 'dx'), waiting), minus(num(0), value), value), num(0)));
+    return call('arrayMap', each, ...withState(k - 1), ...withDifference(excludedOf(k - 1)));
   };
-  const firstReaching = (k: number) => alias(firstOf(k), call('arrayFirstIndex', lambda(['v'], compare('>', field('v'), num(0))), field(valuesOf(k))));
-  let walked = layer(persons, [reaching(0)]);
+
+  /** Which paths waiting at step j an excluded event hits, the state and the time of each step's next hit. */
+  const exclusionPasses = (j: number): Expr[] => {
+    const lastMove = call('arrayMap', lambda(['e', 'i'], ifElse(isStep(field('e'), j + 1), field('i'), num(0))), field('keys'), indexes);
+    const arrivedAfterMove = compare('<', before('m', 'dm'), arrivalOf(waiting));
+    const hitting = and([or(covering(j).map((x) => isStep(field('e'), x))), waits, arrivedAfterMove]);
+    const hits = call('arrayMap', lambda(['e', 'i', 's', 'd', 'm', 'dm'], ifElse(hitting, waiting, num(0))), ...withState(j), ...withDifference(lastMoveOf(j)));
+    // Reversed, the next hit is the greatest of HIGH - its time.
+    const reversed = call('arrayMap', lambda(['h', 'e'], ifElse(compare('>', field('h'), num(0)), minus(num(HIGH), timeSince(field('e'))), num(0))), call('arrayReverse', field(hitsOf(j))), call('arrayReverse', field('keys')));
+    return [
+      alias(lastMoveOf(j), runningMax(lastMove, resetAt(j + 1))),
+      alias(hitsOf(j), hits),
+      alias(excludedOf(j), runningMax(field(hitsOf(j)), resetAt(j))),
+      alias(nextHitOf(j), call('arrayReverse', runningMax(reversed))),
+    ];
+  };
+
+  // The first arrival at step j that counts were it the furthest: the first clean one, and where
+  // an exclusion covers j, the first no later hit within its window excludes, of the arrivals that
+  // become the state (not a path's later events of the step, which do not move it again).
+  const counted = (j: number): Expr => {
+    if (!covering(j).length) return call('arrayFirstIndex', lambda(['v'], compare('>', field('v'), num(0))), field(valuesOf(j)));
+    const laterHit = and([compare('>', field('h'), num(0)), compare('<=', minus(num(HIGH), field('h')), plus(startOf(field('v')), num(window)))]);
+    const counts = and([compare('>', field('v'), num(0)), compare('==', field('v'), field('s')), { node: 'Not', expr: laterHit }]);
+    return call('arrayFirstIndex', lambda(['v', 's', 'h'], counts), field(valuesOf(j)), field(stateOf(j)), field(nextHitOf(j)));
+  };
+  // Of step j's bookkeeping: how many steps are reached, and the index each would count at.
+  const tally = (j: number): Expr[] => {
+    // Excluded paths (negative values) reach a step too; without exclusions here, the first counted arrival is the first.
+    const excluding = covering(j).length || (j > 0 && covering(j - 1).length);
+    const reaches = excluding ? call('arrayExists', lambda(['v'], compare('!=', field('v'), num(0))), field(valuesOf(j))) : compare('>', counted(j), num(0));
+    const reached = ifElse(reaches, num(1), num(0));
+    return [
+      alias(reachedOf(j), j === 0 ? reached : plus(field(reachedOf(j - 1)), reached)),
+      alias(countedOf(j), j === 0 ? { node: 'Array', exprs: [counted(0)] } : call('arrayConcat', field(countedOf(j - 1)), { node: 'Array', exprs: [counted(j)] })),
+    ];
+  };
+
+  // The states are carried on as their arrivals' indices alone, all the walk back reads: half the bytes.
+  const arrivals = (k: number) => steps(k).map(arrivalsOf);
+  const first = [...personColumns.map((name) => field(name)), alias('indexes', call('arrayEnumerate', field('keys'))), alias(valuesOf(0), reaching(0))];
+  let walked: SelectQuery = { node: 'SelectQuery', select: first, select_from: from(persons) };
   for (let k = 1; k < n; k++) {
-    const state = runningMax(field(valuesOf(k - 1)), strict ? (e) => ({ node: 'Not', expr: isStep(e, k - 1) }) : undefined);
-    walked = layer(walked, [alias(stateOf(k - 1), state), firstReaching(k - 1), reaching(k, state)]);
+    const j = k - 1;
+    const carried = [...base, ...arrivals(j), ...(j > 0 ? [reachedOf(j - 1), countedOf(j - 1)] : []), valuesOf(j)];
+    const items = [
+      alias(stateOf(j), runningMax(field(valuesOf(j)), resetAt(j))),
+      alias(arrivalsOf(j), call('arrayMap', lambda(['s'], call('toUInt32', arrivalOf(field('s')))), field(stateOf(j)))),
+      ...(covering(j).length ? exclusionPasses(j) : []),
+      ...tally(j),
+      alias(valuesOf(k), reaching(k)),
+    ];
+    walked = { node: 'SelectQuery', select: [...carried.map((name) => field(name)), ...items], select_from: from(walked) };
   }
-  const reached = steps(n).reduce<Expr>((sum, k) => plus(sum, ifElse(compare('>', field(firstOf(k)), num(0)), num(1), num(0))), num(0));
-  walked = layer(layer(walked, [firstReaching(n - 1)]), [alias('person_steps', reached)]);
+
   // Each step's index on the person's path, from its furthest step down; above it, not read.
-  const pathIndex: Expr[] = [];
-  for (let k = n - 1; k >= 0; k--) {
-    const down = k === n - 1 ? num(0) : arrivalOf(call('arrayElement', field(stateOf(k)), minus(call('greatest', pathIndex[0]!, num(1)), num(1))));
-    pathIndex.unshift(ifElse(compare('==', field('person_steps'), num(k + 1)), field(firstOf(k)), down));
-  }
-  const indexed = layer(walked, pathIndex.map((e, k) => alias(indexOf(k), e)));
+  const last = n - 1;
+  const index = (k: number): Expr => {
+    const here = call('arrayElement', field(countedOf(last)), num(k + 1));
+    const down = k === last ? num(0) : call('arrayElement', field(arrivalsOf(k)), minus(call('greatest', field(indexOf(k + 1)), num(1)), num(1)));
+    return alias(indexOf(k), ifElse(compare('==', field('person_steps'), num(k + 1)), here, down));
+  };
   const time = (k: number) => timeAt(call('arrayElement', field('keys'), field(indexOf(k))));
-  const conversions = steps(n).slice(1).map((k) => alias(`person_${conversionOf(k)}`, ifElse(compare('>', field('person_steps'), num(k)), minus(time(k), time(k - 1)), num(0))));
-  return layer(indexed, [alias('person_excluded', num(0)), ...conversions]);
+  const excluded = exclusions.length
+    ? ifElse(and([compare('>', field('person_steps'), num(0)), compare('==', call('arrayElement', field(countedOf(last)), field('person_steps')), num(0))]), num(1), num(0))
+    : num(0);
+  return {
+    node: 'SelectQuery',
+    select: [
+      ...base.map((name) => field(name)),
+      ...tally(last),
+      alias('person_steps', field(reachedOf(last))),
+      ...steps(n).map(index),
+      alias('person_excluded', excluded),
+      ...steps(n).slice(1).map((k) => alias(`person_${conversionOf(k)}`, ifElse(compare('>', field('person_steps'), num(k)), minus(time(k), time(k - 1)), num(0)))),
+    ],
+    select_from: from(walked),
+  };
 }
 
 /**
@@ -295,6 +380,30 @@ function unorderedPersonFunnel({ persons, n, window, origin, broken }: PersonFun
 }
 
 const steps = (n: number): number[] => Array.from({ length: n }, (_, k) => k);
+
+/**
+ * A person's sorted events (keys, or (key, breakdown) tuples) without the repeats an ordered or
+ * strict walk cannot tell from the first of their run: an event of the same flags as the one before
+ * it that is one step's (not the first step's) or none. Every such event meets the same states as
+ * the first of the run, later and within no more of a window: a step's path arrives at the first
+ * (a later one of the same path moves nothing), an exclusion hits at the first (a later one hits
+ * what is already excluded), a strict funnel's other event clears at the first. Events of the
+ * first step, each a new start, and of several steps at once stay.
+ */
+function collapseRuns(sorted: Expr, n: number, broken: boolean, disjoint: boolean): Expr {
+  const keyOf = (x: Expr) => (broken ? call('tupleElement', x, num(1)) : x);
+  const key = keyOf(field('x'));
+  const notFirst = compare('==', flagAt(key, 0), num(0));
+  // Steps of different event names cannot share an event: there, not being the first step is enough.
+  const stepCount = steps(n).reduce<Expr>((sum, k) => plus(sum, flagAt(key, k)), num(0));
+  const repeatable = disjoint ? notFirst : or([compare('==', stepCount, num(0)), and([compare('==', stepCount, num(1)), notFirst])]);
+  // Keys ascend, and the flags (with the rank they decide) are their low bits: a later key of the
+  // same flags differs by whole seconds. A difference of 0 is the first event (or the same key
+  // twice), kept.
+  const sameFlags = and([compare('!=', field('d'), num(0)), compare('==', call('modulo', field('d'), num(HIGH)), num(0))]);
+  const differences = call('arrayDifference', broken ? call('arrayMap', lambda(['x'], key), sorted) : sorted);
+  return call('arrayFilter', lambda(['x', 'd'], { node: 'Not', expr: and([sameFlags, repeatable]) }), sorted, differences);
+}
 
 /**
  * The whole funnel as one query: one row per breakdown value (one row when not broken down) with
@@ -382,7 +491,10 @@ function buildPersonFunnelQuery(input: FunnelQueryInput, breakdown?: { values: s
   // 2. Each person's events sorted by time as arrays: `keys`, and `breakdowns` beside them; broken
   // down, one row per value of the events that can start the funnel (the first step's, or any
   // step's when unordered), each with the starts of that value only (step-0 attribution).
-  const sorted = call('arraySort', call('groupArray', broken ? call('tuple', field('event_key'), field('event_breakdown')) : field('event_key')));
+  const grouped = call('arraySort', call('groupArray', broken ? call('tuple', field('event_key'), field('event_breakdown')) : field('event_key')));
+  const names = steps.map((s) => (s.kind === 'EventsNode' ? s.event : null));
+  const disjoint = names.every((name) => typeof name === 'string') && new Set(names).size === n;
+  const sorted = order === 'unordered' ? grouped : collapseRuns(grouped, n, broken, disjoint);
   const personQuery: SelectQuery = {
     node: 'SelectQuery',
     select: [
@@ -400,109 +512,8 @@ function buildPersonFunnelQuery(input: FunnelQueryInput, breakdown?: { values: s
     : personQuery;
 
   // 3. Per person (and breakdown value): the steps reached, whether excluded, the conversion times.
-  const funnelInput = { persons, n, window, origin: Math.floor(period.from.getTime() / 1000) - 1, strict: order === 'strict', broken };
-  if (exclusions.length) return perStartPersonFunnel({ ...funnelInput, exclusions });
+  const funnelInput = { persons, n, window, origin: Math.floor(period.from.getTime() / 1000) - 1, strict: order === 'strict', broken, exclusions };
   return order === 'unordered' ? unorderedPersonFunnel(funnelInput) : walkedPersonFunnel(funnelInput);
-}
-
-/**
- * Ordered and strict funnels with exclusions, one row per start: from every step-0 event, each
- * next step is the first event of it after the previous step's within the start's window (a lookup
- * in the step's running count). An excluded event within the window while a path waits at step j
- * excludes it; it may still take step j + 1 (which can be the person's furthest), no further. Each
- * start's row carries the person's arrays, so this grows with starts times events per person.
- */
-function perStartPersonFunnel({ persons, n, window, strict, broken, exclusions }: PersonFunnelInput & { exclusions: FunnelExclusion[] }): SelectQuery {
-  const each = (expr: (e: Expr) => Expr) => call('arrayMap', lambda(['e'], expr(field('e'))), field('keys'));
-  // Per step, how many of its events the person has up to each index: the first one after index p
-  // is where the count first exceeds the count at p.
-  const counting = (k: number, counted: (e: Expr) => Expr) => alias(countsOf(k), call('arrayCumSum', each(counted)));
-  const arraysSelect: Expr[] = [alias('times', each((e) => timeAt(e)))];
-  if (strict) {
-    // PostHog's strict funnel clears every step an event is not: the path waits through repeats of
-    // step k - 1, and the first other event decides whether it takes step k.
-    for (let k = 1; k < n; k++) {
-      arraysSelect.push(alias(flagsOf(k), each((e) => flagAt(e, k))));
-      arraysSelect.push(counting(k, (e) => ifElse(or([isStep(e, k), compare('==', flagAt(e, k - 1), num(0))]), num(1), num(0))));
-    }
-  } else {
-    for (let k = 1; k < n; k++) arraysSelect.push(counting(k, (e) => flagAt(e, k)));
-  }
-  arraysSelect.push(...exclusions.map((_, e) => alias(exclusionFlagsOf(e), each((x) => flagAt(x, n + e)))));
-  const startOk = and([isStep(field('e'), 0), ...(broken ? [compare('==', field('b'), field('breakdown_value'))] : [])]);
-  const startIndexes = call('arrayFilter', lambda(['i', 'e', ...(broken ? ['b'] : [])], startOk), enumerateKeys, field('keys'), ...(broken ? [field('breakdowns')] : []));
-  arraysSelect.push(alias('start_index', call('arrayJoin', startIndexes)));
-  const startsQuery = layer(persons, arraysSelect);
-
-  const startTime = call('arrayElement', field('times'), field('start_index'));
-  const deadline = plus(startTime, num(window));
-  // The index of the first event after `after` counted by step k's counts (0 when none), if within the window.
-  const nextWithin = (k: number, after: Expr) => {
-    const next = call('indexOf', field(countsOf(k)), plus(call('arrayElement', field(countsOf(k)), after), num(1)));
-    // Index 0 has time 0, always within the window: no event stays no event.
-    return ifElse(compare('<=', call('arrayElement', field('times'), next), deadline), next, num(0));
-  };
-  const time = (j: number) => call('arrayElement', field('times'), field(indexOf(j)));
-  let indexed = layer(startsQuery, [alias(indexOf(0), field('start_index'))]);
-  for (let k = 1; k < n; k++) {
-    const previous = field(indexOf(k - 1));
-    let next = nextWithin(k, previous);
-    // Strict: the deciding event must be step k itself, not another one breaking the path.
-    if (strict) next = ifElse(compare('==', call('arrayElement', field(flagsOf(k)), next), num(1)), next, num(0));
-    indexed = layer(indexed, [alias(indexOf(k), ifElse(compare('==', previous, num(0)), num(0), next))]);
-  }
-  const reached: Expr[] = [alias('steps', steps(n).slice(1).reduce<Expr>((sum, k) => plus(sum, ifElse(compare('>', field(indexOf(k)), num(0)), num(1), num(0))), num(1)))];
-  for (let k = 1; k < n; k++) reached.push(alias(conversionOf(k), ifElse(compare('>', field(indexOf(k)), num(0)), minus(time(k), time(k - 1)), num(0))));
-  const enumerate = call('arrayEnumerate', field('times'));
-  const excludedAt: [number, Expr][] = [];
-  for (let j = 0; j < n - 1; j++) {
-    const covering = exclusions.flatMap((x, e) => (x.funnelFromStep <= j && j < x.funnelToStep ? [e] : []));
-    if (!covering.length) continue;
-    const waiting = and([
-      or(covering.map((e) => compare('==', field(`x${e}`), num(1)))),
-      compare('>', field('i'), field(indexOf(j))),
-      or([compare('==', field(indexOf(j + 1)), num(0)), compare('<', field('i'), field(indexOf(j + 1)))]),
-      compare('<=', field('t'), deadline),
-    ]);
-    const exists = call('arrayExists', lambda(['i', 't', ...covering.map((e) => `x${e}`)], waiting), enumerate, field('times'), ...covering.map((e) => field(exclusionFlagsOf(e))));
-    excludedAt.push([j, and([compare('>', field(indexOf(j)), num(0)), exists])]);
-  }
-  // Each exclusion test is a column of its own, read by name by the two values that need it.
-  reached.push(...excludedAt.map(([j, cond]) => alias(`excluded_at_${j}`, ifElse(cond, num(1), num(0)))));
-  const excludedAtColumn = (j: number) => compare('==', field(`excluded_at_${j}`), num(1));
-  const excluded = alias('excluded', ifElse(or(excludedAt.map(([j]) => excludedAtColumn(j))), num(1), num(0)));
-  const cappedSteps = call('multiIf', ...excludedAt.flatMap(([j]) => [excludedAtColumn(j), call('least', field('steps'), num(j + 2))]), field('steps'));
-  const capped = layer(layer(indexed, reached), [excluded, alias('funnel_steps', cappedSteps)]);
-  const lastIndex = alias('last_index', call('arrayElement', { node: 'Array', exprs: steps(n).map((k) => field(indexOf(k))) }, field('funnel_steps')));
-  const chainQuery = layer(capped, [lastIndex]);
-
-  // Per person (and breakdown value of the start): the paths reaching a step at one event are first
-  // made one, the latest start's (the earlier ones are paths PostHog's UDF already replaced, whose
-  // exclusions do not count); then the path the key ranks first: the first to reach the furthest
-  // step, a clean one before an excluded one.
-  const conversionNames = steps(n).slice(1).map((k) => conversionOf(k));
-  const latest = (name: string) => alias(`path_${name}`, call('argMax', field(name), field('start_index')));
-  const brokenBy = broken ? [field('breakdown_value')] : [];
-  const paths: SelectQuery = {
-    node: 'SelectQuery',
-    select: [field('aggregation_target'), ...brokenBy, field('funnel_steps'), field('last_index'), latest('excluded'), ...conversionNames.map(latest)],
-    select_from: from(chainQuery),
-    group_by: [field('aggregation_target'), ...brokenBy, field('funnel_steps'), field('last_index')],
-  };
-  const key = rank(field('funnel_steps'), minus(num(1), field('path_excluded')), field('last_index'), num(0));
-  const best = (name: string) => call('argMax', field(`path_${name}`), key);
-  return {
-    node: 'SelectQuery',
-    select: [
-      field('aggregation_target'),
-      ...brokenBy,
-      alias('person_steps', call('max', field('funnel_steps'))),
-      alias('person_excluded', best('excluded')),
-      ...conversionNames.map((name) => alias(`person_${name}`, best(name))),
-    ],
-    select_from: from(paths),
-    group_by: [field('aggregation_target'), ...brokenBy],
-  };
 }
 
 // ---- Results.
