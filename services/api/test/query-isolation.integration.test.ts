@@ -85,6 +85,8 @@ const withCohortIds = (list: Record<string, unknown>[]) => list.map((f) => (f.ty
 
 const path = (rest: string) => `/api/environments/${tenant.project.id}/${rest}`;
 const query = (body: object) => api.request('POST', path('query/'), tenant.personalApiKey, { query: body, refresh: 'force_blocking' });
+const newExperiment = () =>
+  api.request('POST', path('experiments/'), tenant.personalApiKey, { name: `generated ${randomUUID()}`, feature_flag_key: `generated-${randomUUID()}`, start_date: '2023-12-01T00:00:00Z', end_date: '2024-02-01T00:00:00Z' });
 
 /** Every reader, each given the filters where it takes them. */
 const READERS: Record<string, (properties: object[]) => Promise<{ status: number; text: string }>> = {
@@ -114,6 +116,17 @@ const READERS: Record<string, (properties: object[]) => Promise<{ status: number
   WebOverviewQuery: (properties) => query({ kind: 'WebOverviewQuery', properties, dateRange: range, compareFilter: { compare: true } }),
   WebStatsTableQuery: (properties) => query({ kind: 'WebStatsTableQuery', breakdownBy: 'Page', properties, dateRange: range, compareFilter: { compare: true } }),
   'WebStatsTableQuery by entry page': (properties) => query({ kind: 'WebStatsTableQuery', breakdownBy: 'InitialPage', properties, dateRange: range }),
+  // An experiment's metrics take the same filters; its variants are read off the events, whose keys the other project shares.
+  ExperimentTrendsQuery: async (properties) => {
+    const experiment = await newExperiment();
+    if (experiment.status !== 201) return experiment;
+    return query({ kind: 'ExperimentTrendsQuery', experiment_id: experiment.body.id, count_query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview', properties }], dateRange: range } });
+  },
+  ExperimentFunnelsQuery: async (properties) => {
+    const experiment = await newExperiment();
+    if (experiment.status !== 201) return experiment;
+    return query({ kind: 'ExperimentFunnelsQuery', experiment_id: experiment.body.id, funnels_query: { kind: 'FunnelsQuery', series: [{ kind: 'EventsNode', event: '$pageview', properties }, { kind: 'EventsNode', event: 'signup' }], dateRange: range } });
+  },
   // An action's steps take the same filters: as an ActionsNode series and as HogQL's matchesAction.
   'an ActionsNode': async (properties) => {
     const action = await api.request('POST', path('actions/'), tenant.personalApiKey, { name: `generated ${randomUUID()}`, steps: [{ event: '$pageview', properties }, { event: '$autocapture', selector: 'div.main button', properties }] });
