@@ -1,10 +1,6 @@
 import { randomInt } from 'node:crypto';
-import { loadHogQLParser } from '@tributary/hogql';
-import type { ChdbClickHouse } from '@tributary/test-support/chdb';
-import type { QueryService } from '../src/query/query-service.js';
-import { uncachedQueryService } from './uncached-query-service.js';
+import { useChdbOracle } from './uncached-query-service.js';
 import { buildFixture } from './insights-oracle/fixture.js';
-import { insertFixture } from './insights-oracle/cases.js';
 import { ACTOR_CASES, expectedAt, observedAt, pointsOf } from './insights-oracle/actors-points.js';
 
 /**
@@ -15,19 +11,7 @@ import { ACTOR_CASES, expectedAt, observedAt, pointsOf } from './insights-oracle
 const TEAM = 800_000_000 + randomInt(90_000_000);
 const fixture = buildFixture('UTC');
 const other = buildFixture('UTC', { other: true });
-
-let clickhouse: ChdbClickHouse;
-let service: QueryService;
-beforeAll(async () => {
-  await loadHogQLParser();
-  clickhouse = await (await import('@tributary/test-support/chdb')).createChdbClickHouse();
-  await insertFixture(clickhouse, TEAM, fixture);
-  await insertFixture(clickhouse, TEAM + 1, other);
-  service = uncachedQueryService(clickhouse);
-});
-afterAll(() => clickhouse.close());
-
-const run = async (request: object) => (await service.run({ id: TEAM, timezone: 'UTC' }, request as never, new AbortController().signal)) as any;
+const { ask: run } = useChdbOracle(TEAM, fixture, other);
 
 describe('the persons behind every point are as many as the insight shows there, on ClickHouse 26', () => {
   it.each(ACTOR_CASES)('%s', async (_name, request) => {

@@ -1,9 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { loadHogQLParser } from '@tributary/hogql';
-import type { ChdbClickHouse } from '@tributary/test-support/chdb';
-import type { QueryService } from '../src/query/query-service.js';
-import { uncachedQueryService } from './uncached-query-service.js';
-import { insertFixture } from './insights-oracle/cases.js';
+import { useChdbOracle } from './uncached-query-service.js';
 import { LEAK, PATHS_CASES, buildPathsFixture, expectedPaths } from './insights-oracle/paths-cases.js';
 
 /**
@@ -13,20 +9,11 @@ import { LEAK, PATHS_CASES, buildPathsFixture, expectedPaths } from './insights-
  */
 const TEAM = 900_000_000 + randomInt(90_000_000);
 const fixture = buildPathsFixture();
-let clickhouse: ChdbClickHouse;
-let service: QueryService;
-beforeAll(async () => {
-  await loadHogQLParser();
-  clickhouse = await (await import('@tributary/test-support/chdb')).createChdbClickHouse();
-  await insertFixture(clickhouse, TEAM, fixture);
-  await insertFixture(clickhouse, TEAM + 1, buildPathsFixture({ other: true }));
-  service = uncachedQueryService(clickhouse);
-});
-afterAll(() => clickhouse.close());
+const { ask } = useChdbOracle(TEAM, fixture, buildPathsFixture({ other: true }));
 
 describe('PathsQuery agrees with the reference on ClickHouse 26', () => {
   it.each(PATHS_CASES)('%s', async (_name, request) => {
-    const answer = (await service.run({ id: TEAM, timezone: 'UTC' }, request, new AbortController().signal)) as { results: unknown[] };
+    const answer = (await ask(request)) as { results: unknown[] };
     const expected = expectedPaths(fixture, request);
     expect(answer.results).toEqual(expected);
     expect(JSON.stringify(answer.results)).not.toMatch(LEAK);

@@ -1,9 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { loadHogQLParser } from '@tributary/hogql';
-import type { ChdbClickHouse } from '@tributary/test-support/chdb';
-import type { QueryService } from '../src/query/query-service.js';
-import { uncachedQueryService } from './uncached-query-service.js';
-import { insertFixture } from './insights-oracle/cases.js';
+import { useChdbOracle } from './uncached-query-service.js';
 import { EXPECTED_CHANNELS, LEAK, WEB_CASES, buildWebFixture } from './insights-oracle/web-cases.js';
 import { referenceWebOverview, referenceWebStats } from './insights-oracle/web-reference.js';
 
@@ -14,18 +10,8 @@ import { referenceWebOverview, referenceWebStats } from './insights-oracle/web-r
  */
 const TEAM = 900_000_000 + randomInt(90_000_000);
 const fixture = buildWebFixture();
-let clickhouse: ChdbClickHouse;
-let service: QueryService;
-beforeAll(async () => {
-  await loadHogQLParser();
-  clickhouse = await (await import('@tributary/test-support/chdb')).createChdbClickHouse();
-  await insertFixture(clickhouse, TEAM, fixture);
-  await insertFixture(clickhouse, TEAM + 1, buildWebFixture({ other: true }));
-  service = uncachedQueryService(clickhouse);
-});
-afterAll(() => clickhouse.close());
-
-const ask = async (request: object) => (await service.run({ id: TEAM, timezone: 'UTC' }, request as never, new AbortController().signal)) as { results: unknown[]; hasMore?: boolean };
+const oracle = useChdbOracle(TEAM, fixture, buildWebFixture({ other: true }));
+const ask = async (request: object) => (await oracle.ask(request)) as { results: unknown[]; hasMore?: boolean };
 
 describe('the web analytics kinds agree with the reference on ClickHouse 26', () => {
   it.each(WEB_CASES)('%s', async (_name, request) => {
