@@ -1,22 +1,10 @@
 import type { Expr, SelectLike, SelectQuery } from './ast.js';
 import { containsAggregate } from './functions.js';
 
-const hasNode = (value: unknown, node: string): boolean => {
+/** Whether any node of the tree (subqueries included) passes `test`. */
+function someNode(value: unknown, test: (node: { node?: string; chain?: unknown[] }) => boolean): boolean {
   if (typeof value !== 'object' || value === null) return false;
-  if ((value as { node?: string }).node === node) return true;
-  return Object.values(value).some((v) => (Array.isArray(v) ? v.some((e) => hasNode(e, node)) : hasNode(v, node)));
-};
-
-/** Every name in the chain of a `Field` of the expression. */
-function fieldNames(value: unknown, into = new Set<string>()): Set<string> {
-  if (typeof value !== 'object' || value === null) return into;
-  const node = value as { node?: string; chain?: unknown[] };
-  if (node.node === 'Field') for (const name of node.chain ?? []) if (typeof name === 'string') into.add(name);
-  for (const v of Object.values(value)) {
-    if (Array.isArray(v)) v.forEach((e) => fieldNames(e, into));
-    else fieldNames(v, into);
-  }
-  return into;
+  return test(value) || Object.values(value).some((v) => someNode(v, test));
 }
 
 /**
@@ -35,13 +23,14 @@ function newestFirstTimestamp(query: SelectQuery): Expr | null {
   const from = query.select_from;
   if (!from || from.next_join || from.sample || from.table_final || from.table.node !== 'Field' || from.table.chain.length !== 1 || from.table.chain[0] !== 'events') return null;
   if (query.group_by?.length || query.having || query.distinct || query.limit_by || query.array_join_list?.length || query.window_exprs || query.qualify || query.ctes) return null;
-  if (query.select.some(containsAggregate) || query.select.some((e) => hasNode(e, 'WindowFunction'))) return null;
+  if (query.select.some(containsAggregate) || someNode(query.select, (n) => n.node === 'WindowFunction')) return null;
   const aliases = new Set(query.select.flatMap((e) => (e.node === 'Alias' ? [e.alias] : [])));
   const conditions = [query.where, query.prewhere];
   // `ORDER BY timestamp` names a select alias of that name before the column; a WHERE that reads an alias cannot be copied without it.
-  if (aliases.has('timestamp') || [...fieldNames(conditions)].some((name) => aliases.has(name) || COSTLY.has(name))) return null;
+  const costly = (name: unknown) => typeof name === 'string' && (aliases.has(name) || COSTLY.has(name));
+  if (aliases.has('timestamp') || someNode(conditions, (n) => n.node === 'Field' && (n.chain ?? []).some(costly))) return null;
   // Conditions that read other tables would be read twice: the bound only pays for itself when its statement reads events alone.
-  if (hasNode(conditions, 'SelectQuery') || hasNode(conditions, 'SelectSetQuery')) return null;
+  if (someNode(conditions, (n) => n.node === 'SelectQuery' || n.node === 'SelectSetQuery')) return null;
   const first = query.order_by?.[0];
   if (!first || first.order !== 'DESC' || first.expr.node !== 'Field') return null;
   const table = from.alias ?? 'events';
