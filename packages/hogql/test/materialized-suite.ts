@@ -87,16 +87,19 @@ const MATERIALIZED: [PropertiesColumn, string][] = [
   ['person_properties', 'plan'],
 ];
 
+/** A query printed for a project (reading `columns` where given) and its rows on the engine. */
+async function runPrinted(context: MaterializedEngine, query: SelectQuery, teamId: number, columns?: MaterializedColumns): Promise<{ sql: string; rows: unknown[][] }> {
+  const printed = printQuery(query, { teamId, server: context.server, ...(columns && { materialized: columns }) });
+  const { data } = await context.clickhouse.queryCompact(Sql.trusted(printed.clickhouse), { settings: { output_format_json_quote_64bit_integers: 0 } });
+  return { sql: printed.clickhouse, rows: data };
+}
+
 export function describeMaterializedAnswers(engine: () => Promise<MaterializedEngine>): void {
   let context: MaterializedEngine;
   let materialized: MaterializedColumns;
   const answers = new Map<string, unknown[][]>();
 
-  const run = async (query: SelectQuery, teamId: number, columns?: MaterializedColumns) => {
-    const printed = printQuery(query, { teamId, server: context.server, ...(columns && { materialized: columns }) });
-    const { data } = await context.clickhouse.queryCompact(Sql.trusted(printed.clickhouse), { settings: { output_format_json_quote_64bit_integers: 0 } });
-    return { sql: printed.clickhouse, rows: data };
-  };
+  const run = (query: SelectQuery, teamId: number, columns?: MaterializedColumns) => runPrinted(context, query, teamId, columns);
   beforeAll(async () => {
     context = await engine();
     await insertTwoTeamFixture(context.clickhouse);
@@ -154,10 +157,7 @@ export function describeMaterializedKey(engine: () => Promise<MaterializedEngine
   let context: MaterializedEngine;
   const names: string[] = [];
   const answers = new Map<string, unknown[][]>();
-  const run = async (query: SelectQuery, columns?: MaterializedColumns) => {
-    const printed = printQuery(query, { teamId: team, server: context.server, ...(columns && { materialized: columns }) });
-    return { sql: printed.clickhouse, rows: (await context.clickhouse.queryCompact(Sql.trusted(printed.clickhouse), { settings: { output_format_json_quote_64bit_integers: 0 } })).data };
-  };
+  const run = (query: SelectQuery, columns?: MaterializedColumns) => runPrinted(context, query, team, columns);
 
   beforeAll(async () => {
     context = await engine();
