@@ -1,4 +1,5 @@
 import type { RetentionCohort } from '../insight-view.js';
+import { retentionShade } from '../retention-shade.js';
 import { ScrollArea } from './scroll-area.js';
 
 /** The retention triangle: one row per cohort, shaded by the share still active; a cohort's size opens its persons. */
@@ -30,8 +31,7 @@ export function RetentionTable({ title, periods, cohorts, onCohort }: { title: s
                 )}
               </td>
               {cohort.percentages.map((pct, i) => (
-                // Dark text on light shades, light text on dark ones, so every cell keeps its contrast.
-                <td style={{ background: `rgba(0, 114, 178, ${pct / 100})`, color: pct > 50 ? '#fff' : '#111' }} title={`${cohort.counts[i]} persons`}>
+                <td style={retentionShade(pct)} title={`${cohort.counts[i]} persons`}>
                   {pct}%
                 </td>
               ))}
