@@ -213,9 +213,7 @@ function connect(config: ClickHouseConfig, database: string | undefined, request
     // Idle sockets are dropped on a timer that runs late in a busy process; checking their age
     // when one is reused as well keeps most reuses clear of ClickHouse's 3 s keep-alive timeout.
     keep_alive: { eagerly_destroy_stale_sockets: true },
-    // Priority 1, the highest: the query endpoint's statements run at a lower one (see the api's
-    // query settings) and ClickHouse pauses them while these run. 0 would mean none at all.
-    clickhouse_settings: { date_time_input_format: 'best_effort', priority: '1' },
+    clickhouse_settings: { date_time_input_format: 'best_effort' },
   });
 }
 

@@ -111,7 +111,7 @@ describe("the query endpoint's user reads, and changes settings, only", () => {
   });
 
   it('selects from the tributary database with the settings the api sends', async () => {
-    const answer = await query(`SELECT count() FROM ${table}`, { readonly: '2', max_threads: '1', max_execution_time: '5', max_memory_usage: String(1024 ** 3), priority: '2' });
+    const answer = await query(`SELECT count() FROM ${table}`, { readonly: '2', max_threads: '1', max_execution_time: '5', max_memory_usage: String(1024 ** 3) });
     expect(answer).toMatchObject({ ok: true, text: '0\n' });
   });
 

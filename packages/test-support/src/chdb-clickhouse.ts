@@ -23,8 +23,7 @@ const settingValue = (value: string | number) => (typeof value === 'number' ? St
 
 /** A statement with its per-query settings, as the HTTP client sends them in the URL. */
 function withSettings(statement: string, settings: CompactQueryOptions['settings']): string {
-  const entries = Object.entries(settings ?? {}).filter(([name]) => name !== 'priority');
-  // `priority` orders queries on a server with many clients; one process runs one statement at a time.
+  const entries = Object.entries(settings ?? {});
   return entries.length === 0 ? statement : `${statement} SETTINGS ${entries.map(([name, value]) => `${ident(name)} = ${settingValue(value)}`).join(', ')}`;
 }
 

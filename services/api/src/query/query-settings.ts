@@ -4,9 +4,10 @@ export type QueryLimits = Pick<Config, 'queryMaxExecutionTimeS' | 'queryMaxMemor
 
 /**
  * The ClickHouse settings every query endpoint statement runs with. `readonly` 2 refuses any write
- * or DDL the printer could ever let through while still taking these settings; `priority` 2 lets
- * ClickHouse pause these statements while ingest's inserts and the services' own reads (priority 1,
- * every other client's) run, so a heavy query slows itself rather than the pipeline.
+ * or DDL the printer could ever let through while still taking these settings. No `priority`:
+ * 18.16 makes a lower-priority statement wait up to a second at every block while any higher one
+ * runs, and under steady ingest that starved queries for minutes; threads, memory, time and the
+ * per-project concurrency limit bound what a heavy query takes instead.
  */
 export function queryClickHouseSettings(limits: QueryLimits): Record<string, number> {
   return {
@@ -14,7 +15,6 @@ export function queryClickHouseSettings(limits: QueryLimits): Record<string, num
     max_execution_time: limits.queryMaxExecutionTimeS,
     max_memory_usage: limits.queryMaxMemoryBytes,
     ...(limits.queryMaxThreads > 0 && { max_threads: limits.queryMaxThreads }),
-    priority: 2,
     // ClickHouse's defaults, stated so that a server profile set looser elsewhere does not loosen
     // them: the printed statement's size and shape, before and after aliases are expanded.
     max_query_size: 262_144,

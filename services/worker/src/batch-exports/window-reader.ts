@@ -19,8 +19,8 @@ interface StoredRow {
   window_time_text: string;
 }
 
-// Exports read at a lower priority than ingest's inserts, as queries do, without the queries' time limit.
-export const EXPORT_READ_SETTINGS = { priority: 2, max_execution_time: 0, readonly: 2 };
+// Exports read without the queries' time limit: a window's rows are read to the end, however long.
+export const EXPORT_READ_SETTINGS = { max_execution_time: 0, readonly: 2 };
 
 const isoOf = (text: string, ms = 0) => `${text.replace(' ', 'T')}.${String(ms).padStart(3, '0')}Z`;
 /**

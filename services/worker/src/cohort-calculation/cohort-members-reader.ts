@@ -12,15 +12,13 @@ export type CohortMembersStatement = (calculation: Calculation, now: Date) => Pr
 export type CalculationLimits = Pick<Config, 'cohortCalculationMaxExecutionTimeS' | 'queryMaxMemoryBytes' | 'queryMaxThreads'>;
 
 /**
- * ClickHouse settings of a members query: `readonly` 2 refuses a write whatever the statement,
- * `priority` 2 yields to ingest's inserts and the services' reads, and the time and memory caps
+ * ClickHouse settings of a members query: `readonly` 2 refuses a write whatever the statement, and the time and memory caps
  * (and threads, as the query endpoint's) keep one project's heaviest cohort from costing the
  * installation more than a bounded share.
  */
 export function calculationSettings(limits: CalculationLimits): Record<string, number> {
   return {
     readonly: 2,
-    priority: 2,
     max_execution_time: limits.cohortCalculationMaxExecutionTimeS,
     max_memory_usage: limits.queryMaxMemoryBytes,
     ...(limits.queryMaxThreads > 0 && { max_threads: limits.queryMaxThreads }),
