@@ -367,7 +367,8 @@ export class QueryService {
       // The printer's output is SQL this code base wrote: every name is an allow-listed one, every value escaped.
       return await this.deps.clickhouse.queryCompact(Sql.trusted(statement), { settings: queryClickHouseSettings(this.deps.limits), queryId });
     } catch (error) {
-      // A loaded server may not stop a statement at its time limit; the client's wait then ends first, and the statement would run on unwatched.
+      // A loaded server may not stop a statement at its time limit; the client's wait then ends
+      // first, and the statement would run on unwatched.
       if (!isRequestTimeout(error)) throw error;
       kill();
       throw new ClickHouseError(`Code: ${TIMEOUT_EXCEEDED}. The statement outlasted the endpoint's wait and was killed`, TIMEOUT_EXCEEDED, { cause: error });
