@@ -56,9 +56,13 @@ export const PROPERTIES_SQL = `concat(
   '"', if(number % 3 = 0, '', ',"utm_source":"newsletter"'),
   ',"button":"cta-', toString(number % 11), '","plan":"', if(number % 4 = 0, 'pro', 'free'), '"}')`;
 
-/** A person's id, the same in every table: the project and the person's number in hex. */
+/**
+ * A person's id, the same in every table: the person's number, then the project, in hex. The
+ * number leads because 18.16's exact unique count hashes a UUID by its first half alone: a
+ * constant first half made `uniqExact(person_id)` quadratic, where ingest's hashed ids are not.
+ */
 const personUuidSql = (team: number, n: string) =>
-  `toUUID(concat(substring(hex(toUInt64(${team}) + 0x100000000), 3), '-0000-4000-8000-', substring(hex(toUInt64(${n}) + 0x1000000000000), 3)))`;
+  `toUUID(concat(substring(hex(toUInt64(${n}) + 0x100000000), 3), '-0000-4000-8000-', substring(hex(toUInt64(${team}) + 0x1000000000000), 3)))`;
 const personPropertiesSql = (n: string) => `concat('{"email":"user-', toString(${n}), '@example.com","plan":"', if(${n} % 4 = 0, 'pro', 'free'), '"}')`;
 
 /** The dataset's project, its data loaded (or reused) and merged, so no merge runs under the timings. */

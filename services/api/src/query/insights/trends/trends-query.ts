@@ -67,17 +67,18 @@ export function mathExpr(series: TrendsEventsNode): Expr {
     if (quantile !== undefined) return { node: 'Call', name: 'quantile', params: [constant(quantile)], args: [value] };
     return call(math, value);
   }
+  // Unique counts are exact, as PostHog's count(DISTINCT): uniq keeps 32-bit hashes and samples past 65,536.
   switch (math) {
     case 'total':
       return call('count');
     case 'dau':
     case 'weekly_active':
     case 'monthly_active':
-      return call('uniq', field('person_id'));
+      return call('uniqExact', field('person_id'));
     case 'unique_session':
-      return call('uniq', field('properties', '$session_id'));
+      return call('uniqExact', field('properties', '$session_id'));
     case 'unique_group':
-      return call('uniq', groupField(series));
+      return call('uniqExact', groupField(series));
     default:
       throw queryError(`series: math ${String(math)} is not supported`);
   }
