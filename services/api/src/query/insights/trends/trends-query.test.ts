@@ -59,10 +59,10 @@ describe('series queries', () => {
   });
 
   it.each([
-    ['dau', {}, 'uniq(person_id)'],
+    ['dau', {}, 'uniqExact(person_id)'],
     ['sum', { math_property: 'amount' }, "sum(toFloat(properties.amount))"],
     ['p90', { math_property: 'amount' }, 'quantile(0.9)(toFloat(properties.amount))'],
-    ['unique_group', { math_group_type_index: 1 }, 'uniq($group_1)'],
+    ['unique_group', { math_group_type_index: 1 }, 'uniqExact($group_1)'],
     ['weekly_active', {}, "arrayJoin(arrayMap(i -> addDays(toDate(timestamp, 'UTC'), i), range(7))) AS bucket"],
   ] as const)('math %s', (math, extra, expected) => {
     const ast = buildSeriesQuery(input({}, { kind: 'EventsNode', event: 'e', math, ...extra }));
