@@ -232,6 +232,13 @@ const FUNCTIONS: Record<string, FunctionSpec> = {
   log10: fn('log10', 1),
   pow: fn('pow', 2),
   power: fn('pow', 2),
+  bitAnd: fn('bitAnd', 2),
+  bitOr: fn('bitOr', 2),
+  bitXor: fn('bitXor', 2),
+  bitNot: fn('bitNot', 1),
+  bitShiftLeft: fn('bitShiftLeft', 2),
+  bitShiftRight: fn('bitShiftRight', 2),
+  bitTest: fn('bitTest', 2),
 
   // Arrays and tuples.
   arrayJoin: fn('arrayJoin', 1),

@@ -105,6 +105,9 @@ export const CASES: [string, FunnelsRequest][] = [
   ['strict, no exclusion', funnel(['a', 'b', 'c'], { funnelOrderType: 'strict', ...day })],
   ['unordered, no exclusion: every repeat a start of its own', funnel(['a', 'b', 'c'], { funnelOrderType: 'unordered', ...hours })],
   ['ordered, no exclusion, broken down', funnel(['a', 'b', 'a', 'c'], day, { breakdownFilter: { breakdown: 'side', breakdown_type: 'event' } })],
+  // Every start's window reaches past the period, where the latest start must still be the one a step's path keeps.
+  ['ordered, a window longer than the period', funnel(['a', 'b', 'c'], { funnelWindowInterval: 90, funnelWindowIntervalUnit: 'day' })],
+  ['strict, a window longer than the period, an exclusion', funnel(['a', 'b', 'c'], { funnelOrderType: 'strict', funnelWindowInterval: 1_000, funnelWindowIntervalUnit: 'month', exclusions: [exclude(0, 1)] })],
   ['six steps, an exclusion over every step', funnel(['a', 'b', 'a', 'c', 'b', 'c'], { funnelWindowInterval: 1, funnelWindowIntervalUnit: 'week', exclusions: [exclude(0, 5)] })],
 ];
 

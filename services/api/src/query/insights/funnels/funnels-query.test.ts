@@ -50,6 +50,13 @@ describe('building the funnel query', () => {
     expect(printHogQL(buildFunnelQuery({ request: request({ funnelsFilter: { funnelWindowInterval: 5, funnelWindowIntervalUnit: 'minute' } }), period, filters: { now, cohorts: new Map() }, cal }))).toContain('+ 300');
   });
 
+  it('refuses a period and window too long together for its paths to be kept as numbers (the calendar allows 5000 days, far less)', () => {
+    const build = (funnelWindowIntervalUnit: 'day' | 'month') => () =>
+      buildFunnelQuery({ request: request({ funnelsFilter: { funnelWindowInterval: 1000, funnelWindowIntervalUnit } }), period: { ...period, from: new Date('1970-01-01T00:00:00Z') }, filters: NO_ACTIONS, cal });
+    expect(build('month')).toThrow(/at most 68 years/);
+    expect(build('day')).not.toThrow();
+  });
+
   it('a strict funnel reads every event of the person; ordered and unordered only the steps\'', () => {
     const twoSteps = request({ series: [{ kind: 'EventsNode', event: 'a' }, { kind: 'EventsNode', event: 'b' }] });
     const where = (r: FunnelsQueryRequest) => printHogQL(buildFunnelQuery({ request: r, period, filters: { now, cohorts: new Map() }, cal }));

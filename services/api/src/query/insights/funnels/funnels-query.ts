@@ -155,36 +155,46 @@ const stateOf = (k: number) => `state_${k}`;
 const nextOf = (k: number) => `next_${k}`;
 const lastMoveOf = (j: number) => `last_move_${j}`;
 const reachedOf = (k: number) => `reached_${k}`;
-const arrivalsOf = (k: number) => `arrivals_${k}`;
 const hitsOf = (j: number) => `hits_${j}`;
 const excludedOf = (j: number) => `excluded_${j}`;
 const nextHitOf = (j: number) => `next_hit_${j}`;
 const countedOf = (k: number) => `counted_${k}`;
+const valuesOf = (k: number) => `values_${k}`;
 
 /**
- * A path's state as one Int64: its start's time (seconds after the period's start, from 1) high,
- * and `2^32 - 1 - index` of the event that reached the step low, so that of two states the later
- * start is the greater, and of one start the earlier arrival.
+ * An event's key: its time (seconds after the moment before the period, from 1) times HIGH, plus
+ * its rank and step and exclusion flags. A path's state is one Int64: its deadline (its start's
+ * time plus the window) times RANKS, plus the rank from the end (`ranks`: the last event 1) of the
+ * event that reached the step. Of two states the later start is the greater, and of one start the
+ * earlier arrival; an event is within a path's window when its time is at most the deadline,
+ * which no path (0) has an event within. A person's array could not hold RANKS events within a
+ * query's memory.
  */
 const HIGH = 2 ** 32;
-const startOf = (v: Expr): Expr => call('intDiv', v, num(HIGH));
-const arrivalOf = (v: Expr): Expr => minus(num(HIGH - 1), call('modulo', v, num(HIGH)));
-const stateValue = (start: Expr, index: Expr): Expr => plus(call('multiply', start, num(HIGH)), minus(num(HIGH - 1), index));
-/** Below any difference of two states: a reset's step in the running maximum. */
-const RESET = -(2 ** 62);
+const RANKS = 2 ** 31;
+/** The latest deadline: states below 2^62, so that running maxima (and their differences, of excluded paths' negative values too) stay within an Int64. */
+const MAX_FUNNEL_DEADLINE = 2 ** 31;
+const timeAt = (e: Expr): Expr => call('intDiv', e, num(HIGH));
+const deadlineOf = (path: Expr): Expr => call('intDiv', path, num(RANKS));
+const withinPath = (e: Expr, path: Expr): Expr => compare('<=', timeAt(e), deadlineOf(path));
+const arrivalRankOf = (path: Expr): Expr => call('modulo', path, num(RANKS));
+/** A state negated (as the walk keeps a step's arrivals): `deadline`, reached at the event ranked `rank`. */
+const negatedState = (deadline: Expr, rank: Expr): Expr => minus(call('multiply', deadline, num(-RANKS)), rank);
+/** A reset's step in the running maximum, -2^63 (printed as a difference: a literal would pass through a double): below any sum it is added to. */
+const RESET: Expr = minus(num(-(2 ** 62)), num(2 ** 62));
+const ranks = field('ranks');
 
 /**
- * The running maximum of `values` (0 where none), back to 0 at each index `resetAt` holds for (a
- * lambda of the event key): max(m, v) = v + max(m - v, 0), and m - v follows
- * `arrayCumSumNonNegative` of the negated differences, one pass each where a lookup per index (a
- * lambda reading another array) would copy that array for every element.
+ * The running maximum of the values `negated` holds negated (0 where none), back to 0 at each index
+ * `resetAt` holds for (a lambda of the event key): max(m, v) = v + max(m - v, 0), and m - v follows
+ * `arrayCumSumNonNegative` of the negations' differences. One pass each, where a lookup per index
+ * (a lambda reading another array) would copy that array for every element; taking the values
+ * negated saves the pass that would negate their differences.
  */
-function runningMax(values: Expr, resetAt?: (e: Expr) => Expr): Expr {
-  const differences = call('arrayDifference', values);
-  const steps = resetAt
-    ? call('arrayMap', lambda(['d', 'e'], ifElse(resetAt(field('e')), num(RESET), { node: 'ArithmeticOperation', op: '-', left: num(0), right: field('d') })), differences, field('keys'))
-    : call('arrayMap', lambda(['d'], minus(num(0), field('d'))), differences);
-  return call('arrayMap', lambda(['v', 'g'], plus(field('v'), field('g'))), values, call('arrayCumSumNonNegative', steps));
+function runningMax(negated: Expr, resetAt?: (e: Expr) => Expr): Expr {
+  const differences = call('arrayDifference', negated);
+  const steps = resetAt ? call('arrayMap', lambda(['d', 'e'], ifElse(resetAt(field('e')), RESET, field('d'))), differences, field('keys')) : differences;
+  return call('arrayMap', lambda(['w', 'g'], minus(field('g'), field('w'))), negated, call('arrayCumSumNonNegative', steps));
 }
 
 /** The select of the one before it with more columns: a column one names is read, not expanded again. */
@@ -195,29 +205,29 @@ interface PersonFunnelInput {
   persons: SelectQuery;
   n: number;
   window: number;
-  /** Seconds since the epoch of the moment before the period: event times count from it. */
-  origin: number;
+  /** How far after its start a path's window reaches: the window, or the period's length where shorter (which no event is past). */
+  reach: number;
   strict: boolean;
+  /** No event can be two steps (steps of different event names). */
+  disjoint: boolean;
   broken: boolean;
   /** Ordered and strict funnels only. */
   exclusions: FunnelExclusion[];
 }
 
-const flagAt = (e: Expr, j: number) => call('modulo', call('intDiv', e, num(2 ** (FLAG_BITS - 1 - j))), num(2));
-const isStep = (e: Expr, k: number) => compare('==', flagAt(e, k), num(1));
-const timeAt = (e: Expr) => call('intDiv', e, num(HIGH));
-const valuesOf = (k: number) => `values_${k}`;
+const flagOf = (j: number): Expr => num(2 ** (FLAG_BITS - 1 - j));
+const isStep = (e: Expr, k: number): Expr => compare('!=', call('bitAnd', e, flagOf(k)), num(0));
 
 /**
  * Ordered and strict funnels as PostHog's UDF walks a person's events, in passes over arrays
  * rather than one walk per start (quadratic in a person's events) or an `arrayFold` (18.16 has
  * none). The UDF keeps, per step, the path waiting there; here, per step, an array of that state
  * after each event (`state_k`, a running maximum), and of the paths reaching the step at each
- * event (`values_k`):
+ * event, negated (`values_k`):
  * - step 0 is reached by its events (the breakdown value's only), each a new path;
- * - step k by its events that find a path at step k - 1 just before them, within the window of
- *   that path's start: the path moves on, keeping its start; the maximum keeps the latest start,
- *   and of one start the first arrival (PostHog's UDF does not move a path twice);
+ * - step k by its events that find a path at step k - 1 just before them, within that path's
+ *   window: the path moves on, keeping its deadline; the maximum keeps the latest start, and of
+ *   one start the first arrival (PostHog's UDF does not move a path twice);
  * - strict funnels: an event not of step k clears step k.
  * The person's funnel is the first path to reach the furthest step (the latest start reaching it
  * at that event): walked back from there, each step's index is where the state at the step
@@ -226,52 +236,58 @@ const valuesOf = (k: number) => `values_${k}`;
  * Exclusions, per step j an exclusion covers: an excluded event hits the path waiting at j if
  * within its window and no step j + 1 event came since the path's arrival (it would have moved
  * on); `excluded_j`, the running maximum of the paths hit, equals the state while the waiting path
- * is excluded. Such a path still takes step j + 1, as a negative value the state's maximum passes
- * over: counted as reached, it moves no further. Of the furthest step's arrivals the first clean
- * one counts: not an excluded one, nor one a later hit at that step within its window excludes
- * (`next_hit_j`, the time of the next hit); a person with none is left out.
+ * is excluded. Such a path still takes step j + 1, kept positive (a negative value the state's
+ * maximum passes over): counted as reached, it moves no further. Of the furthest step's arrivals
+ * the first clean one counts: not an excluded one, nor one a later hit at that step within its
+ * window excludes (`next_hit_j`, the time of the next hit); a person with none is left out.
  *
  * One select per step, its passes named within it (aliases of one select, so the statement grows
- * with the steps); each carries on only the states (for the walk back), the count of steps reached
- * and the index each reached step would count at.
+ * with the steps); each carries on the states (for the walk back), the count of steps reached and
+ * the index each reached step would count at.
  */
-function walkedPersonFunnel({ persons, n, window, origin, strict, broken, exclusions }: PersonFunnelInput): SelectQuery {
-  const timeSince = (e: Expr) => minus(timeAt(e), num(origin));
-  const within = (e: Expr, path: Expr) => compare('<=', timeSince(e), plus(startOf(path), num(window)));
+function walkedPersonFunnel({ persons, n, reach, strict, disjoint, broken, exclusions }: PersonFunnelInput): SelectQuery {
   const resetAt = (k: number) => (strict ? (e: Expr): Expr => ({ node: 'Not', expr: isStep(e, k) }) : undefined);
   const covering = (j: number) => exclusions.flatMap((x, e) => (x.funnelFromStep <= j && j < x.funnelToStep ? [n + e] : []));
+  // Where an event of step k can be neither step k - 1's nor clear it, the state at step k - 1
+  // after it is the one just before it (and an exclusion's, which no step event is, too).
+  const inclusive = disjoint && !strict;
   // The state (or any running maximum) just before event i: the one at i less its difference from the one before.
   const before = (value: string, difference: string) => minus(field(value), field(difference));
   const waiting = before('s', 'd');
-  const waits = and([compare('>', field('i'), num(1)), compare('>=', waiting, num(HIGH)), within(field('e'), waiting)]);
-  // Each event's index, enumerated once and carried.
-  const indexes = field('indexes');
-  const withState = (k: number) => [field('keys'), indexes, field(stateOf(k)), call('arrayDifference', field(stateOf(k)))];
+  // Only at the first event is that the event's own state, one it reached rather than waits on.
+  const waits = and([compare('!=', arrivalRankOf(waiting), field('r')), withinPath(field('e'), waiting)]);
+  const withState = (k: number) => [field('keys'), ranks, field(stateOf(k)), call('arrayDifference', field(stateOf(k)))];
   const withDifference = (name: string) => [field(name), call('arrayDifference', field(name))];
   const personColumns = ['aggregation_target', 'keys', ...(broken ? ['breakdowns', 'breakdown_value'] : [])];
-  const base = [...personColumns, 'indexes'];
+  const base = [...personColumns, 'ranks'];
 
   const reaching = (k: number): Expr => {
     if (k === 0) {
       const reaches = and([isStep(field('e'), 0), ...(broken ? [compare('==', field('b'), field('breakdown_value'))] : [])]);
-      const each = lambda(['e', 'i', ...(broken ? ['b'] : [])], ifElse(reaches, stateValue(timeSince(field('e')), field('i')), num(0)));
-      return call('arrayMap', each, field('keys'), indexes, ...(broken ? [field('breakdowns')] : []));
+      const each = lambda(['e', 'r', ...(broken ? ['b'] : [])], ifElse(reaches, negatedState(plus(timeAt(field('e')), num(reach)), field('r')), num(0)));
+      return call('arrayMap', each, field('keys'), ranks, ...(broken ? [field('breakdowns')] : []));
     }
-    const reaches = and([isStep(field('e'), k), waits]);
-    const value = stateValue(startOf(waiting), field('i'));
-    if (!covering(k - 1).length) return call('arrayMap', lambda(['e', 'i', 's', 'd'], ifElse(reaches, value, num(0))), ...withState(k - 1));
-    const each = lambda(['e', 'i', 's', 'd', 'x', 'dx'], ifElse(reaches, ifElse(compare('==', before('x', 'dx'), waiting), minus(num(0), value), value), num(0)));
-    return call('arrayMap', each, ...withState(k - 1), ...withDifference(excludedOf(k - 1)));
+    const excluding = covering(k - 1).length > 0;
+    const state = inclusive ? field('s') : waiting;
+    const reaches = and([isStep(field('e'), k), inclusive ? withinPath(field('e'), state) : waits]);
+    const value = negatedState(deadlineOf(state), field('r'));
+    const stateArgs = inclusive ? { names: ['e', 'r', 's'], args: [field('keys'), ranks, field(stateOf(k - 1))] } : { names: ['e', 'r', 's', 'd'], args: withState(k - 1) };
+    if (!excluding) return call('arrayMap', lambda(stateArgs.names, ifElse(reaches, value, num(0))), ...stateArgs.args);
+    const excluded = inclusive ? field('x') : before('x', 'dx');
+    const excludedArgs = inclusive ? { names: ['x'], args: [field(excludedOf(k - 1))] } : { names: ['x', 'dx'], args: withDifference(excludedOf(k - 1)) };
+    const each = lambda([...stateArgs.names, ...excludedArgs.names], ifElse(reaches, ifElse(compare('==', excluded, state), minus(num(0), value), value), num(0)));
+    return call('arrayMap', each, ...stateArgs.args, ...excludedArgs.args);
   };
 
   /** Which paths waiting at step j an excluded event hits, the state and the time of each step's next hit. */
   const exclusionPasses = (j: number): Expr[] => {
-    const lastMove = call('arrayMap', lambda(['e', 'i'], ifElse(isStep(field('e'), j + 1), field('i'), num(0))), field('keys'), indexes);
-    const arrivedAfterMove = compare('<', before('m', 'dm'), arrivalOf(waiting));
+    // The latest step j + 1 event so far, as HIGH less its rank (later events rank lower), negated.
+    const lastMove = call('arrayMap', lambda(['e', 'r'], ifElse(isStep(field('e'), j + 1), minus(field('r'), num(HIGH)), num(0))), field('keys'), ranks);
+    const arrivedAfterMove = compare('<', before('m', 'dm'), minus(num(HIGH), arrivalRankOf(waiting)));
     const hitting = and([or(covering(j).map((x) => isStep(field('e'), x))), waits, arrivedAfterMove]);
-    const hits = call('arrayMap', lambda(['e', 'i', 's', 'd', 'm', 'dm'], ifElse(hitting, waiting, num(0))), ...withState(j), ...withDifference(lastMoveOf(j)));
-    // Reversed, the next hit is the greatest of HIGH - its time.
-    const reversed = call('arrayMap', lambda(['h', 'e'], ifElse(compare('>', field('h'), num(0)), minus(num(HIGH), timeSince(field('e'))), num(0))), call('arrayReverse', field(hitsOf(j))), call('arrayReverse', field('keys')));
+    const hits = call('arrayMap', lambda(['e', 'r', 's', 'd', 'm', 'dm'], ifElse(hitting, minus(num(0), waiting), num(0))), ...withState(j), ...withDifference(lastMoveOf(j)));
+    // Reversed, the next hit is the greatest of HIGH - its time (negated, as hits are).
+    const reversed = call('arrayMap', lambda(['h', 'e'], ifElse(compare('<', field('h'), num(0)), minus(timeAt(field('e')), num(HIGH)), num(0))), call('arrayReverse', field(hitsOf(j))), call('arrayReverse', field('keys')));
     return [
       alias(lastMoveOf(j), runningMax(lastMove, resetAt(j + 1))),
       alias(hitsOf(j), hits),
@@ -284,51 +300,39 @@ function walkedPersonFunnel({ persons, n, window, origin, strict, broken, exclus
   // an exclusion covers j, the first no later hit within its window excludes, of the arrivals that
   // become the state (not a path's later events of the step, which do not move it again).
   const counted = (j: number): Expr => {
-    if (!covering(j).length) return call('arrayFirstIndex', lambda(['v'], compare('>', field('v'), num(0))), field(valuesOf(j)));
-    const laterHit = and([compare('>', field('h'), num(0)), compare('<=', minus(num(HIGH), field('h')), plus(startOf(field('v')), num(window)))]);
-    const counts = and([compare('>', field('v'), num(0)), compare('==', field('v'), field('s')), { node: 'Not', expr: laterHit }]);
-    return call('arrayFirstIndex', lambda(['v', 's', 'h'], counts), field(valuesOf(j)), field(stateOf(j)), field(nextHitOf(j)));
+    if (!covering(j).length) return call('arrayFirstIndex', lambda(['w'], compare('<', field('w'), num(0))), field(valuesOf(j)));
+    const laterHit = and([compare('>', field('h'), num(0)), compare('<=', minus(num(HIGH), field('h')), deadlineOf(minus(num(0), field('w'))))]);
+    const counts = and([compare('<', field('w'), num(0)), compare('==', plus(field('w'), field('s')), num(0)), { node: 'Not', expr: laterHit }]);
+    return call('arrayFirstIndex', lambda(['w', 's', 'h'], counts), field(valuesOf(j)), field(stateOf(j)), field(nextHitOf(j)));
   };
-  // Of step j's bookkeeping: how many steps are reached, and the index each would count at.
+  // Of step j's bookkeeping: how many steps are reached, and the index step j would count at.
   const tally = (j: number): Expr[] => {
-    // Excluded paths (negative values) reach a step too; without exclusions here, the first counted arrival is the first.
+    // Excluded paths (positive values) reach a step too; without exclusions here, the first counted arrival is the first.
     const excluding = covering(j).length || (j > 0 && covering(j - 1).length);
-    const reaches = excluding ? call('arrayExists', lambda(['v'], compare('!=', field('v'), num(0))), field(valuesOf(j))) : compare('>', counted(j), num(0));
+    const reaches = excluding ? call('arrayExists', lambda(['w'], compare('!=', field('w'), num(0))), field(valuesOf(j))) : compare('>', counted(j), num(0));
     const reached = ifElse(reaches, num(1), num(0));
-    return [
-      alias(reachedOf(j), j === 0 ? reached : plus(field(reachedOf(j - 1)), reached)),
-      alias(countedOf(j), j === 0 ? { node: 'Array', exprs: [counted(0)] } : call('arrayConcat', field(countedOf(j - 1)), { node: 'Array', exprs: [counted(j)] })),
-    ];
+    return [alias(reachedOf(j), j === 0 ? reached : plus(field(reachedOf(j - 1)), reached)), alias(countedOf(j), counted(j))];
   };
 
-  // The states are carried on as their arrivals' indices alone, all the walk back reads: half the bytes.
-  const arrivals = (k: number) => steps(k).map(arrivalsOf);
-  const first = [...personColumns.map((name) => field(name)), alias('indexes', call('arrayEnumerate', field('keys'))), alias(valuesOf(0), reaching(0))];
+  const first = [...personColumns.map((name) => field(name)), alias('ranks', call('arrayReverse', call('arrayEnumerate', field('keys')))), alias(valuesOf(0), reaching(0))];
   let walked: SelectQuery = { node: 'SelectQuery', select: first, select_from: from(persons) };
   for (let k = 1; k < n; k++) {
     const j = k - 1;
-    const carried = [...base, ...arrivals(j), ...(j > 0 ? [reachedOf(j - 1), countedOf(j - 1)] : []), valuesOf(j)];
-    const items = [
-      alias(stateOf(j), runningMax(field(valuesOf(j)), resetAt(j))),
-      alias(arrivalsOf(j), call('arrayMap', lambda(['s'], call('toUInt32', arrivalOf(field('s')))), field(stateOf(j)))),
-      ...(covering(j).length ? exclusionPasses(j) : []),
-      ...tally(j),
-      alias(valuesOf(k), reaching(k)),
-    ];
+    const carried = [...base, ...steps(j).map(stateOf), ...(j > 0 ? [reachedOf(j - 1)] : []), ...steps(j).map(countedOf), valuesOf(j)];
+    const items = [alias(stateOf(j), runningMax(field(valuesOf(j)), resetAt(j))), ...(covering(j).length ? exclusionPasses(j) : []), ...tally(j), alias(valuesOf(k), reaching(k))];
     walked = { node: 'SelectQuery', select: [...carried.map((name) => field(name)), ...items], select_from: from(walked) };
   }
 
   // Each step's index on the person's path, from its furthest step down; above it, not read.
   const last = n - 1;
   const index = (k: number): Expr => {
-    const here = call('arrayElement', field(countedOf(last)), num(k + 1));
-    const down = k === last ? num(0) : call('arrayElement', field(arrivalsOf(k)), minus(call('greatest', field(indexOf(k + 1)), num(1)), num(1)));
-    return alias(indexOf(k), ifElse(compare('==', field('person_steps'), num(k + 1)), here, down));
+    const arrivalBefore = (next: Expr) => arrivalRankOf(call('arrayElement', field(stateOf(k)), minus(call('greatest', next, num(1)), num(1))));
+    const down = k === last ? num(0) : minus(plus(call('length', field('keys')), num(1)), arrivalBefore(field(indexOf(k + 1))));
+    return alias(indexOf(k), ifElse(compare('==', field('person_steps'), num(k + 1)), field(countedOf(k)), down));
   };
   const time = (k: number) => timeAt(call('arrayElement', field('keys'), field(indexOf(k))));
-  const excluded = exclusions.length
-    ? ifElse(and([compare('>', field('person_steps'), num(0)), compare('==', call('arrayElement', field(countedOf(last)), field('person_steps')), num(0))]), num(1), num(0))
-    : num(0);
+  const countedAtFurthest = call('arrayElement', { node: 'Array', exprs: steps(n).map((k) => field(countedOf(k))) }, field('person_steps'));
+  const excluded = exclusions.length ? ifElse(and([compare('>', field('person_steps'), num(0)), compare('==', countedAtFurthest, num(0))]), num(1), num(0)) : num(0);
   return {
     node: 'SelectQuery',
     select: [
@@ -349,15 +353,14 @@ function walkedPersonFunnel({ persons, n, window, origin, strict, broken, exclus
  * conversion times between the reached steps' times in time order. Each step's next event at
  * every index is a running maximum over the reversed events.
  */
-function unorderedPersonFunnel({ persons, n, window, origin, broken }: PersonFunnelInput): SelectQuery {
-  const timeSince = (e: Expr) => minus(timeAt(e), num(origin));
-  // Reversed, the nearest next event is the greatest of HIGH - its time.
+function unorderedPersonFunnel({ persons, n, window, broken }: PersonFunnelInput): SelectQuery {
+  // Reversed, the nearest next event is the greatest of HIGH - its time (negated for the running maximum).
   const reversedValues = steps(n).map((k) =>
-    alias(valuesOf(k), call('arrayMap', lambda(['e'], ifElse(isStep(field('e'), k), minus(num(HIGH), timeSince(field('e'))), num(0))), call('arrayReverse', field('keys')))),
+    alias(valuesOf(k), call('arrayMap', lambda(['e'], ifElse(isStep(field('e'), k), minus(timeAt(field('e')), num(HIGH)), num(0))), call('arrayReverse', field('keys')))),
   );
   const next = (k: number) => alias(nextOf(k), call('arrayReverse', call('arrayMap', lambda(['v'], ifElse(compare('>', field('v'), num(0)), minus(num(HIGH), field('v')), num(0))), runningMax(field(valuesOf(k))))));
   const withNext = layer(layer(persons, reversedValues), steps(n).map(next));
-  const within = (t: Expr, e: Expr) => and([compare('>', t, num(0)), compare('<=', t, plus(timeSince(e), num(window)))]);
+  const within = (t: Expr, e: Expr) => and([compare('>', t, num(0)), compare('<=', t, plus(timeAt(e), num(window)))]);
   const nextNames = steps(n).map((k) => `t${k}`);
   const count = steps(n).reduce<Expr>((sum, k) => plus(sum, ifElse(within(field(nextNames[k]!), field('e')), num(1), num(0))), num(0));
   const counted = broken ? ifElse(compare('==', field('b'), field('breakdown_value')), count, num(0)) : count;
@@ -393,14 +396,14 @@ const steps = (n: number): number[] => Array.from({ length: n }, (_, k) => k);
 function collapseRuns(sorted: Expr, n: number, broken: boolean, disjoint: boolean): Expr {
   const keyOf = (x: Expr) => (broken ? call('tupleElement', x, num(1)) : x);
   const key = keyOf(field('x'));
-  const notFirst = compare('==', flagAt(key, 0), num(0));
+  const notFirst = { node: 'Not', expr: isStep(key, 0) } as Expr;
   // Steps of different event names cannot share an event: there, not being the first step is enough.
-  const stepCount = steps(n).reduce<Expr>((sum, k) => plus(sum, flagAt(key, k)), num(0));
+  const stepCount = steps(n).reduce<Expr>((sum, k) => plus(sum, isStep(key, k)), num(0));
   const repeatable = disjoint ? notFirst : or([compare('==', stepCount, num(0)), and([compare('==', stepCount, num(1)), notFirst])]);
   // Keys ascend, and the flags (with the rank they decide) are their low bits: a later key of the
   // same flags differs by whole seconds. A difference of 0 is the first event (or the same key
   // twice), kept.
-  const sameFlags = and([compare('!=', field('d'), num(0)), compare('==', call('modulo', field('d'), num(HIGH)), num(0))]);
+  const sameFlags = and([compare('!=', field('d'), num(0)), compare('==', call('bitAnd', field('d'), num(HIGH - 1)), num(0))]);
   const differences = call('arrayDifference', broken ? call('arrayMap', lambda(['x'], key), sorted) : sorted);
   return call('arrayFilter', lambda(['x', 'd'], { node: 'Not', expr: and([sameFlags, repeatable]) }), sorted, differences);
 }
@@ -463,6 +466,12 @@ function buildPersonFunnelQuery(input: FunnelQueryInput, breakdown?: { values: s
   const exclusions = request.funnelsFilter?.exclusions ?? [];
   const window = funnelWindowSeconds(request.funnelsFilter);
   const broken = Boolean(breakdown);
+  // Event times count from the moment before the period, so each is at least 1, and a deadline
+  // (no later than the period's end) keeps a state within an Int64.
+  const origin = Math.floor(period.from.getTime() / 1000) - 1;
+  const end = Math.ceil(period.to.getTime() / 1000) - origin;
+  const reach = Math.min(window, end);
+  if (end + reach >= MAX_FUNNEL_DEADLINE) throw queryError('dateRange: a funnel\'s period and its window (where shorter than the period) cover at most 68 years together');
 
   // 1. The events that matter, one row each: the person, and the event as one sort key (below).
   const stepConditions = steps.map((s) => stepCondition(s, filters));
@@ -476,7 +485,7 @@ function buildPersonFunnelQuery(input: FunnelQueryInput, breakdown?: { values: s
   const rankOf = call('multiIf', ...stepConditions.flatMap((c, k) => [c, num(k)]), num(n));
   const eventKey = flags.reduce<Expr>(
     (key, cond, j) => plus(key, call('multiply', flag(cond), num(2 ** (FLAG_BITS - 1 - j)))),
-    plus(call('multiply', call('toUInt64', call('toUnixTimestamp', field('timestamp'))), num(HIGH)), call('multiply', rankOf, num(2 ** FLAG_BITS))),
+    plus(call('multiply', call('toUInt64', minus(call('toUnixTimestamp', field('timestamp')), num(origin))), num(HIGH)), call('multiply', rankOf, num(2 ** FLAG_BITS))),
   );
   const eventsSelect: Expr[] = [alias('aggregation_target', field('person_id')), alias('event_key', eventKey)];
   if (breakdown) {
@@ -512,7 +521,7 @@ function buildPersonFunnelQuery(input: FunnelQueryInput, breakdown?: { values: s
     : personQuery;
 
   // 3. Per person (and breakdown value): the steps reached, whether excluded, the conversion times.
-  const funnelInput = { persons, n, window, origin: Math.floor(period.from.getTime() / 1000) - 1, strict: order === 'strict', broken, exclusions };
+  const funnelInput = { persons, n, window, reach, strict: order === 'strict', disjoint, broken, exclusions };
   return order === 'unordered' ? unorderedPersonFunnel(funnelInput) : walkedPersonFunnel(funnelInput);
 }
 
