@@ -33,6 +33,7 @@ const properties: Case[] = [
   ['a property compared with a number is read as one', 'SELECT distinct_id, properties.amount FROM events WHERE properties.amount > 10 ORDER BY timestamp', [['alice', '15'], ['alice-phone', '20'], ['alice', '100'], ['bob-laptop', '50']]],
   ['a number stored as text equals the number', 'SELECT distinct_id FROM events WHERE properties.amount = 7', [['bob']]],
   ['toFloat of a property sums', 'SELECT sum(toFloat(properties.amount)) FROM events', [[197]]],
+  ['bit functions of a number', 'SELECT bitAnd(12, 10), bitOr(12, 10), bitXor(12, 10), bitShiftLeft(1, 4), bitShiftRight(16, 2), bitTest(12, 2), bitNot(1) FROM events LIMIT 1', [[8, 14, 6, 16, 4, 1, 254]]],
 ];
 
 const persons: Case[] = [
