@@ -71,7 +71,11 @@ function valueTest(operator: ValueOperator, filter: StoredPropertyFilter, text: 
 
 /** A property of a JSON properties column as text: `''` when absent, a string unquoted, anything else as its JSON. */
 export function jsonPropertyText(column: Expr, key: string): Expr {
-  const raw = call('visitParamExtractRaw', column, constant(key));
+  return jsonRawText(call('visitParamExtractRaw', column, constant(key)));
+}
+
+/** A property's raw JSON value (`visitParamExtractRaw`'s) as text: `''` for `''`, a string unquoted, anything else as written. */
+export function jsonRawText(raw: Expr): Expr {
   // A string is unquoted by parsing it alone, rather than the whole properties a second time.
   return call('if', compare('==', call('substring', raw, constant(1), constant(1)), constant('"')), call('visitParamExtractString', call('concat', constant('{"v":'), raw, constant('}')), constant('v')), raw);
 }

@@ -121,6 +121,19 @@ describe('saved insights', () => {
   });
 });
 
+describe('trends broken down by an event property', () => {
+  it('counts each value as text: a string and a number of the same text together, escapes read, JSON null, empty and absent as the null value', async () => {
+    const at = '2024-01-05 12:00:00';
+    const browsers: unknown[] = ['7', 7, 'a"b\\c', true, null, ''];
+    await api.clickhouse.insert('events', EVENT_ROW_COLUMNS, [...browsers.map((b) => eventRow(tenant.project.id, 'ann', 'breakdown check', at, { $browser: b })), eventRow(tenant.project.id, 'ann', 'breakdown check', at)]);
+    const query = { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'breakdown check' }], interval: 'day', dateRange: { date_from: '2024-01-05', date_to: '2024-01-05' }, breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } };
+    const { status, body } = await call('POST', `/api/environments/${tenant.project.id}/query/`, { query });
+    expect(status).toBe(200);
+    const counts = Object.fromEntries((body.results as { breakdown_value: string; count: number }[]).map((r) => [r.breakdown_value, r.count]));
+    expect(counts).toEqual({ '7': 2, 'a"b\\c': 1, true: 1, $$_posthog_breakdown_null_$$: 3 });
+  });
+});
+
 describe('dashboards from the built-in template', () => {
   const dashboards = () => `/api/environments/${tenant.project.id}/dashboards/`;
 

@@ -1,6 +1,6 @@
 import { MAX_LIMIT, queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
-import { BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, breakdownValueExpr, breakdownValuesQuery, type BreakdownFilter } from '../toolkit/breakdown.js';
+import { BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, breakdownGrouping, breakdownValueExpr, breakdownValuesQuery, type BreakdownFilter } from '../toolkit/breakdown.js';
 import { alias, and, at, call, compare, constant, field } from '../toolkit/hogql-builders.js';
 import type { InsightCalendar, Period, TrendsInterval } from '../toolkit/insight-calendar.js';
 import { entityCondition } from '../toolkit/insight-series.js';
@@ -240,19 +240,20 @@ export function buildBreakdownCountQuery(input: SeriesQueryInput): SelectQuery {
   const limit = request.breakdownFilter!.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT;
   const bucket = totalValue ? [] : [alias('bucket', cal.bucketOf(field('timestamp'), interval))];
   const byBucket = totalValue ? [] : [field('bucket')];
+  const grouping = breakdownGrouping(request.breakdownFilter!);
   const counts: SelectQuery = {
     node: 'SelectQuery',
-    select: [...bucket, alias('breakdown_value', breakdownValueExpr(request.breakdownFilter!)), alias('n', call('count'))],
+    select: [...bucket, alias('breakdown_key', grouping.key), alias('n', call('count'))],
     select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
     where: whereOf(input),
-    group_by: [...byBucket, field('breakdown_value')],
+    group_by: [...byBucket, field('breakdown_key')],
   };
   // Each value's row, and again as part of the all-values row, summed per bucket.
   const doubled: SelectQuery = {
     node: 'SelectQuery',
     select: [
       alias('is_value', call('arrayJoin', { node: 'Array', exprs: [constant(1), constant(0)] })),
-      alias('value', call('if', compare('==', field('is_value'), constant(1)), field('breakdown_value'), constant(''))),
+      alias('value', call('if', compare('==', field('is_value'), constant(1)), grouping.valueOf(field('breakdown_key')), constant(''))),
       ...byBucket,
       alias('n', call('sum', field('n'))),
     ],
