@@ -159,6 +159,7 @@ const hitsOf = (j: number) => `hits_${j}`;
 const excludedOf = (j: number) => `excluded_${j}`;
 const nextHitOf = (j: number) => `next_hit_${j}`;
 const countedOf = (k: number) => `counted_${k}`;
+const arrivalsOf = (k: number) => `arrivals_${k}`;
 const valuesOf = (k: number) => `values_${k}`;
 
 /**
@@ -242,7 +243,7 @@ const isStep = (e: Expr, k: number): Expr => compare('!=', call('bitAnd', e, fla
  * window excludes (`next_hit_j`, the time of the next hit); a person with none is left out.
  *
  * One select per step, its passes named within it (aliases of one select, so the statement grows
- * with the steps); each carries on the states (for the walk back), the count of steps reached and
+ * with the steps); each carries on the states' arrivals (for the walk back), the count of steps reached and
  * the index each reached step would count at.
  */
 function walkedPersonFunnel({ persons, n, reach, strict, disjoint, broken, exclusions }: PersonFunnelInput): SelectQuery {
@@ -258,12 +259,13 @@ function walkedPersonFunnel({ persons, n, reach, strict, disjoint, broken, exclu
   const waits = and([compare('!=', arrivalRankOf(waiting), field('r')), withinPath(field('e'), waiting)]);
   const withState = (k: number) => [field('keys'), ranks, field(stateOf(k)), call('arrayDifference', field(stateOf(k)))];
   const withDifference = (name: string) => [field(name), call('arrayDifference', field(name))];
-  const personColumns = ['aggregation_target', 'keys', ...(broken ? ['breakdowns', 'breakdown_value'] : [])];
-  const base = [...personColumns, 'ranks'];
+  const personColumns = ['aggregation_target', 'keys', ...(broken ? ['breakdowns', 'breakdown_index'] : [])];
+  // What each step carries on: the breakdowns were read for step 0 alone.
+  const base = ['aggregation_target', 'keys', ...(broken ? ['breakdown_index'] : []), 'ranks'];
 
   const reaching = (k: number): Expr => {
     if (k === 0) {
-      const reaches = and([isStep(field('e'), 0), ...(broken ? [compare('==', field('b'), field('breakdown_value'))] : [])]);
+      const reaches = and([isStep(field('e'), 0), ...(broken ? [compare('==', field('b'), field('breakdown_index'))] : [])]);
       const each = lambda(['e', 'r', ...(broken ? ['b'] : [])], ifElse(reaches, negatedState(plus(timeAt(field('e')), num(reach)), field('r')), num(0)));
       return call('arrayMap', each, field('keys'), ranks, ...(broken ? [field('breakdowns')] : []));
     }
@@ -318,15 +320,22 @@ function walkedPersonFunnel({ persons, n, reach, strict, disjoint, broken, exclu
   let walked: SelectQuery = { node: 'SelectQuery', select: first, select_from: from(persons) };
   for (let k = 1; k < n; k++) {
     const j = k - 1;
-    const carried = [...base, ...steps(j).map(stateOf), ...(j > 0 ? [reachedOf(j - 1)] : []), ...steps(j).map(countedOf), valuesOf(j)];
-    const items = [alias(stateOf(j), runningMax(field(valuesOf(j)), resetAt(j))), ...(covering(j).length ? exclusionPasses(j) : []), ...tally(j), alias(valuesOf(k), reaching(k))];
+    const carried = [...base, ...steps(j).map(arrivalsOf), ...(j > 0 ? [reachedOf(j - 1)] : []), ...steps(j).map(countedOf), valuesOf(j)];
+    const items = [
+      alias(stateOf(j), runningMax(field(valuesOf(j)), resetAt(j))),
+      // The walk back reads the states' arrivals alone: carried on as those, in half the bytes.
+      alias(arrivalsOf(j), call('arrayMap', lambda(['s'], call('toUInt32', arrivalRankOf(field('s')))), field(stateOf(j)))),
+      ...(covering(j).length ? exclusionPasses(j) : []),
+      ...tally(j),
+      alias(valuesOf(k), reaching(k)),
+    ];
     walked = { node: 'SelectQuery', select: [...carried.map((name) => field(name)), ...items], select_from: from(walked) };
   }
 
   // Each step's index on the person's path, from its furthest step down; above it, not read.
   const last = n - 1;
   const index = (k: number): Expr => {
-    const arrivalBefore = (next: Expr) => arrivalRankOf(call('arrayElement', field(stateOf(k)), minus(call('greatest', next, num(1)), num(1))));
+    const arrivalBefore = (next: Expr) => call('arrayElement', field(arrivalsOf(k)), minus(call('greatest', next, num(1)), num(1)));
     const down = k === last ? num(0) : minus(plus(call('length', field('keys')), num(1)), arrivalBefore(field(indexOf(k + 1))));
     return alias(indexOf(k), ifElse(compare('==', field('person_steps'), num(k + 1)), field(countedOf(k)), down));
   };
@@ -363,7 +372,7 @@ function unorderedPersonFunnel({ persons, n, window, broken }: PersonFunnelInput
   const within = (t: Expr, e: Expr) => and([compare('>', t, num(0)), compare('<=', t, plus(timeAt(e), num(window)))]);
   const nextNames = steps(n).map((k) => `t${k}`);
   const count = steps(n).reduce<Expr>((sum, k) => plus(sum, ifElse(within(field(nextNames[k]!), field('e')), num(1), num(0))), num(0));
-  const counted = broken ? ifElse(compare('==', field('b'), field('breakdown_value')), count, num(0)) : count;
+  const counted = broken ? ifElse(compare('==', field('b'), field('breakdown_index')), count, num(0)) : count;
   const counts = call('arrayMap', lambda(['e', ...(broken ? ['b'] : []), ...nextNames], counted), field('keys'), ...(broken ? [field('breakdowns')] : []), ...steps(n).map((k) => field(nextOf(k))));
   const withCounts = layer(withNext, [alias('step_counts', counts)]);
   const best = layer(withCounts, [alias('person_steps', call('arrayReduce', constant('max'), field('step_counts')))]);
@@ -490,7 +499,8 @@ function buildPersonFunnelQuery(input: FunnelQueryInput, breakdown?: { values: s
   const eventsSelect: Expr[] = [alias('aggregation_target', field('person_id')), alias('event_key', eventKey)];
   if (breakdown) {
     const value = breakdownValueExpr(request.breakdownFilter!);
-    eventsSelect.push(alias('event_breakdown', breakdown.other ? ifElse(compare('in', value, { node: 'Tuple', exprs: breakdown.values.map(constant) }), value, constant(BREAKDOWN_OTHER)) : value));
+    // A value's place among the top ones (0: "other"), a number to sort and carry rather than its text.
+    eventsSelect.push(alias('event_breakdown', call('toUInt32', call('indexOf', { node: 'Array', exprs: breakdown.values.map(constant) }, value))));
   }
   const where: Expr[] = [compare('>=', field('timestamp'), at(period.from)), compare('<', field('timestamp'), at(period.to)), ...propertyConditions(request.properties ?? [], filters)];
   // Strict funnels see every event of the person: any other one between two steps breaks the funnel.
@@ -508,21 +518,29 @@ function buildPersonFunnelQuery(input: FunnelQueryInput, breakdown?: { values: s
     node: 'SelectQuery',
     select: [
       field('aggregation_target'),
-      alias('keys', broken ? call('arrayMap', lambda(['e'], call('tupleElement', field('e'), num(1))), sorted) : sorted),
-      ...(broken ? [alias('breakdowns', call('arrayMap', lambda(['e'], call('tupleElement', field('e'), num(2))), sorted))] : []),
+      alias(broken ? 'all_keys' : 'keys', broken ? call('arrayMap', lambda(['e'], call('tupleElement', field('e'), num(1))), sorted) : sorted),
+      ...(broken ? [alias('all_breakdowns', call('arrayMap', lambda(['e'], call('tupleElement', field('e'), num(2))), sorted))] : []),
     ],
     select_from: from(eventsQuery),
     group_by: [field('aggregation_target')],
   };
   const startSteps = order === 'unordered' ? steps.map((_, k) => k) : [0];
   const isStart = (e: Expr) => or(startSteps.map((k) => isStep(e, k)));
+  const byValue = layer(personQuery, [alias('breakdown_index', call('arrayJoin', call('arrayDistinct', call('arrayFilter', lambda(['b', 'e'], isStart(field('e'))), field('all_breakdowns'), field('all_keys')))))]);
+  // A value's paths start at its starts: the person's events before the first of them are left out
+  // of that value's arrays, which every step then carries shorter.
+  const firstStart = call('arrayFirstIndex', lambda(['b', 'e'], and([compare('==', field('b'), field('breakdown_index')), isStart(field('e'))])), field('all_breakdowns'), field('all_keys'));
+  const fromFirstStart = (name: string) => alias(name, call('arraySlice', field(`all_${name}`), firstStart));
   const persons: SelectQuery = broken
-    ? layer(personQuery, [alias('breakdown_value', call('arrayJoin', call('arrayDistinct', call('arrayFilter', lambda(['b', 'e'], isStart(field('e'))), field('breakdowns'), field('keys')))))])
+    ? { node: 'SelectQuery', select: [field('aggregation_target'), field('breakdown_index'), fromFirstStart('keys'), fromFirstStart('breakdowns')], select_from: from(byValue) }
     : personQuery;
 
   // 3. Per person (and breakdown value): the steps reached, whether excluded, the conversion times.
   const funnelInput = { persons, n, window, reach, strict: order === 'strict', disjoint, broken, exclusions };
-  return order === 'unordered' ? unorderedPersonFunnel(funnelInput) : walkedPersonFunnel(funnelInput);
+  const funnel = order === 'unordered' ? unorderedPersonFunnel(funnelInput) : walkedPersonFunnel(funnelInput);
+  if (!breakdown) return funnel;
+  const label = ifElse(compare('==', field('breakdown_index'), num(0)), constant(BREAKDOWN_OTHER), call('arrayElement', { node: 'Array', exprs: breakdown.values.map(constant) }, field('breakdown_index')));
+  return layer(funnel, [alias('breakdown_value', label)]);
 }
 
 // ---- Results.
