@@ -82,16 +82,16 @@ export function eventsListSuite(target: () => ClickHouse): void {
 
 /**
  * EventsQuery newest first (the console's events page) reads look-back windows: the same pages as
- * the whole range gives, for events a day, weeks and years old, a project with one event a year
- * ago and an empty one, with filters, and never another project's newer events; a page the last
- * day fills is answered by one statement bounded to that day.
+ * the whole range gives, for events an hour, a day, weeks and years old, a project with one event a
+ * year ago and an empty one, with filters, and never another project's newer events; a page the
+ * last hour fills is answered by one statement bounded to that hour.
  */
 export function newestFirstSuite(target: () => ClickHouse): void {
   const team = 600_000_000 + randomInt(90_000_000);
   const [other, sparse, empty] = [team + 1, team + 2, team + 3];
   const now = new Date('2025-06-30T12:00:00Z');
   const hoursAgo = (hours: number) => new Date(now.getTime() - hours * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
-  const ages = [1, 2, 3, 50, 100, 24 * 20, 24 * 200, 24 * 400];
+  const ages = [0.5, 0.8, 3, 50, 100, 24 * 20, 24 * 200, 24 * 400];
   const mine = ages.map((hours, i) => ({ timestamp: hoursAgo(hours), event: i % 2 ? 'purchase' : '$pageview', plan: i % 3 ? 'free' : 'pro', n: String(i) }));
   let statements = 0;
   let service: QueryService;
@@ -127,7 +127,7 @@ export function newestFirstSuite(target: () => ClickHouse): void {
     return { rows: sorted.slice(offset, offset + limit), hasMore: sorted.length > offset + limit };
   };
 
-  it('pages through events a day, weeks and years old as the whole range does, at every page size and boundary', async () => {
+  it('pages through events an hour, a day, weeks and years old as the whole range does, at every page size and boundary', async () => {
     for (const limit of [1, 2, 3, 4, 7, 8, 9]) {
       for (let offset = 0; offset <= mine.length; offset += limit) {
         const { rows, hasMore } = await list(team, { limit, offset });
@@ -147,18 +147,20 @@ export function newestFirstSuite(target: () => ClickHouse): void {
 
   it('another project’s newer events never appear and do not fill the page; one event a year ago and none at all are found', async () => {
     expect(await list(team, { limit: 4 })).toMatchObject(expected(mine, 4, 0));
-    expect(await list(sparse, { limit: 100 })).toMatchObject({ rows: [null], hasMore: false, statements: 5 });
+    expect(await list(sparse, { limit: 100 })).toMatchObject({ rows: [null], hasMore: false, statements: 6 });
     expect(await list(empty, { limit: 100 })).toMatchObject({ rows: [], hasMore: false });
   });
 
-  it('reads only the last day when it fills the page, and widens only as far as it must', async () => {
-    // A day back from the list's end, which is 5 s after now by default.
-    const day = `toDateTime('${new Date(now.getTime() + 5000 - 86_400_000).toISOString()}')`;
-    const full = await list(team, { limit: 2 });
-    expect(full).toMatchObject({ statements: 1, ...expected(mine, 2, 0) });
-    expect(full.hogql).toContain(`timestamp > ${day}`);
-    // Three events in the last day are exactly the page: the fourth, a week back, says there is more.
-    expect(await list(team, { limit: 3 })).toMatchObject({ statements: 2, ...expected(mine, 3, 0) });
+  it('reads only the last hour when it fills the page, and widens only as far as it must', async () => {
+    // An hour back from the list's end, which is 5 s after now by default.
+    const hour = `toDateTime('${new Date(now.getTime() + 5000 - 3_600_000).toISOString()}')`;
+    const full = await list(team, { limit: 1 });
+    expect(full).toMatchObject({ statements: 1, ...expected(mine, 1, 0) });
+    expect(full.hogql).toContain(`timestamp > ${hour}`);
+    // Two events in the last hour are exactly the page: the third, in the last day, says there is more.
+    expect(await list(team, { limit: 2 })).toMatchObject({ statements: 2, ...expected(mine, 2, 0) });
+    // Three in the last day are exactly the page: the fourth, two days back, takes the week.
+    expect(await list(team, { limit: 3 })).toMatchObject({ statements: 3, ...expected(mine, 3, 0) });
     // A list in another order reads its whole range at once.
     expect(await list(team, { limit: 2, orderBy: ['timestamp ASC'] })).toMatchObject({ statements: 1, rows: ['7', '6'] });
   });

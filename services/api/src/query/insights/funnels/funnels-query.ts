@@ -168,8 +168,8 @@ const valuesOf = (k: number) => `values_${k}`;
  * time plus the window) times RANKS, plus the rank from the end (`ranks`: the last event 1) of the
  * event that reached the step. Of two states the later start is the greater, and of one start the
  * earlier arrival; an event is within a path's window when its time is at most the deadline,
- * which no path (0) has an event within. A person's array could not hold RANKS events within a
- * query's memory.
+ * which no path (0) has an event within. RANKS events of one person are 16 GiB of keys, far past
+ * what a query may hold.
  */
 const HIGH = 2 ** 32;
 const RANKS = 2 ** 31;
