@@ -243,8 +243,8 @@ const isStep = (e: Expr, k: number): Expr => compare('!=', call('bitAnd', e, fla
  * window excludes (`next_hit_j`, the time of the next hit); a person with none is left out.
  *
  * One select per step, its passes named within it (aliases of one select, so the statement grows
- * with the steps); each carries on the states' arrivals (for the walk back), the count of steps reached and
- * the index each reached step would count at.
+ * with the steps); each carries on the states' arrivals (for the walk back), the count of steps
+ * reached and the index each reached step would count at.
  */
 function walkedPersonFunnel({ persons, n, reach, strict, disjoint, broken, exclusions }: PersonFunnelInput): SelectQuery {
   const resetAt = (k: number) => (strict ? (e: Expr): Expr => ({ node: 'Not', expr: isStep(e, k) }) : undefined);
