@@ -7,7 +7,7 @@ export { printHogQL, printHogQLExpr } from './print-hogql.js';
 export { FUNCTION_NAMES, containsAggregate, containsAsterisk } from './functions.js';
 export { TABLES } from './schema.js';
 export { propertyFilterExprs, cohortIds, cohortPersonIdsQuery, checkCohortDefinition, actionExpr, MAX_COHORT_NESTING, type FilterContext, type CohortDefinition, type CohortGroup, type CohortCondition } from './property-filter-expr.js';
-export { jsonPropertyExpr, jsonPropertyText, jsonRawText, ELEMENT_KEYS } from './property-value-expr.js';
+export { jsonPropertyExpr, jsonPropertyText, jsonRawValue, ELEMENT_KEYS } from './property-value-expr.js';
 export { projectAction, selectorRegex, matchesActionRefs, expandMatchesAction } from './action-expr.js';
 export { STRING_MATCHINGS, type ActionDefinition, type ActionStep, type StringMatching } from './action-definition.js';
 export { has as serverHas, type ServerFeature } from './server-features.js';

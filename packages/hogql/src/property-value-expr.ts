@@ -75,9 +75,14 @@ export function jsonPropertyText(column: Expr, key: string): Expr {
 }
 
 /** A property's raw JSON value (`visitParamExtractRaw`'s) as text: `''` for `''`, a string unquoted, anything else as written. */
-export function jsonRawText(raw: Expr): Expr {
+function jsonRawText(raw: Expr): Expr {
   // A string is unquoted by parsing it alone, rather than the whole properties a second time.
   return call('if', compare('==', call('substring', raw, constant(1), constant(1)), constant('"')), call('visitParamExtractString', call('concat', constant('{"v":'), raw, constant('}')), constant('v')), raw);
+}
+
+/** A property's raw JSON value as HogQL reads a property: its text, NULL when absent, empty or JSON null (as the printer's `properties.key`). */
+export function jsonRawValue(raw: Expr): Expr {
+  return call('nullIf', call('nullIf', jsonRawText(raw), constant('')), constant('null'));
 }
 
 /** One filter on a property of a JSON properties column (`properties`, `poe.properties`, a person's or group's). */

@@ -1,7 +1,7 @@
 import { PropertyFilterError, propertyFilterProblem, type StoredPropertyFilter } from '@tributary/property-filters';
 import type { Expr, SelectQuery } from './ast.js';
 import { channelTypeExpr } from './channel-type.js';
-import { and, call, compare, constant, field, jsonPropertyText, or, propertyTest } from './property-value-expr.js';
+import { and, call, compare, constant, field, jsonRawValue, or, propertyTest } from './property-value-expr.js';
 
 /**
  * PostHog's `sessions` table, computed when read: the project's events grouped by `$session_id`.
@@ -57,7 +57,7 @@ export interface SessionsQueryOptions {
 const alias = (name: string, expr: Expr): Expr => ({ node: 'Alias', alias: name, expr });
 const url = field('properties', '$current_url');
 /** A property of a session's entry or exit properties, read as a property of events is: absent, empty and JSON null alike null. */
-const propertyOf = (column: string, key: string): Expr => call('nullIf', call('nullIf', jsonPropertyText(field(column), key), constant('')), constant('null'));
+const propertyOf = (column: string, key: string): Expr => jsonRawValue(call('visitParamExtractRaw', field(column), constant(key)));
 const eventIs = (name: string): Expr => compare('==', field('event'), constant(name));
 
 /** The sessions select: the table `sessions` names, and what the web analytics queries read sessions from. */

@@ -475,8 +475,8 @@ function buildPersonFunnelQuery(input: FunnelQueryInput, breakdown?: { values: s
   const exclusions = request.funnelsFilter?.exclusions ?? [];
   const window = funnelWindowSeconds(request.funnelsFilter);
   const broken = Boolean(breakdown);
-  // Event times count from the moment before the period, so each is at least 1, and a deadline
-  // (no later than the period's end) keeps a state within an Int64.
+  // Event times count from the moment before the period, so each is at least 1; a deadline (a
+  // start plus the reach) must stay below MAX_FUNNEL_DEADLINE for a state to fit an Int64.
   const origin = Math.floor(period.from.getTime() / 1000) - 1;
   const end = Math.ceil(period.to.getTime() / 1000) - origin;
   const reach = Math.min(window, end);
@@ -497,10 +497,11 @@ function buildPersonFunnelQuery(input: FunnelQueryInput, breakdown?: { values: s
     plus(call('multiply', call('toUInt64', minus(call('toUnixTimestamp', field('timestamp')), num(origin))), num(HIGH)), call('multiply', rankOf, num(2 ** FLAG_BITS))),
   );
   const eventsSelect: Expr[] = [alias('aggregation_target', field('person_id')), alias('event_key', eventKey)];
+  const topValues: Expr = { node: 'Array', exprs: (breakdown?.values ?? []).map(constant) };
   if (breakdown) {
     const value = breakdownValueExpr(request.breakdownFilter!);
     // A value's place among the top ones (0: "other"), a number to sort and carry rather than its text.
-    eventsSelect.push(alias('event_breakdown', call('toUInt32', call('indexOf', { node: 'Array', exprs: breakdown.values.map(constant) }, value))));
+    eventsSelect.push(alias('event_breakdown', call('toUInt32', call('indexOf', topValues, value))));
   }
   const where: Expr[] = [compare('>=', field('timestamp'), at(period.from)), compare('<', field('timestamp'), at(period.to)), ...propertyConditions(request.properties ?? [], filters)];
   // Strict funnels see every event of the person: any other one between two steps breaks the funnel.
@@ -539,7 +540,7 @@ function buildPersonFunnelQuery(input: FunnelQueryInput, breakdown?: { values: s
   const funnelInput = { persons, n, window, reach, strict: order === 'strict', disjoint, broken, exclusions };
   const funnel = order === 'unordered' ? unorderedPersonFunnel(funnelInput) : walkedPersonFunnel(funnelInput);
   if (!breakdown) return funnel;
-  const label = ifElse(compare('==', field('breakdown_index'), num(0)), constant(BREAKDOWN_OTHER), call('arrayElement', { node: 'Array', exprs: breakdown.values.map(constant) }, field('breakdown_index')));
+  const label = ifElse(compare('==', field('breakdown_index'), num(0)), constant(BREAKDOWN_OTHER), call('arrayElement', topValues, field('breakdown_index')));
   return layer(funnel, [alias('breakdown_value', label)]);
 }
 

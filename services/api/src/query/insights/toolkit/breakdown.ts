@@ -1,4 +1,4 @@
-import { jsonRawText, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
+import { jsonRawValue, queryError, type Expr, type SelectQuery } from '@tributary/hogql';
 import { alias, call, compare, constant, field } from './hogql-builders.js';
 
 /** A breakdown as PostHog's insights give it: by an event, person or group property, the top values by each query's own aggregate. */
@@ -53,8 +53,7 @@ export function breakdownValueExpr(filter: BreakdownFilter): Expr {
 export function breakdownGrouping(filter: BreakdownFilter): { key: Expr; valueOf: (key: Expr) => Expr } {
   const value = breakdownValueExpr(filter);
   if ((filter.breakdown_type ?? 'event') !== 'event') return { key: value, valueOf: (key) => key };
-  const text = (raw: Expr) => call('nullIf', call('nullIf', jsonRawText(raw), constant('')), constant('null'));
-  return { key: call('visitParamExtractRaw', field('properties'), constant(filter.breakdown!)), valueOf: (raw) => call('ifNull', text(raw), constant(BREAKDOWN_NULL)) };
+  return { key: call('visitParamExtractRaw', field('properties'), constant(filter.breakdown!)), valueOf: (raw) => call('ifNull', jsonRawValue(raw), constant(BREAKDOWN_NULL)) };
 }
 
 /** The top breakdown values of the rows `where` selects, by `aggregate`, one more than the limit to tell whether an "other" is needed. */
