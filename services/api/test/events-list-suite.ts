@@ -88,7 +88,7 @@ export function eventsListSuite(target: () => ClickHouse): void {
  */
 export function newestFirstSuite(target: () => ClickHouse): void {
   const team = 600_000_000 + randomInt(90_000_000);
-  const [other, sparse, empty] = [team + 1, team + 2, team + 3];
+  const [other, sparse, empty, ahead] = [team + 1, team + 2, team + 3, team + 4];
   const now = new Date('2025-06-30T12:00:00Z');
   const hoursAgo = (hours: number) => new Date(now.getTime() - hours * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
   const ages = [0.5, 0.8, 3, 50, 100, 24 * 20, 24 * 200, 24 * 400];
@@ -99,7 +99,8 @@ export function newestFirstSuite(target: () => ClickHouse): void {
     await loadHogQLParser();
     const newer = Array.from({ length: 10 }, (_, i) => eventRow(other, 'someone', '$pageview', hoursAgo(0.1 + i / 100), { plan: 'pro' }));
     const rows = mine.map((e, i) => eventRow(team, `user-${i % 3}`, e.event, e.timestamp, { plan: e.plan, n: Number(e.n) }));
-    await target().insert('events', EVENT_ROW_COLUMNS, [...rows, ...newer, eventRow(sparse, 'lone', '$pageview', hoursAgo(24 * 366))]);
+    const early = [eventRow(ahead, 'clock-ahead', '$pageview', hoursAgo(-24 * 400), { n: 1 }), eventRow(ahead, 'clock-ahead', '$pageview', hoursAgo(10), { n: 2 })];
+    await target().insert('events', EVENT_ROW_COLUMNS, [...rows, ...newer, ...early, eventRow(sparse, 'lone', '$pageview', hoursAgo(24 * 366))]);
     const clickhouse = target();
     const counting = new Proxy(clickhouse, {
       get(client, key) {
@@ -120,6 +121,11 @@ export function newestFirstSuite(target: () => ClickHouse): void {
     statements = 0;
     const answer = (await service.run({ id: teamId, timezone: 'UTC' }, { kind: 'EventsQuery', select: ['event', 'timestamp', 'properties.n'], orderBy: ['timestamp DESC'], after: 'all', ...request }, new AbortController().signal)) as QueryResponse;
     return { rows: answer.results.map((row) => row[2]), hasMore: answer.hasMore, hogql: answer.hogql, statements };
+  };
+  const hogql = async (teamId: number, query: string) => {
+    statements = 0;
+    const answer = (await service.run({ id: teamId, timezone: 'UTC' }, { kind: 'HogQLQuery', query }, new AbortController().signal)) as QueryResponse;
+    return { rows: answer.results.map((row) => row[0]), hasMore: answer.hasMore, clickhouse: answer.clickhouse, statements };
   };
   /** What the whole range gives: the project's events newest first, from `offset`, `limit` of them. */
   const expected = (events: typeof mine, limit: number, offset: number) => {
@@ -163,5 +169,76 @@ export function newestFirstSuite(target: () => ClickHouse): void {
     expect(await list(team, { limit: 3 })).toMatchObject({ statements: 3, ...expected(mine, 3, 0) });
     // A list in another order reads its whole range at once.
     expect(await list(team, { limit: 2, orderBy: ['timestamp ASC'] })).toMatchObject({ statements: 1, rows: ['7', '6'] });
+  });
+
+  describe('HogQL pages newest first read the same windows', () => {
+    it('pages as the whole range does, at every page size and boundary, and without a LIMIT of their own', async () => {
+      for (const limit of [1, 2, 3, 4, 7, 8, 9]) {
+        for (let offset = 0; offset <= mine.length; offset += limit) {
+          const { rows } = await hogql(team, `SELECT properties.n FROM events ORDER BY timestamp DESC LIMIT ${limit} OFFSET ${offset}`);
+          expect({ limit, offset, rows }).toEqual({ limit, offset, rows: expected(mine, limit, offset).rows });
+        }
+      }
+      expect(await hogql(team, 'SELECT properties.n FROM events ORDER BY timestamp DESC')).toMatchObject({ ...expected(mine, 100, 0), statements: 6 });
+    });
+
+    it('keeps every condition: properties, a select alias and a subquery', async () => {
+      const free = mine.filter((e) => e.plan === 'free');
+      expect(await hogql(team, "SELECT properties.n FROM events WHERE properties.plan = 'free' ORDER BY timestamp DESC LIMIT 2")).toMatchObject({ rows: expected(free, 2, 0).rows });
+      const purchases = mine.filter((e) => e.event === 'purchase');
+      expect(await hogql(team, "SELECT properties.n, event AS name FROM events WHERE name = 'purchase' ORDER BY events.timestamp DESC LIMIT 3")).toMatchObject({ rows: expected(purchases, 3, 0).rows });
+      const buyers = new Set(mine.flatMap((e, i) => (e.event === 'purchase' ? [i % 3] : [])));
+      const byBuyers = mine.filter((_, i) => buyers.has(i % 3));
+      expect(await hogql(team, "SELECT properties.n FROM events AS e WHERE e.distinct_id IN (SELECT distinct_id FROM events WHERE event = 'purchase') ORDER BY e.timestamp DESC, e.uuid LIMIT 4 OFFSET 1")).toMatchObject({ rows: expected(byBuyers, 4, 1).rows });
+    });
+
+    it('reads only the last hour when it fills the page, widens as far as it must, and never counts another project’s newer events', async () => {
+      const hour = `> parseDateTimeBestEffort(toString('${new Date(now.getTime() - 3_600_000).toISOString()}'), 'UTC')`;
+      const full = await hogql(team, 'SELECT properties.n FROM events ORDER BY timestamp DESC LIMIT 1');
+      expect(full).toMatchObject({ statements: 1, rows: expected(mine, 1, 0).rows });
+      expect(full.clickhouse).toContain(hour);
+      expect(await hogql(team, 'SELECT properties.n FROM events ORDER BY timestamp DESC LIMIT 2')).toMatchObject({ statements: 1, rows: expected(mine, 2, 0).rows });
+      expect(await hogql(team, 'SELECT properties.n FROM events ORDER BY timestamp DESC LIMIT 3')).toMatchObject({ statements: 2, rows: expected(mine, 3, 0).rows });
+      expect(await hogql(sparse, 'SELECT distinct_id FROM events ORDER BY timestamp DESC LIMIT 5')).toMatchObject({ rows: ['lone'], statements: 6 });
+      expect(await hogql(empty, 'SELECT distinct_id FROM events ORDER BY timestamp DESC LIMIT 5')).toMatchObject({ rows: [], statements: 6 });
+    });
+
+    it('counts events timed after now in every window, newest first', async () => {
+      expect(await hogql(ahead, 'SELECT properties.n FROM events ORDER BY timestamp DESC LIMIT 1')).toMatchObject({ rows: ['1'], statements: 1 });
+      expect(await hogql(ahead, 'SELECT properties.n FROM events ORDER BY timestamp DESC LIMIT 2')).toMatchObject({ rows: ['1', '2'], statements: 2 });
+    });
+
+    it('runs its windows within the one time limit of the query, and says so when they use it up', async () => {
+      const given: number[] = [];
+      const slow = new Proxy(target(), {
+        get(client, key) {
+          if (key === 'queryCompact') {
+            return async (...args: Parameters<ClickHouse['queryCompact']>) => {
+              given.push(Number(args[1]?.settings?.max_execution_time));
+              await new Promise((resolve) => setTimeout(resolve, 800));
+              return client.queryCompact(...args);
+            };
+          }
+          const value: unknown = Reflect.get(client, key);
+          return typeof value === 'function' ? value.bind(client) : value;
+        },
+      });
+      const limited = new QueryService({ clickhouse: slow, clock: () => now, cache: {} as InsightCache, limits: { queryMaxExecutionTimeS: 2, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] }, actions: { definitions: async () => [] }, experiments: { get: async () => null } });
+      const sparsePage = limited.run({ id: sparse, timezone: 'UTC' }, { kind: 'HogQLQuery', query: 'SELECT distinct_id FROM events ORDER BY timestamp DESC LIMIT 5' }, new AbortController().signal);
+      // Six statements of 0.8 s each would take 4.8 s: each is given what is left of the 2 s, and none starts after.
+      const shrinking = () => given.length < 6 && given[0] === 2 && given.every((s, i) => s >= 1 && (i === 0 || s <= given[i - 1]!));
+      await expect(sparsePage).rejects.toMatchObject({ status: 400, code: 'query_timeout' });
+      expect({ given, shrinking: shrinking() }).toEqual({ given, shrinking: true });
+      given.length = 0;
+      const listed = limited.run({ id: sparse, timezone: 'UTC' }, { kind: 'EventsQuery', select: ['event'], orderBy: ['timestamp DESC'], after: 'all' }, new AbortController().signal);
+      await expect(listed).rejects.toMatchObject({ status: 400, code: 'query_timeout' });
+      expect({ given, shrinking: shrinking() }).toEqual({ given, shrinking: true });
+    });
+
+    it('reads the whole range at once for any other order or shape', async () => {
+      expect(await hogql(team, 'SELECT properties.n FROM events ORDER BY timestamp ASC LIMIT 1')).toMatchObject({ statements: 1, rows: ['7'] });
+      expect(await hogql(team, 'SELECT count() FROM events ORDER BY count() DESC LIMIT 1')).toMatchObject({ statements: 1, rows: [mine.length] });
+      expect(await hogql(team, 'SELECT n FROM (SELECT properties.n AS n, timestamp FROM events) ORDER BY timestamp DESC LIMIT 1')).toMatchObject({ statements: 1, rows: ['0'] });
+    });
   });
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ClickHouseError, Sql, isRequestTimeout, materializedColumnsOf, queryInputProblem, serverOf, type ClickHouse, type CompactResult, type MaterializedColumns } from '@tributary/clickhouse';
-import { HogQLError, MAX_LIMIT, cohortPersonIdsQuery, inCohortRefs, matchesActionRefs, parseSelect, printHogQL, printQuery, withSample, type FilterContext, type PrintOptions, type PrintedQuery, type PropertyRead, type SelectLike, type SelectQuery } from '@tributary/hogql';
+import { HogQLError, MAX_LIMIT, cohortPersonIdsQuery, inCohortRefs, matchesActionRefs, newestFirstWindow, parseSelect, printHogQL, printQuery, withSample, type FilterContext, type PrintOptions, type PrintedQuery, type PropertyRead, type SelectLike, type SelectQuery } from '@tributary/hogql';
 import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
 import type { ActionStore } from '../actions/action-store.js';
@@ -15,6 +15,7 @@ import { queryClickHouseSettings, type QueryLimits } from './query-settings.js';
 import { runFunnelsQuery, type FunnelsQueryRequest } from './insights/funnels/funnels-query-runner.js';
 import type { InsightCache, RefreshMode } from './insight-cache.js';
 import { InsightCalendar } from './insights/toolkit/insight-calendar.js';
+import { at } from './insights/toolkit/hogql-builders.js';
 import { seconds, type InsightRunDeps } from './insights/toolkit/insight-series.js';
 import { samplingFactorOf, samplingRate } from './insights/toolkit/sampling.js';
 import { runPathsQuery, type PathsQueryRequest } from './insights/paths/paths-query.js';
@@ -240,10 +241,23 @@ export class QueryService {
       ast = await parseSelect(request.query);
       timings.push({ k: './parse', t: seconds(started) });
       const printStarted = performance.now();
-      printed = print(ast, { values: request.values ?? {}, actions: await this.matchesActions(teamId, ast), cohorts: await this.inCohorts(teamId, ast) });
+      const context = { values: request.values ?? {}, actions: await this.matchesActions(teamId, ast), cohorts: await this.inCohorts(teamId, ast) };
+      printed = print(ast, context);
       timings.push({ k: './print', t: seconds(printStarted) });
       const executeStarted = performance.now();
-      result = await this.runInClickHouse(printed.clickhouse, signal, queryId);
+      // The windows together run within the one query's time limit, as the whole range alone would.
+      const deadline = executeStarted + this.deps.limits.queryMaxExecutionTimeS * 1000;
+      const window = newestFirstWindow(ast);
+      if (window) {
+        // A page newest first reads recent windows first, as the events list does; the answer names the statement that gave it.
+        const whole = printed;
+        const fetched = whole.paginatedLimit === null ? whole.limit : whole.limit + 1;
+        const run = async (statement: PrintedQuery) => ({ printed: statement, result: await this.runInClickHouse(statement.clickhouse, signal, queryId, deadline) });
+        const now = this.clock();
+        ({ printed, result } = await readNewestFirst<Awaited<ReturnType<typeof run>>>(now, undefined, (r) => r.result.data.length >= fetched, (from) => run(from ? print(window(at(from)), context) : whole)));
+      } else {
+        result = await this.runInClickHouse(printed.clickhouse, signal, queryId);
+      }
       timings.push({ k: './clickhouse_execute', t: seconds(executeStarted) });
     } else {
       const built = await buildEventsQuery(request, await filterContextOf(request));
@@ -253,10 +267,11 @@ export class QueryService {
       const actions = await this.matchesActions(teamId, built.ast);
       const cohorts = await this.inCohorts(teamId, built.ast);
       const executeStarted = performance.now();
-      // A list newest first reads recent windows first; the answer names the statement that gave it.
+      const deadline = executeStarted + this.deps.limits.queryMaxExecutionTimeS * 1000;
+      // A list newest first reads recent windows first, within the one time limit; the answer names the statement that gave it.
       const run = async (tree: SelectQuery) => {
         const statement = print(tree, { actions, cohorts, ...(limit !== undefined && { defaultLimit: limit }) });
-        return { tree, printed: statement, result: await this.runInClickHouse(statement.clickhouse, signal, queryId) };
+        return { tree, printed: statement, result: await this.runInClickHouse(statement.clickhouse, signal, queryId, deadline) };
       };
       const range = built.newestFirst;
       const ran = range
@@ -355,7 +370,14 @@ export class QueryService {
     }
   }
 
-  private async runInClickHouse(statement: string, clientGone: AbortSignal, queryId: string): Promise<CompactResult> {
+  /** Runs one statement with the query limits; with a `deadline` (a `performance.now()` time), within the time left until it. */
+  private async runInClickHouse(statement: string, clientGone: AbortSignal, queryId: string, deadline?: number): Promise<CompactResult> {
+    const settings = queryClickHouseSettings(this.deps.limits);
+    if (deadline !== undefined) {
+      const left = Math.ceil((deadline - performance.now()) / 1000);
+      if (left <= 0) throw new ClickHouseError(`Code: ${TIMEOUT_EXCEEDED}. The query's statements used up its time limit`, TIMEOUT_EXCEEDED);
+      settings.max_execution_time = Math.min(settings.max_execution_time!, left);
+    }
     // Only KILL QUERY stops it: ClickHouse 18.16 crashed (SIGSEGV writing JSON) when the HTTP request
     // of a query it was cancelling had been closed as well, so that request is left to end by itself.
     const kill = () => {
@@ -365,7 +387,7 @@ export class QueryService {
     clientGone.addEventListener('abort', kill, { once: true });
     try {
       // The printer's output is SQL this code base wrote: every name is an allow-listed one, every value escaped.
-      return await this.deps.clickhouse.queryCompact(Sql.trusted(statement), { settings: queryClickHouseSettings(this.deps.limits), queryId });
+      return await this.deps.clickhouse.queryCompact(Sql.trusted(statement), { settings, queryId });
     } catch (error) {
       // A loaded server may not stop a statement at its time limit; the client's wait then ends
       // first, and the statement would run on unwatched.
