@@ -20,6 +20,10 @@ import { quoteIdentifier as q } from './sql-names.js';
 
 const ZERO_UUID = "toUUID('00000000-0000-0000-0000-000000000000')";
 
+/** The person's columns the lazy join gives whole, by their name there, and the persons subquery's column each is. */
+const PERSON_COLUMN_OF = { __person_properties: 'properties', __person_created_at: 'created_at', __person_is_identified: 'is_identified' } as const;
+const PERSON_JOIN_COLUMNS = Object.keys(PERSON_COLUMN_OF) as (keyof typeof PERSON_COLUMN_OF)[];
+
 interface Printed {
   sql: string;
   /** A JSON property read as text: compared with a number it is read as one, with a boolean as 'true'/'false'. */
@@ -103,6 +107,8 @@ export class ClickHousePrinter {
   private readonly reads = new Map<string, PropertyRead>();
   /** The materialized columns read through an events source printed as a subquery, which must give them. */
   private readonly wrappedColumns = new Map<Source, Set<string>>();
+  /** What an events source's lazy join must give of its person, read so far: whole columns, and the keys of the properties read. */
+  private readonly personReads = new Map<Source, { columns: Set<string>; keys: string[] }>();
 
   propertyReads(): PropertyRead[] {
     return [...this.reads.values()];
@@ -126,8 +132,26 @@ export class ClickHousePrinter {
    * The raw JSON value of a top-level key of an events JSON column: its materialized column where
    * `events` has one, which holds exactly what `visitParamExtractRaw` reads from the JSON.
    */
-  private rawValue({ source, column }: StoredRead, key: string, json: string): Sql {
-    return Sql.trusted(this.materializedColumn(source, column, key) ?? sql`visitParamExtractRaw(${Sql.trusted(json)}, ${key})`.text);
+  private rawValue(read: StoredRead, key: string, json: string): Sql {
+    if (read.kind === 'lazy' && !read.source.wrapped) return Sql.trusted(this.lazyColumn(read.source, this.personKeyColumn(read.source, key)));
+    return Sql.trusted(this.materializedColumn(read.source, read.column, key) ?? sql`visitParamExtractRaw(${Sql.trusted(json)}, ${key})`.text);
+  }
+
+  private personReadsOf(source: Source): { columns: Set<string>; keys: string[] } {
+    const reads = this.personReads.get(source) ?? { columns: new Set<string>(), keys: [] };
+    this.personReads.set(source, reads);
+    return reads;
+  }
+
+  /**
+   * The lazy join's column of one person property's raw JSON value. The join takes it from the
+   * person's JSON once per distinct id, so the events' rows carry (and hash) that value alone,
+   * not every person's whole JSON, and nothing parses the JSON again for every event.
+   */
+  private personKeyColumn(source: Source, key: string): string {
+    const { keys } = this.personReadsOf(source);
+    if (!keys.includes(key)) keys.push(key);
+    return `__person_property_${keys.indexOf(key)}`;
   }
 
   private materializedColumn(source: Source, column: string, key: string): string | null {
@@ -174,6 +198,7 @@ export class ClickHousePrinter {
       case 'column':
         return keyed(ref, this.column(ref.source, ref.column));
       case 'lazy':
+        if (ref.keys.length === 0) this.personReadsOf(ref.source).columns.add(ref.column);
         return keyed(ref, this.lazyColumn(ref.source, ref.column));
       case 'personId': {
         const current = this.lazyColumn(ref.source, '__pdi_person_id');
@@ -464,15 +489,19 @@ export class ClickHousePrinter {
     // The first table of a select is guarded in its WHERE, where ClickHouse uses the key to skip other projects' parts.
     const sample = this.sample(source, source.alias);
     conditions.unshift(this.guard(source.alias), ...(sample ? [sample] : []));
-    const lazy = source.lazy.pdi ? ` ANY LEFT JOIN (${this.lazySubquery(source.lazy.person)}) AS ${q(`${source.alias}__lazy`)} ON ${LAZY_JOIN_KEY} = ${q(`${source.alias}__lazy`)}.${q('distinct_id')}` : '';
+    // Every field of the select has been printed by now (constraints included), so the reads of the person are all known.
+    const reads = this.personReads.get(source) ?? { columns: new Set<string>(), keys: [] };
+    const person = [...PERSON_JOIN_COLUMNS.filter((c) => reads.columns.has(c)).map((c) => `__p.${PERSON_COLUMN_OF[c]} AS ${c}`), ...reads.keys.map((key, i) => `${sql`visitParamExtractRaw(__p.properties, ${key})`.text} AS __person_property_${i}`)];
+    const lazy = source.lazy.pdi ? ` ANY LEFT JOIN (${this.lazySubquery(person)}) AS ${q(`${source.alias}__lazy`)} ON ${LAZY_JOIN_KEY} = ${q(`${source.alias}__lazy`)}.${q('distinct_id')}` : '';
     return `events AS ${q(source.alias)}${lazy}`;
   }
 
-  /** A distinct id's current person (and its fields): the lazy join behind `person_id`, `pdi.` and `person.`. */
-  private lazySubquery(person: boolean): string {
+  /** A distinct id's current person, and the given columns of it (over `__p`): the lazy join behind `person_id`, `pdi.` and `person.`. */
+  private lazySubquery(person: string[]): string {
     const pdi = `(${IDENTITY_SUBQUERIES.person_distinct_ids((alias) => this.guard(alias))}) AS __pdi`;
-    if (!person) return `SELECT __pdi.distinct_id AS distinct_id, __pdi.person_id AS __pdi_person_id FROM ${pdi}`;
-    return `SELECT __pdi.distinct_id AS distinct_id, __pdi.person_id AS __pdi_person_id, __p.properties AS __person_properties, __p.created_at AS __person_created_at, __p.is_identified AS __person_is_identified FROM ${pdi} ANY LEFT JOIN (${IDENTITY_SUBQUERIES.persons((alias) => this.guard(alias))}) AS __p ON __pdi.person_id = __p.id`;
+    const columns = ['__pdi.distinct_id AS distinct_id', '__pdi.person_id AS __pdi_person_id', ...person].join(', ');
+    if (person.length === 0) return `SELECT ${columns} FROM ${pdi}`;
+    return `SELECT ${columns} FROM ${pdi} ANY LEFT JOIN (${IDENTITY_SUBQUERIES.persons((alias) => this.guard(alias))}) AS __p ON __pdi.person_id = __p.id`;
   }
 
   private sample(source: Source, alias: string): string | null {
@@ -484,7 +513,9 @@ export class ClickHousePrinter {
     const sample = this.sample(source, '__e');
     const where = `${this.guard('__e')}${sample ? ` AND ${sample}` : ''}`;
     if (!source.lazy.pdi) return `SELECT ${columns.join(', ')} FROM events AS __e WHERE ${where}`;
-    const lazy = ['__pdi_person_id', ...(source.lazy.person ? ['__person_properties', '__person_created_at', '__person_is_identified'] : [])];
-    return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.lazySubquery(source.lazy.person)}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${where}`;
+    // Its outer select reads the person's columns by name, whole.
+    const person = source.lazy.person ? PERSON_JOIN_COLUMNS : [];
+    const lazy = ['__pdi_person_id', ...person];
+    return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.lazySubquery(person.map((c) => `__p.${PERSON_COLUMN_OF[c]} AS ${c}`))}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${where}`;
   }
 }
