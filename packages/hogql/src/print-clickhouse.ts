@@ -7,7 +7,7 @@ import { lookupFunction, lookupWindowFunction } from './functions.js';
 import { printHogQLExpr } from './print-hogql.js';
 import { sampleCondition } from './sample.js';
 import { refOf, scopeOf, type FieldRef, type Source } from './resolved-tree.js';
-import { EVENTS_SUBQUERY_COLUMNS, IDENTITY_SUBQUERIES } from './schema.js';
+import { EVENTS_SUBQUERY_COLUMNS, IDENTITY_SUBQUERIES, latestPersons } from './schema.js';
 import { hasLegacyBugs, type ClickHouseServer } from './server-features.js';
 import { quoteIdentifier as q } from './sql-names.js';
 
@@ -491,17 +491,21 @@ export class ClickHousePrinter {
     conditions.unshift(this.guard(source.alias), ...(sample ? [sample] : []));
     // Every field of the select has been printed by now (constraints included), so the reads of the person are all known.
     const reads = this.personReads.get(source) ?? { columns: new Set<string>(), keys: [] };
-    const person = [...PERSON_JOIN_COLUMNS.filter((c) => reads.columns.has(c)).map((c) => `__p.${PERSON_COLUMN_OF[c]} AS ${c}`), ...reads.keys.map((key, i) => `${sql`visitParamExtractRaw(__p.properties, ${key})`.text} AS __person_property_${i}`)];
+    const person = [
+      ...PERSON_JOIN_COLUMNS.filter((c) => reads.columns.has(c)).map((c) => ({ alias: c, sql: `p.${PERSON_COLUMN_OF[c]}` })),
+      // Taken from each version's JSON before the latest is picked, so that no whole JSON is kept per person.
+      ...reads.keys.map((key, i) => ({ alias: `__person_property_${i}`, sql: sql`visitParamExtractRaw(p.properties, ${key})`.text })),
+    ];
     const lazy = source.lazy.pdi ? ` ANY LEFT JOIN (${this.lazySubquery(person)}) AS ${q(`${source.alias}__lazy`)} ON ${LAZY_JOIN_KEY} = ${q(`${source.alias}__lazy`)}.${q('distinct_id')}` : '';
     return `events AS ${q(source.alias)}${lazy}`;
   }
 
-  /** A distinct id's current person, and the given columns of it (over `__p`): the lazy join behind `person_id`, `pdi.` and `person.`. */
-  private lazySubquery(person: string[]): string {
+  /** A distinct id's current person, and the given values of it: the lazy join behind `person_id`, `pdi.` and `person.`. */
+  private lazySubquery(person: { alias: string; sql: string }[]): string {
     const pdi = `(${IDENTITY_SUBQUERIES.person_distinct_ids((alias) => this.guard(alias))}) AS __pdi`;
-    const columns = ['__pdi.distinct_id AS distinct_id', '__pdi.person_id AS __pdi_person_id', ...person].join(', ');
+    const columns = ['__pdi.distinct_id AS distinct_id', '__pdi.person_id AS __pdi_person_id', ...person.map((v) => `__p.${v.alias} AS ${v.alias}`)].join(', ');
     if (person.length === 0) return `SELECT ${columns} FROM ${pdi}`;
-    return `SELECT ${columns} FROM ${pdi} ANY LEFT JOIN (${IDENTITY_SUBQUERIES.persons((alias) => this.guard(alias))}) AS __p ON __pdi.person_id = __p.id`;
+    return `SELECT ${columns} FROM ${pdi} ANY LEFT JOIN (${latestPersons((alias) => this.guard(alias), person)}) AS __p ON __pdi.person_id = __p.id`;
   }
 
   private sample(source: Source, alias: string): string | null {
@@ -516,6 +520,6 @@ export class ClickHousePrinter {
     // Its outer select reads the person's columns by name, whole.
     const person = source.lazy.person ? PERSON_JOIN_COLUMNS : [];
     const lazy = ['__pdi_person_id', ...person];
-    return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.lazySubquery(person.map((c) => `__p.${PERSON_COLUMN_OF[c]} AS ${c}`))}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${where}`;
+    return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.lazySubquery(person.map((c) => ({ alias: c, sql: `p.${PERSON_COLUMN_OF[c]}` })))}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${where}`;
   }
 }

@@ -77,10 +77,16 @@ export const EVENTS_AND_JOIN_COLUMNS = [
 /** The stored events columns a subquery over events carries, so outer fields resolve as on the table. */
 export const EVENTS_SUBQUERY_COLUMNS = ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', 'person_id', 'person_properties', 'timestamp_ms', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4'];
 
+/**
+ * Each person's latest version, deleted ones left out, with the given values of it: `alias` is
+ * `sql`, an expression over the stored row `p`, as of the latest version.
+ */
+export const latestPersons = (guard: (alias: string) => string, values: { alias: string; sql: string }[]): string =>
+  `SELECT ${['p.id AS id', ...values.map((v) => `argMax(${v.sql}, p.version) AS ${v.alias}`)].join(', ')} FROM person AS p WHERE ${guard('p')} GROUP BY p.id HAVING argMax(p.is_deleted, p.version) = 0`;
+
 /** The latest version of each identity row, with deleted ones left out: the copies are versioned. */
 export const IDENTITY_SUBQUERIES: Record<Exclude<TableName, 'events'>, (guard: (alias: string) => string) => string> = {
-  persons: (guard) =>
-    `SELECT p.id AS id, argMax(p.properties, p.version) AS properties, argMax(p.created_at, p.version) AS created_at, argMax(p.is_identified, p.version) AS is_identified FROM person AS p WHERE ${guard('p')} GROUP BY p.id HAVING argMax(p.is_deleted, p.version) = 0`,
+  persons: (guard) => latestPersons(guard, ['properties', 'created_at', 'is_identified'].map((c) => ({ alias: c, sql: `p.${c}` }))),
   person_distinct_ids: (guard) =>
     `SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS person_id FROM person_distinct_id AS d WHERE ${guard('d')} GROUP BY d.distinct_id HAVING argMax(d.is_deleted, d.version) = 0`,
   groups: (guard) =>
