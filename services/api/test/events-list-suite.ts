@@ -114,8 +114,9 @@ export function newestFirstSuite(target: () => ClickHouse): void {
         return typeof value === 'function' ? value.bind(client) : value;
       },
     });
-    service = new QueryService({ clickhouse: counting, clock: () => now, cache: {} as InsightCache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] }, actions: { definitions: async () => [] }, experiments: { get: async () => null } });
+    service = new QueryService({ clickhouse: counting, clock: () => now, cache: {} as InsightCache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] }, actions: { definitions: async () => [] }, experiments: { get: async () => null }, propertyReads: { record: (reads) => recorded.push(reads.map((r) => `${r.column}.${r.key}`)) } });
   });
+  const recorded: string[][] = [];
 
   const list = async (teamId: number, request: Omit<EventsQueryRequest, 'kind' | 'select'>) => {
     statements = 0;
@@ -206,6 +207,15 @@ export function newestFirstSuite(target: () => ClickHouse): void {
     it('counts events timed after now in every window, newest first', async () => {
       expect(await hogql(ahead, 'SELECT properties.n FROM events ORDER BY timestamp DESC LIMIT 1')).toMatchObject({ rows: ['1'], statements: 1 });
       expect(await hogql(ahead, 'SELECT properties.n FROM events ORDER BY timestamp DESC LIMIT 2')).toMatchObject({ rows: ['1', '2'], statements: 2 });
+    });
+
+    it("counts a page's property reads once, however many windows it reads", async () => {
+      recorded.length = 0;
+      expect(await hogql(team, "SELECT properties.n FROM events WHERE properties.plan != 'x' ORDER BY timestamp DESC")).toMatchObject({ statements: 6 });
+      expect(recorded).toEqual([['properties.n', 'properties.plan']]);
+      recorded.length = 0;
+      expect(await list(sparse, { limit: 100 })).toMatchObject({ statements: 6 });
+      expect(recorded).toEqual([['properties.n']]);
     });
 
     it('runs its windows within the one time limit of the query, and says so when they use it up', async () => {

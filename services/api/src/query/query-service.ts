@@ -208,9 +208,10 @@ export class QueryService {
     const server = await serverOf(this.deps.clickhouse);
     // The properties events has columns for, from a list refreshed now and then, not asked per query.
     const materialized = await (this.deps.materializedColumns?.() ?? materializedColumnsOf(this.deps.clickhouse));
-    const print = (ast: SelectLike, options: Omit<PrintOptions, 'teamId' | 'server' | 'materialized'> = {}): PrintedQuery => {
+    // A statement's property reads count once per request: a page's look-back windows read the same properties again.
+    const print = (ast: SelectLike, options: Omit<PrintOptions, 'teamId' | 'server' | 'materialized'> = {}, countReads = true): PrintedQuery => {
       const printed = printQuery(ast, { teamId, server, materialized, ...options });
-      this.deps.propertyReads?.record(printed.propertyReads);
+      if (countReads) this.deps.propertyReads?.record(printed.propertyReads);
       return printed;
     };
     const filterContextOf = (request: EventsQueryRequest | InsightRequest) => this.filterContext(teamId, request, []);
@@ -254,7 +255,7 @@ export class QueryService {
         const fetched = whole.paginatedLimit === null ? whole.limit : whole.limit + 1;
         const run = async (statement: PrintedQuery) => ({ printed: statement, result: await this.runInClickHouse(statement.clickhouse, signal, queryId, deadline) });
         const now = this.clock();
-        ({ printed, result } = await readNewestFirst<Awaited<ReturnType<typeof run>>>(now, undefined, (r) => r.result.data.length >= fetched, (from) => run(from ? print(window(at(from)), context) : whole)));
+        ({ printed, result } = await readNewestFirst<Awaited<ReturnType<typeof run>>>(now, undefined, (r) => r.result.data.length >= fetched, (from) => run(from ? print(window(at(from)), context, false) : whole)));
       } else {
         result = await this.runInClickHouse(printed.clickhouse, signal, queryId);
       }
@@ -269,8 +270,10 @@ export class QueryService {
       const executeStarted = performance.now();
       const deadline = executeStarted + this.deps.limits.queryMaxExecutionTimeS * 1000;
       // A list newest first reads recent windows first, within the one time limit; the answer names the statement that gave it.
+      let counted = false;
       const run = async (tree: SelectQuery) => {
-        const statement = print(tree, { actions, cohorts, ...(limit !== undefined && { defaultLimit: limit }) });
+        const statement = print(tree, { actions, cohorts, ...(limit !== undefined && { defaultLimit: limit }) }, !counted);
+        counted = true;
         return { tree, printed: statement, result: await this.runInClickHouse(statement.clickhouse, signal, queryId, deadline) };
       };
       const range = built.newestFirst;
