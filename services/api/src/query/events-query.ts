@@ -1,6 +1,6 @@
 import { containsAggregate, parseExpr, parseOrderExpr, queryError, type Expr, type FilterContext, type OrderExpr, type SelectQuery } from '@tributary/hogql';
 import { parseDateInput, type StoredPropertyFilter } from '@tributary/property-filters';
-import { call, compare, constant, field } from './insights/toolkit/hogql-builders.js';
+import { at, call, compare, constant, field } from './insights/toolkit/hogql-builders.js';
 import { propertyConditions } from './insights/toolkit/property-conditions.js';
 
 /** PostHog's `EventsQuery`: a list of events, or aggregates of them, from HogQL expressions. */
@@ -46,7 +46,6 @@ function timeBound(value: string, now: Date, attr: string): Date {
   return date;
 }
 
-const at = (date: Date): Expr => call('toDateTime', constant(date.toISOString()));
 const isTimestamp = (expr: Expr) => expr.node === 'Field' && expr.chain.length === 1 && expr.chain[0] === 'timestamp';
 
 /** The query reading only events after `from`: a look-back window of a newest-first page. */
