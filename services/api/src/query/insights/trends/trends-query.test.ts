@@ -140,7 +140,7 @@ describe('breakdowns', () => {
   it('breaks down by a person property through the person join, and by a group property through the project\'s groups', () => {
     const person = request({ breakdownFilter: { breakdown: 'plan', breakdown_type: 'person' } });
     const sql = printQuery(buildBreakdownValuesQuery({ ...input, request: person }), { teamId: 7 }).clickhouse;
-    expect(sql).toContain('__person_properties');
+    expect(sql).toContain("argMax(visitParamExtractRaw(p.properties, 'plan'), p.version) AS __person_property_0");
     expect(sql).toContain('`p`.team_id = 7');
     const group = request({ breakdownFilter: { breakdown: 'name', breakdown_type: 'group', breakdown_group_type_index: 0 } });
     const grouped = printQuery(buildBreakdownValuesQuery({ ...input, request: group }), { teamId: 7 }).clickhouse;
