@@ -1,6 +1,6 @@
 import { MAX_VARIANTS, readCount, readFunnel, seededRandom } from '@tributary/experiments';
 import type { CompactResult } from '@tributary/clickhouse';
-import { parseSelect, printHogQLExpr, propertyFilterExprs, type FilterContext, type SelectLike } from '@tributary/hogql';
+import { parseSelect, propertyFilterExprs, type Expr, type FilterContext, type SelectLike } from '@tributary/hogql';
 import { badRequest } from '@tributary/http';
 import { funnelWindowSeconds, type ExperimentFunnelsMetric, type ExperimentTrendsMetric, type MetricFilters } from './experiment-metrics.js';
 import type { ExperimentRow } from './experiment-store.js';
@@ -32,9 +32,32 @@ const PERSON = 'toString(person_id)';
 const known = (condition: string) => `ifNull(${condition}, 0)`;
 
 /** Property filters as one HogQL condition (true without any), resolved and guarded by the printer like a client's query. */
-function matching(filters: readonly (MetricFilters | undefined)[], context: FilterContext): string {
+function matching(filters: readonly (MetricFilters | undefined)[], context: FilterContext): Expr {
   const all = filters.flatMap((f) => f ?? []);
-  return all.length === 0 ? '1' : propertyFilterExprs(all, context).map((e) => `(${printHogQLExpr(e)})`).join(' AND ');
+  return all.length === 0 ? { node: 'Constant', value: 1 } : { node: 'And', exprs: propertyFilterExprs(all, context) };
+}
+
+/** A statement's text, with `{filter_*}` placeholders where the filters' conditions go as trees. */
+interface Statement {
+  text: string;
+  filters: Record<string, Expr>;
+}
+
+/**
+ * The statement's tree with each filter placeholder replaced by its condition's tree. The
+ * conditions are never printed and parsed again: the parser's time grows steeply with nesting,
+ * and a client's filters nested inside the funnel's aggregates once held the api for minutes.
+ */
+async function statementTree({ text, filters }: Statement): Promise<SelectLike> {
+  const place = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(place);
+    if (value === null || typeof value !== 'object') return value;
+    const node = value as Record<string, unknown>;
+    const name = node.node === 'Placeholder' && (node.expr as Expr).node === 'Field' ? String((node.expr as { chain: unknown[] }).chain[0]) : null;
+    if (name !== null && Object.hasOwn(filters, name)) return filters[name];
+    return Object.fromEntries(Object.entries(node).map(([key, child]) => [key, place(child)]));
+  };
+  return place(await parseSelect(text)) as SelectLike;
 }
 
 const inDates = 'timestamp >= toDateTime({date_from}) AND timestamp <= toDateTime({date_to})';
@@ -46,17 +69,23 @@ const inDates = 'timestamp >= toDateTime({date_from}) AND timestamp <= toDateTim
  * reads only its own event's rows (the key orders by event), and only the exposures look persons
  * up, the larger part of the cost when every metric event was joined to its person.
  */
-function trendsQuery(request: ExperimentTrendsMetric, variant: string, context: FilterContext): string {
+function trendsQuery(request: ExperimentTrendsMetric, variant: string, context: FilterContext): Statement {
   const custom = request.exposure_query;
   const exposure = custom
-    ? { variant, where: `event = {exposure_event} AND ${variant} IN {variants} AND ${matching([custom.series[0].properties, custom.properties], context)}` }
+    ? { variant, where: `event = {exposure_event} AND ${variant} IN {variants} AND {filter_exposure}` }
     : { variant: 'properties.$feature_flag_response', where: "event = '$feature_flag_called' AND properties.$feature_flag = {flag_key} AND properties.$feature_flag_response IN {variants}" };
-  const metric = matching([request.count_query.series[0].properties, request.count_query.properties], context);
-  return `SELECT variant, sum(count) AS count, sum(exposure) AS exposure FROM (
-      SELECT ${variant} AS variant, count() AS count, 0 AS exposure FROM events WHERE ${inDates} AND event = {metric_event} AND ${variant} IN {variants} AND ${metric} GROUP BY variant
+  const text = `SELECT variant, sum(count) AS count, sum(exposure) AS exposure FROM (
+      SELECT ${variant} AS variant, count() AS count, 0 AS exposure FROM events WHERE ${inDates} AND event = {metric_event} AND ${variant} IN {variants} AND {filter_metric} GROUP BY variant
       UNION ALL
       SELECT ${exposure.variant} AS variant, 0 AS count, uniqExact(${PERSON}) AS exposure FROM events WHERE ${inDates} AND ${exposure.where} GROUP BY variant)
     GROUP BY variant`;
+  return {
+    text,
+    filters: {
+      filter_metric: matching([request.count_query.series[0].properties, request.count_query.properties], context),
+      ...(custom && { filter_exposure: matching([custom.series[0].properties, custom.properties], context) }),
+    },
+  };
 }
 
 /**
@@ -64,18 +93,21 @@ function trendsQuery(request: ExperimentTrendsMetric, variant: string, context: 
  * `$feature/<key>`: a person enters with a first step sent under a variant, is counted in the
  * variant of their first such step, and reaches each later step in order within the window.
  */
-function funnelQuery(request: ExperimentFunnelsMetric, variant: string, context: FilterContext): string {
+function funnelQuery(request: ExperimentFunnelsMetric, variant: string, context: FilterContext): Statement {
   const steps = request.funnels_query.series;
-  const entry = known(`event = {step_0} AND ${variant} IN {variants} AND ${matching([steps[0]!.properties], context)}`);
-  const later = steps.slice(1).map((s, i) => known(`event = {step_${i + 1}} AND ${matching([s.properties], context)}`));
+  const entry = known(`event = {step_0} AND ${variant} IN {variants} AND {filter_step_0}`);
+  const later = steps.slice(1).map((_, i) => known(`event = {step_${i + 1}} AND {filter_step_${i + 1}}`));
   const reached = steps.map((_, i) => `countIf(level >= ${i + 1}) AS step_${i + 1}`).join(', ');
-  return `SELECT variant, ${reached}
+  const text = `SELECT variant, ${reached}
     FROM (SELECT ${PERSON} AS pid, argMinIf(${variant}, timestamp, ${entry}) AS variant, windowFunnel(${funnelWindowSeconds(request)})(timestamp, ${[entry, ...later].map((c) => `${c} = 1`).join(', ')}) AS level
       FROM events
-      WHERE ${inDates} AND event IN {events} AND ${matching([request.funnels_query.properties], context)}
+      WHERE ${inDates} AND event IN {events} AND {filter_where}
       GROUP BY pid
       HAVING level > 0)
     GROUP BY variant`;
+  const filters: Record<string, Expr> = { filter_where: matching([request.funnels_query.properties], context) };
+  steps.forEach((step, i) => (filters[`filter_step_${i}`] = matching([step.properties], context)));
+  return { text, filters };
 }
 
 const variantKeys = (row: ExperimentRow): string[] => (row.feature_flag?.filters.multivariate as { variants?: { key: string }[] } | undefined)?.variants?.map((v) => v.key) ?? [];
@@ -128,7 +160,7 @@ export async function runExperimentQuery(request: ExperimentQueryRequest, row: E
   if (request.kind === 'ExperimentFunnelsQuery') {
     const steps = request.funnels_query.series;
     const stepValues = Object.fromEntries(steps.map((s, i) => [`step_${i}`, s.event]));
-    const result = await run(await parseSelect(funnelQuery(request, variant, context)), { ...values, ...stepValues, events: [...new Set(steps.map((s) => s.event))] });
+    const result = await run(await statementTree(funnelQuery(request, variant, context)), { ...values, ...stepValues, events: [...new Set(steps.map((s) => s.event))] });
     const reached = ofVariant(result.data);
     const counts = (key: string) => reached.get(key) ?? steps.map(() => 0);
     const variants = keys.map((key) => ({ key, success_count: counts(key).at(-1)!, failure_count: counts(key)[0]! - counts(key).at(-1)! }));
@@ -142,7 +174,7 @@ export async function runExperimentQuery(request: ExperimentQueryRequest, row: E
 
   const metricEvent = request.count_query.series[0].event;
   const exposureEvent = request.exposure_query?.series[0].event;
-  const result = await run(await parseSelect(trendsQuery(request, variant, context)), { ...values, metric_event: metricEvent, ...(exposureEvent && { exposure_event: exposureEvent }) });
+  const result = await run(await statementTree(trendsQuery(request, variant, context)), { ...values, metric_event: metricEvent, ...(exposureEvent && { exposure_event: exposureEvent }) });
   const read = ofVariant(result.data);
   const [count, exposed] = [(key: string) => read.get(key)?.[0] ?? 0, (key: string) => read.get(key)?.[1] ?? 0];
   const controlExposure = exposed(keys[0]!);
