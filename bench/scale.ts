@@ -15,6 +15,9 @@
  * (default 3) beside its floor, the order swapped every round; medians.
  * A query the endpoint refuses (its memory or time limit) is listed as FAILED and its ratio is
  * Infinity.
+ * The project's queries take events' persons as SCALE_BENCH_PERSONS_ON_EVENTS says (its
+ * `modifiers.personsOnEventsMode`, set through the API as an operator would; default
+ * person_id_override_properties_joined, `disabled` for the identity tables' join).
  * Run: SCALE_BENCH_EVENTS=1000000 npx tsx bench/scale.ts
  */
 import { loadConfig } from '@tributary/config';
@@ -130,6 +133,9 @@ async function call(method: string, path: string, body?: unknown): Promise<{ ms:
   if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${JSON.stringify(answer.body).slice(0, 500)}`);
   return { ms: answer.ms, body: answer.body as Record<string, unknown> };
 }
+const personsOnEvents = process.env.SCALE_BENCH_PERSONS_ON_EVENTS ?? 'person_id_override_properties_joined';
+await call('PATCH', '/', { modifiers: { personsOnEventsMode: personsOnEvents } });
+console.log(`persons on events: ${personsOnEvents}`);
 const query = (body: Record<string, unknown>) => async () => (await call('POST', '/query/', { refresh: 'force_blocking', ...body })).ms;
 
 interface Timed {

@@ -34,7 +34,14 @@ export interface Project {
   timezone: string;
   /** Days its events are kept (the worker's daily retention job); null keeps them. */
   event_retention_days: number | null;
+  /** Its queries' default modifiers (PostHog's team `modifiers`); a query's own take precedence. */
+  modifiers: ProjectModifiers;
   created_at: Date;
+}
+
+export interface ProjectModifiers {
+  /** Where events' persons come from: `disabled` or `person_id_override_properties_joined` (see `@tributary/hogql`). */
+  personsOnEventsMode?: string;
 }
 
 export interface PersonalApiKeyRecord {
@@ -55,7 +62,7 @@ export interface OrganizationWithLevel extends Organization {
   level: number;
 }
 
-const PROJECT_COLUMNS = 'id, uuid, organization_id, name, api_token, timezone, event_retention_days, created_at';
+const PROJECT_COLUMNS = 'id, uuid, organization_id, name, api_token, timezone, event_retention_days, modifiers, created_at';
 const KEY_COLUMNS = 'id, user_id, label, mask_value, scopes, scoped_projects, created_at, last_used_at';
 
 /** Postgres access for organizations, users, projects and personal API keys. */
@@ -139,12 +146,13 @@ export class ControlPlaneStore {
   }
 
   /** Changes what is given; `event_retention_days: null` stops deleting the project's old events. */
-  async updateProject(id: number, changes: { name?: string; timezone?: string; event_retention_days?: number | null }): Promise<Project | null> {
+  async updateProject(id: number, changes: { name?: string; timezone?: string; event_retention_days?: number | null; modifiers?: ProjectModifiers }): Promise<Project | null> {
     const { rows } = await this.db.query<Project>(
       `UPDATE projects SET name = COALESCE($2, name), timezone = COALESCE($3, timezone),
-         event_retention_days = CASE WHEN $4 THEN $5::integer ELSE event_retention_days END
+         event_retention_days = CASE WHEN $4 THEN $5::integer ELSE event_retention_days END,
+         modifiers = COALESCE($6::jsonb, modifiers)
        WHERE id = $1 RETURNING ${PROJECT_COLUMNS}`,
-      [id, changes.name ?? null, changes.timezone ?? null, changes.event_retention_days !== undefined, changes.event_retention_days ?? null],
+      [id, changes.name ?? null, changes.timezone ?? null, changes.event_retention_days !== undefined, changes.event_retention_days ?? null, changes.modifiers ? JSON.stringify(changes.modifiers) : null],
     );
     return rows[0] ?? null;
   }

@@ -5,7 +5,7 @@ export { printQuery, quoteIdentifier, DEFAULT_LIMIT, MAX_LIMIT, type PrintOption
 export type { PropertyRead } from './print-clickhouse.js';
 export { printHogQL, printHogQLExpr } from './print-hogql.js';
 export { FUNCTION_NAMES, containsAggregate, containsAsterisk } from './functions.js';
-export { TABLES } from './schema.js';
+export { DEFAULT_PERSONS_ON_EVENTS_MODE, PERSONS_ON_EVENTS_MODES, TABLES, type PersonsOnEventsMode } from './schema.js';
 export { propertyFilterExprs, cohortIds, cohortPersonIdsQuery, checkCohortDefinition, actionExpr, MAX_COHORT_NESTING, type FilterContext, type CohortDefinition, type CohortGroup, type CohortCondition } from './property-filter-expr.js';
 export { jsonPropertyExpr, jsonPropertyText, jsonRawValue, ELEMENT_KEYS } from './property-value-expr.js';
 export { projectAction, selectorRegex, matchesActionRefs, expandMatchesAction } from './action-expr.js';

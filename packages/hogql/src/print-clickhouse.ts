@@ -7,7 +7,7 @@ import { lookupFunction, lookupWindowFunction } from './functions.js';
 import { printHogQLExpr } from './print-hogql.js';
 import { sampleCondition } from './sample.js';
 import { refOf, scopeOf, type FieldRef, type Source } from './resolved-tree.js';
-import { EVENTS_SUBQUERY_COLUMNS, IDENTITY_SUBQUERIES, latestPersons } from './schema.js';
+import { DEFAULT_PERSONS_ON_EVENTS_MODE, EVENTS_SUBQUERY_COLUMNS, IDENTITY_SUBQUERIES, latestPersons, type PersonsOnEventsMode } from './schema.js';
 import { hasLegacyBugs, type ClickHouseServer } from './server-features.js';
 import { quoteIdentifier as q } from './sql-names.js';
 
@@ -98,6 +98,8 @@ export class ClickHousePrinter {
     private readonly server: ClickHouseServer,
     /** The properties `events` has columns of their own for: read there instead of from the JSON. */
     private readonly materialized: MaterializedColumns = NO_MATERIALIZED_COLUMNS,
+    /** Where an event's person comes from (PostHog's `personsOnEventsMode` modifier). */
+    private readonly personsOnEvents: PersonsOnEventsMode = DEFAULT_PERSONS_ON_EVENTS_MODE,
   ) {
     this.materializedNames = new Set([...materialized.properties.values(), ...materialized.person_properties.values()]);
   }
@@ -496,8 +498,19 @@ export class ClickHousePrinter {
       // Taken from each version's JSON before the latest is picked, so that no whole JSON is kept per person.
       ...reads.keys.map((key, i) => ({ alias: `__person_property_${i}`, sql: sql`visitParamExtractRaw(p.properties, ${key})`.text })),
     ];
-    const lazy = source.lazy.pdi ? ` ANY LEFT JOIN (${this.lazySubquery(person)}) AS ${q(`${source.alias}__lazy`)} ON ${LAZY_JOIN_KEY} = ${q(`${source.alias}__lazy`)}.${q('distinct_id')}` : '';
+    const lazy = source.lazy.pdi ? ` ANY LEFT JOIN (${this.identitySubquery(source, person)}) AS ${q(`${source.alias}__lazy`)} ON ${LAZY_JOIN_KEY} = ${q(`${source.alias}__lazy`)}.${q('distinct_id')}` : '';
     return `events AS ${q(source.alias)}${lazy}`;
+  }
+
+  /**
+   * What the lazy join reads. With person-on-events, a select that reads no person property takes
+   * the person stored on each event, and joins only the distinct ids that moved to another person
+   * since (or came back after a deletion): ingest starts a distinct id at version 0 on the person
+   * its events carry, and every move raises the version.
+   */
+  private identitySubquery(source: Source, person: { alias: string; sql: string }[]): string {
+    if (this.personsOnEvents === 'disabled' || source.lazy.person) return this.lazySubquery(person);
+    return `SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS __pdi_person_id FROM person_distinct_id AS d WHERE ${this.guard('d')} GROUP BY d.distinct_id HAVING max(d.version) > 0 AND argMax(d.is_deleted, d.version) = 0`;
   }
 
   /** A distinct id's current person, and the given values of it: the lazy join behind `person_id`, `pdi.` and `person.`. */
@@ -520,6 +533,6 @@ export class ClickHousePrinter {
     // Its outer select reads the person's columns by name, whole.
     const person = source.lazy.person ? PERSON_JOIN_COLUMNS : [];
     const lazy = ['__pdi_person_id', ...person];
-    return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.lazySubquery(person.map((c) => ({ alias: c, sql: `p.${PERSON_COLUMN_OF[c]}` })))}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${where}`;
+    return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.identitySubquery(source, person.map((c) => ({ alias: c, sql: `p.${PERSON_COLUMN_OF[c]}` })))}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${where}`;
   }
 }

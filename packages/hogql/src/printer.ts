@@ -6,6 +6,7 @@ import { expandInCohort } from './in-cohort.js';
 import { boundNewestFirst } from './newest-first.js';
 import { ClickHousePrinter, type PropertyRead } from './print-clickhouse.js';
 import { scopeOf } from './resolved-tree.js';
+import type { PersonsOnEventsMode } from './schema.js';
 import { resolveQuery } from './resolver.js';
 import { CLICKHOUSE_18_16, type ClickHouseServer } from './server-features.js';
 
@@ -42,6 +43,8 @@ export interface PrintOptions {
   materialized?: MaterializedColumns;
   /** The project's cohorts `IN COHORT` may name, by name and by id, each as the statement listing its persons' ids (`cohortPersonIdsQuery`). */
   cohorts?: ReadonlyMap<string | number, SelectQuery>;
+  /** Where events' persons come from (PostHog's `personsOnEventsMode`); `DEFAULT_PERSONS_ON_EVENTS_MODE` by default. */
+  personsOnEvents?: PersonsOnEventsMode;
 }
 
 export interface PrintedQuery {
@@ -67,7 +70,7 @@ export const MAX_LIMIT = 50_000;
  */
 export function printQuery(written: SelectLike, options: PrintOptions): PrintedQuery {
   const server = options.server ?? CLICKHOUSE_18_16;
-  const printer = new ClickHousePrinter(options.teamId, options.values ?? {}, server, options.materialized);
+  const printer = new ClickHousePrinter(options.teamId, options.values ?? {}, server, options.materialized, options.personsOnEvents);
   const defaultLimit = Math.min(options.defaultLimit ?? DEFAULT_LIMIT, options.maxLimit ?? MAX_LIMIT);
   const maxLimit = options.maxLimit ?? MAX_LIMIT;
   try {

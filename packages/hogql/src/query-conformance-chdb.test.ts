@@ -1,6 +1,6 @@
 import { Sql } from '@tributary/clickhouse';
 import { expectCorpusAnswers } from '../test/conformance-cases.js';
-import { TEAM, foreignValuesIn, unguardedReads, useTwoTeamFixture, type HogQLRunner } from '../test/two-team-fixture.js';
+import { TEAM, createHogQLRunner, foreignValuesIn, unguardedReads, useTwoTeamFixture, type HogQLRunner } from '../test/two-team-fixture.js';
 
 /**
  * The HogQL conformance corpus (`test/conformance-cases.ts`) on a current ClickHouse (chdb's
@@ -9,8 +9,11 @@ import { TEAM, foreignValuesIn, unguardedReads, useTwoTeamFixture, type HogQLRun
  */
 const fixture = useTwoTeamFixture('chdb');
 let runner: HogQLRunner;
+/** The same printer taking events' stored persons, overridden for the ids that moved (bob-laptop's events still carry bob). */
+let personsOnEvents: HogQLRunner;
 beforeAll(() => {
   ({ runner } = fixture);
+  personsOnEvents = createHogQLRunner(fixture.clickhouse, runner.server, TEAM, undefined, 'person_id_override_properties_joined');
 });
 
 test('the engine is a current ClickHouse, and the runner prints for it', () => {
@@ -19,6 +22,10 @@ test('the engine is a current ClickHouse, and the runner prints for it', () => {
 
 describe('HogQL answers on ClickHouse 26 equal those on 18.16', () => {
   expectCorpusAnswers(() => runner);
+});
+
+describe('the same answers with persons on events (person_id_override_properties_joined)', () => {
+  expectCorpusAnswers(() => personsOnEvents);
 });
 
 /** What HogQL offers that only a current ClickHouse runs: printed for it, answered from the project's rows alone. */

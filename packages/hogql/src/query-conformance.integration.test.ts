@@ -1,11 +1,14 @@
 import { cases, expectCorpusAnswers } from '../test/conformance-cases.js';
-import { useTwoTeamFixture, type HogQLRunner } from '../test/two-team-fixture.js';
+import { TEAM, createHogQLRunner, useTwoTeamFixture, type HogQLRunner } from '../test/two-team-fixture.js';
 
 /** The HogQL conformance corpus (`test/conformance-cases.ts`) on the stack's ClickHouse 18.16; `query-conformance-chdb.test.ts` runs it on 26. */
 const fixture = useTwoTeamFixture();
 let runner: HogQLRunner;
+/** The same printer taking events' stored persons, overridden for the ids that moved (bob-laptop's events still carry bob). */
+let personsOnEvents: HogQLRunner;
 beforeAll(() => {
   ({ runner } = fixture);
+  personsOnEvents = createHogQLRunner(fixture.clickhouse, runner.server, TEAM, undefined, 'person_id_override_properties_joined');
 });
 
 describe('HogQL answers on the two-project fixture', () => {
@@ -14,6 +17,10 @@ describe('HogQL answers on the two-project fixture', () => {
   });
 
   expectCorpusAnswers(() => runner);
+});
+
+describe('the same answers with persons on events (person_id_override_properties_joined)', () => {
+  expectCorpusAnswers(() => personsOnEvents);
 });
 
 describe('column names that would hide stored columns on ClickHouse 18.16', () => {

@@ -66,6 +66,17 @@ export const TABLES: Record<TableName, TableSchema> = {
   },
 };
 
+/**
+ * Where an event's person comes from, as PostHog's `personsOnEventsMode` modifier names it:
+ * `disabled` looks every distinct id up in the identity tables; `person_id_override_properties_joined`
+ * takes the person ingest stored on the event, overridden for the distinct ids that moved since,
+ * and joins the persons only for their properties.
+ */
+export const PERSONS_ON_EVENTS_MODES = ['disabled', 'person_id_override_properties_joined'] as const;
+export type PersonsOnEventsMode = (typeof PERSONS_ON_EVENTS_MODES)[number];
+/** Where neither the query nor its project names a mode: answers as the identity tables are now, whatever the events carry. */
+export const DEFAULT_PERSONS_ON_EVENTS_MODE: PersonsOnEventsMode = 'disabled';
+
 export const isTableName = (name: string): name is TableName => Object.hasOwn(TABLES, name);
 
 /** Every column of the stored events table and of its lazy join: a column alias of one of these names would hide it. */

@@ -1,7 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { Sql, createClickHouse, serverOf, type ClickHouse, type ClickHouseServer, type MaterializedColumns } from '@tributary/clickhouse';
 import { EVENT_ROW_COLUMNS, eventRow, testConfig, type EventRow } from '@tributary/test-support';
-import { loadHogQLParser, parseSelect, printQuery, type PrintOptions } from '../src/index.js';
+import { loadHogQLParser, parseSelect, printQuery, type PersonsOnEventsMode, type PrintOptions } from '../src/index.js';
 
 /**
  * Two projects' rows written straight into the stored ClickHouse tables, for the HogQL layer's
@@ -44,7 +44,8 @@ const event = (team: number, distinctId: string, name: string, timestamp: string
  * | anon        | $pageview | 2024-01-03 12:00:00 | Edge     |        |       |         |
  *
  * Identities: alice and alice-phone are alice's person; bob-laptop was bob's and a later version
- * maps it to alice's; carol's person is deleted; anon has no mapping (its stored person stays).
+ * maps it to alice's (its events still carry bob); carol's person is deleted; anon has no mapping
+ * (its stored person stays).
  */
 const events: EventRow[] = [
   event(TEAM, 'alice', '$pageview', '2024-01-01 10:00:00', { $browser: 'Chrome', $current_url: 'https://example.com/home', amount: 5, paid: true, a: { b: 'deep' }, tags: ['x', 'y'], $session_id: 's1' }, PERSON.alice, 'acme'),
@@ -84,13 +85,14 @@ const persons = [
 
 const pdi = (team: number, distinctId: string, personId: string, version: number, isDeleted = 0) => ({ team_id: team, distinct_id: distinctId, person_id: personId, is_deleted: isDeleted, version });
 
+// As ingest writes them: an id starts at version 0 on the person its events carry, and a move raises it.
 const distinctIds = [
-  pdi(TEAM, 'alice', PERSON.alice, 1),
-  pdi(TEAM, 'alice-phone', PERSON.alice, 1),
-  pdi(TEAM, 'bob', PERSON.bob, 1),
-  pdi(TEAM, 'bob-laptop', PERSON.bob, 1),
-  pdi(TEAM, 'bob-laptop', PERSON.alice, 2),
-  pdi(TEAM, 'carol', PERSON.carol, 1),
+  pdi(TEAM, 'alice', PERSON.alice, 0),
+  pdi(TEAM, 'alice-phone', PERSON.alice, 0),
+  pdi(TEAM, 'bob', PERSON.bob, 0),
+  pdi(TEAM, 'bob-laptop', PERSON.bob, 0),
+  pdi(TEAM, 'bob-laptop', PERSON.alice, 1),
+  pdi(TEAM, 'carol', PERSON.carol, 0),
   // The other project maps the project's distinct ids to its own person, at higher versions.
   pdi(OTHER_TEAM, MARKER, OTHER_PERSON, 1),
   pdi(OTHER_TEAM, 'alice', OTHER_PERSON, 99),
@@ -131,12 +133,12 @@ export interface HogQLRunner {
   run(text: string, values?: PrintOptions['values']): Promise<{ sql: string; columns: string[]; rows: unknown[][] }>;
 }
 
-/** Runs HogQL on `clickhouse`, printed for `server` (and the materialized columns given) as the query endpoint prints for the server it talks to. */
-export function createHogQLRunner(clickhouse: ClickHouse, server: ClickHouseServer, teamId = TEAM, materialized?: MaterializedColumns): HogQLRunner {
+/** Runs HogQL on `clickhouse`, printed for `server` (and the materialized columns and persons-on-events mode given) as the query endpoint prints for the server it talks to. */
+export function createHogQLRunner(clickhouse: ClickHouse, server: ClickHouseServer, teamId = TEAM, materialized?: MaterializedColumns, personsOnEvents?: PersonsOnEventsMode): HogQLRunner {
   return {
     server,
     async run(text, values) {
-      const printed = printQuery(await parseSelect(text), { teamId, server, ...(values && { values }), ...(materialized && { materialized }) });
+      const printed = printQuery(await parseSelect(text), { teamId, server, ...(values && { values }), ...(materialized && { materialized }), ...(personsOnEvents && { personsOnEvents }) });
       const { data } = await clickhouse.queryCompact(Sql.trusted(printed.clickhouse), { settings: { output_format_json_quote_64bit_integers: 0 } });
       return { sql: printed.clickhouse, columns: printed.columns, rows: data };
     },

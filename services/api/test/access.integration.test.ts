@@ -116,6 +116,8 @@ describe('GET /api/projects/', () => {
         api_token: tenant.project.api_token,
         timezone: 'UTC',
         event_retention_days: null,
+        modifiers: {},
+        default_modifiers: { personsOnEventsMode: 'disabled' },
         created_at: tenant.project.created_at.toISOString(),
       },
       expect.objectContaining({ id: sibling.id, name: sibling.name }),

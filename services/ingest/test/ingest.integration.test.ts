@@ -141,6 +141,31 @@ describe('persons', () => {
     expect(persons.rowCount).toBe(0);
     expect((await h.events()).some((e) => e.uuid === identify)).toBe(false);
   });
+
+  it('a distinct id that sent personless events starts one version up when it joins a person, so person-on-events queries override its events', async () => {
+    const anon = id('anon');
+    const user = id('user');
+    const [personless] = await h.send([{ event: '$pageview', distinct_id: anon, properties: { $process_person_profile: false } }]);
+    expect((await eventByUuid(personless!)).person_id).toBe(personlessPersonId(h.tenant.project.id, anon));
+    await h.send([{ event: 'signed up', distinct_id: user, properties: { $set: { plan: 'pro' } } }]);
+    const person = await personOf(user);
+    await h.send([{ event: '$identify', distinct_id: user, properties: { $anon_distinct_id: anon } }]);
+    expect((await personOf(anon)).uuid).toBe(person.uuid);
+
+    const versions = async () =>
+      new Map(
+        (
+          await h.clickhouse.query<{ distinct_id: string; version: string }>(
+            sql`SELECT distinct_id, toString(max(version)) AS version FROM person_distinct_id WHERE team_id = ${h.tenant.project.id} AND distinct_id IN (${anon}, ${user}) GROUP BY distinct_id`,
+          )
+        ).map((r) => [r.distinct_id, Number(r.version)]),
+      );
+    const stored = await waitFor(async () => ((await versions()).size === 2 ? versions() : undefined), { what: 'both ids in ClickHouse' });
+    // The personless event carries another person than its id's: only a version above 0 makes the id an override.
+    expect(stored.get(anon)).toBe(1);
+    // An id whose events all carry its own person needs none.
+    expect(stored.get(user)).toBe(0);
+  });
 });
 
 describe('GeoIP', () => {

@@ -1,5 +1,6 @@
 import { Router, type Request } from 'express';
-import type { ControlPlaneStore, Project } from '@tributary/control-plane';
+import type { ControlPlaneStore, Project, ProjectModifiers } from '@tributary/control-plane';
+import { DEFAULT_PERSONS_ON_EVENTS_MODE, PERSONS_ON_EVENTS_MODES } from '@tributary/hogql';
 import { badRequest, documented, forbidden, notFound, validate } from '@tributary/http';
 import { IANAZone } from 'luxon';
 import { principalOf, requireScopes } from '../auth/authenticate.js';
@@ -17,8 +18,22 @@ const patchSchema = {
       maximum: 36_500,
       description: "Days the project's events are kept: the worker deletes older ones daily (04:00 UTC). Null keeps them.",
     },
+    modifiers: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        personsOnEventsMode: {
+          enum: [...PERSONS_ON_EVENTS_MODES],
+          description: `must be one of ${PERSONS_ON_EVENTS_MODES.join(', ')}: where the project's queries take events' persons from`,
+        },
+      },
+      description: "The project's default query modifiers, replaced whole; a query's own modifiers take precedence",
+    },
   },
 } as const;
+
+/** What a project's queries use where neither it nor the query names a modifier (PostHog's `default_modifiers`). */
+const DEFAULT_MODIFIERS: Required<ProjectModifiers> = { personsOnEventsMode: DEFAULT_PERSONS_ON_EVENTS_MODE };
 
 function present(project: Project) {
   return {
@@ -29,6 +44,8 @@ function present(project: Project) {
     api_token: project.api_token,
     timezone: project.timezone,
     event_retention_days: project.event_retention_days,
+    modifiers: project.modifiers,
+    default_modifiers: DEFAULT_MODIFIERS,
     created_at: project.created_at.toISOString(),
   };
 }
@@ -60,9 +77,9 @@ export function projectRoutes(store: Pick<ControlPlaneStore, 'projectsForUser' |
     res.json(present(await reachable(req)));
   });
 
-  router.patch('/:id', requireScopes('project:write'), documented({ summary: "Update a project's name, timezone or event retention", body: patchSchema }), async (req, res) => {
+  router.patch('/:id', requireScopes('project:write'), documented({ summary: "Update a project's name, timezone, event retention or query modifiers", body: patchSchema }), async (req, res) => {
     const project = await reachable(req);
-    const body = validate<{ name?: string; timezone?: string; event_retention_days?: number | null }>(patchSchema, req.body ?? {});
+    const body = validate<{ name?: string; timezone?: string; event_retention_days?: number | null; modifiers?: ProjectModifiers }>(patchSchema, req.body ?? {});
     if (body.timezone !== undefined && !IANAZone.isValidZone(body.timezone)) throw badRequest(`timezone must be an IANA timezone name such as Europe/Berlin: ${JSON.stringify(body.timezone)}.`, 'timezone');
     res.json(present((await store.updateProject(project.id, body))!));
   });

@@ -1,11 +1,19 @@
-import { MAX_QUERY_LENGTH } from '@tributary/hogql';
+import { MAX_QUERY_LENGTH, PERSONS_ON_EVENTS_MODES } from '@tributary/hogql';
 import { experimentQuerySchemas } from '../experiments/experiment-metrics.js';
 import { TRENDS_MATHS } from './insights/trends/trends-query.js';
 import { MAX_PATH_EDGES, MAX_PATH_STEPS, PATH_TYPES } from './insights/paths/paths-query.js';
 import { WEB_BREAKDOWNS, WEB_STATS_LIMIT_MAX } from './insights/web-analytics/web-stats-table-query.js';
 
-/** What every kind may carry that the endpoint takes and does not act on (PostHog's DataNode fields). */
-const dataNode = { modifiers: { type: 'object' }, tags: { type: 'object' } };
+/** What every kind may carry (PostHog's DataNode fields): of the modifiers only `personsOnEventsMode` is acted on, the rest are taken and ignored. */
+const dataNode = {
+  modifiers: {
+    type: 'object',
+    properties: {
+      personsOnEventsMode: { enum: [...PERSONS_ON_EVENTS_MODES], description: `must be one of ${PERSONS_ON_EVENTS_MODES.join(', ')}` },
+    },
+  },
+  tags: { type: 'object' },
+};
 const propertyFilters = {
   type: 'array',
   items: { type: 'object', required: ['key'], properties: { key: { type: 'string', minLength: 1 }, operator: { type: 'string' }, type: { type: 'string' } } },

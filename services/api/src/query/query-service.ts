@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ClickHouseError, Sql, isRequestTimeout, materializedColumnsOf, queryInputProblem, serverOf, type ClickHouse, type CompactResult, type MaterializedColumns } from '@tributary/clickhouse';
-import { HogQLError, MAX_LIMIT, cohortPersonIdsQuery, inCohortRefs, matchesActionRefs, newestFirstWindow, parseSelect, printHogQL, printQuery, withSample, type FilterContext, type PrintOptions, type PrintedQuery, type PropertyRead, type SelectLike, type SelectQuery } from '@tributary/hogql';
+import { DEFAULT_PERSONS_ON_EVENTS_MODE, HogQLError, MAX_LIMIT, PERSONS_ON_EVENTS_MODES, cohortPersonIdsQuery, inCohortRefs, matchesActionRefs, newestFirstWindow, parseSelect, printHogQL, printQuery, withSample, type FilterContext, type PrintOptions, type PersonsOnEventsMode, type PrintedQuery, type PropertyRead, type SelectLike, type SelectQuery } from '@tributary/hogql';
+import type { ProjectModifiers } from '@tributary/control-plane';
 import { HttpError, badRequest } from '@tributary/http';
 import { PropertyFilterError } from '@tributary/property-filters';
 import type { ActionStore } from '../actions/action-store.js';
@@ -48,10 +49,17 @@ type InsightRequest =
   | WebStatsTableQueryRequest;
 export type QueryRequest = HogQLQueryRequest | EventsQueryRequest | InsightRequest | ExperimentQueryRequest;
 
-/** The project a query runs for: its rows only, its timezone for dates. */
+/** The project a query runs for: its rows only, its timezone for dates, its default modifiers. */
 export interface QueryProject {
   id: number;
   timezone: string;
+  modifiers?: ProjectModifiers;
+}
+
+/** The query's own `modifiers.personsOnEventsMode` (validated at the edge), else the project's, else the default. */
+function personsOnEventsOf(project: QueryProject, request: QueryRequest): PersonsOnEventsMode {
+  const own = (request as { modifiers?: ProjectModifiers }).modifiers?.personsOnEventsMode ?? project.modifiers?.personsOnEventsMode;
+  return (PERSONS_ON_EVENTS_MODES as readonly string[]).includes(own ?? '') ? (own as PersonsOnEventsMode) : DEFAULT_PERSONS_ON_EVENTS_MODE;
 }
 
 /**
@@ -168,7 +176,8 @@ export class QueryService {
     const named = await this.filterContext(project.id, request, []);
     const cohorts = await this.deps.cohorts.versions(project.id, [...named.cohorts.keys()]);
     const actions = [...named.actions!.values()];
-    const keyed = { query: request, cohorts, ...(actions.length > 0 && { actions }) };
+    // The project's own modifiers make another question of the same query.
+    const keyed = { query: request, cohorts, ...(actions.length > 0 && { actions }), personsOnEvents: personsOnEventsOf(project, request) };
     const answer = await this.deps.cache.answer(project, keyed, options.refresh ?? 'blocking', () => this.gated(project, request, signal, options.clientQueryId));
     if ('answer' in answer) return { results: null, is_cached: false, last_refresh: null, cache_key: answer.cache_key };
     return answer;
@@ -208,9 +217,10 @@ export class QueryService {
     const server = await serverOf(this.deps.clickhouse);
     // The properties events has columns for, from a list refreshed now and then, not asked per query.
     const materialized = await (this.deps.materializedColumns?.() ?? materializedColumnsOf(this.deps.clickhouse));
+    const personsOnEvents = personsOnEventsOf(project, request);
     // A statement's property reads count once per request: a page's look-back windows read the same properties again.
     const print = (ast: SelectLike, options: Omit<PrintOptions, 'teamId' | 'server' | 'materialized'> = {}, countReads = true): PrintedQuery => {
-      const printed = printQuery(ast, { teamId, server, materialized, ...options });
+      const printed = printQuery(ast, { teamId, server, materialized, personsOnEvents, ...options });
       if (countReads) this.deps.propertyReads?.record(printed.propertyReads);
       return printed;
     };

@@ -27,6 +27,8 @@ export async function applyPersonChunk<P>(client: PoolClient, teamId: number, ev
   }
   const locked = await store.lockByDistinctIds(teamId, [...named]);
   const unknown = [...named].filter((id) => !locked.has(id));
+  // Recorded before the versions are read, so an id personless earlier in this chunk starts one up too.
+  await store.recordPersonless(teamId, [...new Set(events.filter((e) => e.personless && !locked.has(e.distinctId)).map((e) => e.distinctId))]);
   const start = await store.startVersions(teamId, unknown, unknown.map((id) => personlessPersonId(teamId, id)));
   const result = applyChunk(
     {

@@ -39,13 +39,21 @@ export class IngestPersonStore {
     );
   }
 
-  /** Versions that new rows must start at to rise above the tombstones of deleted persons. */
+  /**
+   * Versions that new rows must start at: above the tombstones of deleted persons, and at least 1
+   * for a distinct id that sent personless events (its old events carry another person, so it
+   * needs the override a version above 0 gives person-on-events queries).
+   */
   async startVersions(teamId: number, distinctIds: readonly string[], uuids: readonly string[]): Promise<{ distinctIds: Map<string, number>; uuids: Map<string, number> }> {
     const [ids, persons] = await Promise.all([
       distinctIds.length === 0
         ? { rows: [] }
         : this.client.query<{ key: string; version: number }>(
-            'SELECT distinct_id AS key, version + 1 AS version FROM distinct_id_tombstones WHERE team_id = $1 AND distinct_id = ANY($2::text[])',
+            `SELECT c.id AS key, GREATEST(t.version + 1, CASE WHEN p.distinct_id IS NULL THEN 0 ELSE 1 END) AS version
+               FROM unnest($2::text[]) AS c (id)
+               LEFT JOIN distinct_id_tombstones AS t ON t.team_id = $1 AND t.distinct_id = c.id
+               LEFT JOIN personless_distinct_ids AS p ON p.team_id = $1 AND p.distinct_id = c.id
+              WHERE t.distinct_id IS NOT NULL OR p.distinct_id IS NOT NULL`,
             [teamId, distinctIds],
           ),
       uuids.length === 0
@@ -54,6 +62,15 @@ export class IngestPersonStore {
     ]);
     const toMap = (rows: { key: string; version: number }[]) => new Map(rows.map((r) => [r.key, Number(r.version)]));
     return { distinctIds: toMap(ids.rows), uuids: toMap(persons.rows) };
+  }
+
+  /** Remembers distinct ids that sent personless events while they had no person (see `startVersions`). */
+  async recordPersonless(teamId: number, distinctIds: readonly string[]): Promise<void> {
+    if (distinctIds.length === 0) return;
+    await this.client.query(
+      'INSERT INTO personless_distinct_ids (team_id, distinct_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING',
+      [teamId, distinctIds],
+    );
   }
 
   /**
