@@ -42,8 +42,8 @@ export interface Insight {
   query: Record<string, unknown>;
   /** The numbers in the endpoint's `results`. */
   fromEndpoint: (results: unknown) => Numbers;
-  /** The hand-written statement, for the dates as of `now`. */
-  hand: (team: number, now: Date) => string;
+  /** The hand-written statement, for the dates as of `now`; `overridesOnly` joins only the ids that moved, as persons on events does. */
+  hand: (team: number, now: Date, overridesOnly: boolean) => string;
   /** The numbers in the hand-written statement's rows (and its WITH TOTALS row, if it has one). */
   fromHand: (rows: unknown[][], totals?: unknown[]) => Numbers;
 }
@@ -52,9 +52,12 @@ const utcDay = (date: Date) => new Date(Math.floor(date.getTime() / DAY_MS) * DA
 const isoDay = (date: Date) => date.toISOString().slice(0, 10);
 const at = (date: Date) => `toDateTime('${date.toISOString().slice(0, 19).replace('T', ' ')}', 'UTC')`;
 
-/** Each distinct id's current person, as `person_distinct_id` says (the latest version, not deleted). */
-const pdiSql = (team: number) =>
-  `SELECT distinct_id, argMax(person_id, version) AS current_person FROM person_distinct_id WHERE team_id = ${team} GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0`;
+/**
+ * Each distinct id's current person, as `person_distinct_id` says (the latest version, not
+ * deleted); with persons on events, only the ids that moved (above version 0).
+ */
+const pdiSql = (team: number, overridesOnly: boolean) =>
+  `SELECT distinct_id, argMax(person_id, version) AS current_person FROM person_distinct_id WHERE team_id = ${team} GROUP BY distinct_id HAVING ${overridesOnly ? 'max(version) > 0 AND ' : ''}argMax(is_deleted, version) = 0`;
 /** A distinct id without a mapping keeps the person stored on its events, as the endpoint's join does. */
 const personSql = (stored: string) => `if(current_person = ${ZERO_UUID}, ${stored}, current_person)`;
 
@@ -108,7 +111,7 @@ const FUNNEL: Insight = {
     funnelsFilter: { funnelWindowInterval: FUNNEL_WINDOW_DAYS, funnelWindowIntervalUnit: 'day' },
   },
   fromEndpoint: (results) => new Map((results as { order: number; count: number }[]).map((step) => [`step ${step.order + 1}`, step.count])),
-  hand: (team, now) => {
+  hand: (team, now, overridesOnly) => {
     const from = new Date(utcDay(now).getTime() - 30 * DAY_MS);
     const to = new Date(utcDay(now).getTime() + DAY_MS);
     const steps = FUNNEL_STEPS.map((event) => `event = '${event}'`).join(', ');
@@ -116,7 +119,7 @@ const FUNNEL: Insight = {
       SELECT ${personSql('person_id')} AS person, windowFunnel(${FUNNEL_WINDOW_DAYS * 86_400})(timestamp, ${steps}) AS level
       FROM (SELECT distinct_id, person_id, timestamp, event FROM events
             WHERE team_id = ${team} AND event IN (${FUNNEL_STEPS.map((e) => `'${e}'`).join(', ')}) AND timestamp >= ${at(from)} AND timestamp < ${at(to)})
-      ANY LEFT JOIN (${pdiSql(team)}) USING distinct_id
+      ANY LEFT JOIN (${pdiSql(team, overridesOnly)}) USING distinct_id
       GROUP BY person)`;
   },
   fromHand: (rows) => new Map(rows[0]!.map((count, k) => [`step ${k + 1}`, Number(count)])),
@@ -130,7 +133,7 @@ const RETENTION: Insight = {
     (results as { values: { count: number }[] }[]).forEach((cohort, c) => cohort.values.forEach((value, w) => numbers.set(`cohort ${c} week ${w}`, value.count)));
     return numbers;
   },
-  hand: (team, now) => {
+  hand: (team, now, overridesOnly) => {
     const monday = new Date(utcDay(now).getTime() - ((now.getUTCDay() + 6) % 7) * DAY_MS);
     const start = new Date(monday.getTime() - (RETENTION_WEEKS - 1) * 7 * DAY_MS);
     const end = new Date(monday.getTime() + 7 * DAY_MS);
@@ -139,7 +142,7 @@ const RETENTION: Insight = {
       SELECT ${week('min(timestamp)')} AS cohort, groupUniqArrayIf(${week('timestamp')}, timestamp >= ${at(start)}) AS weeks FROM (
         SELECT ${personSql('person_id')} AS person, timestamp
         FROM (SELECT distinct_id, person_id, timestamp FROM events WHERE team_id = ${team} AND event = '$pageview' AND timestamp < ${at(end)})
-        ANY LEFT JOIN (${pdiSql(team)}) USING distinct_id)
+        ANY LEFT JOIN (${pdiSql(team, overridesOnly)}) USING distinct_id)
       GROUP BY person
       HAVING cohort >= 0 AND cohort < ${RETENTION_WEEKS})
     GROUP BY cohort, week`;

@@ -18,6 +18,9 @@
  * order swapped every round. Last, each insight runs once more through the endpoint while
  * `system.processes` is watched, and every statement it ran is timed alone, to show which one
  * dominates.
+ * The project's queries take events' persons as INSIGHTS_BENCH_PERSONS_ON_EVENTS says (its
+ * `modifiers.personsOnEventsMode`; default person_id_override_properties_joined, `disabled` for
+ * the identity tables' join), and the hand-written statements join persons the same way.
  * Run: npx tsx bench/insights.ts
  */
 import { loadConfig } from '@tributary/config';
@@ -61,10 +64,19 @@ function endpoint(project: BenchProject) {
 
 const project = await benchProject(DATASET, { clickhouse, config });
 const team = project.projectId;
+const personsOnEvents = process.env.INSIGHTS_BENCH_PERSONS_ON_EVENTS ?? 'person_id_override_properties_joined';
+const overridesOnly = personsOnEvents !== 'disabled';
+const patched = await timedFetch(`${TRIBUTARY_URL}/api/projects/${team}/`, {
+  method: 'PATCH',
+  headers: { authorization: `Bearer ${project.personalApiKey}`, 'content-type': 'application/json' },
+  body: JSON.stringify({ modifiers: { personsOnEventsMode: personsOnEvents } }),
+});
+if (patched.status !== 200) throw new Error(`setting the project's persons-on-events mode: ${patched.status} ${JSON.stringify(patched.body)}`);
+console.log(`persons on events: ${personsOnEvents}`);
 const viaEndpoint = endpoint(project);
 const viaClickHouse = directClickHouse(config);
 const handOf = async (insight: Insight): Promise<Answer> => {
-  const { ms, rows, totals } = await viaClickHouse(insight.hand(team, new Date()));
+  const { ms, rows, totals } = await viaClickHouse(insight.hand(team, new Date(), overridesOnly));
   return { ms, numbers: insight.fromHand(rows, totals) };
 };
 
@@ -147,7 +159,7 @@ console.log("each statement timed alone (median of 3), the endpoint's as watched
 const statements: Record<string, string | number>[] = [];
 for (const [i, insight] of INSIGHTS.entries()) {
   const kind = insight.name.split(':')[0]!;
-  const ran = [...(await statementsOf(insight, i)).map((statement) => ({ by: 'endpoint', statement })), { by: 'hand-written', statement: insight.hand(team, new Date()) }];
+  const ran = [...(await statementsOf(insight, i)).map((statement) => ({ by: 'endpoint', statement })), { by: 'hand-written', statement: insight.hand(team, new Date(), overridesOnly) }];
   for (const { by, statement } of ran) {
     const { ms, readMb } = await timeAlone(statement);
     statements.push({ insight: kind, by, ms, 'read MB': readMb, statement: `${statement.replace(/\s+/g, ' ').slice(0, 90)}…` });
