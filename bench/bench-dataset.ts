@@ -11,7 +11,9 @@ import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import type { Config } from '@tributary/config';
-import { EVENTS_TABLE_COLUMNS, ident, sql, Sql, type ClickHouse } from '@tributary/clickhouse';
+import { EVENTS_TABLE_COLUMNS, ident, sql, Sql, topologyOf, type ClickHouse } from '@tributary/clickhouse';
+import { runOverrideSquash } from '@tributary/deletions';
+import { createLogger } from '@tributary/logger';
 import { createPool } from '@tributary/postgres';
 import { realisticEvent } from './events.js';
 import { STATE_DIR } from './lib.js';
@@ -197,4 +199,20 @@ export async function benchProject(dataset: Dataset, deps: { clickhouse: ClickHo
   }
   await waitForMerges();
   return project;
+}
+
+/**
+ * Runs the worker's daily override squash now, moves of any age included, as it runs once the
+ * load's moves have settled: the moved ids' events then carry their current person. Returns how
+ * long it took (s) and how many ids it rewrote.
+ */
+export async function squashOverrides(deps: { clickhouse: ClickHouse; config: Config }): Promise<{ seconds: number; distinctIds: number }> {
+  const pool = createPool(deps.config, { max: 1 });
+  const started = Date.now();
+  try {
+    const result = await runOverrideSquash({ pool, clickhouse: deps.clickhouse, topology: topologyOf(deps.config), logger: createLogger('bench', 'warn'), settleMs: 0 });
+    return { seconds: (Date.now() - started) / 1000, distinctIds: result.distinctIds };
+  } finally {
+    await pool.end();
+  }
 }

@@ -54,10 +54,16 @@ const at = (date: Date) => `toDateTime('${date.toISOString().slice(0, 19).replac
 
 /**
  * Each distinct id's current person, as `person_distinct_id` says (the latest version, not
- * deleted); with persons on events, only the ids that moved (above version 0).
+ * deleted); with persons on events, only the ids that moved (above version 0) since the override
+ * squash last rewrote their events.
  */
-const pdiSql = (team: number, overridesOnly: boolean) =>
-  `SELECT distinct_id, argMax(person_id, version) AS current_person FROM person_distinct_id WHERE team_id = ${team} GROUP BY distinct_id HAVING ${overridesOnly ? 'max(version) > 0 AND ' : ''}argMax(is_deleted, version) = 0`;
+const pdiSql = (team: number, overridesOnly: boolean) => {
+  const current = `SELECT distinct_id, argMax(person_id, version) AS current_person, max(version) AS latest FROM person_distinct_id WHERE team_id = ${team} GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0`;
+  if (!overridesOnly) return current;
+  return `SELECT distinct_id, current_person FROM (${current} AND latest > 0) AS moved
+    ANY LEFT JOIN (SELECT distinct_id, max(version) AS squashed FROM squashed_distinct_ids WHERE team_id = ${team} GROUP BY distinct_id) AS done USING distinct_id
+    WHERE latest > squashed`;
+};
 /** A distinct id without a mapping keeps the person stored on its events, as the endpoint's join does. */
 const personSql = (stored: string) => `if(current_person = ${ZERO_UUID}, ${stored}, current_person)`;
 

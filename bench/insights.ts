@@ -20,12 +20,13 @@
  * dominates.
  * The project's queries take events' persons as INSIGHTS_BENCH_PERSONS_ON_EVENTS says (its
  * `modifiers.personsOnEventsMode`; default person_id_override_properties_joined, `disabled` for
- * the identity tables' join), and the hand-written statements join persons the same way.
+ * the identity tables' join), and the hand-written statements join persons the same way; in the
+ * override mode the worker's override squash runs first, as it does daily.
  * Run: npx tsx bench/insights.ts
  */
 import { loadConfig } from '@tributary/config';
 import { createClickHouse, sql } from '@tributary/clickhouse';
-import { benchProject, type BenchProject } from './bench-dataset.js';
+import { benchProject, squashOverrides, type BenchProject } from './bench-dataset.js';
 import { readCredentialsOrExit } from './events.js';
 import { directClickHouse, sleep, timedFetch } from './http-timing.js';
 import { INSIGHTS, differences, insightsDataset, type Insight, type Numbers } from './insights-kinds.js';
@@ -73,6 +74,10 @@ const patched = await timedFetch(`${TRIBUTARY_URL}/api/projects/${team}/`, {
 });
 if (patched.status !== 200) throw new Error(`setting the project's persons-on-events mode: ${patched.status} ${JSON.stringify(patched.body)}`);
 console.log(`persons on events: ${personsOnEvents}`);
+if (overridesOnly) {
+  const squash = await squashOverrides({ clickhouse, config });
+  console.log(`override squash (the worker's daily job): ${squash.distinctIds.toLocaleString('en')} moved distinct ids rewritten in ${squash.seconds.toFixed(1)} s`);
+}
 const viaEndpoint = endpoint(project);
 const viaClickHouse = directClickHouse(config);
 const handOf = async (insight: Insight): Promise<Answer> => {

@@ -71,17 +71,22 @@ export async function whileLocked<T>(pool: Pool, lockId: number, work: (client: 
   }
 }
 
-/** Deletes the events matching `condition` with one mutation and returns once ClickHouse finished it. */
-export async function deleteEventsWhere(
+/** Runs one mutation of events' rows (`DELETE WHERE ...`, `UPDATE ... WHERE ...`) and returns once ClickHouse finished it. */
+export async function mutateEvents(
   deps: Pick<EventDeletionDeps, 'clickhouse' | 'topology' | 'mutationTimeoutMs' | 'pollMs'>,
-  condition: Sql,
+  mutation: Sql,
   defaultTimeoutMs: number,
 ): Promise<void> {
   // Mutations go to the table holding the rows: in a cluster, every shard's, not the Distributed one.
   // Named with its database: each server runs an ON CLUSTER statement in its own default database.
   const events = Sql.trusted(`${ident(deps.topology.database).text}.${ident(dataTableName(deps.topology, 'events')).text}${onCluster(deps.topology)}`);
-  await deps.clickhouse.command(sql`ALTER TABLE ${events} DELETE WHERE ${condition}`);
+  await deps.clickhouse.command(sql`ALTER TABLE ${events} ${mutation}`);
   await waitForEventMutations(deps.clickhouse, deps.topology, deps.mutationTimeoutMs ?? defaultTimeoutMs, deps.pollMs ?? 500);
+}
+
+/** Deletes the events matching `condition` with one mutation and returns once ClickHouse finished it. */
+export function deleteEventsWhere(deps: Pick<EventDeletionDeps, 'clickhouse' | 'topology' | 'mutationTimeoutMs' | 'pollMs'>, condition: Sql, defaultTimeoutMs: number): Promise<void> {
+  return mutateEvents(deps, sql`DELETE WHERE ${condition}`, defaultTimeoutMs);
 }
 
 export interface DeletionBatchResult {

@@ -506,11 +506,14 @@ export class ClickHousePrinter {
    * What the lazy join reads. With person-on-events, a select that reads no person property takes
    * the person stored on each event, and joins only the distinct ids that moved to another person
    * since (or came back after a deletion): ingest starts a distinct id at version 0 on the person
-   * its events carry, and every move raises the version.
+   * its events carry, and every move raises the version. An id whose events the override squash
+   * rewrote at its latest version carries its person already.
    */
   private identitySubquery(source: Source, person: { alias: string; sql: string }[]): string {
     if (this.personsOnEvents === 'disabled' || source.lazy.person) return this.lazySubquery(person);
-    return `SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS __pdi_person_id FROM person_distinct_id AS d WHERE ${this.guard('d')} GROUP BY d.distinct_id HAVING max(d.version) > 0 AND argMax(d.is_deleted, d.version) = 0`;
+    const moved = `SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS __pdi_person_id, max(d.version) AS __version FROM person_distinct_id AS d WHERE ${this.guard('d')} GROUP BY d.distinct_id HAVING __version > 0 AND argMax(d.is_deleted, d.version) = 0`;
+    const squashed = `SELECT s.distinct_id AS distinct_id, max(s.version) AS __squashed FROM squashed_distinct_ids AS s WHERE ${this.guard('s')} GROUP BY s.distinct_id`;
+    return `SELECT distinct_id, __pdi_person_id FROM (${moved}) AS __moved ANY LEFT JOIN (${squashed}) AS __squash USING (distinct_id) WHERE __version > __squashed`;
   }
 
   /** A distinct id's current person, and the given values of it: the lazy join behind `person_id`, `pdi.` and `person.`. */

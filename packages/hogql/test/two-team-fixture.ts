@@ -43,7 +43,8 @@ const event = (team: number, distinctId: string, name: string, timestamp: string
  * | bob-laptop  | purchase  | 2024-01-03 08:00:00 | Firefox  | 50     | true  | globex  |
  * | anon        | $pageview | 2024-01-03 12:00:00 | Edge     |        |       |         |
  *
- * Identities: alice and alice-phone are alice's person; bob-laptop was bob's and a later version
+ * Identities: alice and alice-phone are alice's person (alice-phone moved from bob, and the
+ * override squash rewrote its event); bob-laptop was bob's and a later version
  * maps it to alice's (its events still carry bob); carol's person is deleted; anon has no mapping
  * (its stored person stays).
  */
@@ -88,7 +89,8 @@ const pdi = (team: number, distinctId: string, personId: string, version: number
 // As ingest writes them: an id starts at version 0 on the person its events carry, and a move raises it.
 const distinctIds = [
   pdi(TEAM, 'alice', PERSON.alice, 0),
-  pdi(TEAM, 'alice-phone', PERSON.alice, 0),
+  pdi(TEAM, 'alice-phone', PERSON.bob, 0),
+  pdi(TEAM, 'alice-phone', PERSON.alice, 1),
   pdi(TEAM, 'bob', PERSON.bob, 0),
   pdi(TEAM, 'bob-laptop', PERSON.bob, 0),
   pdi(TEAM, 'bob-laptop', PERSON.alice, 1),
@@ -97,6 +99,13 @@ const distinctIds = [
   pdi(OTHER_TEAM, MARKER, OTHER_PERSON, 1),
   pdi(OTHER_TEAM, 'alice', OTHER_PERSON, 99),
   pdi(OTHER_TEAM, 'bob', OTHER_PERSON, 99),
+];
+
+// alice-phone's move was squashed (its events were rewritten to alice); the other project's row
+// would hide bob-laptop's move, were it read.
+const squashed = [
+  { team_id: TEAM, distinct_id: 'alice-phone', version: 1 },
+  { team_id: OTHER_TEAM, distinct_id: 'bob-laptop', version: 99 },
 ];
 
 const group = (team: number, index: number, key: string, properties: object, version: number) => ({
@@ -123,6 +132,7 @@ export async function insertTwoTeamFixture(clickhouse: ClickHouse): Promise<void
   await clickhouse.insert('events', EVENT_ROW_COLUMNS, events);
   await clickhouse.insert('person', columns(persons), persons);
   await clickhouse.insert('person_distinct_id', columns(distinctIds), distinctIds);
+  await clickhouse.insert('squashed_distinct_ids', columns(squashed), squashed);
   await clickhouse.insert('groups', columns(groups), groups);
 }
 
@@ -185,7 +195,7 @@ export function foreignValuesIn(rows: unknown): string[] {
 export function unguardedReads(sql: string, teamId = TEAM): string[] {
   // String literals and names with spaces are not SQL: blanked, so only real reads are found.
   const code = sql.replace(/'(?:[^'\\]|\\.)*'/g, "''").replace(/`(?:[^`\\]|\\.)*\s(?:[^`\\]|\\.)*`/g, '``');
-  const reads = [...code.matchAll(/\b(?:FROM|JOIN)\s+(?:\w+\.)?(events|person|person_distinct_id|groups)\b(?:\s+AS\s+(`(?:[^`\\]|\\.)*`|\w+))?/g)];
+  const reads = [...code.matchAll(/\b(?:FROM|JOIN)\s+(?:\w+\.)?(events|person|person_distinct_id|squashed_distinct_ids|groups)\b(?:\s+AS\s+(`(?:[^`\\]|\\.)*`|\w+))?/g)];
   const guarded = (alias: string | undefined) => alias !== undefined && code.includes(`${alias.startsWith('`') ? alias : `\`${alias}\``}.team_id = ${teamId}`);
   return reads.filter(([, , alias]) => !guarded(alias)).map(([read]) => read);
 }

@@ -36,7 +36,7 @@ const project = () => `/api/projects/${tenant.project.id}/`;
 const patch = (body: object) => api.request('PATCH', project(), tenant.personalApiKey, body);
 const query = (body: object) => api.request('POST', `/api/environments/${tenant.project.id}/query/`, tenant.personalApiKey, { refresh: 'force_blocking', ...body });
 const PERSONS = 'SELECT person_id, count() AS n FROM events GROUP BY person_id ORDER BY n DESC';
-const OVERRIDES_ONLY = 'HAVING max(d.version) > 0';
+const OVERRIDES_ONLY = 'squashed_distinct_ids';
 
 describe("a project's persons-on-events mode", () => {
   it('is unset until PATCHed, shows the default beside it, and takes only the modes there are', async () => {

@@ -1,6 +1,19 @@
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import type { ClickHouse, Topology } from '@tributary/clickhouse';
-import { DELETION_JOB, DELETION_QUEUE, DELETION_SCHEDULE, RETENTION_JOB, RETENTION_QUEUE, RETENTION_SCHEDULE, runDeletionBatch, runEventRetention } from '@tributary/deletions';
+import {
+  DELETION_JOB,
+  DELETION_QUEUE,
+  DELETION_SCHEDULE,
+  RETENTION_JOB,
+  RETENTION_QUEUE,
+  RETENTION_SCHEDULE,
+  SQUASH_JOB,
+  SQUASH_QUEUE,
+  SQUASH_SCHEDULE,
+  runDeletionBatch,
+  runEventRetention,
+  runOverrideSquash,
+} from '@tributary/deletions';
 import type { Logger } from '@tributary/logger';
 import type { Pool } from '@tributary/postgres';
 import { superviseQueue, type RunningQueue } from './queue-lifecycle.js';
@@ -48,5 +61,14 @@ export function startRetentionScheduler(deps: DeletionSchedulerDeps): Promise<De
     deps,
     { queue: RETENTION_QUEUE, name: RETENTION_JOB, schedule: RETENTION_SCHEDULE, failed: 'event retention job failed; the next run deletes what it did not' },
     () => runEventRetention(deps),
+  );
+}
+
+/** The daily job that rewrites moved distinct ids' events to their current person (persons on events' override squash). */
+export function startSquashScheduler(deps: DeletionSchedulerDeps): Promise<DeletionScheduler> {
+  return startScheduledDeletion(
+    deps,
+    { queue: SQUASH_QUEUE, name: SQUASH_JOB, schedule: SQUASH_SCHEDULE, failed: 'override squash failed; the next run squashes what it did not' },
+    () => runOverrideSquash(deps),
   );
 }

@@ -8,7 +8,7 @@ import { BatchExportStore, DestinationGuard, createDestination, destinationPolic
 import { MUTATION_REQUEST_TIMEOUT_MS } from '@tributary/deletions';
 import { startExportQueue } from './batch-exports/export-queue.js';
 import { exportMetrics } from './batch-exports/export-metrics.js';
-import { startDeletionScheduler, startRetentionScheduler } from './deletion-scheduler.js';
+import { startDeletionScheduler, startRetentionScheduler, startSquashScheduler } from './deletion-scheduler.js';
 import { startCohortCalculationQueue } from './cohort-calculation/cohort-calculation-queue.js';
 import { CohortCalculationStore } from './cohort-calculation/cohort-calculation-store.js';
 import { cohortMembersReader } from './cohort-calculation/cohort-members-reader.js';
@@ -36,6 +36,7 @@ export async function buildWorker({ config, logger }: WorkerBuildDeps): Promise<
   const schedulerDeps = { connection, pool, clickhouse, topology: topologyOf(config), logger, prefix: config.queuePrefix };
   const scheduler = await startDeletionScheduler(schedulerDeps);
   const retention = await startRetentionScheduler(schedulerDeps);
+  const squash = await startSquashScheduler(schedulerDeps);
   const metrics = createMetrics('worker');
   const destinationGuard = new DestinationGuard(destinationPolicy(config));
   const exports = await startExportQueue(
@@ -75,7 +76,7 @@ export async function buildWorker({ config, logger }: WorkerBuildDeps): Promise<
       concurrency: config.cohortCalculationConcurrency,
     },
   );
-  queueMetrics(metrics, { queues: [scheduler, retention, exports, cohorts], logger });
+  queueMetrics(metrics, { queues: [scheduler, retention, squash, exports, cohorts], logger });
 
   const options: ServiceRuntimeOptions = {
     name: 'worker',
@@ -87,7 +88,7 @@ export async function buildWorker({ config, logger }: WorkerBuildDeps): Promise<
     // The queues live in Redis; Postgres and ClickHouse are needed only while a job runs.
     dependencies: {
       redis: {
-        check: async () => (await redisAnswers(redis)) && [scheduler, retention, exports, cohorts].every((running) => running.worker.isRunning()),
+        check: async () => (await redisAnswers(redis)) && [scheduler, retention, squash, exports, cohorts].every((running) => running.worker.isRunning()),
         required: true,
       },
       postgres: { check: () => postgresAnswers(pool), required: false },
@@ -96,6 +97,7 @@ export async function buildWorker({ config, logger }: WorkerBuildDeps): Promise<
     stop: stopInOrder(logger, [
       ['deletion scheduler', () => scheduler.close()],
       ['retention scheduler', () => retention.close()],
+      ['override squash scheduler', () => squash.close()],
       ['export queue', () => exports.close()],
       ['cohort calculation queue', () => cohorts.close()],
       ['redis queue connection', () => connection.disconnect()],

@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { Sql, createClickHouse, migrateClickHouse, serverOf, sql, topologyOf, type ClickHouse } from '@tributary/clickhouse';
+import { MUTATION_REQUEST_TIMEOUT_MS, SQUASH_SCHEDULE, runOverrideSquash } from '@tributary/deletions';
+import { loadHogQLParser, parseSelect, printQuery, type PersonsOnEventsMode } from '@tributary/hogql';
+import { createLogger } from '@tributary/logger';
+import { migratePostgres, type Pool } from '@tributary/postgres';
+import { createRedis } from '@tributary/redis';
+import { EVENT_ROW_COLUMNS, createPool, createTestTenant, eventRow, testConfig, uniqueName, type TestTenant } from '@tributary/test-support';
+import { dropIsolatedStores, isolatedStores } from '../../api/test/isolated-stores.js';
+import { startSquashScheduler } from '../src/deletion-scheduler.js';
+
+/**
+ * The override squash (persons on events): the events of a distinct id that moved to another
+ * person are rewritten to that person once the move has settled, in its project alone, and the
+ * id is recorded as squashed at that version, so persons-on-events queries stop joining it.
+ * Stores of the test's own: the job acts on every project, and rewrites the parts it touches.
+ */
+const config = testConfig(isolatedStores(uniqueName('squash')));
+const logger = createLogger('squash-test', config.logLevel);
+const now = new Date('2026-11-30T03:00:00Z');
+const settled = '2026-11-30 01:00:00';
+const recent = '2026-11-30 02:30:00';
+const P = { alice: randomUUID(), anon: randomUUID(), later: randomUUID(), gone: randomUUID(), other: randomUUID(), newest: randomUUID() };
+
+let pool: Pool;
+let clickhouse: ClickHouse;
+let ours: TestTenant;
+let theirs: TestTenant;
+
+const pdi = (team: number, distinct_id: string, person_id: string, version: number, stored: string, is_deleted = 0) => ({ team_id: team, distinct_id, person_id, is_deleted, version, _timestamp: stored });
+const PDI_COLUMNS = ['team_id', 'distinct_id', 'person_id', 'is_deleted', 'version', '_timestamp'] as const;
+
+beforeAll(async () => {
+  await migratePostgres(config);
+  await migrateClickHouse(config);
+  await loadHogQLParser();
+  pool = createPool(config, { max: 3 });
+  clickhouse = createClickHouse(config, { requestTimeoutMs: MUTATION_REQUEST_TIMEOUT_MS });
+  [ours, theirs] = [await createTestTenant(pool, config), await createTestTenant(pool, config)];
+  const team = ours.project.id;
+  const other = theirs.project.id;
+  await clickhouse.insert('events', EVENT_ROW_COLUMNS, [
+    eventRow(team, 'alice', '$pageview', '2026-11-29 10:00:00', {}, { person_id: P.alice }),
+    // anon's events carry the person it had before it moved to alice, an hour and more ago.
+    eventRow(team, 'anon', '$pageview', '2026-11-29 09:00:00', {}, { person_id: P.anon }),
+    eventRow(team, 'anon', 'signed up', '2026-11-29 09:30:00', {}, { person_id: P.anon }),
+    // late moved to alice half an hour ago: ingest may still hold events of it.
+    eventRow(team, 'late', '$pageview', '2026-11-29 11:00:00', {}, { person_id: P.later }),
+    // gone's person was deleted after it moved: nothing to rewrite it to.
+    eventRow(team, 'gone', '$pageview', '2026-11-29 12:00:00', {}, { person_id: P.gone }),
+    // Another project's id of the same name, which never moved.
+    eventRow(other, 'anon', '$pageview', '2026-11-29 09:00:00', {}, { person_id: P.other }),
+  ]);
+  await clickhouse.insert('person_distinct_id', PDI_COLUMNS, [
+    pdi(team, 'alice', P.alice, 0, settled),
+    pdi(team, 'anon', P.anon, 0, settled),
+    pdi(team, 'anon', P.alice, 1, settled),
+    pdi(team, 'late', P.later, 0, settled),
+    pdi(team, 'late', P.alice, 1, recent),
+    pdi(team, 'gone', P.gone, 0, settled),
+    pdi(team, 'gone', P.alice, 1, settled),
+    pdi(team, 'gone', P.alice, 2, settled, 1),
+    pdi(other, 'anon', P.other, 0, settled),
+  ]);
+});
+
+afterAll(async () => {
+  await pool.end();
+  await clickhouse.close();
+  await dropIsolatedStores(config);
+});
+
+const job = () => ({ pool, clickhouse, topology: topologyOf(config), logger, clock: () => now, pollMs: 100 });
+const stored = async (tenant: TestTenant) =>
+  (await clickhouse.query<{ distinct_id: string; person: string }>(sql`SELECT distinct_id, toString(person_id) AS person FROM events WHERE team_id = ${tenant.project.id} ORDER BY timestamp`)).map((r) => [r.distinct_id, r.person]);
+const mutations = async () => Number((await clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM system.mutations WHERE database = ${config.clickhouseDatabase}`))[0]!.n);
+
+/** Each event's person as HogQL reads it in a mode, printed for this server as the query endpoint prints. */
+async function persons(personsOnEvents: PersonsOnEventsMode): Promise<{ rows: unknown[][]; sql: string }> {
+  const printed = printQuery(await parseSelect('SELECT distinct_id, person_id FROM events ORDER BY timestamp'), { teamId: ours.project.id, server: await serverOf(clickhouse), personsOnEvents });
+  return { rows: (await clickhouse.queryCompact(Sql.trusted(printed.clickhouse))).data, sql: printed.clickhouse };
+}
+
+describe('the override squash', () => {
+  it("rewrites a settled move's events in its own project only, records it, and persons-on-events answers stay the same", async () => {
+    const expected = [['anon', P.alice], ['anon', P.alice], ['alice', P.alice], ['late', P.alice], ['gone', P.gone]];
+    expect((await persons('disabled')).rows).toEqual(expected);
+    expect((await persons('person_id_override_properties_joined')).rows).toEqual(expected);
+
+    expect(await runOverrideSquash(job())).toEqual({ distinctIds: 1, mutations: 1, skipped: false });
+    expect(await stored(ours)).toEqual([['anon', P.alice], ['anon', P.alice], ['alice', P.alice], ['late', P.later], ['gone', P.gone]]);
+    expect(await stored(theirs)).toEqual([['anon', P.other]]);
+    const squashed = await clickhouse.query<{ team_id: string; distinct_id: string; version: string }>(sql`SELECT toString(team_id) AS team_id, distinct_id, toString(version) AS version FROM squashed_distinct_ids`);
+    expect(squashed).toEqual([{ team_id: String(ours.project.id), distinct_id: 'anon', version: '1' }]);
+
+    expect((await persons('disabled')).rows).toEqual(expected);
+    expect((await persons('person_id_override_properties_joined')).rows).toEqual(expected);
+  });
+
+  it('squashes nothing twice, and makes no mutation when nothing moved since', async () => {
+    const before = await mutations();
+    expect(await runOverrideSquash(job())).toEqual({ distinctIds: 0, mutations: 0, skipped: false });
+    expect(await mutations()).toBe(before);
+  });
+
+  it('squashes an id again after it moves again, and a recent move once it settled', async () => {
+    await clickhouse.insert('person_distinct_id', PDI_COLUMNS, [pdi(ours.project.id, 'anon', P.newest, 2, settled)]);
+    expect(await runOverrideSquash({ ...job(), clock: () => new Date(now.getTime() + 3_600_000) })).toEqual({ distinctIds: 2, mutations: 1, skipped: false });
+    expect(await stored(ours)).toEqual([['anon', P.newest], ['anon', P.newest], ['alice', P.alice], ['late', P.alice], ['gone', P.gone]]);
+    expect((await persons('person_id_override_properties_joined')).rows).toEqual((await persons('disabled')).rows);
+  });
+
+  it('runs daily at 03:00 UTC in the worker', async () => {
+    const connection = createRedis(config, { forQueues: true });
+    const scheduler = await startSquashScheduler({ connection, prefix: config.queuePrefix, pool, clickhouse, topology: topologyOf(config), logger });
+    try {
+      expect(await scheduler.queue.getJobSchedulers()).toEqual([expect.objectContaining({ key: SQUASH_SCHEDULE.id, pattern: '0 3 * * *', tz: 'UTC' })]);
+      await scheduler.queue.obliterate({ force: true });
+    } finally {
+      await scheduler.close();
+      connection.disconnect();
+    }
+  });
+});
