@@ -9,12 +9,21 @@ afterAll(async () => {
   await clickhouse.close();
 });
 
-/** A destination whose parts take `delayMs(index)` each, failing those `fails` names; it tells which parts it wrote, in the order they finished. */
-function slowDestination(delayMs: (index: number) => number, fails: (index: number) => boolean = () => false) {
+/**
+ * A destination whose parts take 20 ms each, failing those `fails` names; part 0 is held until
+ * part `part0Awaits` has been written (10 s at most), so parts in flight show without relying on
+ * how fast a loaded machine reads. It tells which parts it wrote, in the order they finished.
+ */
+function slowDestination({ part0Awaits, fails = () => false }: { part0Awaits?: number; fails?: (index: number) => boolean } = {}) {
   const finished: number[] = [];
   const destination: Destination = {
     async write(part: ExportPart) {
-      await sleep(delayMs(part.index));
+      if (part.index === 0 && part0Awaits !== undefined) {
+        const deadline = Date.now() + 10_000;
+        while (!finished.includes(part0Awaits) && Date.now() < deadline) await sleep(10);
+      } else {
+        await sleep(20);
+      }
       if (fails(part.index)) throw new ExportError('test destination', `part ${part.index} refused`);
       finished.push(part.index);
       return { records: part.records.length, bytes: 1 };
@@ -43,7 +52,7 @@ describe('parts in flight', () => {
     const other = await createTestTenant(pool, config);
     await storeWindowEvents(tenant.project.id, other.project.id, 2_500);
     const { runId } = await exportWithRun(tenant.project.id, 'HTTP', { url: 'http://127.0.0.1:9/', token: 'phc_unused' });
-    const { destination, finished } = slowDestination((index) => (index === 0 ? 400 : 20));
+    const { destination, finished } = slowDestination({ part0Awaits: 2 });
     const { spied, cursors } = recordingStore();
     expect(await executeRun(runId, { ...executorDeps(500, 30_000, 3), store: spied, createDestination: () => destination }, false)).toBe('completed');
     // Part 0 was still being written when parts 1 and 2 were done.
@@ -58,7 +67,7 @@ describe('parts in flight', () => {
     const other = await createTestTenant(pool, config);
     await storeWindowEvents(tenant.project.id, other.project.id, 2_500);
     const { runId } = await exportWithRun(tenant.project.id, 'HTTP', { url: 'http://127.0.0.1:9/', token: 'phc_unused' });
-    const failing = slowDestination((index) => (index === 0 ? 300 : 20), (index) => index === 1);
+    const failing = slowDestination({ part0Awaits: 2, fails: (index) => index === 1 });
     const { spied, cursors } = recordingStore();
     await expect(executeRun(runId, { ...executorDeps(500, 30_000, 3), store: spied, createDestination: () => failing.destination }, false)).rejects.toThrow('part 1 refused');
     // Part 2 was written while part 0 was, but part 1 failed: only part 0 counts as done.
@@ -66,7 +75,7 @@ describe('parts in flight', () => {
     expect(cursors).toHaveLength(1);
     expect(await runRow(runId)).toMatchObject({ status: 'FailedRetryable', parts_completed: 1, records_completed: 500 });
 
-    const again = slowDestination(() => 5);
+    const again = slowDestination();
     expect(await executeRun(runId, { ...executorDeps(500, 30_000, 3), store: spied, createDestination: () => again.destination }, false)).toBe('completed');
     expect(again.finished.sort()).toEqual([1, 2, 3, 4]);
     expect(inOrder(cursors)).toBe(true);
