@@ -185,7 +185,7 @@ export interface ClickHouse {
    * ClickHouse's work. No field is escaped, so the statement must keep tabs and newlines out of them.
    */
   streamLines(statement: Sql, options?: CompactQueryOptions): AsyncIterable<Buffer[]>;
-  command(statement: Sql): Promise<void>;
+  command(statement: Sql, options?: CompactQueryOptions): Promise<void>;
   insert<Row extends object>(table: string, columns: readonly (keyof Row & string)[], rows: readonly Row[]): Promise<void>;
   /** Rows already encoded (see TabSeparatedRows); the high-volume path. */
   insertEncoded<Row extends Record<keyof Row, Cell>>(table: string, rows: TabSeparatedRows<Row>): Promise<void>;
@@ -318,8 +318,8 @@ export function createClickHouse(config: ClickHouseConfig, options: { requestTim
     kill(prefix: string): Promise<void> {
       return send(sql`KILL QUERY WHERE startsWith(query_id, ${prefix}) ASYNC`, {}, async (request) => void (await client.command(request)));
     },
-    command(statement: Sql): Promise<void> {
-      return send(statement, {}, async (request) => void (await client.command(request)));
+    command(statement: Sql, options: CompactQueryOptions = {}): Promise<void> {
+      return send(statement, options, async (request) => void (await client.command(request)));
     },
     async insert<Row extends object>(table: string, columns: readonly (keyof Row & string)[], rows: readonly Row[]): Promise<void> {
       if (rows.length === 0) return;

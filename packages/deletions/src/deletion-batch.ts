@@ -1,4 +1,4 @@
-import { Sql, and, dataTableName, ident, inList, onCluster, sql, waitForEventMutations, type ClickHouse, type Topology } from '@tributary/clickhouse';
+import { Sql, and, dataTableName, ident, inList, onCluster, sql, waitForEventMutations, type ClickHouse, type CompactQueryOptions, type Topology } from '@tributary/clickhouse';
 import type { Logger } from '@tributary/logger';
 import type { Pool, PoolClient } from '@tributary/postgres';
 
@@ -76,11 +76,12 @@ export async function mutateEvents(
   deps: Pick<EventDeletionDeps, 'clickhouse' | 'topology' | 'mutationTimeoutMs' | 'pollMs'>,
   mutation: Sql,
   defaultTimeoutMs: number,
+  settings?: CompactQueryOptions['settings'],
 ): Promise<void> {
   // Mutations go to the table holding the rows: in a cluster, every shard's, not the Distributed one.
   // Named with its database: each server runs an ON CLUSTER statement in its own default database.
   const events = Sql.trusted(`${ident(deps.topology.database).text}.${ident(dataTableName(deps.topology, 'events')).text}${onCluster(deps.topology)}`);
-  await deps.clickhouse.command(sql`ALTER TABLE ${events} ${mutation}`);
+  await deps.clickhouse.command(sql`ALTER TABLE ${events} ${mutation}`, settings && { settings });
   await waitForEventMutations(deps.clickhouse, deps.topology, deps.mutationTimeoutMs ?? defaultTimeoutMs, deps.pollMs ?? 500);
 }
 

@@ -82,8 +82,8 @@ export async function createChdbClickHouse(database = 'tributary'): Promise<Chdb
       const lines = text.split(/(?<=\n)/).filter((line) => line.length > 0).map((line) => Buffer.from(line));
       if (lines.length > 0) yield lines;
     },
-    async command(statement: Sql): Promise<void> {
-      run(statement.text);
+    async command(statement: Sql, options: CompactQueryOptions = {}): Promise<void> {
+      run(withSettings(statement.text, options.settings));
     },
     async insert(table, columns, rows): Promise<void> {
       if (rows.length === 0) return;

@@ -12,17 +12,19 @@ import { startSquashScheduler } from '../src/deletion-scheduler.js';
 /**
  * The override squash (persons on events): the events of a distinct id that moved to another
  * person are rewritten to that person once the move has settled, in its project alone, and the
- * id is recorded as squashed at that version, so persons-on-events queries stop joining it.
- * Stores of the test's own: the job acts on every project, and rewrites the parts it touches.
+ * id is recorded as squashed at that version, so persons-on-events queries stop joining it; only
+ * in projects that read persons on events. Stores of the test's own: the job acts on every project, and rewrites the parts it touches.
  */
 const config = testConfig(isolatedStores(uniqueName('squash')));
 const logger = createLogger('squash-test', config.logLevel);
 const now = new Date('2026-11-30T03:00:00Z');
 const settled = '2026-11-30 01:00:00';
 const recent = '2026-11-30 02:30:00';
-const P = { alice: randomUUID(), anon: randomUUID(), later: randomUUID(), gone: randomUUID(), other: randomUUID(), newest: randomUUID() };
+const P = { alice: randomUUID(), anon: randomUUID(), later: randomUUID(), gone: randomUUID(), other: randomUUID(), theirs: randomUUID(), newest: randomUUID() };
 
 let pool: Pool;
+// One connection: the job reads Postgres on the connection that holds its lock, and a second would wait for ever.
+let jobPool: Pool;
 let clickhouse: ClickHouse;
 let ours: TestTenant;
 let theirs: TestTenant;
@@ -30,7 +32,7 @@ let theirs: TestTenant;
 const pdi = (team: number, distinct_id: string, person_id: string, version: number, stored: string, is_deleted = 0) => ({ team_id: team, distinct_id, person_id, is_deleted, version, _timestamp: stored });
 const PDI_COLUMNS = ['team_id', 'distinct_id', 'person_id', 'is_deleted', 'version', '_timestamp'] as const;
 
-const job = () => ({ pool, clickhouse, topology: topologyOf(config), logger, clock: () => now, pollMs: 100 });
+const job = () => ({ pool: jobPool, clickhouse, topology: topologyOf(config), logger, clock: () => now, pollMs: 100 });
 const stored = async (tenant: TestTenant) =>
   (await clickhouse.query<{ distinct_id: string; person: string }>(sql`SELECT distinct_id, toString(person_id) AS person FROM events WHERE team_id = ${tenant.project.id} ORDER BY timestamp`)).map((r) => [r.distinct_id, r.person]);
 const mutations = async () => Number((await clickhouse.query<{ n: string }>(sql`SELECT count() AS n FROM system.mutations WHERE database = ${config.clickhouseDatabase}`))[0]!.n);
@@ -52,8 +54,11 @@ describeOnSingleNode('the override squash', () => {
     await migrateClickHouse(config);
     await loadHogQLParser();
     pool = createPool(config, { max: 3 });
+    jobPool = createPool(config, { max: 1 });
     clickhouse = createClickHouse(config, { requestTimeoutMs: MUTATION_REQUEST_TIMEOUT_MS });
     [ours, theirs] = [await createTestTenant(pool, config), await createTestTenant(pool, config)];
+    // Ours reads persons on events; theirs keeps the default (disabled), which reads the identity tables anyway.
+    await pool.query(`UPDATE projects SET modifiers = '{"personsOnEventsMode": "person_id_override_properties_joined"}' WHERE id = $1`, [ours.project.id]);
     const team = ours.project.id;
     const other = theirs.project.id;
     await clickhouse.insert('events', EVENT_ROW_COLUMNS, [
@@ -65,8 +70,9 @@ describeOnSingleNode('the override squash', () => {
       eventRow(team, 'late', '$pageview', '2026-11-29 11:00:00', {}, { person_id: P.later }),
       // gone's person was deleted after it moved: nothing to rewrite it to.
       eventRow(team, 'gone', '$pageview', '2026-11-29 12:00:00', {}, { person_id: P.gone }),
-      // Another project's id of the same name, which never moved.
+      // Another project's id of the same name, which never moved, and a settled move of its own.
       eventRow(other, 'anon', '$pageview', '2026-11-29 09:00:00', {}, { person_id: P.other }),
+      eventRow(other, 'merged', '$pageview', '2026-11-29 09:30:00', {}, { person_id: P.theirs }),
     ]);
     await clickhouse.insert('person_distinct_id', PDI_COLUMNS, [
       pdi(team, 'alice', P.alice, 0, settled),
@@ -78,23 +84,27 @@ describeOnSingleNode('the override squash', () => {
       pdi(team, 'gone', P.alice, 1, settled),
       pdi(team, 'gone', P.alice, 2, settled, 1),
       pdi(other, 'anon', P.other, 0, settled),
+      pdi(other, 'merged', P.theirs, 0, settled),
+      pdi(other, 'merged', P.other, 1, settled),
     ]);
   });
 
   afterAll(async () => {
     await pool.end();
+    await jobPool.end();
     await clickhouse.close();
     await dropIsolatedStores(config);
   });
 
-  it("rewrites a settled move's events in its own project only, records it, and persons-on-events answers stay the same", async () => {
+  it("rewrites a settled move's events in its own project only, and only in projects in the override mode, records it, and persons-on-events answers stay the same", async () => {
     const expected = [['anon', P.alice], ['anon', P.alice], ['alice', P.alice], ['late', P.alice], ['gone', P.gone]];
     expect((await persons('disabled')).rows).toEqual(expected);
     expect((await persons('person_id_override_properties_joined')).rows).toEqual(expected);
 
     expect(await runOverrideSquash(job())).toEqual({ distinctIds: 1, mutations: 1, skipped: false });
     expect(await stored(ours)).toEqual([['anon', P.alice], ['anon', P.alice], ['alice', P.alice], ['late', P.later], ['gone', P.gone]]);
-    expect(await stored(theirs)).toEqual([['anon', P.other]]);
+    // Theirs is not in the override mode: its move is left to the identity join.
+    expect(await stored(theirs)).toEqual([['anon', P.other], ['merged', P.theirs]]);
     const squashed = await clickhouse.query<{ team_id: string; distinct_id: string; version: string }>(sql`SELECT toString(team_id) AS team_id, distinct_id, toString(version) AS version FROM squashed_distinct_ids`);
     expect(squashed).toEqual([{ team_id: String(ours.project.id), distinct_id: 'anon', version: '1' }]);
 
