@@ -99,9 +99,8 @@ export interface SquashResult {
  * moved distinct id to the person its identity row now names, one `ALTER TABLE ... UPDATE` per
  * chunk of a project's ids (each one rewrites every part holding the project's events, so chunks
  * are as large as the statement may be), waits for it, and only then records the ids as squashed
- * at that version. Persons-on-events queries then join
- * only the moves made since. A crash before the record leaves the ids to the next run, which
- * rewrites them to the same person again.
+ * at that version. Persons-on-events queries then join only the moves made since. A crash before
+ * the record leaves the ids to the next run, which rewrites them to the same person again.
  */
 export async function runOverrideSquash(deps: EventDeletionDeps & { settleMs?: number }): Promise<SquashResult> {
   const result = await whileLocked(deps.pool, SQUASH_LOCK_ID, async (client) => {

@@ -13,7 +13,8 @@ import { startSquashScheduler } from '../src/deletion-scheduler.js';
  * The override squash (persons on events): the events of a distinct id that moved to another
  * person are rewritten to that person once the move has settled, in its project alone, and the
  * id is recorded as squashed at that version, so persons-on-events queries stop joining it; only
- * in projects that read persons on events. Stores of the test's own: the job acts on every project, and rewrites the parts it touches.
+ * in projects that read persons on events. Stores of the test's own: the job acts on every such
+ * project, and rewrites the parts it touches.
  */
 const config = testConfig(isolatedStores(uniqueName('squash')));
 const logger = createLogger('squash-test', config.logLevel);
