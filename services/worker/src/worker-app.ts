@@ -3,7 +3,7 @@ import type { Logger } from '@tributary/logger';
 import { createRedis, redisAnswers } from '@tributary/redis';
 import { createPool, postgresAnswers } from '@tributary/postgres';
 import { createClickHouse, topologyOf } from '@tributary/clickhouse';
-import { createMetrics, stopInOrder, type ServiceRuntimeOptions } from '@tributary/http';
+import { createMetrics, stopInOrder, type ServiceRuntimeOptions, type StopStep } from '@tributary/http';
 import { BatchExportStore, DestinationGuard, createDestination, destinationPolicy } from '@tributary/batch-exports';
 import { MUTATION_REQUEST_TIMEOUT_MS } from '@tributary/deletions';
 import { startExportQueue } from './batch-exports/export-queue.js';
@@ -76,7 +76,15 @@ export async function buildWorker({ config, logger }: WorkerBuildDeps): Promise<
       concurrency: config.cohortCalculationConcurrency,
     },
   );
-  queueMetrics(metrics, { queues: [scheduler, retention, squash, exports, cohorts], logger });
+  // Every queue is measured, must be running for the worker to be healthy, and is stopped first, in this order.
+  const queues = [
+    ['deletion scheduler', scheduler],
+    ['retention scheduler', retention],
+    ['override squash scheduler', squash],
+    ['export queue', exports],
+    ['cohort calculation queue', cohorts],
+  ] as const;
+  queueMetrics(metrics, { queues: queues.map(([, queue]) => queue), logger });
 
   const options: ServiceRuntimeOptions = {
     name: 'worker',
@@ -88,18 +96,14 @@ export async function buildWorker({ config, logger }: WorkerBuildDeps): Promise<
     // The queues live in Redis; Postgres and ClickHouse are needed only while a job runs.
     dependencies: {
       redis: {
-        check: async () => (await redisAnswers(redis)) && [scheduler, retention, squash, exports, cohorts].every((running) => running.worker.isRunning()),
+        check: async () => (await redisAnswers(redis)) && queues.every(([, running]) => running.worker.isRunning()),
         required: true,
       },
       postgres: { check: () => postgresAnswers(pool), required: false },
       clickhouse: { check: () => clickhouse.ping(), required: false },
     },
     stop: stopInOrder(logger, [
-      ['deletion scheduler', () => scheduler.close()],
-      ['retention scheduler', () => retention.close()],
-      ['override squash scheduler', () => squash.close()],
-      ['export queue', () => exports.close()],
-      ['cohort calculation queue', () => cohorts.close()],
+      ...queues.map(([what, queue]): StopStep => [what, () => queue.close()]),
       ['redis queue connection', () => connection.disconnect()],
       ['postgres', () => pool.end()],
       ['clickhouse', () => clickhouse.close()],
