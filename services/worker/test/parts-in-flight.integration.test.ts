@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExportError, type Destination, type ExportPart, type RunCursor } from '@tributary/batch-exports';
-import { createTestTenant } from '@tributary/test-support';
+import { createTestTenant, waitFor } from '@tributary/test-support';
 import { executeRun } from '../src/batch-exports/run-executor.js';
 import { clickhouse, config, executorDeps, exportWithRun, pool, runRow, store, storeWindowEvents } from './export-fixture.js';
 
@@ -11,16 +11,16 @@ afterAll(async () => {
 
 /**
  * A destination whose parts take 20 ms each, failing those `fails` names; part 0 is held until
- * part `part0Awaits` has been written (10 s at most), so parts in flight show without relying on
- * how fast a loaded machine reads. It tells which parts it wrote, in the order they finished.
+ * part `part0Awaits` has been written (failing after 10 s), so parts in flight show without
+ * relying on how fast a loaded machine reads. It tells which parts it wrote, in the order they
+ * finished.
  */
 function slowDestination({ part0Awaits, fails = () => false }: { part0Awaits?: number; fails?: (index: number) => boolean } = {}) {
   const finished: number[] = [];
   const destination: Destination = {
     async write(part: ExportPart) {
       if (part.index === 0 && part0Awaits !== undefined) {
-        const deadline = Date.now() + 10_000;
-        while (!finished.includes(part0Awaits) && Date.now() < deadline) await sleep(10);
+        await waitFor(async () => finished.includes(part0Awaits), { timeoutMs: 10_000, intervalMs: 10, what: `part ${part0Awaits} written while part 0 is` });
       } else {
         await sleep(20);
       }
