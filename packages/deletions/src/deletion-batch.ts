@@ -71,9 +71,11 @@ export async function whileLocked<T>(pool: Pool, lockId: number, work: (client: 
   }
 }
 
+type MutationDeps = Pick<EventDeletionDeps, 'clickhouse' | 'topology' | 'mutationTimeoutMs' | 'pollMs'>;
+
 /** Runs one mutation of events' rows (`DELETE WHERE ...`, `UPDATE ... WHERE ...`) and returns once ClickHouse finished it. */
 export async function mutateEvents(
-  deps: Pick<EventDeletionDeps, 'clickhouse' | 'topology' | 'mutationTimeoutMs' | 'pollMs'>,
+  deps: MutationDeps,
   mutation: Sql,
   defaultTimeoutMs: number,
   settings?: CompactQueryOptions['settings'],
@@ -86,7 +88,7 @@ export async function mutateEvents(
 }
 
 /** Deletes the events matching `condition` with one mutation and returns once ClickHouse finished it. */
-export function deleteEventsWhere(deps: Pick<EventDeletionDeps, 'clickhouse' | 'topology' | 'mutationTimeoutMs' | 'pollMs'>, condition: Sql, defaultTimeoutMs: number): Promise<void> {
+export function deleteEventsWhere(deps: MutationDeps, condition: Sql, defaultTimeoutMs: number): Promise<void> {
   return mutateEvents(deps, sql`DELETE WHERE ${condition}`, defaultTimeoutMs);
 }
 
