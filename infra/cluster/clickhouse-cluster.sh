@@ -30,6 +30,9 @@ write_config() {
   local etc="$STATE/clickhouse-$n/etc"
   mkdir -p "$etc/config.d" "$etc/users.d"
   chmod 700 "$etc"
+  # Debian's config is the base, so the package must be there first (a fresh machine's first
+  # `TOPOLOGY=cluster make up`).
+  ensure_command clickhouse-server clickhouse-server clickhouse-client
   cp /etc/clickhouse-server/config.xml "$etc/"
   clickhouse_passwords
   REPLICA_PASSWORD=$(sed -n "s/^REPLICA_CLICKHOUSE_PASSWORD='\(.*\)'\$/\1/p" "$CLICKHOUSE_PASSWORDS")
@@ -50,6 +53,15 @@ $(replica_xml 3)
 $(replica_xml 4)
       </shard>
     </$CLUSTER>
+    <!-- One replica of each shard, where ALTERs of sharded tables run (topology.ts, alteredTable). -->
+    <${CLUSTER}_one_replica_per_shard>
+      <shard><internal_replication>true</internal_replication>
+$(replica_xml 1)
+      </shard>
+      <shard><internal_replication>true</internal_replication>
+$(replica_xml 3)
+      </shard>
+    </${CLUSTER}_one_replica_per_shard>
   </remote_servers>
   <zookeeper>
     <node><host>127.0.0.1</host><port>$ZOOKEEPER_PORT</port></node>

@@ -99,12 +99,17 @@ describe("docker-compose's ClickHouse files on ClickHouse 26 (chdb)", () => {
   it('loads every file compose mounts: the server settings and the cluster topology are the files\'', async () => {
     const server = await as(COMPOSE_CLICKHOUSE.admin, (server) => ({
       settings: server.run("SELECT name, value FROM system.server_settings WHERE name IN ('max_server_memory_usage_to_ram_ratio', 'mark_cache_size') ORDER BY name"),
-      clusters: server.run("SELECT cluster, shard_num, replica_num, host_name, port, user, default_database FROM system.clusters WHERE cluster = 'tributary' ORDER BY shard_num, replica_num"),
+      clusters: server.run("SELECT cluster, shard_num, replica_num, host_name, port, user, default_database FROM system.clusters WHERE cluster IN ('tributary', 'tributary_one_replica_per_shard') ORDER BY cluster, shard_num, replica_num"),
       macros: server.run('SELECT macro, substitution FROM system.macros ORDER BY macro'),
     }), true);
     expect(server.settings).toBe(`mark_cache_size\t${2 * GiB}\nmax_server_memory_usage_to_ram_ratio\t0.75\n`);
     expect(server.clusters).toBe(
-      ['1\t1\tclickhouse-1', '1\t2\tclickhouse-2', '2\t1\tclickhouse-3', '2\t2\tclickhouse-4'].map((node) => `tributary\t${node}\t9000\ttributary_replica\ttributary\n`).join(''),
+      [
+        ...['1\t1\tclickhouse-1', '1\t2\tclickhouse-2', '2\t1\tclickhouse-3', '2\t2\tclickhouse-4'].map((node) => `tributary\t${node}`),
+        ...['1\t1\tclickhouse-1', '2\t1\tclickhouse-3'].map((node) => `tributary_one_replica_per_shard\t${node}`),
+      ]
+        .map((line) => `${line}\t9000\ttributary_replica\ttributary\n`)
+        .join(''),
     );
     expect(server.macros).toBe('cluster\ttributary\nreplica\tclickhouse-1\nshard\t01\n');
   });
@@ -124,7 +129,9 @@ describe("docker-compose's ClickHouse files on ClickHouse 26 (chdb)", () => {
       macros: [...(/<macros>([\s\S]*?)<\/macros>/.exec(text)?.[1] ?? '').matchAll(/<(\w+)[ >]/g)].map(([, name]) => name),
     });
     expect(shape(compose)).toEqual(shape(local));
-    expect(shape(compose).shards).toEqual([0, 1].map(() => ({ internalReplication: 'true', replicas: [SERVICE_USERS.replica, SERVICE_USERS.replica] })));
+    // The cluster's two shards of two replicas, then the cluster of one replica of each that ALTERs go to.
+    const replicas = (count: number) => ({ internalReplication: 'true', replicas: Array.from({ length: count }, () => SERVICE_USERS.replica) });
+    expect(shape(compose).shards).toEqual([replicas(2), replicas(2), replicas(1), replicas(1)]);
     // Each server's shard and replica come from its environment in compose, from the script's loop locally; only the cluster's own name is the same text.
     expect(compose).toContain('<cluster>tributary</cluster>');
   });

@@ -1,9 +1,9 @@
-import { Sql, ident } from './sql.js';
+import { Sql } from './sql.js';
 import type { ClickHouse } from './client.js';
 import { runStatement } from './migrations.js';
 import { waitForEventMutations } from './mutations.js';
 import { materializedColumnName, materializedExpression, readMaterializedColumns, type PropertiesColumn } from './materialized-columns.js';
-import { dataTableName, onCluster, type Topology } from './topology.js';
+import { alteredTable, type Topology } from './topology.js';
 
 export interface MaterializeOptions {
   topology: Topology;
@@ -42,7 +42,7 @@ export async function materializeProperty(clickhouse: ClickHouse, column: Proper
 
   // A mutation goes to the tables holding the rows: in a cluster, every shard's, named with its database.
   const { topology } = options;
-  const events = `${ident(topology.database).text}.${ident(dataTableName(topology, 'events')).text}${onCluster(topology)}`;
+  const events = alteredTable(topology, 'events');
   const mutate = async (command: string) => {
     await clickhouse.command(Sql.trusted(`ALTER TABLE ${events} ${command}`));
     await waitForEventMutations(clickhouse, topology, options.mutationTimeoutMs, options.pollMs ?? 500);

@@ -1,4 +1,4 @@
-import { dataTableName, onCluster, renderStatement, type Topology } from './topology.js';
+import { alteredTable, dataTableName, onCluster, renderStatement, type Topology } from './topology.js';
 
 const single: Topology = { cluster: null, database: 'tributary' };
 const cluster: Topology = { cluster: 'tributary', database: 'tributary' };
@@ -9,6 +9,7 @@ describe('renderStatement', () => {
     expect(renderStatement(statement, single)).toEqual([statement]);
     expect(onCluster(single)).toBe('');
     expect(dataTableName(single, 'events')).toBe('events');
+    expect(alteredTable(single, 'events')).toBe('`tributary`.`events`');
   });
 
   it('shards events behind a Distributed table keyed by distinct id, replicated within each shard', () => {
@@ -26,14 +27,14 @@ describe('renderStatement', () => {
     expect(dataTableName(cluster, 'person')).toBe('person');
   });
 
-  it('alters a sharded table in its shard tables and makes its Distributed table again', () => {
+  it('alters a sharded table through one replica of each shard and makes its Distributed table again; a table on every server where the client is', () => {
     expect(renderStatement("ALTER TABLE events MODIFY COLUMN inserted_at DateTime('UTC') DEFAULT now()", cluster)).toEqual([
-      "ALTER TABLE tributary.sharded_events ON CLUSTER tributary MODIFY COLUMN inserted_at DateTime('UTC') DEFAULT now()",
+      "ALTER TABLE `tributary`.`sharded_events` ON CLUSTER tributary_one_replica_per_shard MODIFY COLUMN inserted_at DateTime('UTC') DEFAULT now()",
       'DROP TABLE IF EXISTS tributary.events ON CLUSTER tributary',
       'CREATE TABLE IF NOT EXISTS tributary.events ON CLUSTER tributary AS tributary.sharded_events ENGINE = Distributed(tributary, tributary, sharded_events, sipHash64(distinct_id))',
     ]);
     expect(renderStatement('ALTER TABLE person ADD COLUMN _timestamp DateTime DEFAULT now()', cluster)).toEqual([
-      'ALTER TABLE tributary.person ON CLUSTER tributary ADD COLUMN _timestamp DateTime DEFAULT now()',
+      'ALTER TABLE `tributary`.`person` ADD COLUMN _timestamp DateTime DEFAULT now()',
     ]);
   });
 

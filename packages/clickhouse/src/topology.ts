@@ -1,4 +1,5 @@
 import type { Config } from '@tributary/config';
+import { ident } from './sql.js';
 
 /**
  * Where Tributary's tables live: one server, or the shards and replicas of a ClickHouse cluster
@@ -41,6 +42,28 @@ export function onCluster(topology: Topology): string {
   return topology.cluster === null ? '' : ` ON CLUSTER ${topology.cluster}`;
 }
 
+/**
+ * The cluster, next to the topology's own in remote_servers, that lists one replica of each shard:
+ * where an ALTER of a sharded table runs. An ALTER of a replicated table is made once per shard and
+ * replication carries it to the other replicas; sent to every replica, 18.16's DDL worker lets
+ * them race for the shard's turn, and the loser finds the turn taken, stops its DDL worker for
+ * good, and every later ON CLUSTER statement then hangs on that server.
+ */
+export function oneReplicaPerShardCluster(cluster: string): string {
+  return `${cluster}_one_replica_per_shard`;
+}
+
+/**
+ * The table an ALTER (a column change or a mutation) names, with what places it: every shard's
+ * data table through one replica of each shard; a table replicated on every server only where the
+ * client is connected, since its replicas share one ZooKeeper path and replication does the rest.
+ */
+export function alteredTable(topology: Topology, table: string): string {
+  const name = `${ident(topology.database).text}.${ident(dataTableName(topology, table)).text}`;
+  if (topology.cluster === null || !(table in SHARDING_KEYS)) return name;
+  return `${name} ON CLUSTER ${oneReplicaPerShardCluster(topology.cluster)}`;
+}
+
 const CREATE_TABLE = /^CREATE TABLE IF NOT EXISTS (\w+) ([\s\S]*)$/;
 const ENGINE = /ENGINE = (ReplacingMergeTree|MergeTree)\(([^)]*)\)/;
 const ALTER_TABLE = /^ALTER TABLE (\w+) ([\s\S]*)$/;
@@ -71,7 +94,7 @@ export function renderStatement(statement: string, topology: Topology): string[]
   const alter = ALTER_TABLE.exec(statement);
   if (alter) {
     const [, table, rest] = alter as unknown as [string, string, string];
-    const altered = `ALTER TABLE ${database}.${dataTableName(topology, table)}${onCluster(topology)} ${rest}`;
+    const altered = `ALTER TABLE ${alteredTable(topology, table)} ${rest}`;
     // 18.16 runs ALTER ON CLUSTER only on replicated tables; the Distributed table holds no rows
     // (inserts through it are synchronous), so it is made again with the shard table's new columns.
     return table in SHARDING_KEYS ? [altered, `DROP TABLE IF EXISTS ${database}.${table}${onCluster(topology)}`, distributedTable(topology, table)] : [altered];

@@ -188,7 +188,8 @@ describe('docker-compose.yml runs what make up runs', () => {
     for (const name of Object.keys(CLICKHOUSE_PASSWORDS)) expect(users).toContain(`<password from_env="${name}"/>`);
     // Cluster mode's servers reach each other as the replica user, never as a passwordless default.
     const replicas = [...read('infra/cluster/docker/clickhouse-cluster.xml').matchAll(/<replica>(.*?)<\/replica>/g)].map(([, replica]) => replica);
-    expect(replicas).toHaveLength(4);
+    // Four in the cluster, two again in the cluster of one replica per shard.
+    expect(replicas).toHaveLength(6);
     for (const replica of replicas) expect(replica).toContain('<user>tributary_replica</user><password from_env="CLICKHOUSE_REPLICA_PASSWORD"/>');
   });
 

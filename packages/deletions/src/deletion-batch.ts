@@ -1,4 +1,4 @@
-import { Sql, and, dataTableName, ident, inList, onCluster, sql, waitForEventMutations, type ClickHouse, type CompactQueryOptions, type Topology } from '@tributary/clickhouse';
+import { Sql, alteredTable, and, inList, sql, waitForEventMutations, type ClickHouse, type CompactQueryOptions, type Topology } from '@tributary/clickhouse';
 import type { Logger } from '@tributary/logger';
 import type { Pool, PoolClient } from '@tributary/postgres';
 
@@ -82,7 +82,7 @@ export async function mutateEvents(
 ): Promise<void> {
   // Mutations go to the table holding the rows: in a cluster, every shard's, not the Distributed one.
   // Named with its database: each server runs an ON CLUSTER statement in its own default database.
-  const events = Sql.trusted(`${ident(deps.topology.database).text}.${ident(dataTableName(deps.topology, 'events')).text}${onCluster(deps.topology)}`);
+  const events = Sql.trusted(alteredTable(deps.topology, 'events'));
   await deps.clickhouse.command(sql`ALTER TABLE ${events} ${mutation}`, settings && { settings });
   await waitForEventMutations(deps.clickhouse, deps.topology, deps.mutationTimeoutMs ?? defaultTimeoutMs, deps.pollMs ?? 500);
 }
