@@ -1,6 +1,6 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { DISTINCT_ID_COLUMNS, PERSON_COLUMNS, Sql, createClickHouse, type ClickHouse } from '@tributary/clickhouse';
-import { loadHogQLParser, printQuery } from '@tributary/hogql';
+import { loadHogQLParser, printHogQL, printQuery } from '@tributary/hogql';
 import { EVENT_ROW_COLUMNS, eventRow, replicasHold, testConfig } from '@tributary/test-support';
 import { runFunnelsQuery, type FunnelsQueryRequest } from '../src/query/insights/funnels/funnels-query-runner.js';
 import type { FunnelStepResult } from '../src/query/insights/funnels/funnels-query.js';
@@ -85,7 +85,7 @@ const ABC = [step('a'), step('b'), step('c')];
 const funnel = (extra: Partial<FunnelsQueryRequest> = {}, teamId = TEAM) =>
   runFunnelsQuery(
     { kind: 'FunnelsQuery', series: ABC, dateRange: JAN, ...extra },
-    { now, filters: { now, cohorts: new Map() }, calendar: new InsightCalendar('UTC'), run: (ast) => clickhouse.queryCompact(Sql.trusted(printQuery(ast, { teamId }).clickhouse), { settings: queryClickHouseSettings(config) }) },
+    { now, filters: { now, cohorts: new Map() }, calendar: new InsightCalendar('UTC'), run: (ast) => clickhouse.queryCompact(Sql.trusted(printQuery(ast, { teamId }).clickhouse), { settings: queryClickHouseSettings(config) }), hogql: printHogQL },
   );
 
 const counts = (steps: FunnelStepResult[]) => steps.map((s) => s.count);

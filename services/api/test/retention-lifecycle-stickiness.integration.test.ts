@@ -1,6 +1,6 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { Sql, createClickHouse, type ClickHouse } from '@tributary/clickhouse';
-import { loadHogQLParser, printQuery, type SelectLike } from '@tributary/hogql';
+import { loadHogQLParser, printHogQL, printQuery, type SelectLike } from '@tributary/hogql';
 import { EVENT_ROW_COLUMNS, eventRow, replicasHold, testConfig } from '@tributary/test-support';
 import { runLifecycleQuery } from '../src/query/insights/lifecycle/lifecycle-query.js';
 import { queryClickHouseSettings } from '../src/query/query-settings.js';
@@ -28,7 +28,7 @@ const now = new Date('2024-01-10T12:00:00Z');
 
 const config = testConfig();
 let clickhouse: ClickHouse;
-const deps = (teamId = TEAM) => ({ now, filters: { now, cohorts: new Map() }, calendar: new InsightCalendar('UTC'), run: (ast: SelectLike) => clickhouse.queryCompact(Sql.trusted(printQuery(ast, { teamId }).clickhouse), { settings: queryClickHouseSettings(config) }) });
+const deps = (teamId = TEAM) => ({ now, filters: { now, cohorts: new Map() }, calendar: new InsightCalendar('UTC'), run: (ast: SelectLike) => clickhouse.queryCompact(Sql.trusted(printQuery(ast, { teamId }).clickhouse), { settings: queryClickHouseSettings(config) }), hogql: printHogQL });
 
 const event = (team: number, distinctId: string, timestamp: string, name = '$pageview') => eventRow(team, distinctId, name, timestamp);
 

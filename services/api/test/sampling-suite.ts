@@ -64,6 +64,7 @@ function magnitude(value: unknown, key = ''): number {
 interface Answer {
   results: any[];
   samplingRate?: { numerator: number; denominator: number };
+  hogql: string;
 }
 
 export function describeSampling(engine: 'server' | 'chdb'): void {
@@ -94,6 +95,7 @@ export function describeSampling(engine: 'server' | 'chdb'): void {
       const one = await ask({ ...request, samplingFactor: 1 } as QueryRequest);
       expect(one.results).toEqual(whole.results);
       expect(one.samplingRate).toBeUndefined();
+      expect(one.hogql).toBe(whole.hogql);
       expect(JSON.stringify(one)).not.toContain(MARKER);
     });
   });
@@ -103,6 +105,9 @@ export function describeSampling(engine: 'server' | 'chdb'): void {
       const whole = await ask(request);
       const sampled = await ask({ ...request, samplingFactor: 0.5 } as QueryRequest);
       expect(sampled.samplingRate).toEqual({ numerator: 0.5, denominator: 1 });
+      // The HogQL it answers with is the query that ran, its reads of events sampled.
+      expect(whole.hogql).not.toContain('SAMPLE 0.5');
+      expect(sampled.hogql).toContain('FROM events SAMPLE 0.5');
       expect(JSON.stringify(sampled)).not.toContain(MARKER);
       expect(magnitude(whole.results)).toBeGreaterThan(1000);
       expect(Math.abs(magnitude(sampled.results) / magnitude(whole.results) - 1)).toBeLessThan(0.1);

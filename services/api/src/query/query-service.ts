@@ -237,8 +237,9 @@ export class QueryService {
       const run = INSIGHTS[request.kind] as (request: InsightRequest, deps: InsightRunDeps) => Promise<object>;
       // The persons behind a point are listed whole: a list of the sample's persons would name too few.
       const factor = 'samplingFactor' in request ? samplingFactorOf(request) : null;
-      const runTree = (ast: SelectLike) => this.runInClickHouse(print(factor === null ? ast : withSample(ast, factor)).clickhouse, signal, queryId);
-      const answer = await run(request, { now: filters.now, filters, calendar: new InsightCalendar(project.timezone), run: runTree });
+      const asRun = (ast: SelectLike) => (factor === null ? ast : withSample(ast, factor));
+      const runTree = (ast: SelectLike) => this.runInClickHouse(print(asRun(ast)).clickhouse, signal, queryId);
+      const answer = await run(request, { now: filters.now, filters, calendar: new InsightCalendar(project.timezone), run: runTree, hogql: (ast) => printHogQL(asRun(ast)) });
       return factor === null ? answer : { ...answer, samplingRate: samplingRate(factor) };
     }
     const started = performance.now();

@@ -1,4 +1,4 @@
-import { MAX_LIMIT, printHogQL, queryError, type Expr, type OrderExpr, type SelectQuery } from '@tributary/hogql';
+import { MAX_LIMIT, queryError, type Expr, type OrderExpr, type SelectQuery } from '@tributary/hogql';
 import { alias, call, compare, constant, field, from, or } from '../toolkit/hogql-builders.js';
 import { seconds, timedRun, type InsightRunDeps } from '../toolkit/insight-series.js';
 import { actorsOf, type ActorSet, type ActorsSource } from './insight-actors.js';
@@ -201,7 +201,7 @@ export async function runActorsQuery(request: ActorsQueryRequest, deps: InsightR
     hasMore,
     limit,
     offset,
-    hogql: printHogQL(page),
+    hogql: deps.hogql(page),
     timings,
     is_cached: false,
     last_refresh: deps.now.toISOString(),

@@ -1,4 +1,4 @@
-import { printHogQL, type SelectQuery } from '@tributary/hogql';
+import { type SelectQuery } from '@tributary/hogql';
 import {
   buildFunnelBreakdownValuesQuery,
   buildFunnelQuery,
@@ -42,11 +42,11 @@ export async function runFunnelsQuery(request: FunnelsQueryRequest, deps: Insigh
   if (hasFunnelBreakdown(request)) {
     const top = topBreakdownValues(await query(buildFunnelBreakdownValuesQuery(input)), funnelBreakdownLimit(request));
     const ast = buildFunnelQuery(input, top);
-    hogql = printHogQL(ast);
+    hogql = deps.hogql(ast);
     results = top.values.length === 0 ? [] : shapeFunnelResults(request, await query(ast), true, deps.filters);
   } else {
     const ast = buildFunnelQuery(input);
-    hogql = printHogQL(ast);
+    hogql = deps.hogql(ast);
     results = shapeFunnelResults(request, await query(ast), false, deps.filters);
   }
   timings.push({ k: './query', t: seconds(started) }, { k: '.', t: seconds(started) });

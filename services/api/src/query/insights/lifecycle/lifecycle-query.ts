@@ -1,4 +1,4 @@
-import { printHogQL, queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
+import { queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { entityOf, intervalOf, seconds, seriesWhere, singleSeries, type InsightEventsNode, type SeriesEntity, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import type { InsightCalendar, Period } from '../toolkit/insight-calendar.js';
@@ -162,5 +162,5 @@ export async function runLifecycleQuery(request: LifecycleQueryRequest, deps: In
   const { period, interval } = lifecyclePeriod(request, deps.now, deps.calendar);
   const ast = buildLifecycleQuery(series, request, period, interval, deps.filters, deps.calendar);
   const { data } = await deps.run(ast);
-  return { results: shapeLifecycle(scaledRows(data, 2, samplingFactorOf(request)), entityOf(series, deps.filters), period, interval, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
+  return { results: shapeLifecycle(scaledRows(data, 2, samplingFactorOf(request)), entityOf(series, deps.filters), period, interval, deps.calendar), hogql: deps.hogql(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
 }

@@ -1,4 +1,4 @@
-import { containsAggregate, parseExpr, printHogQL, queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
+import { containsAggregate, parseExpr, queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import { regexProblem, type StoredPropertyFilter } from '@tributary/property-filters';
 import type { Period } from '../toolkit/insight-calendar.js';
 import { firstEventQuery, momentOf } from '../toolkit/first-event.js';
@@ -338,5 +338,5 @@ export async function runPathsQuery(request: PathsQueryRequest, deps: InsightRun
   const ast = await buildPathsQuery(request, period, deps.filters);
   const results = shapePaths(scaledRows((await run(ast)).data, 2, samplingFactorOf(request)));
   timings.push({ k: '.', t: seconds(started) });
-  return { results, hogql: printHogQL(ast), timings, is_cached: false, last_refresh: deps.now.toISOString() };
+  return { results, hogql: deps.hogql(ast), timings, is_cached: false, last_refresh: deps.now.toISOString() };
 }

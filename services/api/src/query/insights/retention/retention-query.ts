@@ -1,4 +1,4 @@
-import { printHogQL, queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
+import { queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { entityCondition, seconds, type InsightEventsNode, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import type { InsightCalendar, TrendsInterval } from '../toolkit/insight-calendar.js';
@@ -198,5 +198,5 @@ export async function runRetentionQuery(request: RetentionQueryRequest, deps: In
   const plan = retentionPlan(request, deps.now, deps.calendar);
   const ast = buildRetentionQuery(plan, request, deps.filters, deps.calendar);
   const { data } = await deps.run(ast);
-  return { results: shapeRetention(scaledRows(data, 2, samplingFactorOf(request)), plan, deps.calendar), hogql: printHogQL(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
+  return { results: shapeRetention(scaledRows(data, 2, samplingFactorOf(request)), plan, deps.calendar), hogql: deps.hogql(ast), timings: [{ k: '.', t: seconds(started) }], is_cached: false, last_refresh: deps.now.toISOString() };
 }

@@ -1,4 +1,4 @@
-import { printHogQL, queryError, type FilterContext, type SelectQuery } from '@tributary/hogql';
+import { queryError, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { entityOf, intervalOf, seconds, seriesWhere, type InsightEventsNode, type SeriesEntity, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import type { InsightCalendar, Period, TrendsInterval } from '../toolkit/insight-calendar.js';
@@ -88,7 +88,7 @@ export async function runStickinessQuery(request: StickinessQueryRequest, deps: 
   let hogql = '';
   for (const [order, series] of request.series.entries()) {
     const ast = buildStickinessQuery(series, request, period, interval, deps.filters, deps.calendar);
-    if (order === 0) hogql = printHogQL(ast);
+    if (order === 0) hogql = deps.hogql(ast);
     const { data } = await deps.run(ast);
     results.push(shapeStickiness(scaledRows(data, 1, samplingFactorOf(request)), entityOf(series, deps.filters), order, period.buckets.length, interval));
   }

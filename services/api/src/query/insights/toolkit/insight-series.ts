@@ -44,6 +44,8 @@ export interface InsightRunDeps {
   calendar: InsightCalendar;
   /** Prints one query for the project (the printer adds its tenant guard) and runs it in ClickHouse with the query endpoint's settings. */
   run: (query: SelectLike) => Promise<CompactResult>;
+  /** A query's HogQL as `run` runs it (with the SAMPLE a samplingFactor adds), for the answer's `hogql`. */
+  hogql: (query: SelectLike) => string;
 }
 
 export interface InsightResponse<Result> {

@@ -1,4 +1,4 @@
-import { printHogQL, type SelectQuery } from '@tributary/hogql';
+import { type SelectQuery } from '@tributary/hogql';
 import { firstEventQuery, momentOf } from '../toolkit/first-event.js';
 import { entityCondition, entityOf, seconds, timedRun, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import { parseFormula } from './trends-formula.js';
@@ -45,13 +45,13 @@ export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightR
       const entity = entityOf(series, deps.filters);
       if (!hasBreakdown(request)) {
         const ast = buildSeriesQuery(input);
-        hogql ??= printHogQL(ast);
+        hogql ??= deps.hogql(ast);
         runs.push({ series, entity, order, period, previous, rows: await query(ast) });
         continue;
       }
       if (countsInOnePass(series)) {
         const ast = buildBreakdownCountQuery(input);
-        hogql ??= printHogQL(ast);
+        hogql ??= deps.hogql(ast);
         const { rows, values, other } = breakdownCountRows(await query(ast), breakdownLimit, input);
         hasMore ||= other;
         runs.push({ series, entity, order, period, previous, rows, breakdownValues: values });
@@ -59,7 +59,7 @@ export async function runTrendsQuery(request: TrendsQueryRequest, deps: InsightR
       }
       const top = topBreakdownValues(await query(buildBreakdownValuesQuery(input)), breakdownLimit);
       const ast = buildSeriesQuery(input, top);
-      hogql ??= printHogQL(ast);
+      hogql ??= deps.hogql(ast);
       if (top.values.length === 0) {
         runs.push({ series, entity, order, period, previous, rows: [], breakdownValues: [] });
         continue;

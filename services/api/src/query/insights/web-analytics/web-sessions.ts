@@ -1,4 +1,4 @@
-import { printHogQL, sessionPropertyExpr, sessionsQuery, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
+import { sessionPropertyExpr, sessionsQuery, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import type { InsightCalendar, Period } from '../toolkit/insight-calendar.js';
 import { seconds, type InsightRunDeps } from '../toolkit/insight-series.js';
@@ -69,7 +69,7 @@ export function webResponse(periods: WebPeriods, deps: InsightRunDeps, ast: Sele
     dateTo: deps.calendar.iso(periods.current.to),
     samplingRate: { numerator: 1 },
     usedPreAggregatedTables: false,
-    hogql: printHogQL(ast),
+    hogql: deps.hogql(ast),
     timings,
     is_cached: false,
     last_refresh: deps.now.toISOString(),
