@@ -5,7 +5,8 @@ import { EVENT_ROW_COLUMNS, eventRow } from '@tributary/test-support';
 import { eventsByIdQuery, listEventsQuery, pageOfEventsQuery, propertyValuesQuery } from '../src/events/events-list-query.js';
 import type { InsightCache } from '../src/query/insight-cache.js';
 import type { EventsQueryRequest } from '../src/query/events-query.js';
-import { QueryService, type QueryResponse } from '../src/query/query-service.js';
+import type { QueryResponse, QueryService } from '../src/query/query-service.js';
+import { TEST_QUERY_LIMITS, uncachedQueryService } from './uncached-query-service.js';
 
 /**
  * The events list's statements on real rows: EventsQuery (as the console's events page and
@@ -28,7 +29,7 @@ export function eventsListSuite(target: () => ClickHouse): void {
       eventRow(team + 1, 'ann', '$pageview', at(4), { $browser: 'Chrome' }, { group_0: 'acme' }),
     ]);
     // The events list is never cached: the cache is not reached.
-    service = new QueryService({ clickhouse: target(), cache: {} as InsightCache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] }, actions: { definitions: async () => [] }, experiments: { get: async () => null } });
+    service = uncachedQueryService(target(), { cache: {} as InsightCache });
   });
 
   const list = async (request: Omit<EventsQueryRequest, 'kind'>) =>
@@ -114,7 +115,7 @@ export function newestFirstSuite(target: () => ClickHouse): void {
         return typeof value === 'function' ? value.bind(client) : value;
       },
     });
-    service = new QueryService({ clickhouse: counting, clock: () => now, cache: {} as InsightCache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] }, actions: { definitions: async () => [] }, experiments: { get: async () => null }, propertyReads: { record: (reads) => recorded.push(reads.map((r) => `${r.column}.${r.key}`)) } });
+    service = uncachedQueryService(counting, { clock: () => now, cache: {} as InsightCache, propertyReads: { record: (reads) => recorded.push(reads.map((r) => `${r.column}.${r.key}`)) } });
   });
   const recorded: string[][] = [];
 
@@ -233,7 +234,7 @@ export function newestFirstSuite(target: () => ClickHouse): void {
           return typeof value === 'function' ? value.bind(client) : value;
         },
       });
-      const limited = new QueryService({ clickhouse: slow, clock: () => now, cache: {} as InsightCache, limits: { queryMaxExecutionTimeS: 2, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] }, actions: { definitions: async () => [] }, experiments: { get: async () => null } });
+      const limited = uncachedQueryService(slow, { clock: () => now, cache: {} as InsightCache, limits: { ...TEST_QUERY_LIMITS, queryMaxExecutionTimeS: 2 } });
       const sparsePage = limited.run({ id: sparse, timezone: 'UTC' }, { kind: 'HogQLQuery', query: 'SELECT distinct_id FROM events ORDER BY timestamp DESC LIMIT 5' }, new AbortController().signal);
       // Six statements of 0.8 s each would take 4.8 s: each is given what is left of the 2 s, and none starts after.
       const shrinking = () => given.length < 6 && given[0] === 2 && given.every((s, i) => s >= 1 && (i === 0 || s <= given[i - 1]!));

@@ -3,7 +3,8 @@ import { loadHogQLParser } from '@tributary/hogql';
 import type { ChdbClickHouse } from '@tributary/test-support/chdb';
 import type { ExperimentRow } from '../src/experiments/experiment-store.js';
 import type { InsightCache } from '../src/query/insight-cache.js';
-import { QueryService, type QueryRequest } from '../src/query/query-service.js';
+import type { QueryRequest, QueryService } from '../src/query/query-service.js';
+import { uncachedQueryService } from './uncached-query-service.js';
 import { END, START, VARIANTS, experimentFixture, funnelReference, hostileFixture, insertFixture, trendsReference } from './experiment-oracle.js';
 
 /**
@@ -25,8 +26,6 @@ const stored = new Map<string, ExperimentRow>(
   ]),
 );
 const experiments = { get: async (teamId: number, id: number) => stored.get(`${teamId}/${id}`) ?? null };
-const noCohorts = { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] };
-const noActions = { definitions: async () => [] };
 const step = (event: string) => ({ kind: 'EventsNode', event });
 
 let clickhouse: ChdbClickHouse;
@@ -37,7 +36,7 @@ beforeAll(async () => {
   await insertFixture(clickhouse, TEAM, experimentFixture(FLAG));
   await insertFixture(clickhouse, OTHER, hostileFixture(FLAG));
   const cache = {} as InsightCache;
-  service = new QueryService({ clickhouse, cache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: noCohorts, actions: noActions, experiments });
+  service = uncachedQueryService(clickhouse, { cache, experiments });
 });
 afterAll(() => clickhouse.close());
 

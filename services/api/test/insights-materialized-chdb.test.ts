@@ -2,8 +2,8 @@ import { randomInt } from 'node:crypto';
 import { materializeProperty, readMaterializedColumns, type MaterializedColumns } from '@tributary/clickhouse';
 import { loadHogQLParser, type PropertyRead } from '@tributary/hogql';
 import type { ChdbClickHouse } from '@tributary/test-support/chdb';
-import { QueryService } from '../src/query/query-service.js';
-import type { InsightCache } from '../src/query/insight-cache.js';
+import type { QueryService } from '../src/query/query-service.js';
+import { uncachedQueryService } from './uncached-query-service.js';
 import { buildFixture } from './insights-oracle/fixture.js';
 import { TABLE, expected, insertFixture, observed } from './insights-oracle/cases.js';
 
@@ -16,8 +16,6 @@ import { TABLE, expected, insertFixture, observed } from './insights-oracle/case
  */
 const TEAM = 800_000_000 + randomInt(90_000_000);
 const fixture = buildFixture('UTC');
-const noCohorts = { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] };
-const noActions = { definitions: async () => [] };
 const utcCases = TABLE.filter(([, zone]) => zone === 'UTC');
 
 let clickhouse: ChdbClickHouse;
@@ -29,14 +27,12 @@ beforeAll(async () => {
   await loadHogQLParser();
   clickhouse = await (await import('@tributary/test-support/chdb')).createChdbClickHouse();
   await insertFixture(clickhouse, TEAM, fixture);
-  const cache = { answer: (_project: unknown, _request: unknown, _mode: unknown, compute: () => Promise<object>) => compute() } as unknown as InsightCache;
-  const limits = { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 };
   const propertyReads = { record: (read: readonly PropertyRead[]) => read.forEach((r) => reads.set(`${r.column}\0${r.key}`, r)) };
-  const counting = new QueryService({ clickhouse, cache, limits, cohorts: noCohorts, actions: noActions, experiments: { get: async () => null }, propertyReads, materializedColumns: async () => ({ properties: new Map(), person_properties: new Map() }) });
+  const counting = uncachedQueryService(clickhouse, { propertyReads, materializedColumns: async () => ({ properties: new Map(), person_properties: new Map() }) });
   for (const [, zone, request] of utcCases) await counting.run({ id: TEAM, timezone: zone }, request, new AbortController().signal);
   for (const { column, key } of reads.values()) await materializeProperty(clickhouse, column, key, { topology: { cluster: null, database: 'tributary' }, fill: 'materialize', maxColumns: 100, mutationTimeoutMs: 120_000, pollMs: 50 });
   materialized = await readMaterializedColumns(clickhouse);
-  service = new QueryService({ clickhouse, cache, limits, cohorts: noCohorts, actions: noActions, experiments: { get: async () => null }, materializedColumns: async () => materialized });
+  service = uncachedQueryService(clickhouse, { materializedColumns: async () => materialized });
 }, 600_000);
 afterAll(() => clickhouse.close());
 

@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { loadHogQLParser } from '@tributary/hogql';
 import type { ChdbClickHouse } from '@tributary/test-support/chdb';
-import { QueryService } from '../src/query/query-service.js';
-import type { InsightCache } from '../src/query/insight-cache.js';
+import type { QueryService } from '../src/query/query-service.js';
+import { uncachedQueryService } from './uncached-query-service.js';
 import { buildFixture, type Fixture } from './insights-oracle/fixture.js';
 import { NY, TABLE, asActions, expected, insertFixture, observed, type OracleAction, type Zone } from './insights-oracle/cases.js';
 
@@ -19,7 +19,6 @@ const projects: Record<Zone, { id: number; fixture: Fixture }> = {
 };
 
 // The oracle's questions name no cohort, so the store is never asked.
-const noCohorts = { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] };
 /** Actions kept as the real store keeps them: each in its project, found by id or name only there. */
 const stored: (OracleAction & { id: number; team: number })[] = [];
 const actions = {
@@ -37,9 +36,7 @@ beforeAll(async () => {
   clickhouse = await (await import('@tributary/test-support/chdb')).createChdbClickHouse();
   for (const { id, fixture } of Object.values(projects)) await insertFixture(clickhouse, id, fixture);
   await insertFixture(clickhouse, TEAM + 2, buildFixture('UTC', { other: true }));
-  // Computes every answer, as the real cache does for a question it has not seen.
-  const cache = { answer: (_project: unknown, _request: unknown, _mode: unknown, compute: () => Promise<object>) => compute() } as unknown as InsightCache;
-  service = new QueryService({ clickhouse, cache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts: noCohorts, actions, experiments: { get: async () => null } });
+  service = uncachedQueryService(clickhouse, { actions });
 });
 afterAll(() => clickhouse.close());
 

@@ -3,8 +3,7 @@ import { createClickHouse, sql } from '@tributary/clickhouse';
 import { HttpError } from '@tributary/http';
 import { loadHogQLParser } from '@tributary/hogql';
 import { testConfig, waitFor } from '@tributary/test-support';
-import type { InsightCache } from '../src/query/insight-cache.js';
-import { QueryService } from '../src/query/query-service.js';
+import { uncachedQueryService } from './uncached-query-service.js';
 
 /**
  * The endpoint's client gives up on a statement before ClickHouse stops it (a loaded server does
@@ -15,14 +14,7 @@ const config = testConfig();
 const admin = createClickHouse(config);
 // A wait far shorter than the statement's time limit, as a server too busy to keep its limit looks from the client.
 const impatient = createClickHouse({ ...config, clickhouseUser: config.queryClickhouseUser, clickhousePassword: config.queryClickhousePassword }, { requestTimeoutMs: 500 });
-const service = new QueryService({
-  clickhouse: impatient,
-  cache: {} as InsightCache,
-  limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 },
-  cohorts: { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] },
-  actions: { definitions: async () => [] },
-  experiments: { get: async () => null },
-});
+const service = uncachedQueryService(impatient);
 const teamId = 700_000_000 + randomInt(90_000_000);
 
 beforeAll(async () => {

@@ -2,8 +2,8 @@ import { randomInt } from 'node:crypto';
 import { Sql, createClickHouse, type ClickHouse } from '@tributary/clickhouse';
 import { loadHogQLParser } from '@tributary/hogql';
 import { testConfig } from '@tributary/test-support';
-import type { InsightCache } from '../src/query/insight-cache.js';
-import { QueryService, type QueryRequest } from '../src/query/query-service.js';
+import type { QueryRequest, QueryService } from '../src/query/query-service.js';
+import { TEST_QUERY_LIMITS, uncachedQueryService } from './uncached-query-service.js';
 
 /**
  * `samplingFactor` on the insight kinds, through the query service, on a fixture big enough for a
@@ -82,10 +82,8 @@ export function describeSampling(engine: 'server' | 'chdb'): void {
     const base = Math.floor(Date.now() / 3_600_000) * 3600 - 86_400;
     await insertProject(clickhouse, team, 'ours', base);
     await insertProject(clickhouse, otherTeam, MARKER, base);
-    const cache = { answer: (_project: unknown, _request: unknown, _mode: unknown, compute: () => Promise<object>) => compute() } as unknown as InsightCache;
-    const limits = { queryMaxExecutionTimeS: 120, queryMaxMemoryBytes: 4_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 };
-    const none = async () => [];
-    service = new QueryService({ clickhouse, cache, limits, cohorts: { definitions: none, memberDistinctIds: none, versions: none, idsByName: none }, actions: { definitions: none }, experiments: { get: async () => null }, materializedColumns: async () => ({ properties: new Map(), person_properties: new Map() }) });
+    const limits = { ...TEST_QUERY_LIMITS, queryMaxExecutionTimeS: 120, queryMaxMemoryBytes: 4_000_000_000 };
+    service = uncachedQueryService(clickhouse, { limits, materializedColumns: async () => ({ properties: new Map(), person_properties: new Map() }) });
   }, 300_000);
   afterAll(() => clickhouse.close());
 

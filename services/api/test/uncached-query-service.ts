@@ -2,15 +2,22 @@ import type { ClickHouse } from '@tributary/clickhouse';
 import { loadHogQLParser } from '@tributary/hogql';
 import type { ChdbClickHouse } from '@tributary/test-support/chdb';
 import type { InsightCache } from '../src/query/insight-cache.js';
-import { QueryService } from '../src/query/query-service.js';
+import { QueryService, type QueryServiceDeps } from '../src/query/query-service.js';
 import { insertFixture } from './insights-oracle/cases.js';
 import type { Fixture } from './insights-oracle/fixture.js';
 
-/** The query service on `clickhouse` (chdb's, say) without Redis, cohorts or actions: every answer computed, as the real cache does for a question it has not seen. */
-export function uncachedQueryService(clickhouse: ClickHouse): QueryService {
+/** The limits the tests' query services run under unless a test is about them. */
+export const TEST_QUERY_LIMITS: QueryServiceDeps['limits'] = { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 };
+
+/**
+ * The query service on `clickhouse` (chdb's, say) without Redis, cohorts, actions or experiments:
+ * every answer computed, as the real cache does for a question it has not seen. `overrides`
+ * replace any of its parts for what a test is about.
+ */
+export function uncachedQueryService(clickhouse: ClickHouse, overrides: Partial<QueryServiceDeps> = {}): QueryService {
   const cache = { answer: (_project: unknown, _request: unknown, _mode: unknown, compute: () => Promise<object>) => compute() } as unknown as InsightCache;
   const cohorts = { definitions: async () => [], memberDistinctIds: async () => [], versions: async () => [], idsByName: async () => [] };
-  return new QueryService({ clickhouse, cache, limits: { queryMaxExecutionTimeS: 60, queryMaxMemoryBytes: 2_000_000_000, queryMaxThreads: 0, queryConcurrencyPerProject: 4 }, cohorts, actions: { definitions: async () => [] }, experiments: { get: async () => null } });
+  return new QueryService({ clickhouse, cache, limits: TEST_QUERY_LIMITS, cohorts, actions: { definitions: async () => [] }, experiments: { get: async () => null }, ...overrides });
 }
 
 /**
