@@ -7,7 +7,7 @@ import { lookupFunction, lookupWindowFunction } from './functions.js';
 import { printHogQLExpr } from './print-hogql.js';
 import { sampleCondition } from './sample.js';
 import { refOf, scopeOf, type FieldRef, type Source } from './resolved-tree.js';
-import { DEFAULT_PERSONS_ON_EVENTS_MODE, EVENTS_SUBQUERY_COLUMNS, IDENTITY_SUBQUERIES, latestPersons, type PersonsOnEventsMode } from './schema.js';
+import { DEFAULT_PERSONS_ON_EVENTS_MODE, EVENTS_SUBQUERY_COLUMNS, IDENTITY_SUBQUERIES, latestDistinctIds, latestPersons, type PersonsOnEventsMode } from './schema.js';
 import { hasLegacyBugs, type ClickHouseServer } from './server-features.js';
 import { quoteIdentifier as q } from './sql-names.js';
 
@@ -511,7 +511,7 @@ export class ClickHousePrinter {
    */
   private identitySubquery(source: Source, person: { alias: string; sql: string }[]): string {
     if (this.personsOnEvents === 'disabled' || source.lazy.person) return this.lazySubquery(person);
-    const moved = `SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS __pdi_person_id, max(d.version) AS __version FROM person_distinct_id AS d WHERE ${this.guard('d')} GROUP BY d.distinct_id HAVING __version > 0 AND argMax(d.is_deleted, d.version) = 0`;
+    const moved = latestDistinctIds((alias) => this.guard(alias), '__pdi_person_id', true);
     const squashed = `SELECT s.distinct_id AS distinct_id, max(s.version) AS __squashed FROM squashed_distinct_ids AS s WHERE ${this.guard('s')} GROUP BY s.distinct_id`;
     return `SELECT distinct_id, __pdi_person_id FROM (${moved}) AS __moved ANY LEFT JOIN (${squashed}) AS __squash USING (distinct_id) WHERE __version > __squashed`;
   }

@@ -95,11 +95,18 @@ export const EVENTS_SUBQUERY_COLUMNS = ['uuid', 'event', 'properties', 'timestam
 export const latestPersons = (guard: (alias: string) => string, values: { alias: string; sql: string }[]): string =>
   `SELECT ${['p.id AS id', ...values.map((v) => `argMax(${v.sql}, p.version) AS ${v.alias}`)].join(', ')} FROM person AS p WHERE ${guard('p')} GROUP BY p.id HAVING argMax(p.is_deleted, p.version) = 0`;
 
+/**
+ * Each distinct id's latest identity row, deleted ones left out, its person as `personAlias`.
+ * `moved` keeps only the ids above version 0, with that version as `__version`: ingest writes an
+ * id at version 0 on the person its events carry, and every move raises it.
+ */
+export const latestDistinctIds = (guard: (alias: string) => string, personAlias: string, moved = false): string =>
+  `SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS ${personAlias}${moved ? ', max(d.version) AS __version' : ''} FROM person_distinct_id AS d WHERE ${guard('d')} GROUP BY d.distinct_id HAVING ${moved ? '__version > 0 AND ' : ''}argMax(d.is_deleted, d.version) = 0`;
+
 /** The latest version of each identity row, with deleted ones left out: the copies are versioned. */
 export const IDENTITY_SUBQUERIES: Record<Exclude<TableName, 'events'>, (guard: (alias: string) => string) => string> = {
   persons: (guard) => latestPersons(guard, ['properties', 'created_at', 'is_identified'].map((c) => ({ alias: c, sql: `p.${c}` }))),
-  person_distinct_ids: (guard) =>
-    `SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS person_id FROM person_distinct_id AS d WHERE ${guard('d')} GROUP BY d.distinct_id HAVING argMax(d.is_deleted, d.version) = 0`,
+  person_distinct_ids: (guard) => latestDistinctIds(guard, 'person_id'),
   groups: (guard) =>
     `SELECT g.group_type_index AS index, g.group_key AS key, argMax(g.group_properties, g.version) AS properties, argMax(g.created_at, g.version) AS created_at FROM groups AS g WHERE ${guard('g')} GROUP BY g.group_type_index, g.group_key`,
 };
