@@ -1,6 +1,7 @@
 import { PropertyFilterError } from '@tributary/property-filters';
 import type { Call, Expr, SelectLike } from './ast.js';
 import { queryError } from './errors.js';
+import { replaceNodes } from './replace-nodes.js';
 import type { ActionDefinition } from './action-definition.js';
 
 /**
@@ -98,20 +99,14 @@ export function matchesActionRefs(query: SelectLike): (string | number)[] {
  * guarded like the rest of the query. An action the project does not have is refused by name.
  */
 export function expandMatchesAction<T extends SelectLike>(query: T, actions: ReadonlyMap<string | number, Expr>): T {
-  const expand = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(expand);
-    if (value === null || typeof value !== 'object') return value;
-    const node = value as Record<string, unknown>;
-    if (isMatchesAction(node)) {
-      const arg = node.args[0];
-      if (node.args.length !== 1 || arg?.node !== 'Constant' || (typeof arg.value !== 'string' && typeof arg.value !== 'number')) {
-        throw queryError('matchesAction takes one argument: the name (or id) of one of the project\'s actions');
-      }
-      const expr = actions.get(arg.value);
-      if (!expr) throw queryError(`matchesAction: the project has no action ${JSON.stringify(arg.value)}`);
-      return expr;
+  return replaceNodes(query, (node) => {
+    if (!isMatchesAction(node)) return undefined;
+    const arg = node.args[0];
+    if (node.args.length !== 1 || arg?.node !== 'Constant' || (typeof arg.value !== 'string' && typeof arg.value !== 'number')) {
+      throw queryError('matchesAction takes one argument: the name (or id) of one of the project\'s actions');
     }
-    return Object.fromEntries(Object.entries(node).map(([key, child]) => [key, expand(child)]));
-  };
-  return expand(query) as T;
+    const expr = actions.get(arg.value);
+    if (!expr) throw queryError(`matchesAction: the project has no action ${JSON.stringify(arg.value)}`);
+    return expr;
+  });
 }

@@ -1,5 +1,6 @@
-import type { CompareOperation, Expr, SelectLike, SelectQuery } from './ast.js';
+import type { CompareOperation, SelectLike, SelectQuery } from './ast.js';
 import { queryError, spanOf } from './errors.js';
+import { replaceNodes } from './replace-nodes.js';
 
 /**
  * HogQL's `x IN COHORT 'name'` and `x IN COHORT 5` (and `NOT IN COHORT`), as PostHog writes them:
@@ -35,17 +36,13 @@ export function inCohortRefs(query: SelectLike): (string | number)[] {
 
 /** The query with each `IN COHORT` replaced by `IN (the cohort's persons' ids)`, before it is resolved. */
 export function expandInCohort<T extends SelectLike>(query: T, cohorts: ReadonlyMap<string | number, SelectQuery>): T {
-  const expand = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(expand);
-    if (value === null || typeof value !== 'object') return value;
-    const node = value as Record<string, unknown>;
-    if (isInCohort(node)) {
+  const expand = <U>(tree: U): U =>
+    replaceNodes(tree, (node) => {
+      if (!isInCohort(node)) return undefined;
       const ref = cohortRef(node);
       const persons = cohorts.get(ref);
       if (!persons) throw queryError(`cohort ${JSON.stringify(ref)} does not exist in this project`, spanOf(node));
-      return { node: 'CompareOperation', op: OPS[node.op.toLowerCase()], left: expand(node.left) as Expr, right: persons, start: node.start, end: node.end };
-    }
-    return Object.fromEntries(Object.entries(node).map(([key, child]) => [key, expand(child)]));
-  };
-  return expand(query) as T;
+      return { node: 'CompareOperation', op: OPS[node.op.toLowerCase()], left: expand(node.left), right: persons, start: node.start, end: node.end };
+    });
+  return expand(query);
 }

@@ -14,6 +14,7 @@ export { has as serverHas, type ServerFeature } from './server-features.js';
 export { inCohortRefs } from './in-cohort.js';
 export { withSample } from './sample.js';
 export { newestFirstWindow } from './newest-first.js';
+export { replaceNodes } from './replace-nodes.js';
 export { loadFilterContext, idsIn, namedCohortIds, namedActionIds, type FilterLookups, type StoredCohort } from './filter-context.js';
 export { sessionsQuery, sessionPropertyExpr, SESSIONS_COLUMNS, SESSIONS_TABLE, BOUNCE_SECONDS, type SessionsQueryOptions } from './sessions-view.js';
 export { classifyChannel, channelTypeExpr, CHANNEL_TYPES, type ChannelInputs, type ChannelType } from './channel-type.js';

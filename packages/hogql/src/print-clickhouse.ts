@@ -23,6 +23,8 @@ const ZERO_UUID = "toUUID('00000000-0000-0000-0000-000000000000')";
 /** The person's columns the lazy join gives whole, by their name there, and the persons subquery's column each is. */
 const PERSON_COLUMN_OF = { __person_properties: 'properties', __person_created_at: 'created_at', __person_is_identified: 'is_identified' } as const;
 const PERSON_JOIN_COLUMNS = Object.keys(PERSON_COLUMN_OF) as (keyof typeof PERSON_COLUMN_OF)[];
+/** A person's column the lazy join gives whole, as the persons subquery takes it. */
+const wholePersonColumn = (column: keyof typeof PERSON_COLUMN_OF) => ({ alias: column, sql: `p.${PERSON_COLUMN_OF[column]}` });
 
 interface Printed {
   sql: string;
@@ -492,9 +494,9 @@ export class ClickHousePrinter {
     const sample = this.sample(source, source.alias);
     conditions.unshift(this.guard(source.alias), ...(sample ? [sample] : []));
     // Every field of the select has been printed by now (constraints included), so the reads of the person are all known.
-    const reads = this.personReads.get(source) ?? { columns: new Set<string>(), keys: [] };
+    const reads = this.personReadsOf(source);
     const person = [
-      ...PERSON_JOIN_COLUMNS.filter((c) => reads.columns.has(c)).map((c) => ({ alias: c, sql: `p.${PERSON_COLUMN_OF[c]}` })),
+      ...PERSON_JOIN_COLUMNS.filter((c) => reads.columns.has(c)).map(wholePersonColumn),
       // Taken from each version's JSON before the latest is picked, so that no whole JSON is kept per person.
       ...reads.keys.map((key, i) => ({ alias: `__person_property_${i}`, sql: sql`visitParamExtractRaw(p.properties, ${key})`.text })),
     ];
@@ -536,6 +538,6 @@ export class ClickHousePrinter {
     // Its outer select reads the person's columns by name, whole.
     const person = source.lazy.person ? PERSON_JOIN_COLUMNS : [];
     const lazy = ['__pdi_person_id', ...person];
-    return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.identitySubquery(source, person.map((c) => ({ alias: c, sql: `p.${PERSON_COLUMN_OF[c]}` })))}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${where}`;
+    return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.identitySubquery(source, person.map(wholePersonColumn))}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${where}`;
   }
 }

@@ -1,6 +1,6 @@
 import { MAX_VARIANTS, readCount, readFunnel, seededRandom } from '@tributary/experiments';
 import type { CompactResult } from '@tributary/clickhouse';
-import { parseSelect, propertyFilterExprs, type Expr, type FilterContext, type SelectLike } from '@tributary/hogql';
+import { parseSelect, propertyFilterExprs, replaceNodes, type Expr, type FilterContext, type SelectLike } from '@tributary/hogql';
 import { badRequest } from '@tributary/http';
 import { funnelWindowSeconds, type ExperimentFunnelsMetric, type ExperimentTrendsMetric, type MetricFilters } from './experiment-metrics.js';
 import type { ExperimentRow } from './experiment-store.js';
@@ -49,15 +49,10 @@ interface Statement {
  * and a client's filters nested inside the funnel's aggregates once held the api for minutes.
  */
 async function statementTree({ text, filters }: Statement): Promise<SelectLike> {
-  const place = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(place);
-    if (value === null || typeof value !== 'object') return value;
-    const node = value as Record<string, unknown>;
+  return replaceNodes(await parseSelect(text), (node) => {
     const name = node.node === 'Placeholder' && (node.expr as Expr).node === 'Field' ? String((node.expr as { chain: unknown[] }).chain[0]) : null;
-    if (name !== null && Object.hasOwn(filters, name)) return filters[name];
-    return Object.fromEntries(Object.entries(node).map(([key, child]) => [key, place(child)]));
-  };
-  return place(await parseSelect(text)) as SelectLike;
+    return name !== null && Object.hasOwn(filters, name) ? filters[name] : undefined;
+  });
 }
 
 const inDates = 'timestamp >= toDateTime({date_from}) AND timestamp <= toDateTime({date_to})';
