@@ -7,9 +7,9 @@ import { onCluster, oneReplicaPerShardCluster, topologyOf } from './topology.js'
 /**
  * On a cluster, an ALTER of a sharded table is queued for one replica of each shard, and an ALTER
  * of a table replicated on every server is not queued at all: sent to every replica, 18.16's DDL
- * worker let two replicas of a shard race for it, and the loser's worker stopped for good (every
- * later ON CLUSTER statement on that server then hung, as CI's cluster half did). Either way each
- * replica ends up with the change.
+ * worker lets two replicas of a shard race for it, and the loser's worker stops for good (every
+ * later ON CLUSTER statement on that server then hangs). Either way each replica ends up with the
+ * change.
  */
 const config = testConfig({ clickhouseDatabase: uniqueName('tributary_alters') });
 const topology = topologyOf(config);

@@ -1,4 +1,4 @@
-import { type SelectQuery } from '@tributary/hogql';
+import type { SelectQuery } from '@tributary/hogql';
 import { firstEventQuery, momentOf } from '../toolkit/first-event.js';
 import { entityCondition, entityOf, seconds, timedRun, type InsightResponse, type InsightRunDeps } from '../toolkit/insight-series.js';
 import { parseFormula } from './trends-formula.js';
