@@ -51,6 +51,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ INGEST_MAX_QUEUED_EVENTS: '0' })).toThrow(/INGEST_MAX_QUEUED_EVENTS/);
     expect(() => loadConfig({ INGEST_MAX_QUEUED_EVENTS: 'lots' })).toThrow(/INGEST_MAX_QUEUED_EVENTS/);
   });
+
+  it('computes two tiles of a dashboard at once unless told how many, never more than a project may run', () => {
+    expect(loadConfig({}).dashboardTileConcurrency).toBe(2);
+    expect(loadConfig({ DASHBOARD_TILE_CONCURRENCY: '4' }).dashboardTileConcurrency).toBe(4);
+    expect(() => loadConfig({ DASHBOARD_TILE_CONCURRENCY: '0' })).toThrow(/DASHBOARD_TILE_CONCURRENCY/);
+    expect(() => loadConfig({ DASHBOARD_TILE_CONCURRENCY: '5' })).toThrow(/DASHBOARD_TILE_CONCURRENCY \(5\) must be at most QUERY_CONCURRENCY_PER_PROJECT \(4\)/);
+    expect(loadConfig({ DASHBOARD_TILE_CONCURRENCY: '5', QUERY_CONCURRENCY_PER_PROJECT: '8' }).dashboardTileConcurrency).toBe(5);
+  });
 });
 
 describe('TRIBUTARY_ENV=production', () => {

@@ -168,6 +168,11 @@ export interface Config {
    * process; more are answered 429, so one project's heavy queries cannot queue out the others'.
    */
   queryConcurrencyPerProject: number;
+  /**
+   * DASHBOARD_TILE_CONCURRENCY: tiles one dashboard read computes at once, each a query of the
+   * project's; at most QUERY_CONCURRENCY_PER_PROJECT, so a dashboard never throttles its own tiles.
+   */
+  dashboardTileConcurrency: number;
   /** MATERIALIZED_COLUMNS_MAX: materialized property columns `events` may have in all; each costs every insert a little. */
   materializedColumnsMax: number;
   /** MATERIALIZE_TOP_N: how many of the most read properties `tributary properties:auto` gives a column, at most, per run. */
@@ -292,6 +297,7 @@ export const ENV_VARIABLES = {
   queryMaxMemoryBytes: ['QUERY_MAX_MEMORY_BYTES', String(2 * 1024 * 1024 * 1024)],
   queryMaxThreads: ['QUERY_MAX_THREADS', '0'],
   queryConcurrencyPerProject: ['QUERY_CONCURRENCY_PER_PROJECT', '4'],
+  dashboardTileConcurrency: ['DASHBOARD_TILE_CONCURRENCY', '2'],
   materializedColumnsMax: ['MATERIALIZED_COLUMNS_MAX', '100'],
   materializeTopN: ['MATERIALIZE_TOP_N', '10'],
   materializeMinReads: ['MATERIALIZE_MIN_READS', '1000'],
@@ -374,6 +380,7 @@ const schema: JSONSchemaType<RawConfig> = {
     queryMaxMemoryBytes: { type: 'integer', minimum: 1048576 },
     queryMaxThreads: { type: 'integer', minimum: 0 },
     queryConcurrencyPerProject: { type: 'integer', minimum: 1 },
+    dashboardTileConcurrency: { type: 'integer', minimum: 1 },
     materializedColumnsMax: { type: 'integer', minimum: 0, maximum: 1000 },
     materializeTopN: { type: 'integer', minimum: 0, maximum: 1000 },
     materializeMinReads: { type: 'integer', minimum: 1 },
@@ -468,6 +475,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrid
   const captureWorkers = typed.captureWorkers || availableParallelism();
   const decideWorkers = typed.decideWorkers || availableParallelism();
   const config = { ...typed, kafkaBrokers, trustedProxies, batchExportAllowedDestinations, serviceUrls, captureWorkers, decideWorkers, ...overrides };
+  if (config.dashboardTileConcurrency > config.queryConcurrencyPerProject) {
+    throw new ConfigError(`invalid configuration: DASHBOARD_TILE_CONCURRENCY (${config.dashboardTileConcurrency}) must be at most QUERY_CONCURRENCY_PER_PROJECT (${config.queryConcurrencyPerProject})`);
+  }
   if (config.env === 'production') {
     const secrets: readonly Secret[] = user ? PRODUCTION_SECRETS[user] : [...new Set(Object.values(PRODUCTION_SECRETS).flat())];
     const problems = productionSecretProblems(config, secrets);

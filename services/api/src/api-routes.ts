@@ -76,6 +76,7 @@ export interface ApiDeps {
   personEvents: PersonEventPublisher;
   publicUrl: string;
   rateLimitPerMinute: number;
+  dashboardTileConcurrency: number;
   status: StatusDeps;
   /** Where batch exports may send data: checked before an export is saved. */
   destinationGuard: DestinationGuard;
@@ -135,6 +136,7 @@ export function apiDeps(
     personEvents,
     publicUrl: config.publicUrl,
     rateLimitPerMinute: config.apiRateLimitPerMinute,
+    dashboardTileConcurrency: config.dashboardTileConcurrency,
     destinationGuard: new DestinationGuard(destinationPolicy(config)),
     status: {
       serviceUrls: config.serviceUrls,
@@ -187,7 +189,7 @@ export function mountApiRoutes(app: Express, deps: ApiDeps): void {
     project.use('/events', eventRoutes({ ...deps, clickhouse: deps.queryClickhouse }));
     project.use('/query', queryRoutes(deps.query));
     project.use('/feature_flags', featureFlagRoutes(deps));
-    project.use('/dashboards', dashboardRoutes({ ...deps, queries: deps.query }));
+    project.use('/dashboards', dashboardRoutes({ ...deps, queries: deps.query, tileConcurrency: deps.dashboardTileConcurrency }));
     project.use('/insights', insightRoutes({ ...deps, queries: deps.query }));
     project.use('/batch_exports', batchExportRoutes(deps));
     project.use('/explicit_members', explicitMemberRoutes(deps));

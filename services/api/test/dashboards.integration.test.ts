@@ -1,4 +1,7 @@
 import { createKey, createMember, createTestTenant, type TestTenant } from '@tributary/test-support';
+import { jest } from '@jest/globals';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { QueryService } from '../src/query/query-service.js';
 import { useApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;
@@ -239,3 +242,38 @@ describe('dashboards', () => {
     expect((await api.request('PATCH', `${dashboardsPath()}${mine.id}/`, member.personalApiKey, { restriction_level: 21 })).status).toBe(200);
   });
 });
+
+describe('a dashboard read with results', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('computes DASHBOARD_TILE_CONCURRENCY tiles at once (2 by default) and gives them back in the tiles\' order', async () => {
+    const events = ['$pageview', 'signed up', 'clicked', 'paid', 'left'];
+    const tiles = events.map((event, i) => ({
+      type: 'INSIGHT',
+      name: event,
+      query: { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event, math: 'total' }] } },
+      layouts: { sm: { x: 0, y: i * 5, w: 6, h: 5 } },
+    }));
+    const { body: dashboard } = await fromTemplate({ template: { ...template(), tiles } });
+    // Each query held a moment, so that tiles computed together overlap whatever the machine's speed.
+    const run = QueryService.prototype.run;
+    let running = 0;
+    let most = 0;
+    jest.spyOn(QueryService.prototype, 'run').mockImplementation(async function (this: QueryService, ...args: Parameters<QueryService['run']>) {
+      most = Math.max(most, ++running);
+      try {
+        await sleep(100);
+        return await run.apply(this, args);
+      } finally {
+        running--;
+      }
+    });
+    const read = await api.request('GET', `${dashboardsPath()}${dashboard.id}/?refresh=force_blocking`, tenant.personalApiKey);
+    expect(read.status).toBe(200);
+    expect(most).toBe(api.config.dashboardTileConcurrency);
+    expect(most).toBe(2);
+    expect(read.body.tiles.map((t: { insight: { name: string } }) => t.insight.name)).toEqual(events);
+    for (const tile of read.body.tiles) expect(tile.insight).toMatchObject({ result: expect.any(Array), query_status: null });
+  });
+});
+

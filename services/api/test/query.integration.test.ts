@@ -226,7 +226,7 @@ describe('query limits', () => {
   let limited: ApiHarness;
   let heavy: TestTenant;
   beforeAll(async () => {
-    limited = await startApi({ queryMaxExecutionTimeS: 1, queryMaxMemoryBytes: 512 * 1024 * 1024, queryConcurrencyPerProject: 1 });
+    limited = await startApi({ queryMaxExecutionTimeS: 1, queryMaxMemoryBytes: 512 * 1024 * 1024, queryConcurrencyPerProject: 1, dashboardTileConcurrency: 1 });
     heavy = await createTestTenant(api.pool, api.config);
     // Two million rows read block by block: ClickHouse checks time limits and kills between blocks.
     await api.clickhouse.command(sql`INSERT INTO events (uuid, event, properties, timestamp, timestamp_ms, team_id, distinct_id, elements_chain, created_at, person_id, person_properties, person_created_at, group_0, group_1, group_2, group_3, group_4, inserted_at)

@@ -1,4 +1,5 @@
 import { Router, type Request, type Response } from 'express';
+import pLimit from 'p-limit';
 import { PAGE_SCHEMA, badRequest, documented, forbidden, notFound, pageOf } from '@tributary/http';
 import { accessControlRoutes } from '../access-controls/access-control-routes.js';
 import type { AccessControls } from '../access-controls/access-controls.js';
@@ -43,7 +44,17 @@ function presentDashboard(row: DashboardRow) {
  * JSON, or copied from another, behind access controls. A dashboard read answers every tile's
  * insight with its results, computing those not fresh in the cache (`refresh=blocking`, the default).
  */
-export function dashboardRoutes(deps: { dashboards: DashboardStore; insights: InsightStore; insightAccess: InsightAccess; publicUrl: string; access: AccessControls; members: OrganizationMemberStore; queries: QueryService }): Router {
+export function dashboardRoutes(deps: {
+  dashboards: DashboardStore;
+  insights: InsightStore;
+  insightAccess: InsightAccess;
+  publicUrl: string;
+  access: AccessControls;
+  members: OrganizationMemberStore;
+  queries: QueryService;
+  /** Tiles one read computes at once (DASHBOARD_TILE_CONCURRENCY). */
+  tileConcurrency: number;
+}): Router {
   const router = Router({ mergeParams: true });
   const { dashboards, insights, insightAccess, access } = deps;
 
@@ -59,12 +70,13 @@ export function dashboardRoutes(deps: { dashboards: DashboardStore; insights: In
     const tiles = await dashboards.tiles(row.id);
     const byId = await insights.getMany(row.team_id, tiles.map((t) => t.insight_id));
     const signal = clientSignal(res);
-    const presented = [];
-    // One tile after another: the project's query concurrency limit is for people, not for one dashboard.
-    for (const tile of tiles) {
+    // A few tiles at once, not all: each takes one of the project's query slots, which are for
+    // people as much as for one dashboard.
+    const limit = pLimit(deps.tileConcurrency);
+    const present = async (tile: (typeof tiles)[number]) => {
       const insight = byId.get(tile.insight_id)!;
       const results = refresh ? await tileResult(deps.queries, projectOf(req), insight.query, refresh, signal) : undefined;
-      presented.push({
+      return {
         id: tile.id,
         layouts: tile.layouts,
         color: tile.color,
@@ -73,8 +85,13 @@ export function dashboardRoutes(deps: { dashboards: DashboardStore; insights: In
         is_cached: results?.is_cached ?? false,
         last_refresh: results?.last_refresh ?? null,
         insight: presentInsight(await insightAccess.view(req, insight), results),
-      });
-    }
+      };
+    };
+    const presented = await Promise.all(tiles.map((tile) => limit(() => present(tile)))).catch((error: unknown) => {
+      // A tile that fails the read (a 5xx): the tiles still queued are not started.
+      limit.clearQueue();
+      throw error;
+    });
     return { ...presentDashboard(row), user_access_level: level, tiles: presented };
   };
 
