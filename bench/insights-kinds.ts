@@ -58,11 +58,10 @@ const at = (date: Date) => `toDateTime('${date.toISOString().slice(0, 19).replac
  * squash last rewrote their events.
  */
 const pdiSql = (team: number, overridesOnly: boolean) => {
-  const current = `SELECT distinct_id, argMax(person_id, version) AS current_person, max(version) AS latest FROM person_distinct_id WHERE team_id = ${team} GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0`;
-  if (!overridesOnly) return current;
-  return `SELECT distinct_id, current_person FROM (${current} AND latest > 0) AS moved
-    ANY LEFT JOIN (SELECT distinct_id, max(version) AS squashed FROM squashed_distinct_ids WHERE team_id = ${team} GROUP BY distinct_id) AS done USING distinct_id
-    WHERE latest > squashed`;
+  const current = (where: string, having: string) =>
+    `SELECT distinct_id, argMax(person_id, version) AS current_person, max(version) AS latest FROM person_distinct_id WHERE team_id = ${team}${where} GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0${having}`;
+  if (!overridesOnly) return current('', '');
+  return `SELECT distinct_id, current_person FROM (${current(' AND version > 0', ` AND (distinct_id, latest) NOT IN (SELECT distinct_id, version FROM squashed_distinct_ids WHERE team_id = ${team})`)})`;
 };
 /** A distinct id without a mapping keeps the person stored on its events, as the endpoint's join does. */
 const personSql = (stored: string) => `if(current_person = ${ZERO_UUID}, ${stored}, current_person)`;

@@ -513,9 +513,11 @@ export class ClickHousePrinter {
    */
   private identitySubquery(source: Source, person: { alias: string; sql: string }[]): string {
     if (this.personsOnEvents === 'disabled' || source.lazy.person) return this.lazySubquery(person);
-    const moved = latestDistinctIds((alias) => this.guard(alias), '__pdi_person_id', true);
-    const squashed = `SELECT s.distinct_id AS distinct_id, max(s.version) AS __squashed FROM squashed_distinct_ids AS s WHERE ${this.guard('s')} GROUP BY s.distinct_id`;
-    return `SELECT distinct_id, __pdi_person_id FROM (${moved}) AS __moved ANY LEFT JOIN (${squashed}) AS __squash USING (distinct_id) WHERE __version > __squashed`;
+    // A set of pairs, not a join on each id's latest squash: versions only rise, so an id's latest
+    // version is squashed exactly when that pair is in the table.
+    const squashed = `SELECT s.distinct_id, s.version FROM squashed_distinct_ids AS s WHERE ${this.guard('s')}`;
+    const moved = latestDistinctIds((alias) => this.guard(alias), '__pdi_person_id', { squashed });
+    return `SELECT distinct_id, __pdi_person_id FROM (${moved}) AS __moved`;
   }
 
   /** A distinct id's current person, and the given values of it: the lazy join behind `person_id`, `pdi.` and `person.`. */

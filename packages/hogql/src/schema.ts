@@ -97,11 +97,15 @@ export const latestPersons = (guard: (alias: string) => string, values: { alias:
 
 /**
  * Each distinct id's latest identity row, deleted ones left out, its person as `personAlias`.
- * `moved` keeps only the ids above version 0, with that version as `__version`: ingest writes an
- * id at version 0 on the person its events carry, and every move raises it.
+ * `moved` keeps only the ids above version 0, with that version as `__version`, less those whose
+ * (distinct_id, version) at that version `moved.squashed` selects: ingest writes an id at version
+ * 0 on the person its events carry, and every move raises it. Version 0 rows are left out before
+ * grouping, not after: an id that moved has its latest row above 0, and the others are most rows.
  */
-export const latestDistinctIds = (guard: (alias: string) => string, personAlias: string, moved = false): string =>
-  `SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS ${personAlias}${moved ? ', max(d.version) AS __version' : ''} FROM person_distinct_id AS d WHERE ${guard('d')} GROUP BY d.distinct_id HAVING ${moved ? '__version > 0 AND ' : ''}argMax(d.is_deleted, d.version) = 0`;
+export const latestDistinctIds = (guard: (alias: string) => string, personAlias: string, moved?: { squashed: string }): string => {
+  const having = ['argMax(d.is_deleted, d.version) = 0', ...(moved ? [`(distinct_id, __version) NOT IN (${moved.squashed})`] : [])];
+  return `SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS ${personAlias}${moved ? ', max(d.version) AS __version' : ''} FROM person_distinct_id AS d WHERE ${guard('d')}${moved ? ' AND d.version > 0' : ''} GROUP BY d.distinct_id HAVING ${having.join(' AND ')}`;
+};
 
 /** The latest version of each identity row, with deleted ones left out: the copies are versioned. */
 export const IDENTITY_SUBQUERIES: Record<Exclude<TableName, 'events'>, (guard: (alias: string) => string) => string> = {
