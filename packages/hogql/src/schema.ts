@@ -98,9 +98,10 @@ export const latestPersons = (guard: (alias: string) => string, values: { alias:
 /**
  * Each distinct id's latest identity row, deleted ones left out, its person as `personAlias`.
  * `moved` keeps only the ids above version 0, with that version as `__version`, less those whose
- * (distinct_id, version) at that version `moved.squashed` selects: ingest writes an id at version
- * 0 on the person its events carry, and every move raises it. Version 0 rows are left out before
- * grouping, not after: an id that moved has its latest row above 0, and the others are most rows.
+ * pair (distinct_id, __version) is among the pairs `moved.squashed` selects: ingest writes an id
+ * at version 0 on the person its events carry, and every move raises it. Version 0 rows are left
+ * out before grouping, not after: an id that moved has its latest row above 0, and the others are
+ * most rows.
  */
 export const latestDistinctIds = (guard: (alias: string) => string, personAlias: string, moved?: { squashed: string }): string => {
   const having = ['argMax(d.is_deleted, d.version) = 0', ...(moved ? [`(distinct_id, __version) NOT IN (${moved.squashed})`] : [])];
