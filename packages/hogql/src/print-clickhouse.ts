@@ -4,6 +4,7 @@ import { AliasOfExpression, columnAlias, columnAtPosition, implicitNameHides, in
 import { LAZY_JOIN_KEY, aliasesLazyJoinKey, scalarSubquery } from './distributed-table.js';
 import { queryError, spanOf as span } from './errors.js';
 import { lookupFunction, lookupWindowFunction } from './functions.js';
+import { isPersonSetCondition } from './person-condition.js';
 import { printHogQLExpr } from './print-hogql.js';
 import { sampleCondition } from './sample.js';
 import { refOf, scopeOf, type FieldRef, type Source } from './resolved-tree.js';
@@ -50,6 +51,13 @@ function isConstantShaped(expr: Expr): boolean {
   }
 }
 
+const personPropertyColumn = (i: number) => `__person_property_${i}`;
+/** A person property read through the lazy join (`person.properties.KEY...`). */
+const isPersonPropertyRef = (ref: FieldRef): boolean => ref.kind === 'lazy' && ref.column === '__person_properties' && ref.keys.length > 0;
+const isPersonPropertyOf = (field: Field, source: Source): boolean => {
+  const ref = refOf(field);
+  return isPersonPropertyRef(ref) && (ref as { source: Source }).source === source;
+};
 const readsProperty = (ref: FieldRef): boolean => (ref.kind === 'column' || ref.kind === 'lazy') && ref.keys.length > 0;
 
 /** A field that reads a stored column, of a source or of its lazy join. */
@@ -113,6 +121,10 @@ export class ClickHousePrinter {
   private readonly wrappedColumns = new Map<Source, Set<string>>();
   /** What an events source's lazy join must give of its person, read so far: whole columns, and the keys of the properties read. */
   private readonly personReads = new Map<Source, { columns: Set<string>; keys: string[] }>();
+  /** The events sources a printed field reads through the lazy join: the others need no join. */
+  private readonly lazyJoined = new Set<Source>();
+  /** While a set of distinct ids by person is printed (`personSet`): its source, and the keys its persons' select reads. */
+  private personSetReads: { source: Source; keys: string[] } | null = null;
 
   propertyReads(): PropertyRead[] {
     return [...this.reads.values()];
@@ -129,6 +141,7 @@ export class ClickHousePrinter {
   }
 
   private lazyColumn(source: Source, column: string): string {
+    this.lazyJoined.add(source);
     return source.wrapped ? `${q(source.alias)}.${q(column)}` : `${q(`${source.alias}__lazy`)}.${q(column)}`;
   }
 
@@ -155,7 +168,7 @@ export class ClickHousePrinter {
   private personKeyColumn(source: Source, key: string): string {
     const { keys } = this.personReadsOf(source);
     if (!keys.includes(key)) keys.push(key);
-    return `__person_property_${keys.indexOf(key)}`;
+    return personPropertyColumn(keys.indexOf(key));
   }
 
   private materializedColumn(source: Source, column: string, key: string): string | null {
@@ -202,6 +215,7 @@ export class ClickHousePrinter {
       case 'column':
         return keyed(ref, this.column(ref.source, ref.column));
       case 'lazy':
+        if (this.personSetReads?.source === ref.source && isPersonPropertyRef(ref)) return { sql: property(Sql.trusted(this.personSetColumn(ref.keys[0]!)), ref.keys), property: true };
         if (ref.keys.length === 0) this.personReadsOf(ref.source).columns.add(ref.column);
         return keyed(ref, this.lazyColumn(ref.source, ref.column));
       case 'personId': {
@@ -433,7 +447,7 @@ export class ClickHousePrinter {
       : '';
     const conditions: string[] = [];
     const prewhere = query.prewhere ? this.expr(query.prewhere).sql : null;
-    if (query.where) conditions.push(...whereConjuncts(query.where).map((e) => this.expr(e).sql));
+    if (query.where) conditions.push(...this.whereConditions(whereConjuncts(query.where), sources[0]));
     const byPosition = (e: Expr, clause: string): string => aliasOf.name(columnAtPosition(e, clause, itemSql) ?? this.expr(e).sql);
     if (query.group_by?.length) clauses.push(`GROUP BY ${query.group_by.map((e) => byPosition(e, 'GROUP BY')).join(', ')}`);
     if (query.having) clauses.push(`HAVING ${this.expr(query.having).sql}`);
@@ -456,6 +470,35 @@ export class ClickHousePrinter {
     if (!renamed) return { sql, columns };
     if (outputs.includes(null)) throw queryError('Two columns of this subquery have one name: give one an alias with AS', span(query));
     return { sql: `SELECT ${outputs.join(', ')} FROM (${sql})`, columns };
+  }
+
+  /**
+   * A WHERE's conditions, those of them that only the first source's person can meet as one set
+   * of distinct ids where the first of them stood: reading the identity tables once, rather than
+   * joining every event to its person's properties.
+   */
+  private whereConditions(conjuncts: Expr[], first: Source | undefined): string[] {
+    const byPerson = first?.table === 'events' && !first.wrapped ? conjuncts.filter((e) => isPersonSetCondition(e, (f) => isPersonPropertyOf(f, first))) : [];
+    if (byPerson.length === 0) return conjuncts.map((e) => this.expr(e).sql);
+    return conjuncts.flatMap((e) => (e === byPerson[0] ? [this.personSet(first!, byPerson)] : byPerson.includes(e) ? [] : [this.expr(e).sql]));
+  }
+
+  /** `distinct_id IN` the ids whose current person meets `conditions`, read over each person's latest properties. */
+  private personSet(source: Source, conditions: Expr[]): string {
+    this.personSetReads = { source, keys: [] };
+    const where = conditions.map((e) => this.expr(e).sql).join(' AND ');
+    const { keys } = this.personSetReads;
+    this.personSetReads = null;
+    const guard = (alias: string) => this.guard(alias);
+    const persons = latestPersons(guard, keys.map((key, i) => ({ alias: personPropertyColumn(i), sql: sql`visitParamExtractRaw(p.properties, ${key})`.text })));
+    const ids = `SELECT __pdi.distinct_id FROM (${IDENTITY_SUBQUERIES.person_distinct_ids(guard)}) AS __pdi WHERE __pdi.person_id IN (SELECT __p.id FROM (${persons}) AS __p WHERE ${where})`;
+    return `(${this.column(source, 'distinct_id')} IN (${ids}))`;
+  }
+
+  private personSetColumn(key: string): string {
+    const { keys } = this.personSetReads!;
+    if (!keys.includes(key)) keys.push(key);
+    return `__p.${personPropertyColumn(keys.indexOf(key))}`;
   }
 
   private order(o: OrderExpr, print: (e: Expr) => string): string {
@@ -498,9 +541,9 @@ export class ClickHousePrinter {
     const person = [
       ...PERSON_JOIN_COLUMNS.filter((c) => reads.columns.has(c)).map(wholePersonColumn),
       // Taken from each version's JSON before the latest is picked, so that no whole JSON is kept per person.
-      ...reads.keys.map((key, i) => ({ alias: `__person_property_${i}`, sql: sql`visitParamExtractRaw(p.properties, ${key})`.text })),
+      ...reads.keys.map((key, i) => ({ alias: personPropertyColumn(i), sql: sql`visitParamExtractRaw(p.properties, ${key})`.text })),
     ];
-    const lazy = source.lazy.pdi ? ` ANY LEFT JOIN (${this.identitySubquery(source, person)}) AS ${q(`${source.alias}__lazy`)} ON ${LAZY_JOIN_KEY} = ${q(`${source.alias}__lazy`)}.${q('distinct_id')}` : '';
+    const lazy = source.lazy.pdi && this.lazyJoined.has(source) ? ` ANY LEFT JOIN (${this.identitySubquery(person)}) AS ${q(`${source.alias}__lazy`)} ON ${LAZY_JOIN_KEY} = ${q(`${source.alias}__lazy`)}.${q('distinct_id')}` : '';
     return `events AS ${q(source.alias)}${lazy}`;
   }
 
@@ -511,8 +554,8 @@ export class ClickHousePrinter {
    * its events carry, and every move raises the version. An id whose events the override squash
    * rewrote at its latest version carries its person already.
    */
-  private identitySubquery(source: Source, person: { alias: string; sql: string }[]): string {
-    if (this.personsOnEvents === 'disabled' || source.lazy.person) return this.lazySubquery(person);
+  private identitySubquery(person: { alias: string; sql: string }[]): string {
+    if (this.personsOnEvents === 'disabled' || person.length > 0) return this.lazySubquery(person);
     // A set of pairs, not a join on each id's latest squash: versions only rise, so an id's latest
     // version is squashed exactly when that pair is in the table.
     const squashed = `SELECT s.distinct_id, s.version FROM squashed_distinct_ids AS s WHERE ${this.guard('s')}`;
@@ -540,6 +583,6 @@ export class ClickHousePrinter {
     // Its outer select reads the person's columns by name, whole.
     const person = source.lazy.person ? PERSON_JOIN_COLUMNS : [];
     const lazy = ['__pdi_person_id', ...person];
-    return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.identitySubquery(source, person.map(wholePersonColumn))}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${where}`;
+    return `SELECT ${[...columns, ...lazy.map((c) => `__lazy.${q(c)} AS ${q(c)}`)].join(', ')} FROM events AS __e ANY LEFT JOIN (${this.identitySubquery(person.map(wholePersonColumn))}) AS __lazy ON ${LAZY_JOIN_KEY} = __lazy.distinct_id WHERE ${where}`;
   }
 }

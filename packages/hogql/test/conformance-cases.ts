@@ -48,6 +48,13 @@ const persons: Case[] = [
   ['the lazy join through a table alias', "SELECT e.distinct_id, e.person.properties.email FROM events AS e WHERE e.event = 'signup'", [['alice', 'alice@example.com']]],
   ['a person property in WHERE', "SELECT count() FROM events WHERE person.properties.email LIKE '%@example.com'", [[6]]],
   ['a numeric person property compared with a number', 'SELECT count() FROM events WHERE person.properties.age > 26', [[5]]],
+  // A WHERE condition no event without a person can meet is read as a set of distinct ids; countIf reads the same condition through the join.
+  ['a person condition read as a set of ids counts what the join counts', "SELECT count(), countIf(person.properties.plan = 'pro') FROM events WHERE person.properties.plan = 'pro'", [[5, 5]]],
+  ['!= leaves out the deleted person and the personless event, as the join does', "SELECT count(), countIf(person.properties.plan != 'pro') FROM events WHERE person.properties.plan != 'pro'", [[1, 1]]],
+  ['a set of ids beside an event condition, through merged and remapped ids', "SELECT distinct_id FROM events WHERE person.properties.age > 26 AND event != 'signup' ORDER BY timestamp", [['alice'], ['alice'], ['alice-phone'], ['bob-laptop']]],
+  ['two person conditions in OR are one set', "SELECT count() FROM events WHERE person.properties.plan = 'free' OR person.properties.age > 26", [[6]]],
+  ['IS NULL holds for a missing person: it stays on the join', 'SELECT count() FROM events WHERE person.properties.plan IS NULL', [[2]]],
+  ['a default for a missing property holds for a missing person: it stays on the join', "SELECT count() FROM events WHERE ifNull(person.properties.plan, 'none') = 'none'", [[2]]],
   ['pdi.person_id is the current person of each distinct id', "SELECT distinct_id, pdi.person_id FROM events WHERE distinct_id IN ('alice', 'alice-phone', 'bob-laptop') ORDER BY timestamp", [['alice', alice], ['alice', alice], ['alice-phone', alice], ['alice', alice], ['bob-laptop', alice]]],
   ['person_id: remapped, deleted person, and the stored person of a personless event', "SELECT distinct_id, person_id FROM events WHERE distinct_id IN ('bob', 'bob-laptop', 'anon', 'carol') ORDER BY timestamp", [['bob', bob], ['carol', carol], ['bob-laptop', alice], ['anon', anon]]],
   ['groups by person_id', 'SELECT person_id, count() FROM events GROUP BY person_id HAVING count() > 1', [[alice, 5]]],
