@@ -134,12 +134,12 @@ class NullPersonReader {
     const left = this.outcome(node.left);
     if (left === undefined) return undefined;
     if (op === 'in' || op === 'not in') {
-      // Only a set of constants or a subquery of its own: ClickHouse's NULL is in no set, and not in every one.
+      // Only a set of constants or a subquery of its own: NULL IN or NOT IN one is NULL (the printer makes 18.16 answer so too).
       const right = node.right;
       const set =
         right.node === 'SelectQuery' || right.node === 'SelectSetQuery' || right.node === 'Constant' || right.node === 'Placeholder' || ((right.node === 'Tuple' || right.node === 'Array') && right.exprs.every((e) => e.node === 'Constant'));
       if (!set || left !== 'null') return set ? 'unknown' : undefined;
-      return op === 'in' ? 'false' : 'true';
+      return 'null';
     }
     const right = this.outcome(node.right);
     if (right === undefined || !NULL_COMPARISONS.has(op)) return undefined;

@@ -58,6 +58,47 @@ const isPersonPropertyOf = (field: Field, source: Source): boolean => {
   const ref = refOf(field);
   return isPersonPropertyRef(ref) && (ref as { source: Source }).source === source;
 };
+/** Functions that give NULL for values that are not: what does not parse, `nullIf`'s match. */
+const NULL_FROM_VALUES = new Set(['nullif', 'toint', 'tofloat', 'toint64ornull', 'tofloat64ornull', 'parsedatetimebesteffortornull']);
+
+/**
+ * Whether a value may be NULL: a property (absent), a NULL, a column of a subquery or an alias
+ * (not looked into), what `NULL_FROM_VALUES` gives, or anything computed from one of these;
+ * not a stored table's own column, nor what isNull, isNotNull or a default of ifNull gives.
+ */
+function mayBeNull(expr: Expr): boolean {
+  switch (expr.node) {
+    case 'Constant':
+      return expr.value === null;
+    case 'Placeholder':
+      return expr.expr.node !== 'Constant' || expr.expr.value === null;
+    case 'Tuple':
+    case 'Array':
+      return false;
+    case 'Field': {
+      const ref = refOf(expr);
+      if (ref.kind === 'column') return ref.keys.length > 0 || ref.source.table === undefined;
+      return !((ref.kind === 'lazy' && ref.keys.length === 0) || ref.kind === 'personId');
+    }
+    case 'Call': {
+      const name = expr.name.toLowerCase();
+      if (NULL_FROM_VALUES.has(name)) return true;
+      if (name === 'isnull' || name === 'isnotnull') return false;
+      if (name === 'ifnull' || name === 'coalesce') return expr.args.every(mayBeNull);
+      return expr.args.some(mayBeNull);
+    }
+    case 'And':
+    case 'Or':
+      return expr.exprs.some(mayBeNull);
+    case 'Not':
+      return mayBeNull(expr.expr);
+    case 'CompareOperation':
+    case 'ArithmeticOperation':
+      return mayBeNull(expr.left) || mayBeNull(expr.right);
+    default:
+      return true;
+  }
+}
 const readsProperty = (ref: FieldRef): boolean => (ref.kind === 'column' || ref.kind === 'lazy') && ref.keys.length > 0;
 
 /** A field that reads a stored column, of a source or of its lazy join. */
@@ -324,7 +365,11 @@ export class ClickHousePrinter {
   private membership(left: Expr, right: Expr, negated: boolean): string {
     const l = this.expr(left).sql;
     const printed = this.inSet(right);
-    if (printed.set !== undefined) return `(${l} ${negated ? 'NOT IN' : 'IN'} ${printed.set})`;
+    if (printed.set !== undefined) {
+      const test = `(${l} ${negated ? 'NOT IN' : 'IN'} ${printed.set})`;
+      // 18.16 answers 0 for NULL IN a set and 1 for NOT IN; current releases answer NULL, and so does this on 18.16.
+      return hasLegacyBugs(this.server) && mayBeNull(left) ? `if(isNull(${l}), NULL, ${test})` : test;
+    }
     return `(${negated ? 'NOT ' : ''}has(${printed.array}, ${l}))`;
   }
 

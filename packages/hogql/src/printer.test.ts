@@ -168,6 +168,13 @@ describe('the printer prints for the ClickHouse it talks to', () => {
     expect((await print(hogql, { server: current })).clickhouse).toContain(clickhouse);
   });
 
+  it('gives NULL for a value that may be NULL IN or NOT IN a set on 18.16 (which answers 0 and 1), as current releases do; a stored column is left bare', async () => {
+    const hogql = "SELECT 1 FROM events WHERE toString(properties.a) NOT IN ('x') AND event IN ('y')";
+    const value = "toString(nullIf(nullIf(if(substring(visitParamExtractRaw(`events`.`properties`, 'a'), 1, 1) = '\"', visitParamExtractString(concat('{\"v\":', visitParamExtractRaw(`events`.`properties`, 'a'), '}'), 'v'), visitParamExtractRaw(`events`.`properties`, 'a')), ''), 'null'))";
+    expect((await print(hogql)).clickhouse).toContain(`AND if(isNull(${value}), NULL, (${value} NOT IN ('x'))) AND (\`events\`.\`event\` IN ('y'))`);
+    expect((await print(hogql, { server: current })).clickhouse).toContain(`AND (${value} NOT IN ('x')) AND (\`events\`.\`event\` IN ('y'))`);
+  });
+
   it('prints the right-hand key as an expression for 18.16, and for no stated server', async () => {
     const join = 'SELECT 1 AS x FROM persons AS p JOIN groups AS g ON p.id = g.key';
     expect((await print(join, { server: CLICKHOUSE_18_16 })).clickhouse).toContain('ON (`p`.`id` = materialize(`g`.`key`))');
