@@ -166,6 +166,8 @@ export class ClickHousePrinter {
   private readonly lazyJoined = new Set<Source>();
   /** While a set of distinct ids by person is printed (`personSet`): its source, and the keys its persons' select reads. */
   private personSetReads: { source: Source; keys: string[] } | null = null;
+  /** How many lambdas the printed expression is in: 18.16 takes no Nullable condition there (`arrayExists`). */
+  private lambdaDepth = 0;
 
   propertyReads(): PropertyRead[] {
     return [...this.reads.values()];
@@ -367,10 +369,20 @@ export class ClickHousePrinter {
     const printed = this.inSet(right);
     if (printed.set !== undefined) {
       const test = `(${l} ${negated ? 'NOT IN' : 'IN'} ${printed.set})`;
-      // 18.16 answers 0 for NULL IN a set and 1 for NOT IN; current releases answer NULL, and so does this on 18.16.
-      return hasLegacyBugs(this.server) && mayBeNull(left) ? `if(isNull(${l}), NULL, ${test})` : test;
+      // 18.16 answers 0 for NULL IN a set and 1 for NOT IN; current releases answer NULL, and so does this on 18.16
+      // (but in a lambda, whose condition 18.16 needs as UInt8).
+      return hasLegacyBugs(this.server) && this.lambdaDepth === 0 && mayBeNull(left) ? `if(isNull(${l}), NULL, ${test})` : test;
     }
     return `(${negated ? 'NOT ' : ''}has(${printed.array}, ${l}))`;
+  }
+
+  private lambdaBody(body: Expr): string {
+    this.lambdaDepth++;
+    try {
+      return this.expr(body).sql;
+    } finally {
+      this.lambdaDepth--;
+    }
   }
 
   private inSet(right: Expr): { set: string; array?: never } | { array: string; set?: never } {
@@ -410,7 +422,7 @@ export class ClickHousePrinter {
     if (name === 'in' || name === 'notIn') return this.membership(args[0]!, args[1]!, name === 'notIn');
     const materialized = this.materializedCall(name, args);
     if (materialized !== null) return materialized;
-    const printedArgs = args.map((arg) => (arg.node === 'Lambda' ? `(${arg.args.map(q).join(', ')}) -> ${this.expr(arg.expr).sql}` : this.expr(arg).sql));
+    const printedArgs = args.map((arg) => (arg.node === 'Lambda' ? `(${arg.args.map(q).join(', ')}) -> ${this.lambdaBody(arg.expr)}` : this.expr(arg).sql));
     const printedParams = (node.params ?? []).map((p) => this.expr(p).sql);
     if (typeof spec.clickhouse === 'function') return spec.clickhouse(printedArgs, printedParams);
     const head = spec.params ? `${spec.clickhouse}(${printedParams.join(', ')})` : spec.clickhouse;

@@ -24,6 +24,15 @@ describe('LifecycleQuery', () => {
     expect(sql).toContain('`d`.team_id = 42');
   });
 
+  it("looks each person's creation up once, after the events are grouped by person, not on every event", () => {
+    const { period, interval } = lifecyclePeriod(request(), now, cal);
+    const sql = printQuery(buildLifecycleQuery(request().series[0]!, request(), period, interval, { now, cohorts: new Map() }, cal), { teamId: 42, personsOnEvents: 'person_id_override_properties_joined' }).clickhouse;
+    expect(sql).not.toContain('__person_created_at');
+    // With persons on events, the events' join is the moved ids alone.
+    expect(sql).toContain('AS __moved) AS `events__lazy`');
+    expect(sql).toMatch(/GROUP BY `actor`\) AS `a` LEFT JOIN \(SELECT p\.id AS id, .*argMax\(p\.created_at, p\.version\) AS created_at/);
+  });
+
   it("answers the four statuses in PostHog's order, zero-filled, dormant negative", () => {
     const { period, interval } = lifecyclePeriod(request(), now, cal);
     const rows = [
