@@ -1,4 +1,5 @@
 import type { CompareOperation, Expr, Field } from './ast.js';
+import { printsAsSet } from './in-set.js';
 
 /**
  * Which WHERE conditions on an event's person can be read as a set of distinct ids (`distinct_id
@@ -79,7 +80,7 @@ class NullPersonReader {
       case 'Constant':
         return constantOutcome(node.value);
       case 'Placeholder':
-        return node.expr.node === 'Constant' ? constantOutcome(node.expr.value) : 'unknown';
+        return 'unknown';
       case 'Field':
         if (!this.readsPerson(node)) return undefined;
         this.personReads++;
@@ -134,12 +135,9 @@ class NullPersonReader {
     const left = this.outcome(node.left);
     if (left === undefined) return undefined;
     if (op === 'in' || op === 'not in') {
-      // Only a set of constants or a subquery of its own: NULL IN or NOT IN one is NULL (the printer makes 18.16 answer so too).
-      const right = node.right;
-      const set =
-        right.node === 'SelectQuery' || right.node === 'SelectSetQuery' || right.node === 'Constant' || right.node === 'Placeholder' || ((right.node === 'Tuple' || right.node === 'Array') && right.exprs.every((e) => e.node === 'Constant'));
-      if (!set || left !== 'null') return set ? 'unknown' : undefined;
-      return 'null';
+      // Only a set, not has() over an array: NULL IN or NOT IN a set is NULL (the printer makes 18.16 answer so too).
+      if (!printsAsSet(node.right)) return undefined;
+      return left === 'null' ? 'null' : 'unknown';
     }
     const right = this.outcome(node.right);
     if (right === undefined || !NULL_COMPARISONS.has(op)) return undefined;

@@ -4,6 +4,7 @@ import { AliasOfExpression, columnAlias, columnAtPosition, implicitNameHides, in
 import { LAZY_JOIN_KEY, aliasesLazyJoinKey, scalarSubquery } from './distributed-table.js';
 import { queryError, spanOf as span } from './errors.js';
 import { lookupFunction, lookupWindowFunction } from './functions.js';
+import { printsAsSet } from './in-set.js';
 import { isPersonSetCondition } from './person-condition.js';
 import { printHogQLExpr } from './print-hogql.js';
 import { sampleCondition } from './sample.js';
@@ -35,29 +36,20 @@ interface Printed {
 
 const plain = (sql: string): Printed => ({ sql, property: false });
 
-/** An expression of constants alone (no name, no subquery): ClickHouse computes it as a value wherever it stands. */
-function isConstantShaped(expr: Expr): boolean {
-  switch (expr.node) {
-    case 'Constant':
-    case 'Placeholder':
-      return true;
-    case 'Tuple':
-    case 'Array':
-      return expr.exprs.every(isConstantShaped);
-    case 'Call':
-      return expr.args.every(isConstantShaped) && (expr.params ?? []).every(isConstantShaped);
-    default:
-      return false;
-  }
-}
-
 const personPropertyColumn = (i: number) => `__person_property_${i}`;
 /** A person property read through the lazy join (`person.properties.KEY...`). */
-const isPersonPropertyRef = (ref: FieldRef): boolean => ref.kind === 'lazy' && ref.column === '__person_properties' && ref.keys.length > 0;
+const isPersonPropertyRef = (ref: FieldRef): ref is Extract<FieldRef, { kind: 'lazy' }> => ref.kind === 'lazy' && ref.column === '__person_properties' && ref.keys.length > 0;
 const isPersonPropertyOf = (field: Field, source: Source): boolean => {
   const ref = refOf(field);
-  return isPersonPropertyRef(ref) && (ref as { source: Source }).source === source;
+  return isPersonPropertyRef(ref) && ref.source === source;
 };
+/** The persons' select's values of the keys read: each taken from each version's JSON before the latest is picked, so that no whole JSON is kept per person. */
+const personPropertyValues = (keys: string[]) => keys.map((key, i) => ({ alias: personPropertyColumn(i), sql: sql`visitParamExtractRaw(p.properties, ${key})`.text }));
+/** A key's place in the keys read so far, added if new. */
+function keyIndex(keys: string[], key: string): number {
+  if (!keys.includes(key)) keys.push(key);
+  return keys.indexOf(key);
+}
 /** Functions that give NULL for values that are not: what does not parse, `nullIf`'s match. */
 const NULL_FROM_VALUES = new Set(['nullif', 'toint', 'tofloat', 'toint64ornull', 'tofloat64ornull', 'parsedatetimebesteffortornull']);
 
@@ -70,8 +62,6 @@ function mayBeNull(expr: Expr): boolean {
   switch (expr.node) {
     case 'Constant':
       return expr.value === null;
-    case 'Placeholder':
-      return expr.expr.node !== 'Constant' || expr.expr.value === null;
     case 'Tuple':
     case 'Array':
       return false;
@@ -99,6 +89,7 @@ function mayBeNull(expr: Expr): boolean {
       return true;
   }
 }
+
 const readsProperty = (ref: FieldRef): boolean => (ref.kind === 'column' || ref.kind === 'lazy') && ref.keys.length > 0;
 
 /** A field that reads a stored column, of a source or of its lazy join. */
@@ -209,9 +200,7 @@ export class ClickHousePrinter {
    * not every person's whole JSON, and nothing parses the JSON again for every event.
    */
   private personKeyColumn(source: Source, key: string): string {
-    const { keys } = this.personReadsOf(source);
-    if (!keys.includes(key)) keys.push(key);
-    return personPropertyColumn(keys.indexOf(key));
+    return personPropertyColumn(keyIndex(this.personReadsOf(source).keys, key));
   }
 
   private materializedColumn(source: Source, column: string, key: string): string | null {
@@ -391,7 +380,7 @@ export class ClickHousePrinter {
     if (literal !== undefined) return { set: inList((Array.isArray(literal) ? literal : [literal]).map((v) => constant(v, right))) };
     if (right.node === 'Tuple' || right.node === 'Array') {
       const elements = right.exprs.map((e) => this.expr(e).sql);
-      return right.exprs.every(isConstantShaped) ? { set: inList(elements) } : { array: `[${elements.join(', ')}]` };
+      return printsAsSet(right) ? { set: inList(elements) } : { array: `[${elements.join(', ')}]` };
     }
     return { array: this.expr(right).sql };
   }
@@ -547,15 +536,13 @@ export class ClickHousePrinter {
     const { keys } = this.personSetReads;
     this.personSetReads = null;
     const guard = (alias: string) => this.guard(alias);
-    const persons = latestPersons(guard, keys.map((key, i) => ({ alias: personPropertyColumn(i), sql: sql`visitParamExtractRaw(p.properties, ${key})`.text })));
+    const persons = latestPersons(guard, personPropertyValues(keys));
     const ids = `SELECT __pdi.distinct_id FROM (${IDENTITY_SUBQUERIES.person_distinct_ids(guard)}) AS __pdi WHERE __pdi.person_id IN (SELECT __p.id FROM (${persons}) AS __p WHERE ${where})`;
     return `(${this.column(source, 'distinct_id')} IN (${ids}))`;
   }
 
   private personSetColumn(key: string): string {
-    const { keys } = this.personSetReads!;
-    if (!keys.includes(key)) keys.push(key);
-    return `__p.${personPropertyColumn(keys.indexOf(key))}`;
+    return `__p.${personPropertyColumn(keyIndex(this.personSetReads!.keys, key))}`;
   }
 
   private order(o: OrderExpr, print: (e: Expr) => string): string {
@@ -597,8 +584,7 @@ export class ClickHousePrinter {
     const reads = this.personReadsOf(source);
     const person = [
       ...PERSON_JOIN_COLUMNS.filter((c) => reads.columns.has(c)).map(wholePersonColumn),
-      // Taken from each version's JSON before the latest is picked, so that no whole JSON is kept per person.
-      ...reads.keys.map((key, i) => ({ alias: personPropertyColumn(i), sql: sql`visitParamExtractRaw(p.properties, ${key})`.text })),
+      ...personPropertyValues(reads.keys),
     ];
     const lazy = source.lazy.pdi && this.lazyJoined.has(source) ? ` ANY LEFT JOIN (${this.identitySubquery(person)}) AS ${q(`${source.alias}__lazy`)} ON ${LAZY_JOIN_KEY} = ${q(`${source.alias}__lazy`)}.${q('distinct_id')}` : '';
     return `events AS ${q(source.alias)}${lazy}`;

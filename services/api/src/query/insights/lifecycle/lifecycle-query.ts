@@ -99,7 +99,7 @@ function lifecyclePairs(series: InsightEventsNode, request: LifecycleQueryReques
     group_by: [field('actor')],
   };
   // The person's creation is looked up once per person, after grouping, rather than joined onto
-  // every event (half the statement's time at 50M events); a person no longer stored has none.
+  // every event; a person no longer stored has none.
   const perPerson: SelectQuery = {
     node: 'SelectQuery',
     select: [alias('actor', field('a', 'actor')), alias('created', cal.bucketOf(field('p', 'created_at'), interval)), alias('activity', field('a', 'activity'))],
