@@ -13,6 +13,8 @@ const common = {
 
 export default {
   testTimeout: 90_000,
+  // A suite that leaves a connection open after a failure must fail the run, not hang it until CI's time is up.
+  forceExit: true,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['**/*.test.ts'], testPathIgnorePatterns: ['\\.integration\\.test\\.ts$', '/node_modules/'] },
     { ...common, displayName: 'integration', testMatch: ['**/*.integration.test.ts'], testPathIgnorePatterns: ['/node_modules/'] },

@@ -105,3 +105,30 @@ it('keeps at most maxEntries, the least recently asked going first', async () =>
     ownReader.disconnect();
   }
 });
+
+it('starts tracking once a command that starts it works again, after failing at first', async () => {
+  const user = `tributary-test-tracking-${randomUUID()}`;
+  // A user refused CLIENT TRACKING until the test allows it: a failure as a timeout under load would be, but certain.
+  await writer.call('ACL', 'SETUSER', user, 'on', '>secret', '~*', '&*', '+@all', '-client|tracking');
+  const url = new URL(config.redisUrl);
+  url.username = user;
+  url.password = 'secret';
+  const ownReader = createRedis({ redisUrl: url.toString() });
+  const refused: unknown[] = [];
+  const slow = new TrackedCopies<{ v: string }>(ownReader, { maxEntries: 10, maxAgeMs: 60_000, retryMs: 50, onError: (error) => refused.push(error) });
+  try {
+    await waitFor(async () => refused.length > 0, { what: 'a refused CLIENT TRACKING' });
+    expect(slow.isTracking).toBe(false);
+    await writer.call('ACL', 'SETUSER', user, '+client|tracking');
+    await slow.untilTracking(2_000);
+    const k = key();
+    await writer.set(k, JSON.stringify({ v: 'kept' }));
+    const started = slow.beginRead([k]);
+    slow.endRead(started, (await ownReader.mget([k])).map((value) => JSON.parse(value!) as { v: string }));
+    expect(slow.get(k)).toEqual({ v: 'kept' });
+  } finally {
+    slow.close();
+    ownReader.disconnect();
+    await writer.call('ACL', 'DELUSER', user);
+  }
+});

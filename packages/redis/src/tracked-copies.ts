@@ -19,6 +19,8 @@ export interface TrackedCopiesOptions {
    */
   maxAgeMs: number;
   onError?: (error: unknown) => void;
+  /** Wait before trying again when a command that starts tracking failed (a timeout under load, say). */
+  retryMs?: number;
 }
 
 /**
@@ -40,6 +42,7 @@ export class TrackedCopies<V extends object> {
   private subscriberId: number | undefined;
   private closed = false;
   private tracked: Promise<void> = Promise.resolve();
+  private retry: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly reader: Redis,
@@ -105,6 +108,7 @@ export class TrackedCopies<V extends object> {
 
   close(): void {
     this.closed = true;
+    clearTimeout(this.retry);
     this.lapse();
     this.subscriber.disconnect();
   }
@@ -137,10 +141,30 @@ export class TrackedCopies<V extends object> {
       const id = Number(await this.subscriber.client('ID'));
       await this.subscriber.subscribe(INVALIDATIONS);
       this.subscriberId = id;
-      await this.track();
     } catch (error) {
-      this.options.onError?.(error);
+      this.failed(error);
+      return;
     }
+    await this.track();
+  }
+
+  /**
+   * A failed start of tracking is tried again until it works or the connection it needed goes
+   * (whose next 'ready' starts afresh): otherwise one slow reply would leave tracking off for
+   * good, every read a round trip.
+   */
+  private failed(error: unknown): void {
+    this.options.onError?.(error);
+    if (this.closed) return;
+    clearTimeout(this.retry);
+    this.retry = setTimeout(() => this.restart(), this.options.retryMs ?? 1_000);
+    this.retry.unref();
+  }
+
+  /** A subscriber that failed half-way may be in subscribed mode without its id: it starts on a new connection. */
+  private restart(): void {
+    if (this.subscriberId !== undefined) void this.track();
+    else this.subscriber.disconnect(true);
   }
 
   /**
@@ -161,7 +185,7 @@ export class TrackedCopies<V extends object> {
       await this.reader.call('CLIENT', 'TRACKING', 'off');
       await this.reader.call('CLIENT', 'TRACKING', 'on', 'REDIRECT', String(id));
     } catch (error) {
-      this.options.onError?.(error);
+      this.failed(error);
       return;
     }
     // A connection lost meanwhile makes this confirmation worthless; its 'ready' tries again.

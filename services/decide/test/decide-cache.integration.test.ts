@@ -53,7 +53,11 @@ async function startDecide(unknownIds: { ttlMs?: number; clock?: () => number } 
     metrics,
     unknownIds: { ttlMs: 60_000, ...unknownIds },
   });
-  await stores.personCache.untilLocalCopies();
+  // A decide that never started must still close its connections, or jest cannot exit.
+  await stores.personCache.untilLocalCopies().catch(async (error: unknown) => {
+    await options.stop();
+    throw error;
+  });
   const runtime = await startServiceRuntime({ ...options, name: 'decide-test', shutdownTimeoutMs: 1_000 }, false);
   return { url: `http://127.0.0.1:${runtime.port}`, statements, lookups, close: () => runtime.shutdown('test finished') };
 }

@@ -130,7 +130,11 @@ beforeAll(async () => {
         },
       }),
   });
-  await decideStores.personCache.untilLocalCopies();
+  // A decide that never started must still close its connections, or jest cannot exit.
+  await decideStores.personCache.untilLocalCopies().catch(async (error: unknown) => {
+    await options.stop();
+    throw error;
+  });
   decide = await startServiceRuntime({ ...options, shutdownTimeoutMs: 1_000 }, false);
 });
 
