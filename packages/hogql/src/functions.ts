@@ -27,8 +27,11 @@ const fn = (clickhouse: FunctionSpec['clickhouse'], min: number, max = min): Fun
 const agg = (clickhouse: string, min: number, max = min, params?: [number, number]): FunctionSpec => ({ clickhouse, min, max, aggregate: true, ...(params && { params }) });
 const lambda = (clickhouse: string, min: number, max = MANY): FunctionSpec => ({ clickhouse, min, max, lambdaFirst: true });
 
-/** `arrayReduce` names its aggregate in a string: only these, so a query reaches no aggregate this list does not vet. */
-const REDUCIBLE = new Set(['min', 'max', 'sum', 'avg']);
+/**
+ * `arrayReduce` names its aggregate in a string: only these, so a query reaches no aggregate this
+ * list does not vet. The `-Array` two flatten an array of arrays on every server (18.16 has no arrayFlatten).
+ */
+const REDUCIBLE = new Set(['min', 'max', 'sum', 'avg', 'groupArrayArray', 'groupUniqArrayArray']);
 function reduceWith(args: string[]): string {
   const name = /^'([A-Za-z]+)'$/.exec(args[0] ?? '')?.[1];
   if (!name || !REDUCIBLE.has(name)) throw queryError(`arrayReduce takes one of ${[...REDUCIBLE].join(', ')} as its first argument, a string`);

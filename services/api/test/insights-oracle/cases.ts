@@ -141,6 +141,8 @@ export const CASES: [string, Request][] = [
   ['trends broken down by an event property with null values', trends([pageviews], 'day', range('2024-01-01', '2024-01-10'), { breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } })],
   ['trends broken down by a person property with null values', trends([{ ...pageviews, math: 'dau' }], 'week', WEEKS, { breakdownFilter: { breakdown: 'country', breakdown_type: 'person' } })],
   ['trends broken down with a limit, the rest as other', trends([pageviews], 'week', WEEKS, { breakdownFilter: { breakdown: 'country', breakdown_type: 'person', breakdown_limit: 2 } })],
+  ['trends weekly_active by day broken down by an event property, limit 1 and other', trends([{ ...pageviews, math: 'weekly_active' }], 'day', range('2024-01-05', '2024-01-20'), { breakdownFilter: { breakdown: '$browser', breakdown_type: 'event', breakdown_limit: 1 } })],
+  ['trends monthly_active by week broken down by a person property', trends([{ ...pageviews, math: 'monthly_active' }], 'week', WEEKS, { breakdownFilter: { breakdown: 'country', breakdown_type: 'person' } })],
   ['trends dau broken down by event property with limit 1', trends([{ ...pageviews, math: 'dau' }], 'month', Q1, { breakdownFilter: { breakdown: '$browser', breakdown_type: 'event', breakdown_limit: 1 } })],
   ['trends of two series broken down', trends([pageviews, purchases], 'month', Q1, { breakdownFilter: { breakdown: 'country', breakdown_type: 'person' } })],
   ['trends compared with the previous period', trends([pageviews], 'day', range('2024-01-08', '2024-01-14'), { compareFilter: { compare: true } })],

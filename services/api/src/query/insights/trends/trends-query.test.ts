@@ -63,11 +63,21 @@ describe('series queries', () => {
     ['sum', { math_property: 'amount' }, "sum(toFloat(properties.amount))"],
     ['p90', { math_property: 'amount' }, 'quantile(0.9)(toFloat(properties.amount))'],
     ['unique_group', { math_group_type_index: 1 }, 'uniqExact($group_1)'],
-    ['weekly_active', {}, "arrayJoin(arrayMap(i -> addDays(toDate(timestamp, 'UTC'), i), range(7))) AS bucket"],
+    ['weekly_active', {}, "arrayReduce('groupUniqArrayArray', arrayMap(day -> arrayMap(i -> addDays(day, i), range(7)), groupUniqArray(toDate(timestamp, 'UTC')))) AS buckets"],
   ] as const)('math %s', (math, extra, expected) => {
     const ast = buildSeriesQuery(input({}, { kind: 'EventsNode', event: 'e', math, ...extra }));
     expect(printHogQL(ast)).toContain(expected);
     printQuery(ast, { teamId: 1 });
+  });
+
+  it('counts active users once per person: their days gathered first, then each bucket those days keep them active in', () => {
+    const weekly = { kind: 'EventsNode' as const, event: 'e', math: 'weekly_active' as const };
+    expect(printHogQL(buildSeriesQuery(input({}, weekly)))).toBe(
+      "SELECT arrayJoin(buckets) AS bucket, count() AS total FROM (SELECT person_id AS actor, arrayReduce('groupUniqArrayArray', arrayMap(day -> arrayMap(i -> addDays(day, i), range(7)), groupUniqArray(toDate(timestamp, 'UTC')))) AS buckets FROM events WHERE (event = 'e') AND (timestamp >= toDateTime('2023-12-26T00:00:00.000Z')) AND (timestamp < toDateTime('2024-01-08T00:00:00.000Z')) GROUP BY actor) GROUP BY bucket HAVING (bucket >= toDate('2024-01-01')) AND (bucket < toDate('2024-01-08')) ORDER BY bucket ASC LIMIT 7",
+    );
+    const byWeek = printHogQL(buildSeriesQuery({ ...input({}, weekly), interval: 'week' }));
+    expect(byWeek).toContain('arrayMap(d -> toMonday(d), arrayFilter(d -> toDayOfWeek(d) = 7, arrayMap(i -> addDays(day, i), range(7))))');
+    expect(() => buildSeriesQuery({ ...input({}, weekly), interval: 'hour' })).toThrow(/needs an interval of day, week or month/);
   });
 
   it('refuses a property math without a property', () => {

@@ -1,4 +1,4 @@
-import { MAX_LIMIT, queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
+import { MAX_LIMIT, queryError, type Expr, type FilterContext, type JoinExpr, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, breakdownGrouping, breakdownValueExpr, breakdownValuesQuery, type BreakdownFilter } from '../toolkit/breakdown.js';
 import { alias, and, at, call, compare, constant, field } from '../toolkit/hogql-builders.js';
@@ -85,27 +85,22 @@ export function mathExpr(series: TrendsEventsNode): Expr {
 }
 
 /**
- * The buckets an event counts toward for weekly/monthly active users: those whose last day falls
- * within the `days` days starting on the event's day (each event is repeated, by arrayJoin, into
- * every such bucket; 18.16 has no range join).
+ * The buckets a day keeps a user active in, for weekly/monthly active users: those whose last day
+ * falls within the `days` days starting on it (an array; 18.16 has no range join).
  */
-function activeBucket(days: number, interval: TrendsInterval, cal: InsightCalendar): Expr {
-  const day = field('d');
-  const covered = call('arrayMap', { node: 'Lambda', args: ['i'], expr: call('addDays', cal.dateOf(field('timestamp')), field('i')) }, call('range', constant(days)));
+function activeBuckets(days: number, interval: TrendsInterval, day: Expr): Expr {
+  const last = field('d');
+  const covered = call('arrayMap', { node: 'Lambda', args: ['i'], expr: call('addDays', day, field('i')) }, call('range', constant(days)));
   const isLastDay: Expr | null =
-    interval === 'week' ? compare('==', call('toDayOfWeek', day), constant(7)) : interval === 'month' ? compare('!=', call('toStartOfMonth', call('addDays', day, constant(1))), call('toStartOfMonth', day)) : null;
+    interval === 'week' ? compare('==', call('toDayOfWeek', last), constant(7)) : interval === 'month' ? compare('!=', call('toStartOfMonth', call('addDays', last, constant(1))), call('toStartOfMonth', last)) : null;
   const lastDays = isLastDay ? call('arrayFilter', { node: 'Lambda', args: ['d'], expr: isLastDay }, covered) : covered;
-  const joined = call('arrayJoin', lastDays);
-  return interval === 'day' ? joined : call(interval === 'week' ? 'toMonday' : 'toStartOfMonth', joined);
+  return interval === 'day' ? lastDays : call('arrayMap', { node: 'Lambda', args: ['d'], expr: call(interval === 'week' ? 'toMonday' : 'toStartOfMonth', last) }, lastDays);
 }
 
-
-
-
-/** The bucket an event counts toward: its own, or for active users each bucket it keeps them active in. */
+/** The bucket an event counts toward: its own, or for active users each bucket it keeps them active in (a row for each, by arrayJoin). */
 function bucketExpr(series: TrendsEventsNode, interval: TrendsInterval, cal: InsightCalendar): Expr {
   const activeDays = ACTIVE_DAYS[series.math ?? 'total'];
-  return activeDays !== undefined ? activeBucket(activeDays, interval, cal) : cal.bucketOf(field('timestamp'), interval);
+  return activeDays !== undefined ? call('arrayJoin', activeBuckets(activeDays, interval, cal.dateOf(field('timestamp')))) : cal.bucketOf(field('timestamp'), interval);
 }
 
 /** A row's breakdown value, past the top ones grouped as "other". */
@@ -157,34 +152,68 @@ function checkPoints(points: number): void {
 export function buildSeriesQuery(input: SeriesQueryInput, breakdown?: { values: string[]; other: boolean }): SelectQuery {
   const { request, series, interval, cal } = input;
   const total = isTotalValue(request);
+  const activeDays = ACTIVE_DAYS[series.math ?? 'total'];
+  if (activeDays !== undefined && !total) return activeUsersQuery(input, activeDays, breakdown);
   const select: Expr[] = [];
   const groupBy: Expr[] = [];
-  let having: Expr | null = null;
   if (!total) {
-    const activeDays = ACTIVE_DAYS[series.math ?? 'total'];
-    if (activeDays !== undefined && interval === 'hour') throw queryError(`series: math ${series.math} needs an interval of day, week or month`);
     select.push(alias('bucket', bucketExpr(series, interval, cal)));
     groupBy.push(field('bucket'));
-    // Events before the range count toward its first buckets only; the buckets they reach before it are dropped.
-    if (activeDays !== undefined) having = and([compare('>=', field('bucket'), cal.day(input.period.buckets[0]!)), compare('<', field('bucket'), cal.day(input.period.to))]);
   }
   if (breakdown) {
     select.push(alias('breakdown_value', groupedBreakdown(request, breakdown)));
     groupBy.push(field('breakdown_value'));
   }
   select.push(alias('total', mathExpr(series)));
-  // Every bucket and breakdown value fits in one answer, or the query is refused rather than cut short.
-  const rows = (total ? 1 : input.period.buckets.length) * (breakdown ? breakdown.values.length + 1 : 1);
+  return seriesSelect(input, { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } }, select, groupBy, whereOf(input), breakdown);
+}
+
+/** The series query's grouping, order and limit over `from`: every bucket and breakdown value fits in one answer, or the query is refused rather than cut short. */
+function seriesSelect(input: SeriesQueryInput, from: JoinExpr, select: Expr[], groupBy: Expr[], where: Expr | null, breakdown: { values: string[] } | undefined, having?: Expr): SelectQuery {
+  const rows = (isTotalValue(input.request) ? 1 : input.period.buckets.length) * (breakdown ? breakdown.values.length + 1 : 1);
   checkPoints(rows);
   return {
     node: 'SelectQuery',
     select,
-    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
-    where: whereOf(input),
+    select_from: from,
+    ...(where && { where }),
     ...(groupBy.length && { group_by: groupBy, order_by: groupBy.map((expr) => ({ node: 'OrderExpr' as const, expr, order: 'ASC' as const })) }),
     ...(having && { having }),
     limit: constant(rows),
   };
+}
+
+/**
+ * Weekly or monthly active users per bucket, counted once per person: each person's days with an
+ * event (and breakdown value) gathered first, then the buckets those days keep them active in,
+ * each once. Repeating every event into each of its `days` buckets read `days` times the events
+ * into a unique count per bucket.
+ */
+function activeUsersQuery(input: SeriesQueryInput, activeDays: number, breakdown: { values: string[]; other: boolean } | undefined): SelectQuery {
+  const { request, series, interval, cal } = input;
+  if (interval === 'hour') throw queryError(`series: math ${series.math} needs an interval of day, week or month`);
+  const byValue = breakdown ? [alias('breakdown_value', groupedBreakdown(request, breakdown))] : [];
+  const days = call('groupUniqArray', cal.dateOf(field('timestamp')));
+  const buckets = call('arrayReduce', constant('groupUniqArrayArray'), call('arrayMap', { node: 'Lambda', args: ['day'], expr: activeBuckets(activeDays, interval, field('day')) }, days));
+  const perPerson: SelectQuery = {
+    node: 'SelectQuery',
+    select: [alias('actor', field('person_id')), ...byValue, alias('buckets', buckets)],
+    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
+    where: whereOf(input),
+    group_by: [field('actor'), ...(breakdown ? [field('breakdown_value')] : [])],
+  };
+  const valueColumn = breakdown ? [field('breakdown_value')] : [];
+  // Days before the range count toward its first buckets only; the buckets they reach before it are dropped.
+  const inRange = and([compare('>=', field('bucket'), cal.day(input.period.buckets[0]!)), compare('<', field('bucket'), cal.day(input.period.to))]);
+  return seriesSelect(
+    input,
+    { node: 'JoinExpr', table: perPerson },
+    [alias('bucket', call('arrayJoin', field('buckets'))), ...valueColumn, alias('total', call('count'))],
+    [field('bucket'), ...valueColumn],
+    null,
+    breakdown,
+    inRange,
+  );
 }
 
 /** One point of a series: its bucket's local day (none over the whole range), and its breakdown value among the top ones. */
