@@ -38,6 +38,9 @@ function countingRedis(): { redis: Redis; gets: () => number } {
   return { redis: proxy, gets: () => gets };
 }
 
+/** A memo's life in these tests: long enough that two lookups under CI's load (the cluster half's) fall within it, as 50 ms once did not. */
+const MEMO_MS = 1_000;
+
 describe('token resolver', () => {
   it('answers repeated lookups of a token from the process memo, and asks again after invalidate', async () => {
     const counting = countingRedis();
@@ -50,23 +53,23 @@ describe('token resolver', () => {
   });
 
   it('gives the answer it remembers without waiting, and nothing before it has one or once it expired', async () => {
-    const resolver = new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis, 300, 10, 50);
+    const resolver = new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), redis, 300, 10, MEMO_MS);
     expect(resolver.known(tenant.project.api_token)).toBeUndefined();
     expect(await resolver.resolve(tenant.project.api_token)).toEqual({ id: tenant.project.id });
     expect(resolver.known(tenant.project.api_token)).toEqual({ id: tenant.project.id });
     expect(await resolver.resolve('phc_unknown_token_for_known_test')).toBeNull();
     expect(resolver.known('phc_unknown_token_for_known_test')).toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    await new Promise((resolve) => setTimeout(resolve, MEMO_MS + 100));
     expect(resolver.known(tenant.project.api_token)).toBeUndefined();
   });
 
   it('remembers an unknown token only briefly, and a memo expires', async () => {
     const counting = countingRedis();
-    const resolver = new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), counting.redis, 300, 10, 50);
+    const resolver = new TokenResolver(new ControlPlaneStore(pool, config.apiKeyPepper), counting.redis, 300, 10, MEMO_MS);
     expect(await resolver.resolve('phc_unknown_token_for_memo_test')).toBeNull();
     expect(await resolver.resolve('phc_unknown_token_for_memo_test')).toBeNull();
     expect(counting.gets()).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    await new Promise((resolve) => setTimeout(resolve, MEMO_MS + 100));
     expect(await resolver.resolve('phc_unknown_token_for_memo_test')).toBeNull();
     expect(counting.gets()).toBe(2);
   });
