@@ -38,7 +38,7 @@ function countingRedis(): { redis: Redis; gets: () => number } {
   return { redis: proxy, gets: () => gets };
 }
 
-/** A memo's life in these tests: long enough that two lookups under CI's load (the cluster half's) fall within it, as 50 ms once did not. */
+/** A memo's life in these tests: long enough that two lookups in a row fall within it on a loaded machine. */
 const MEMO_MS = 1_000;
 
 describe('token resolver', () => {

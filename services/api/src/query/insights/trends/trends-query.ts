@@ -1,7 +1,7 @@
-import { MAX_LIMIT, queryError, type Expr, type FilterContext, type JoinExpr, type SelectQuery } from '@tributary/hogql';
+import { MAX_LIMIT, queryError, type Expr, type FilterContext, type SelectQuery } from '@tributary/hogql';
 import type { StoredPropertyFilter } from '@tributary/property-filters';
 import { BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, breakdownGrouping, breakdownValueExpr, breakdownValuesQuery, type BreakdownFilter } from '../toolkit/breakdown.js';
-import { alias, and, at, call, compare, constant, field } from '../toolkit/hogql-builders.js';
+import { alias, and, at, call, compare, constant, field, from, lambda } from '../toolkit/hogql-builders.js';
 import type { InsightCalendar, Period, TrendsInterval } from '../toolkit/insight-calendar.js';
 import { entityCondition } from '../toolkit/insight-series.js';
 import { propertyConditions } from '../toolkit/property-conditions.js';
@@ -90,11 +90,11 @@ export function mathExpr(series: TrendsEventsNode): Expr {
  */
 function activeBuckets(days: number, interval: TrendsInterval, day: Expr): Expr {
   const last = field('d');
-  const covered = call('arrayMap', { node: 'Lambda', args: ['i'], expr: call('addDays', day, field('i')) }, call('range', constant(days)));
+  const covered = call('arrayMap', lambda(['i'], call('addDays', day, field('i'))), call('range', constant(days)));
   const isLastDay: Expr | null =
     interval === 'week' ? compare('==', call('toDayOfWeek', last), constant(7)) : interval === 'month' ? compare('!=', call('toStartOfMonth', call('addDays', last, constant(1))), call('toStartOfMonth', last)) : null;
-  const lastDays = isLastDay ? call('arrayFilter', { node: 'Lambda', args: ['d'], expr: isLastDay }, covered) : covered;
-  return interval === 'day' ? lastDays : call('arrayMap', { node: 'Lambda', args: ['d'], expr: call(interval === 'week' ? 'toMonday' : 'toStartOfMonth', last) }, lastDays);
+  const lastDays = isLastDay ? call('arrayFilter', lambda(['d'], isLastDay), covered) : covered;
+  return interval === 'day' ? lastDays : call('arrayMap', lambda(['d'], call(interval === 'week' ? 'toMonday' : 'toStartOfMonth', last)), lastDays);
 }
 
 /** The bucket an event counts toward: its own, or for active users each bucket it keeps them active in (a row for each, by arrayJoin). */
@@ -165,17 +165,17 @@ export function buildSeriesQuery(input: SeriesQueryInput, breakdown?: { values: 
     groupBy.push(field('breakdown_value'));
   }
   select.push(alias('total', mathExpr(series)));
-  return seriesSelect(input, { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } }, select, groupBy, whereOf(input), breakdown);
+  return seriesSelect(input, from('events'), select, groupBy, whereOf(input), breakdown);
 }
 
-/** The series query's grouping, order and limit over `from`: every bucket and breakdown value fits in one answer, or the query is refused rather than cut short. */
-function seriesSelect(input: SeriesQueryInput, from: JoinExpr, select: Expr[], groupBy: Expr[], where: Expr | null, breakdown: { values: string[] } | undefined, having?: Expr): SelectQuery {
+/** The series query's grouping, order and limit over `source`: every bucket and breakdown value fits in one answer, or the query is refused rather than cut short. */
+function seriesSelect(input: SeriesQueryInput, source: SelectQuery['select_from'], select: Expr[], groupBy: Expr[], where: Expr | null, breakdown: { values: string[] } | undefined, having?: Expr): SelectQuery {
   const rows = (isTotalValue(input.request) ? 1 : input.period.buckets.length) * (breakdown ? breakdown.values.length + 1 : 1);
   checkPoints(rows);
   return {
     node: 'SelectQuery',
     select,
-    select_from: from,
+    select_from: source,
     ...(where && { where }),
     ...(groupBy.length && { group_by: groupBy, order_by: groupBy.map((expr) => ({ node: 'OrderExpr' as const, expr, order: 'ASC' as const })) }),
     ...(having && { having }),
@@ -193,21 +193,21 @@ function activeUsersQuery(input: SeriesQueryInput, activeDays: number, breakdown
   const { request, series, interval, cal } = input;
   if (interval === 'hour') throw queryError(`series: math ${series.math} needs an interval of day, week or month`);
   const byValue = breakdown ? [alias('breakdown_value', groupedBreakdown(request, breakdown))] : [];
+  const valueColumn = breakdown ? [field('breakdown_value')] : [];
   const days = call('groupUniqArray', cal.dateOf(field('timestamp')));
-  const buckets = call('arrayReduce', constant('groupUniqArrayArray'), call('arrayMap', { node: 'Lambda', args: ['day'], expr: activeBuckets(activeDays, interval, field('day')) }, days));
+  const buckets = call('arrayReduce', constant('groupUniqArrayArray'), call('arrayMap', lambda(['day'], activeBuckets(activeDays, interval, field('day'))), days));
   const perPerson: SelectQuery = {
     node: 'SelectQuery',
     select: [alias('actor', field('person_id')), ...byValue, alias('buckets', buckets)],
-    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
+    select_from: from('events'),
     where: whereOf(input),
-    group_by: [field('actor'), ...(breakdown ? [field('breakdown_value')] : [])],
+    group_by: [field('actor'), ...valueColumn],
   };
-  const valueColumn = breakdown ? [field('breakdown_value')] : [];
   // Days before the range count toward its first buckets only; the buckets they reach before it are dropped.
   const inRange = and([compare('>=', field('bucket'), cal.day(input.period.buckets[0]!)), compare('<', field('bucket'), cal.day(input.period.to))]);
   return seriesSelect(
     input,
-    { node: 'JoinExpr', table: perPerson },
+    from(perPerson),
     [alias('bucket', call('arrayJoin', field('buckets'))), ...valueColumn, alias('total', call('count'))],
     [field('bucket'), ...valueColumn],
     null,
@@ -245,7 +245,7 @@ export function buildSeriesActorsQuery(input: SeriesQueryInput, point: SeriesPoi
   return {
     node: 'SelectQuery',
     select,
-    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
+    select_from: from('events'),
     where: whereOf(input),
     group_by: groupBy,
     ...(having.length && { having: and(having) }),
@@ -273,7 +273,7 @@ export function buildBreakdownCountQuery(input: SeriesQueryInput): SelectQuery {
   const counts: SelectQuery = {
     node: 'SelectQuery',
     select: [...bucket, alias('breakdown_key', grouping.key), alias('n', call('count'))],
-    select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
+    select_from: from('events'),
     where: whereOf(input),
     group_by: [...byBucket, field('breakdown_key')],
   };
@@ -286,7 +286,7 @@ export function buildBreakdownCountQuery(input: SeriesQueryInput): SelectQuery {
       ...byBucket,
       alias('n', call('sum', field('n'))),
     ],
-    select_from: { node: 'JoinExpr', table: counts },
+    select_from: from(counts),
     group_by: [field('is_value'), field('value'), ...byBucket],
   };
   return {
@@ -298,7 +298,7 @@ export function buildBreakdownCountQuery(input: SeriesQueryInput): SelectQuery {
       alias('buckets', call('groupArray', totalValue ? constant(0) : field('bucket'))),
       alias('counts', call('groupArray', field('n'))),
     ],
-    select_from: { node: 'JoinExpr', table: doubled },
+    select_from: from(doubled),
     group_by: [field('is_value'), field('value')],
     order_by: [
       { node: 'OrderExpr', expr: field('is_value'), order: 'ASC' },
