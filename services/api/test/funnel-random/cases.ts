@@ -108,6 +108,8 @@ export const CASES: [string, FunnelsRequest][] = [
   // Every start's window reaches past the period, where the latest start must still be the one a step's path keeps.
   ['ordered, a window longer than the period', funnel(['a', 'b', 'c'], { funnelWindowInterval: 90, funnelWindowIntervalUnit: 'day' })],
   ['strict, a window longer than the period, an exclusion', funnel(['a', 'b', 'c'], { funnelOrderType: 'strict', funnelWindowInterval: 1_000, funnelWindowIntervalUnit: 'month', exclusions: [exclude(0, 1)] })],
+  // Keys are UInt32 where time, rank and flags fit 32 bits, UInt64 where not: here years of seconds, below six steps.
+  ['ordered, a period of years, an exclusion', funnel(['a', 'b', 'c'], { ...day, exclusions: [exclude(0, 2)] }, { dateRange: { date_from: '2019-01-01', date_to: '2024-02-29' } })],
   ['six steps, an exclusion over every step', funnel(['a', 'b', 'a', 'c', 'b', 'c'], { funnelWindowInterval: 1, funnelWindowIntervalUnit: 'week', exclusions: [exclude(0, 5)] })],
 ];
 

@@ -134,6 +134,20 @@ describe('building the funnel query', () => {
     }
   });
 
+  it('packs each event key in 32 bits where its time, rank and flags fit, in 64 where not', () => {
+    const keyType = (r: FunnelsQueryRequest, at = period) => {
+      const hogql = printHogQL(buildFunnelQuery({ request: r, period: at, filters: NO_ACTIONS, cal }));
+      return hogql.match(/(toUInt32|toUInt64)\(\(+multiply\(toUInt64\(/)?.[1];
+    };
+    // A month of seconds (22 bits), ranks 0-3 (2 bits), 3 flags: 27 bits.
+    expect(keyType(request())).toBe('toUInt32');
+    // The same steps over five years of seconds: 28 bits of time.
+    expect(keyType(request(), cal.resolveDateRange({ date_from: '2019-01-01', date_to: '2024-01-31' }, 'day', now))).toBe('toUInt64');
+    // A month and nine steps: 4 bits of rank and 9 flags.
+    const series = Array.from({ length: 9 }, (_, k) => ({ kind: 'EventsNode' as const, event: `e${k}` }));
+    expect(keyType(request({ series }))).toBe('toUInt64');
+  });
+
   it('reads exclusions for the project alone, like the steps', () => {
     const exclusions = [{ kind: 'EventsNode' as const, event: 'x', funnelFromStep: 0, funnelToStep: 2 }];
     const sql = printQuery(buildFunnelQuery({ request: request({ funnelsFilter: { exclusions } }), period, filters: NO_ACTIONS, cal }), { teamId: 42 }).clickhouse;
