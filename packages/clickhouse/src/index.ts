@@ -11,4 +11,5 @@ export { jsonObjectText, jsonStringLiteral } from './json-text.js';
 export { EncodedJsonFields, RowHeads, TabSeparatedRows, tabSeparatedField, tabSeparatedJson, type Cell, type EncodedField } from './tab-separated.js';
 export { alteredTable, dataTableName, onCluster, oneReplicaPerShardCluster, renderStatement, shardTableName, topologyOf, type Topology, type TopologyConfig } from './topology.js';
 export { clickhouseUsersConfig, COMPOSE_CLICKHOUSE, COMPOSE_ROLES, composePasswordVariable, composeUsersConfig, serverCaps, SERVICE_USERS, type ComposeRole, type ServerCaps, type ServiceUser, type UsersConfigOptions } from './users-config.js';
+export { bucketedAggregation } from './aggregation-settings.js';
 export { CLICKHOUSE_18_16, isAtLeast, parseServerVersion, serverOf, type ClickHouseServer } from './server-version.js';

@@ -1,3 +1,4 @@
+import { bucketedAggregation } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
 
 export type QueryLimits = Pick<Config, 'queryMaxExecutionTimeS' | 'queryMaxMemoryBytes' | 'queryMaxThreads'>;
@@ -15,16 +16,7 @@ export function queryClickHouseSettings(limits: QueryLimits): Record<string, num
     max_execution_time: limits.queryMaxExecutionTimeS,
     max_memory_usage: limits.queryMaxMemoryBytes,
     ...(limits.queryMaxThreads > 0 && { max_threads: limits.queryMaxThreads }),
-    // A GROUP BY of many keys (per person: funnels, retention, lifecycle, active users), or of a
-    // few keys with large states, is aggregated two-level, so its result comes in 256 blocks, not
-    // one: on 18.16 a subquery's GROUP BY is never two-level unless external aggregation is on, and
-    // its one block of every person's arrays made each array function after it map and fault in
-    // tens of megabytes at once. At 5M events the funnel's statement took 2.2 s in one block and
-    // 0.95 s in buckets (bench/README). Spilling starts past twice the memory limit, which stops a
-    // statement first: this only allows two-level aggregation, it never writes to disk.
-    group_by_two_level_threshold: 10_000,
-    group_by_two_level_threshold_bytes: 1024 * 1024,
-    max_bytes_before_external_group_by: 2 * limits.queryMaxMemoryBytes,
+    ...bucketedAggregation(limits.queryMaxMemoryBytes),
     // ClickHouse's defaults, stated so that a server profile set looser elsewhere does not loosen
     // them: the printed statement's size and shape, before and after aliases are expanded.
     max_query_size: 262_144,

@@ -1,4 +1,4 @@
-import { Sql, serverOf, type ClickHouse } from '@tributary/clickhouse';
+import { Sql, bucketedAggregation, serverOf, type ClickHouse } from '@tributary/clickhouse';
 import type { Config } from '@tributary/config';
 import { printQuery, type SelectLike } from '@tributary/hogql';
 import type { Calculation } from './cohort-calculation-store.js';
@@ -22,6 +22,7 @@ export function calculationSettings(limits: CalculationLimits): Record<string, n
     max_execution_time: limits.cohortCalculationMaxExecutionTimeS,
     max_memory_usage: limits.queryMaxMemoryBytes,
     ...(limits.queryMaxThreads > 0 && { max_threads: limits.queryMaxThreads }),
+    ...bucketedAggregation(limits.queryMaxMemoryBytes),
   };
 }
 
