@@ -71,6 +71,17 @@ describe('Postgres destination', () => {
     expect(keys).toEqual([{ attname: 'uuid' }]);
   });
 
+  it('creates one table when workers writing runs of one export create it at the same moment', async () => {
+    // Postgres's CREATE TABLE IF NOT EXISTS is not atomic: concurrent ones fail with a duplicate
+    // type, relation or key, which must not fail a run for good.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const table_name = uniqueName('events');
+      const writers = Array.from({ length: 12 }, () => destination({ table_name }));
+      await Promise.all(writers.map((writer, i) => writer.write(exportPart([eventRecord(i)]))));
+      expect(await rows(table_name)).toHaveLength(writers.length);
+    }
+  });
+
   it('stores each event with the values PostHog puts in each column', async () => {
     const events = destination();
     const record = eventRecord(4, { properties: { $ip: '192.0.2.1', $set: { plan: 'pro' }, $set_once: { first: 'x' }, nul: 'a\u0000b' } });

@@ -111,6 +111,8 @@ export function postgresSafeJson(json: string): string {
 // privileges (42), unsupported features (0A), a read-only server, a full disk, limits.
 const FINAL_CLASSES = new Set(['22', '23', '28', '3D', '3F', '42', '0A']);
 const FINAL_CODES = new Set(['25006', '53100', '54000']);
+/** What a CREATE TABLE IF NOT EXISTS fails with when another session creates the table at the same moment: unique_violation, duplicate_table, duplicate_object. */
+const CREATED_MEANWHILE = new Set(['23505', '42P07', '42710']);
 
 /**
  * Upserts each part in one statement, so a part is stored whole or not at all, and a rewrite
@@ -190,12 +192,15 @@ export class PostgresDestination implements Destination {
   private async prepareTable(client: pg.Client, model: ExportModel): Promise<Column[]> {
     const table = POSTGRES_TABLES[model];
     const definitions = table.columns.map((column) => `${pg.escapeIdentifier(column.name)} ${column.type}`);
-    await client
-      .query(`CREATE TABLE IF NOT EXISTS ${this.qualifiedTable()} (${definitions.join(', ')}, PRIMARY KEY (${table.key.map(pg.escapeIdentifier).join(', ')}))`)
-      .catch((error: { code?: string }) => {
-        // Another writer created it between the check and the create.
-        if (error.code !== '23505' && error.code !== '42P07') throw error;
-      });
+    const create = `CREATE TABLE IF NOT EXISTS ${this.qualifiedTable()} (${definitions.join(', ')}, PRIMARY KEY (${table.key.map(pg.escapeIdentifier).join(', ')}))`;
+    // Postgres's IF NOT EXISTS is no lock: a writer that created the table between its check and
+    // its create (workers on runs of one export) makes it fail with a duplicate key, relation or
+    // row type. Asked again, the table is there; a duplicate that is not that writer's (a type of
+    // the table's name) fails again, and is the error.
+    await client.query(create).catch((error: { code?: string }) => {
+      if (!CREATED_MEANWHILE.has(error.code ?? '')) throw error;
+      return client.query(create);
+    });
     const { rows } = await client.query<{ column_name: string }>('SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2', [
       this.config.schema,
       this.config.table_name,
