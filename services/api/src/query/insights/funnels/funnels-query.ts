@@ -166,9 +166,8 @@ const valuesOf = (k: number) => `values_${k}`;
  * An event's key packs, from the top, its time (seconds after the moment before the period, from
  * 1), its rank (the earliest step it is, n for none) and its step and exclusion flags (step 0 the
  * highest), each in the fewest bits the funnel needs: where they fit 32 bits (a month's funnel of
- * a few steps), the keys are UInt32, which a person's events gather and sort in about a fifth less
- * time than UInt64 (bench/README). Keys sort as the tuple (time, rank, flags) would, and a sort of
- * numbers is several times faster than one of tuples.
+ * a few steps), the keys are UInt32, which gather and sort faster than UInt64. Keys sort as the
+ * tuple (time, rank, flags) would, and a sort of numbers is several times faster than one of tuples.
  */
 interface EventKeys {
   /** The key from the event's time, rank and flags (each 0 or 1), in its flags' order. */
