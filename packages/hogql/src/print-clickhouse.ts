@@ -531,10 +531,13 @@ export class ClickHousePrinter {
 
   /** `distinct_id IN` the ids whose current person meets `conditions`, read over each person's latest properties. */
   private personSet(source: Source, conditions: Expr[]): string {
-    this.personSetReads = { source, keys: [] };
+    // A condition may hold a subquery with a person set of its own: the outer set's reads resume after it.
+    const outer = this.personSetReads;
+    const reads = { source, keys: [] as string[] };
+    this.personSetReads = reads;
     const where = conditions.map((e) => this.expr(e).sql).join(' AND ');
-    const { keys } = this.personSetReads;
-    this.personSetReads = null;
+    this.personSetReads = outer;
+    const { keys } = reads;
     const guard = (alias: string) => this.guard(alias);
     const persons = latestPersons(guard, personPropertyValues(keys));
     const ids = `SELECT __pdi.distinct_id FROM (${IDENTITY_SUBQUERIES.person_distinct_ids(guard)}) AS __pdi WHERE __pdi.person_id IN (SELECT __p.id FROM (${persons}) AS __p WHERE ${where})`;

@@ -52,6 +52,7 @@ const persons: Case[] = [
   ['a person condition read as a set of ids counts what the join counts', "SELECT count(), countIf(person.properties.plan = 'pro') FROM events WHERE person.properties.plan = 'pro'", [[5, 5]]],
   ['!= leaves out the deleted person and the personless event, as the join does', "SELECT count(), countIf(person.properties.plan != 'pro') FROM events WHERE person.properties.plan != 'pro'", [[1, 1]]],
   ['a set of ids beside an event condition, through merged and remapped ids', "SELECT distinct_id FROM events WHERE person.properties.age > 26 AND event != 'signup' ORDER BY timestamp", [['alice'], ['alice'], ['alice-phone'], ['bob-laptop']]],
+  ['a person set whose condition holds a subquery with a person set of its own', "SELECT count() FROM events WHERE person.properties.email IN (SELECT person.properties.email FROM events WHERE person.properties.age > 26)", [[5]]],
   ['two person conditions in OR are one set', "SELECT count() FROM events WHERE person.properties.plan = 'free' OR person.properties.age > 26", [[6]]],
   ['NOT IN a set is NULL for a missing person (and a deleted one), as on current releases', "SELECT count() FROM events WHERE person.properties.plan NOT IN ('pro')", [[1]]],
   ['IS NULL holds for a missing person: it stays on the join', 'SELECT count() FROM events WHERE person.properties.plan IS NULL', [[2]]],
