@@ -90,9 +90,9 @@ describe('posthog-js surveys and early access features in headless Chromium', ()
     );
     await page.evaluate((id) => (globalThis as any).document.querySelector(`.PostHogSurvey-${id}`).shadowRoot.querySelector('.form-submit').click(), survey.id);
     const distinctId = (await page.evaluate(() => (globalThis as any).posthog.get_distinct_id())) as string;
-    // Leaving sends what posthog-js still queues.
-    await page.close({ runBeforeUnload: true });
 
+    // The page stays open while the events are awaited: posthog-js sends its queue every few
+    // seconds, where a beacon sent as the page closes can be dropped with the page.
     const events = await waitFor(
       async () => {
         const stored = (await storedEvents()).filter((e) => e.properties.$survey_id === survey.id);
@@ -100,6 +100,7 @@ describe('posthog-js surveys and early access features in headless Chromium', ()
       },
       { what: 'survey shown and survey sent in the events API', timeoutMs: 60_000 },
     );
+    await page.close();
     const sent = events.find((e) => e.event === 'survey sent')!;
     expect(sent.distinct_id).toBe(distinctId);
     // posthog-js names each answer after its question's id, which the API gave the question.
