@@ -232,7 +232,7 @@ for (const [name, message] of failures) console.log(`FAILED ${name}: ${message.s
 const dashboardMedian = median(dashboardSamples);
 const slowestTileFloor = Math.max(...tileFloorMs.map(median));
 // Each tile's query once more, alone, so the dashboard's time can be told apart by tile.
-const tiles: Record<string, unknown>[] = [];
+const tiles: Record<string, string | number>[] = [];
 for (const [t, tile] of template.tiles.entries()) {
   const source = (tile.query as { source: Record<string, unknown> }).source;
   const ms = await query({ query: source })().catch(() => Number.POSITIVE_INFINITY);
