@@ -55,13 +55,14 @@ const at = (date: Date) => `toDateTime('${date.toISOString().slice(0, 19).replac
 /**
  * Each distinct id's current person, as `person_distinct_id` says (the latest version, not
  * deleted); with persons on events, only the ids that moved (above version 0) since the override
- * squash last rewrote their events.
+ * squash last rewrote their events, grouping only those stored since its cut.
  */
 const pdiSql = (team: number, overridesOnly: boolean) => {
   const current = (where: string, having: string) =>
     `SELECT distinct_id, argMax(person_id, version) AS current_person, max(version) AS latest FROM person_distinct_id WHERE team_id = ${team}${where} GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0${having}`;
   if (!overridesOnly) return current('', '');
-  return `SELECT distinct_id, current_person FROM (${current(' AND version > 0', ` AND (distinct_id, latest) NOT IN (SELECT distinct_id, version FROM squashed_distinct_ids WHERE team_id = ${team})`)})`;
+  const since = `distinct_id IN (SELECT distinct_id FROM person_distinct_id WHERE team_id = ${team} AND _timestamp >= (SELECT max(settled_before) FROM override_squashes WHERE team_id = ${team}))`;
+  return `SELECT distinct_id, current_person FROM (${current(` AND version > 0 AND ${since}`, ` AND (distinct_id, latest) NOT IN (SELECT distinct_id, version FROM squashed_distinct_ids WHERE team_id = ${team})`)})`;
 };
 /** A distinct id without a mapping keeps the person stored on its events, as the endpoint's join does. */
 const personSql = (stored: string) => `if(current_person = ${ZERO_UUID}, ${stored}, current_person)`;

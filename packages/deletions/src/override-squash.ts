@@ -1,4 +1,4 @@
-import { inList, sql, type ClickHouse } from '@tributary/clickhouse';
+import { formatDateTime, inList, sql, type ClickHouse } from '@tributary/clickhouse';
 import { DEFAULT_PERSONS_ON_EVENTS_MODE, type PersonsOnEventsMode } from '@tributary/hogql';
 import type { Pool, PoolClient } from '@tributary/postgres';
 import { mutateEvents, whileLocked, type EventDeletionDeps } from './deletion-batch.js';
@@ -99,13 +99,17 @@ export interface SquashResult {
  * moved distinct id to the person its identity row now names, one `ALTER TABLE ... UPDATE` per
  * chunk of a project's ids (each one rewrites every part holding the project's events, so chunks
  * are as large as the statement may be), waits for it, and only then records the ids as squashed
- * at that version. Persons-on-events queries then join only the moves made since. A crash before
- * the record leaves the ids to the next run, which rewrites them to the same person again.
+ * at that version; after the last chunk, each project's cut (`override_squashes`): every move
+ * stored before it is squashed. Persons-on-events queries then join only the moves made since,
+ * and group only the identity rows stored since the cut. A crash before a record leaves the ids to
+ * the next run, which rewrites them to the same person again.
  */
 export async function runOverrideSquash(deps: EventDeletionDeps & { settleMs?: number }): Promise<SquashResult> {
   const result = await whileLocked(deps.pool, SQUASH_LOCK_ID, async (client) => {
     const now = (deps.clock ?? (() => new Date()))();
-    const moved = await movedDistinctIds(deps.clickhouse, await overrideModeProjects(client), new Date(now.getTime() - (deps.settleMs ?? SQUASH_SETTLE_MS)));
+    const projects = await overrideModeProjects(client);
+    const settledBefore = new Date(now.getTime() - (deps.settleMs ?? SQUASH_SETTLE_MS));
+    const moved = await movedDistinctIds(deps.clickhouse, projects, settledBefore);
     const budget = SQUASH_STATEMENT_BYTES[deps.topology.cluster === null ? 'single' : 'cluster'];
     const chunks = squashChunks(moved, budget);
     for (const chunk of chunks) {
@@ -120,6 +124,8 @@ export async function runOverrideSquash(deps: EventDeletionDeps & { settleMs?: n
       );
       await deps.clickhouse.insert('squashed_distinct_ids', ['team_id', 'distinct_id', 'version'], chunk.map((m) => ({ team_id: m.team_id, distinct_id: m.distinct_id, version: m.version })));
     }
+    // Recorded only once every chunk is: queries then group only the ids stored since.
+    if (projects.length > 0) await deps.clickhouse.insert('override_squashes', ['team_id', 'settled_before'], projects.map((team_id) => ({ team_id, settled_before: formatDateTime(settledBefore) })));
     const mutations = chunks.length;
     deps.logger.info({ distinctIds: moved.length, mutations }, 'override squash finished');
     return { distinctIds: moved.length, mutations, skipped: false };

@@ -605,7 +605,9 @@ export class ClickHousePrinter {
     // A set of pairs, not a join on each id's latest squash: versions only rise, so an id's latest
     // version is squashed exactly when that pair is in the table.
     const squashed = `SELECT s.distinct_id, s.version FROM squashed_distinct_ids AS s WHERE ${this.guard('s')}`;
-    const moved = latestDistinctIds((alias) => this.guard(alias), '__pdi_person_id', { squashed });
+    // No squash yet gives 1970: every row is read.
+    const settledBefore = `SELECT max(w.settled_before) FROM override_squashes AS w WHERE ${this.guard('w')}`;
+    const moved = latestDistinctIds((alias) => this.guard(alias), '__pdi_person_id', { squashed, settledBefore });
     return `SELECT distinct_id, __pdi_person_id FROM (${moved}) AS __moved`;
   }
 

@@ -101,11 +101,14 @@ export const latestPersons = (guard: (alias: string) => string, values: { alias:
  * pair (distinct_id, __version) is among the pairs `moved.squashed` selects: ingest writes an id
  * at version 0 on the person its events carry, and every move raises it. Version 0 rows are left
  * out before grouping, not after: an id that moved has its latest row above 0, and the others are
- * most rows.
+ * most rows. Only ids with a row stored since `moved.settledBefore` (a scalar) are grouped: the
+ * squash that recorded it took every move stored before, so grouping the rest, every id that
+ * ever moved, would find each one squashed.
  */
-export const latestDistinctIds = (guard: (alias: string) => string, personAlias: string, moved?: { squashed: string }): string => {
+export const latestDistinctIds = (guard: (alias: string) => string, personAlias: string, moved?: { squashed: string; settledBefore: string }): string => {
   const having = ['argMax(d.is_deleted, d.version) = 0', ...(moved ? [`(distinct_id, __version) NOT IN (${moved.squashed})`] : [])];
-  return `SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS ${personAlias}${moved ? ', max(d.version) AS __version' : ''} FROM person_distinct_id AS d WHERE ${guard('d')}${moved ? ' AND d.version > 0' : ''} GROUP BY d.distinct_id HAVING ${having.join(' AND ')}`;
+  const since = moved ? ` AND d.version > 0 AND d.distinct_id IN (SELECT c.distinct_id FROM person_distinct_id AS c WHERE ${guard('c')} AND c._timestamp >= (${moved.settledBefore}))` : '';
+  return `SELECT d.distinct_id AS distinct_id, argMax(d.person_id, d.version) AS ${personAlias}${moved ? ', max(d.version) AS __version' : ''} FROM person_distinct_id AS d WHERE ${guard('d')}${since} GROUP BY d.distinct_id HAVING ${having.join(' AND ')}`;
 };
 
 /** The latest version of each identity row, with deleted ones left out: the copies are versioned. */

@@ -108,6 +108,13 @@ const squashed = [
   { team_id: OTHER_TEAM, distinct_id: 'bob-laptop', version: 99 },
 ];
 
+// This project's squash cut is before every row it has; the other project's, far ahead, would
+// hide every move of this one, were it read.
+const squashCuts = [
+  { team_id: TEAM, settled_before: '2020-01-01 00:00:00' },
+  { team_id: OTHER_TEAM, settled_before: '2100-01-01 00:00:00' },
+];
+
 const group = (team: number, index: number, key: string, properties: object, version: number) => ({
   group_type_index: index,
   group_key: key,
@@ -133,6 +140,7 @@ export async function insertTwoTeamFixture(clickhouse: ClickHouse): Promise<void
   await clickhouse.insert('person', columns(persons), persons);
   await clickhouse.insert('person_distinct_id', columns(distinctIds), distinctIds);
   await clickhouse.insert('squashed_distinct_ids', columns(squashed), squashed);
+  await clickhouse.insert('override_squashes', columns(squashCuts), squashCuts);
   await clickhouse.insert('groups', columns(groups), groups);
 }
 
@@ -199,7 +207,7 @@ export function foreignValuesIn(rows: unknown): string[] {
 export function unguardedReads(sql: string, teamId = TEAM): string[] {
   // String literals and names with spaces are not SQL: blanked, so only real reads are found.
   const code = sql.replace(/'(?:[^'\\]|\\.)*'/g, "''").replace(/`(?:[^`\\]|\\.)*\s(?:[^`\\]|\\.)*`/g, '``');
-  const reads = [...code.matchAll(/\b(?:FROM|JOIN)\s+(?:\w+\.)?(events|person|person_distinct_id|squashed_distinct_ids|groups)\b(?:\s+AS\s+(`(?:[^`\\]|\\.)*`|\w+))?/g)];
+  const reads = [...code.matchAll(/\b(?:FROM|JOIN)\s+(?:\w+\.)?(events|person|person_distinct_id|squashed_distinct_ids|override_squashes|groups)\b(?:\s+AS\s+(`(?:[^`\\]|\\.)*`|\w+))?/g)];
   const guarded = (alias: string | undefined) => alias !== undefined && code.includes(`${alias.startsWith('`') ? alias : `\`${alias}\``}.team_id = ${teamId}`);
   return reads.filter(([, , alias]) => !guarded(alias)).map(([read]) => read);
 }

@@ -34,7 +34,7 @@ const pdi = (team: number, distinct_id: string, person_id: string, version: numb
 const PDI_COLUMNS = ['team_id', 'distinct_id', 'person_id', 'is_deleted', 'version', '_timestamp'] as const;
 
 // On a cluster each shard joins its own replica of the identity tables: they must hold what was written.
-const replicated = () => replicasHold(clickhouse, config, [ours.project.id, theirs.project.id], ['person_distinct_id', 'squashed_distinct_ids']);
+const replicated = () => replicasHold(clickhouse, config, [ours.project.id, theirs.project.id], ['person_distinct_id', 'squashed_distinct_ids', 'override_squashes']);
 const job = () => ({ pool: jobPool, clickhouse, topology: topologyOf(config), logger, clock: () => now, pollMs: 100 });
 const stored = async (tenant: TestTenant) =>
   (await clickhouse.query<{ distinct_id: string; person: string }>(sql`SELECT distinct_id, toString(person_id) AS person FROM events WHERE team_id = ${tenant.project.id} ORDER BY timestamp`)).map((r) => [r.distinct_id, r.person]);
@@ -129,7 +129,7 @@ describe('the override squash', () => {
   });
 
   it('squashes an id again after it moves again, and a recent move once it settled', async () => {
-    await clickhouse.insert('person_distinct_id', PDI_COLUMNS, [pdi(ours.project.id, 'anon', P.newest, 2, settled)]);
+    await clickhouse.insert('person_distinct_id', PDI_COLUMNS, [pdi(ours.project.id, 'anon', P.newest, 2, recent)]);
     await replicated();
     // Squashed at version 1, not at its latest: the override mode joins it again until the squash runs.
     await expectAnswers([['anon', P.newest], ['anon', P.newest], ['alice', P.alice], ['late', P.alice], ['gone', P.gone]]);
@@ -137,6 +137,19 @@ describe('the override squash', () => {
     await replicated();
     expect(await stored(ours)).toEqual([['anon', P.newest], ['anon', P.newest], ['alice', P.alice], ['late', P.alice], ['gone', P.gone]]);
     await expectAnswers();
+  });
+
+  it("records each run's cut for the projects in the override mode, and queries group only the ids stored since the latest", async () => {
+    const cuts = await clickhouse.query<{ team_id: string; cut: string }>(sql`SELECT toString(team_id) AS team_id, toString(max(settled_before)) AS cut FROM override_squashes GROUP BY team_id`);
+    expect(cuts).toEqual([{ team_id: String(ours.project.id), cut: '2026-11-30 03:00:00' }]);
+    if (config.clickhouseCluster) return;
+    await clickhouse.insert('person_distinct_id', PDI_COLUMNS, [
+      // Stored before the cut, as no move the squash left is: read as squashed, so never grouped.
+      pdi(ours.project.id, 'alice', P.newest, 1, settled),
+      pdi(ours.project.id, 'late', P.newest, 2, '2026-11-30 03:30:00'),
+    ]);
+    const onEvents = (await persons('person_id_override_properties_joined')).rows;
+    expect(onEvents).toEqual([['anon', P.newest], ['anon', P.newest], ['alice', P.alice], ['late', P.newest], ['gone', P.gone]]);
   });
 
   it('runs daily at 03:00 UTC in the worker', async () => {
